@@ -1,0 +1,45 @@
+//! lease-lab: a teaching lab for fencing tokens.
+//!
+//! The library holds a real job store on SQLite ([`store`]) whose lease and
+//! fencing token stop a stalled worker from overwriting a newer result, the
+//! contract suite that checks it ([`suite`]), and the machinery of the `lab`
+//! binary that runs that suite against deliberately broken copies of the
+//! store ([`variant`], [`runner`]).
+//!
+//! The store's functions are re-exported at the top level:
+//!
+//! ```
+//! use lease_lab::{claim, complete, enqueue, init_db, state, Fence};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let db = dir.path().join("jobs.db");
+//! init_db(&db)?;
+//! enqueue(&db, "report")?;
+//! let a = claim(&db, "report", "A", 100.0, 10.0)?; // A takes fence 1 and stalls
+//! let b = claim(&db, "report", "B", 110.0, 10.0)?; // the lease ran out: B takes fence 2
+//! assert_eq!((a, b), (Some(Fence(1)), Some(Fence(2))));
+//! assert!(complete(&db, "report", "B", Fence(2), 112.0, "B's result")?);
+//! assert!(!complete(&db, "report", "A", Fence(1), 113.0, "A's late result")?);
+//! assert_eq!(state(&db, "report")?.unwrap().result.as_deref(), Some("B's result"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod db_command;
+pub mod display;
+pub mod error;
+pub mod exercise;
+pub mod job;
+pub mod matrix;
+pub mod mutant;
+pub mod outcome;
+pub mod runner;
+pub mod store;
+#[path = "../tests/suite/mod.rs"]
+pub mod suite;
+pub mod variant;
+
+pub use error::{Result, StoreError};
+pub use job::{Fence, Job};
+pub use variant::active::{
+    claim, claim_many, complete, enqueue, init_db, release, renew, state, Store,
+};

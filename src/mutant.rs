@@ -1,0 +1,159 @@
+//! Mutant files: one deliberately broken fragment of the store, as data.
+//!
+//! A mutant file in `mutants/` is TOML named `ID-slug.toml` (`04-claim-boundary.toml`)
+//! and holds the fields of [`MutantSpec`]. The build step reads every such file
+//! with this module and compiles the store with the fragment replaced; the lab
+//! reads the same files to validate new ones. This module uses only `std`,
+//! `serde` and `toml`, because the build script includes it too.
+
+use serde::Deserialize;
+use std::fmt;
+
+/// Why a mutant exists, which decides where the lab shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MutantKind {
+    /// One of the worksheet's broken fragments: the student's eight-step tour.
+    Worksheet,
+    /// A mutant that checks the suite covers every condition of the store's SQL.
+    Hardening,
+    /// A mutant written by a student or an instructor.
+    Own,
+}
+
+impl MutantKind {
+    /// The kind's name as written in mutant files.
+    pub fn name(self) -> &'static str {
+        match self {
+            MutantKind::Worksheet => "worksheet",
+            MutantKind::Hardening => "hardening",
+            MutantKind::Own => "own",
+        }
+    }
+}
+
+/// The contents of one mutant file.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MutantSpec {
+    /// Short id, the file name's part before the first `-` (`04`, `08b`, `h05a`).
+    pub id: String,
+    /// The worksheet step (1 to 8) whose contract the mutant breaks.
+    pub step: u8,
+    /// One line saying what the broken code does.
+    pub title: String,
+    /// Whether it is a worksheet, hardening or own mutant.
+    pub kind: MutantKind,
+    /// The source file it changes, relative to the crate root.
+    pub file: String,
+    /// The exact text replaced; it must occur exactly once in `file`.
+    pub fragment: String,
+    /// The text put in its place.
+    pub replacement: String,
+    /// Why the change breaks the contract, shown after the run.
+    pub explanation: String,
+    /// The worksheet's own wording of the fragment, for worksheet mutants.
+    #[serde(default)]
+    pub worksheet: Option<String>,
+}
+
+/// The only file a mutant may change: the reference implementation.
+pub const MUTABLE_FILE: &str = "src/store.rs";
+
+/// Why a mutant file cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecError {
+    /// The mutant file's name.
+    pub file_name: String,
+    /// What is wrong and what to do.
+    pub reason: String,
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "mutant {}: {}", self.file_name, self.reason)
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+impl MutantSpec {
+    /// Reads a mutant file's text and checks the fields that need no source:
+    /// the name is `ID-slug.toml` with the file's `id`, the step is 1 to 8,
+    /// the file is [`MUTABLE_FILE`], and the replacement differs from the fragment.
+    pub fn parse(file_name: &str, text: &str) -> Result<MutantSpec, SpecError> {
+        let error = |reason: String| SpecError {
+            file_name: file_name.to_string(),
+            reason,
+        };
+        let spec: MutantSpec =
+            toml::from_str(text).map_err(|e| error(format!("is not a valid mutant file: {e}")))?;
+        let stem = file_name
+            .strip_suffix(".toml")
+            .ok_or_else(|| error("must be named ID-slug.toml".into()))?;
+        let prefix = stem.split('-').next().unwrap_or_default();
+        if prefix != spec.id {
+            return Err(error(format!(
+                "its id is {:?} but its name starts with {:?}; name the file {}-slug.toml or change the id",
+                spec.id, prefix, spec.id
+            )));
+        }
+        if spec.id.is_empty()
+            || !spec
+                .id
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        {
+            return Err(error(format!(
+                "id {:?} must be lowercase letters and digits only (it becomes the feature mutant-{})",
+                spec.id, spec.id
+            )));
+        }
+        if !(1..=8).contains(&spec.step) {
+            return Err(error(format!(
+                "step is {}, but the worksheet has steps 1 to 8",
+                spec.step
+            )));
+        }
+        if spec.file != MUTABLE_FILE {
+            return Err(error(format!(
+                "changes {:?}, but only {MUTABLE_FILE} (the reference store) can be mutated",
+                spec.file
+            )));
+        }
+        if spec.fragment == spec.replacement {
+            return Err(error(
+                "its replacement is the same as its fragment: it would change nothing".into(),
+            ));
+        }
+        Ok(spec)
+    }
+
+    /// The source with the fragment replaced, or why that cannot be done.
+    ///
+    /// The fragment must occur exactly once, so that the change is the one
+    /// the mutant's author meant.
+    pub fn apply(&self, file_name: &str, source: &str) -> Result<String, SpecError> {
+        let count = source.matches(self.fragment.as_str()).count();
+        if count != 1 {
+            let how = if count == 0 {
+                "does not occur".to_string()
+            } else {
+                format!("occurs {count} times")
+            };
+            return Err(SpecError {
+                file_name: file_name.to_string(),
+                reason: format!(
+                    "its fragment {how} in {}; it must occur exactly once (copy it from the file, with its spacing, and add context until it is unique)",
+                    self.file
+                ),
+            });
+        }
+        Ok(source.replacen(self.fragment.as_str(), &self.replacement, 1))
+    }
+
+    /// The cargo feature that makes the library's store this mutant.
+    pub fn feature(&self) -> String {
+        format!("mutant-{}", self.id)
+    }
+}

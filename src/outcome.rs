@@ -1,0 +1,160 @@
+//! What happened when a test ran against a variant, and what that means for
+//! a mutant.
+
+use crate::suite::Failure;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// The outcome of one suite test against one variant.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "lowercase")]
+pub enum Outcome {
+    /// Every check held.
+    Pass,
+    /// A check did not hold: the contract is broken, and this says where.
+    Fail {
+        /// What was checked.
+        check: String,
+        /// What the contract expects.
+        expected: String,
+        /// What the variant did.
+        actual: String,
+    },
+    /// The test did not finish within the time limit.
+    Timeout {
+        /// The limit it ran out of, in milliseconds.
+        limit_ms: u64,
+    },
+    /// The test panicked or its process died: the variant crashed.
+    Crash {
+        /// The panic message or how the process ended.
+        message: String,
+    },
+}
+
+impl Outcome {
+    /// The outcome of a test that returned.
+    pub fn from_checked(checked: Result<(), Failure>) -> Outcome {
+        match checked {
+            Ok(()) => Outcome::Pass,
+            Err(failure) => Outcome::Fail {
+                check: failure.check,
+                expected: failure.expected,
+                actual: failure.actual,
+            },
+        }
+    }
+
+    /// `pass`, `fail`, `timeout` or `crash`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Outcome::Pass => "pass",
+            Outcome::Fail { .. } => "fail",
+            Outcome::Timeout { .. } => "timeout",
+            Outcome::Crash { .. } => "crash",
+        }
+    }
+
+    /// Whether the test noticed something wrong (any outcome but a pass).
+    pub fn catches(&self) -> bool {
+        !matches!(self, Outcome::Pass)
+    }
+
+    /// One line saying why the test did not pass, for reports.
+    pub fn reason(&self) -> Option<String> {
+        match self {
+            Outcome::Pass => None,
+            Outcome::Fail {
+                check,
+                expected,
+                actual,
+            } => Some(format!(
+                "{check}: expected {}, got {}",
+                one_line(expected),
+                one_line(actual)
+            )),
+            Outcome::Timeout { limit_ms } => Some(format!("did not finish within {limit_ms} ms")),
+            Outcome::Crash { message } => Some(format!("crashed: {message}")),
+        }
+    }
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// One test's outcome against one variant.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestRun {
+    /// The suite test's name.
+    pub test: String,
+    /// What happened.
+    #[serde(flatten)]
+    pub outcome: Outcome,
+    /// How long it took, in microseconds.
+    pub micros: u64,
+}
+
+impl TestRun {
+    /// A run of `test` that ended with `outcome` after `elapsed`.
+    pub fn new(test: &str, outcome: Outcome, elapsed: Duration) -> TestRun {
+        TestRun {
+            test: test.to_string(),
+            outcome,
+            micros: u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
+        }
+    }
+}
+
+/// What the suite made of a mutant, in cargo-mutants' and Stryker's terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MutantStatus {
+    /// At least one test failed on it.
+    Killed,
+    /// No test failed, but at least one ran out of time.
+    Timeout,
+    /// No test failed or timed out, but at least one crashed.
+    Crashed,
+    /// Every test passed: the suite did not notice the change.
+    Survived,
+}
+
+impl MutantStatus {
+    /// The status that a set of outcomes gives a mutant.
+    pub fn of<'a>(outcomes: impl IntoIterator<Item = &'a Outcome>) -> MutantStatus {
+        let (mut failed, mut timed_out, mut crashed) = (false, false, false);
+        for outcome in outcomes {
+            match outcome {
+                Outcome::Pass => {}
+                Outcome::Fail { .. } => failed = true,
+                Outcome::Timeout { .. } => timed_out = true,
+                Outcome::Crash { .. } => crashed = true,
+            }
+        }
+        if failed {
+            MutantStatus::Killed
+        } else if timed_out {
+            MutantStatus::Timeout
+        } else if crashed {
+            MutantStatus::Crashed
+        } else {
+            MutantStatus::Survived
+        }
+    }
+
+    /// Whether the suite noticed the mutant at all.
+    pub fn detected(self) -> bool {
+        self != MutantStatus::Survived
+    }
+
+    /// The status as a word.
+    pub fn label(self) -> &'static str {
+        match self {
+            MutantStatus::Killed => "killed",
+            MutantStatus::Timeout => "timeout",
+            MutantStatus::Crashed => "crashed",
+            MutantStatus::Survived => "survived",
+        }
+    }
+}

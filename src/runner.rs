@@ -1,0 +1,380 @@
+//! Runs the contract suite against variants: every test on its own fresh
+//! database, each variant in a worker process of its own, several at once.
+//!
+//! A worker is the `lab` binary itself started with a hidden subcommand, so
+//! nothing is built at run time. Inside the worker each test runs on a
+//! thread with a time limit and its panics caught; a test that outlives its
+//! limit is reported as a timeout and left behind, and the worker exits when
+//! its tests are done. A variant that aborts the whole process (a stack
+//! overflow, say) takes down only its worker: the test that was running is
+//! reported as a crash and a new worker carries on with the rest.
+
+use crate::outcome::{Outcome, TestRun};
+use crate::suite::{Bench, Case};
+use crate::variant::Variant;
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Write};
+use std::panic::{self, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// How a run is carried out.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The longest one test may take before it counts as a timeout.
+    pub timeout: Duration,
+    /// Where the tests' temporary databases go.
+    pub scratch: PathBuf,
+    /// How many workers run at once.
+    pub jobs: usize,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            timeout: Duration::from_secs(10),
+            scratch: default_scratch(),
+            jobs: thread::available_parallelism().map_or(2, usize::from),
+        }
+    }
+}
+
+/// The folder for the tests' throwaway databases: `LEASE_LAB_SCRATCH` if set,
+/// else the memory-backed `/dev/shm` where there is one (a suite run makes
+/// thousands of small databases, and their durability is not what is being
+/// tested), else the system's temporary folder.
+pub fn default_scratch() -> PathBuf {
+    if let Some(folder) = std::env::var_os("LEASE_LAB_SCRATCH") {
+        return PathBuf::from(folder);
+    }
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir() && tempfile::tempdir_in(shm).is_ok() {
+        return shm.to_path_buf();
+    }
+    std::env::temp_dir()
+}
+
+/// Runs one test against one implementation, on a new database in
+/// `scratch`, on its own thread, within `timeout`.
+pub fn run_case(
+    case: &'static Case,
+    variant: Variant,
+    scratch: &Path,
+    timeout: Duration,
+) -> TestRun {
+    let started = Instant::now();
+    let folder = match tempfile::Builder::new()
+        .prefix("lease-lab-")
+        .tempdir_in(scratch)
+    {
+        Ok(folder) => folder,
+        Err(error) => {
+            let message = format!(
+                "cannot make a temporary folder in {}: {error}",
+                scratch.display()
+            );
+            return TestRun::new(case.name, Outcome::Crash { message }, started.elapsed());
+        }
+    };
+    let db = folder.path().join("jobs.db");
+    let (sender, receiver) = mpsc::channel();
+    let spawned = thread::Builder::new()
+        .name(format!("{}:{}", variant.id(), case.name))
+        .spawn(move || {
+            let bench = Bench::new(variant.operations(), db);
+            let result = panic::catch_unwind(AssertUnwindSafe(|| (case.run)(&bench)));
+            let _ = sender.send(result);
+        });
+    if let Err(error) = spawned {
+        let message = format!("cannot start a test thread: {error}");
+        return TestRun::new(case.name, Outcome::Crash { message }, started.elapsed());
+    }
+    let outcome = match receiver.recv_timeout(timeout) {
+        Ok(Ok(checked)) => Outcome::from_checked(checked),
+        Ok(Err(payload)) => Outcome::Crash {
+            message: format!("panicked: {}", panic_text(payload.as_ref())),
+        },
+        Err(_) => {
+            // The thread still runs and may still use the folder: keep it.
+            let _ = folder.keep();
+            Outcome::Timeout {
+                limit_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+            }
+        }
+    };
+    TestRun::new(case.name, outcome, started.elapsed())
+}
+
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|text| text.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
+}
+
+/// What a worker process writes on stdout, one JSON object per line.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "event", rename_all = "lowercase")]
+pub enum WorkerEvent {
+    /// A test is about to run.
+    Start {
+        /// Its name.
+        test: String,
+    },
+    /// A test finished.
+    Done(TestRun),
+}
+
+/// The body of a worker process: runs `tests` against `variant` and writes
+/// a [`WorkerEvent`] line for each start and each end to `out`.
+pub fn work(
+    variant: Variant,
+    tests: &[&'static Case],
+    options: &RunOptions,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    // A panic is an outcome here, reported as a crash: keep stderr quiet.
+    panic::set_hook(Box::new(|_| {}));
+    for case in tests {
+        emit(
+            out,
+            &WorkerEvent::Start {
+                test: case.name.to_string(),
+            },
+        )?;
+        let run = run_case(case, variant, &options.scratch, options.timeout);
+        emit(out, &WorkerEvent::Done(run))?;
+    }
+    Ok(())
+}
+
+fn emit(out: &mut dyn Write, event: &WorkerEvent) -> std::io::Result<()> {
+    let line = serde_json::to_string(event).map_err(std::io::Error::other)?;
+    writeln!(out, "{line}")?;
+    out.flush()
+}
+
+/// The outcomes of the suite's tests against one variant, in suite order.
+#[derive(Debug, Clone)]
+pub struct VariantRun {
+    /// The variant.
+    pub variant: Variant,
+    /// One run per test asked for.
+    pub runs: Vec<TestRun>,
+}
+
+impl VariantRun {
+    /// The outcome of the test with this name, if it ran.
+    pub fn outcome(&self, test: &str) -> Option<&Outcome> {
+        self.runs
+            .iter()
+            .find(|run| run.test == test)
+            .map(|run| &run.outcome)
+    }
+}
+
+/// How to start a worker: a program and the arguments that come before the
+/// variant's own (for `lab`, its own path and the hidden `worker` verb).
+#[derive(Debug, Clone)]
+pub struct WorkerCommand {
+    /// The program to start.
+    pub program: PathBuf,
+    /// The arguments before `--variant`.
+    pub args: Vec<String>,
+}
+
+impl WorkerCommand {
+    /// The running `lab` binary as its own worker.
+    pub fn current_lab() -> std::io::Result<WorkerCommand> {
+        Ok(WorkerCommand {
+            program: std::env::current_exe()?,
+            args: vec!["__worker".into()],
+        })
+    }
+}
+
+/// Runs `tests` against every variant of `variants`, `options.jobs` workers
+/// at a time, and returns one [`VariantRun`] per variant, in the given order.
+pub fn run_all(
+    command: &WorkerCommand,
+    variants: &[Variant],
+    tests: &[&'static Case],
+    options: &RunOptions,
+) -> Vec<VariantRun> {
+    let queue: Arc<Mutex<VecDeque<(usize, Variant)>>> =
+        Arc::new(Mutex::new(variants.iter().copied().enumerate().collect()));
+    let results: Arc<Mutex<Vec<Option<VariantRun>>>> =
+        Arc::new(Mutex::new(vec![None; variants.len()]));
+    let workers = options.jobs.clamp(1, variants.len().max(1));
+    thread::scope(|scope| {
+        for _ in 0..workers {
+            let queue = Arc::clone(&queue);
+            let results = Arc::clone(&results);
+            scope.spawn(move || loop {
+                let next = queue.lock().expect("queue lock").pop_front();
+                let Some((index, variant)) = next else { break };
+                let runs = run_variant(command, variant, tests, options);
+                results.lock().expect("results lock")[index] = Some(VariantRun { variant, runs });
+            });
+        }
+    });
+    let results = Arc::try_unwrap(results)
+        .expect("workers are done")
+        .into_inner()
+        .expect("results lock");
+    results
+        .into_iter()
+        .map(|run| run.expect("every variant ran"))
+        .collect()
+}
+
+/// Runs `tests` against one variant in worker processes, starting a new
+/// worker after the test that brought the previous one down.
+pub fn run_variant(
+    command: &WorkerCommand,
+    variant: Variant,
+    tests: &[&'static Case],
+    options: &RunOptions,
+) -> Vec<TestRun> {
+    let mut runs: Vec<TestRun> = Vec::with_capacity(tests.len());
+    while runs.len() < tests.len() {
+        let remaining = &tests[runs.len()..];
+        let finished = run_worker(command, variant, remaining, options);
+        let count = finished.runs.len();
+        runs.extend(finished.runs);
+        if count < remaining.len() {
+            // The worker ended early: the test it had started is to blame.
+            let culprit = remaining[count];
+            runs.push(TestRun::new(culprit.name, finished.ending, Duration::ZERO));
+        }
+    }
+    runs
+}
+
+struct WorkerResult {
+    runs: Vec<TestRun>,
+    ending: Outcome,
+}
+
+fn run_worker(
+    command: &WorkerCommand,
+    variant: Variant,
+    tests: &[&'static Case],
+    options: &RunOptions,
+) -> WorkerResult {
+    let names: Vec<&str> = tests.iter().map(|case| case.name).collect();
+    let spawned = Command::new(&command.program)
+        .args(&command.args)
+        .arg("--variant")
+        .arg(variant.id())
+        .arg("--tests")
+        .arg(names.join(","))
+        .arg("--timeout-ms")
+        .arg(options.timeout.as_millis().to_string())
+        .arg("--scratch")
+        .arg(&options.scratch)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(error) => {
+            return WorkerResult {
+                runs: Vec::new(),
+                ending: Outcome::Crash {
+                    message: format!(
+                        "cannot start a worker ({}): {error}",
+                        command.program.display()
+                    ),
+                },
+            }
+        }
+    };
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let stderr_reader = thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut BufReader::new(stderr), &mut text);
+        text
+    });
+    // A worker that stops answering (a test stuck outside its own thread)
+    // is killed once every test it was given could have timed out.
+    let deadline = options
+        .timeout
+        .saturating_mul(u32::try_from(tests.len()).unwrap_or(u32::MAX))
+        + Duration::from_secs(5);
+    let (lines_sender, lines) = mpsc::channel();
+    let reader = thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if lines_sender.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let started = Instant::now();
+    let mut runs = Vec::new();
+    let mut killed = false;
+    loop {
+        let left = deadline.saturating_sub(started.elapsed());
+        match lines.recv_timeout(left) {
+            Ok(line) => {
+                if let Ok(WorkerEvent::Done(run)) = serde_json::from_str::<WorkerEvent>(&line) {
+                    runs.push(run);
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                let _ = child.kill();
+                killed = true;
+                break;
+            }
+        }
+    }
+    let status = child.wait();
+    let _ = reader.join();
+    let stderr_text = stderr_reader.join().unwrap_or_default();
+    let ending = if killed {
+        Outcome::Timeout {
+            limit_ms: u64::try_from(deadline.as_millis()).unwrap_or(u64::MAX),
+        }
+    } else {
+        let how = match status {
+            Ok(status) => describe_exit(status),
+            Err(error) => format!("could not be waited for: {error}"),
+        };
+        let last_words = stderr_text
+            .lines()
+            .rev()
+            .find(|line| !line.trim().is_empty())
+            .unwrap_or("");
+        Outcome::Crash {
+            message: if last_words.is_empty() {
+                format!("the worker process {how}")
+            } else {
+                format!("the worker process {how}: {last_words}")
+            },
+        }
+    };
+    WorkerResult { runs, ending }
+}
+
+fn describe_exit(status: std::process::ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            return format!("was killed by signal {signal}");
+        }
+    }
+    match status.code() {
+        Some(code) => format!("exited with code {code}"),
+        None => "ended".to_string(),
+    }
+}

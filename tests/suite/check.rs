@@ -1,0 +1,388 @@
+//! What a suite test works with: a bench (one implementation and one fresh
+//! database path) and checks that turn a wrong answer into a [`Failure`]
+//! saying what was expected and what came back.
+
+use crate::error::StoreError;
+use crate::job::{Fence, Job};
+use crate::variant::JobStore;
+use rusqlite::{Connection, OpenFlags};
+use std::fmt::{self, Debug};
+use std::path::{Path, PathBuf};
+
+/// Why a test failed: the check that did not hold, what the contract
+/// expects, and what the implementation did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// What was checked, e.g. `claim("j", "B", now=110, ttl=5)`.
+    pub check: String,
+    /// The contract's answer, formatted with `{:#?}` so rows diff line by line.
+    pub expected: String,
+    /// What came back.
+    pub actual: String,
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}\n  expected: {}\n  actual:   {}",
+            self.check,
+            self.expected.replace('\n', "\n            "),
+            self.actual.replace('\n', "\n            ")
+        )
+    }
+}
+
+/// The outcome of one suite test: `Ok` when every check held.
+pub type Checked = Result<(), Failure>;
+
+/// The answer of one store call, or the failure of a call that should not fail.
+pub type Step<T> = Result<T, Failure>;
+
+/// Checks that `actual` equals `expected`.
+pub fn expect_eq<T: Debug + PartialEq>(
+    check: impl Into<String>,
+    actual: T,
+    expected: T,
+) -> Checked {
+    if actual == expected {
+        Ok(())
+    } else {
+        Err(Failure {
+            check: check.into(),
+            expected: format!("{expected:#?}"),
+            actual: format!("{actual:#?}"),
+        })
+    }
+}
+
+/// Checks that a call was refused as an invalid argument (the worksheet's `ValueError`).
+pub fn expect_invalid<T: Debug>(
+    check: impl Into<String>,
+    result: Result<T, StoreError>,
+) -> Checked {
+    match result {
+        Err(StoreError::InvalidArgument(_)) => Ok(()),
+        other => Err(Failure {
+            check: check.into(),
+            expected: "Err(InvalidArgument(..))".into(),
+            actual: describe(&other),
+        }),
+    }
+}
+
+/// Checks that a call failed with an error that `matches` accepts.
+pub fn expect_error<T: Debug>(
+    check: impl Into<String>,
+    result: Result<T, StoreError>,
+    expected: &str,
+    matches: impl Fn(&StoreError) -> bool,
+) -> Checked {
+    match &result {
+        Err(error) if matches(error) => Ok(()),
+        _ => Err(Failure {
+            check: check.into(),
+            expected: expected.into(),
+            actual: describe(&result),
+        }),
+    }
+}
+
+/// Checks a condition that has no single expected value.
+pub fn expect_that(
+    check: impl Into<String>,
+    holds: bool,
+    expected: &str,
+    actual: impl Debug,
+) -> Checked {
+    if holds {
+        Ok(())
+    } else {
+        Err(Failure {
+            check: check.into(),
+            expected: expected.into(),
+            actual: format!("{actual:#?}"),
+        })
+    }
+}
+
+fn describe<T: Debug>(result: &Result<T, StoreError>) -> String {
+    match result {
+        Ok(value) => format!("Ok({value:#?})"),
+        Err(error) => format!("Err({error})"),
+    }
+}
+
+/// A stored row read straight from the file with plain SQL, independent of
+/// the implementation under test.
+pub type Row = Job;
+
+/// One implementation of the store and a fresh database path for one test.
+///
+/// The path's folder exists and the file does not: each test begins by
+/// calling `init_db` (or, to test bad input, by putting something else there).
+pub struct Bench<'a> {
+    store: &'a dyn JobStore,
+    db: PathBuf,
+}
+
+impl<'a> Bench<'a> {
+    /// A bench for `store` on the database path `db`.
+    pub fn new(store: &'a dyn JobStore, db: PathBuf) -> Bench<'a> {
+        Bench { store, db }
+    }
+
+    /// The implementation under test, for calls whose error is the point.
+    pub fn store(&self) -> &'a dyn JobStore {
+        self.store
+    }
+
+    /// The database path of this test.
+    pub fn db(&self) -> &Path {
+        &self.db
+    }
+
+    /// A path beside the database, for files a test makes itself.
+    pub fn sibling(&self, name: &str) -> PathBuf {
+        self.db.with_file_name(name)
+    }
+
+    fn answer<T>(&self, call: String, result: Result<T, StoreError>) -> Step<T> {
+        result.map_err(|error| Failure {
+            check: call,
+            expected: "an answer (the call is valid)".into(),
+            actual: format!("Err({error})"),
+        })
+    }
+
+    /// `init_db` on the bench's database.
+    pub fn init(&self) -> Step<()> {
+        self.answer("init_db".into(), self.store.init_db(&self.db))
+    }
+
+    /// `init_db` then `enqueue` of each job.
+    pub fn init_with(&self, jobs: &[&str]) -> Step<()> {
+        self.init()?;
+        for job in jobs {
+            let added = self.enqueue(job)?;
+            expect_eq(format!("enqueue({job:?}) of a new job"), added, true)?;
+        }
+        Ok(())
+    }
+
+    /// `enqueue(job)`.
+    pub fn enqueue(&self, job: &str) -> Step<bool> {
+        self.answer(
+            format!("enqueue({job:?})"),
+            self.store.enqueue(&self.db, job),
+        )
+    }
+
+    /// `state(job)`.
+    pub fn state(&self, job: &str) -> Step<Option<Job>> {
+        self.answer(format!("state({job:?})"), self.store.state(&self.db, job))
+    }
+
+    /// `claim(job, owner, now, ttl)`.
+    pub fn claim(&self, job: &str, owner: &str, now: f64, ttl: f64) -> Step<Option<Fence>> {
+        self.answer(
+            format!("claim({job:?}, {owner:?}, now={now}, ttl={ttl})"),
+            self.store.claim(&self.db, job, owner, now, ttl),
+        )
+    }
+
+    /// `claim` that must hand out `expected`.
+    pub fn claim_expecting(
+        &self,
+        job: &str,
+        owner: &str,
+        now: f64,
+        ttl: f64,
+        expected: Option<i64>,
+    ) -> Checked {
+        let fence = self.claim(job, owner, now, ttl)?;
+        expect_eq(
+            format!("claim({job:?}, {owner:?}, now={now}, ttl={ttl})"),
+            fence,
+            expected.map(Fence),
+        )
+    }
+
+    /// `renew(job, owner, fence, now, ttl)`.
+    pub fn renew(&self, job: &str, owner: &str, fence: i64, now: f64, ttl: f64) -> Step<bool> {
+        self.answer(
+            format!("renew({job:?}, {owner:?}, fence={fence}, now={now}, ttl={ttl})"),
+            self.store
+                .renew(&self.db, job, owner, Fence(fence), now, ttl),
+        )
+    }
+
+    /// `complete(job, owner, fence, now, result)`.
+    pub fn complete(
+        &self,
+        job: &str,
+        owner: &str,
+        fence: i64,
+        now: f64,
+        result: &str,
+    ) -> Step<bool> {
+        self.answer(
+            format!("complete({job:?}, {owner:?}, fence={fence}, now={now}, result={result:?})"),
+            self.store
+                .complete(&self.db, job, owner, Fence(fence), now, result),
+        )
+    }
+
+    /// `release(job, owner, fence)`.
+    pub fn release(&self, job: &str, owner: &str, fence: i64) -> Step<bool> {
+        self.answer(
+            format!("release({job:?}, {owner:?}, fence={fence})"),
+            self.store.release(&self.db, job, owner, Fence(fence)),
+        )
+    }
+
+    /// `claim_many(job, owners, now, ttl)`.
+    pub fn claim_many(
+        &self,
+        job: &str,
+        owners: &[&str],
+        now: f64,
+        ttl: f64,
+    ) -> Step<Vec<Option<Fence>>> {
+        self.answer(
+            format!(
+                "claim_many({job:?}, {} owners, now={now}, ttl={ttl})",
+                owners.len()
+            ),
+            self.store.claim_many(&self.db, job, owners, now, ttl),
+        )
+    }
+
+    /// Every stored row, read with plain SQL on a new connection, in id order.
+    ///
+    /// The checks of "the state left after a call" use this rather than the
+    /// implementation's own `state`, so that they judge the file itself.
+    pub fn rows(&self) -> Step<Vec<Row>> {
+        let read = || -> rusqlite::Result<Vec<Row>> {
+            let conn = Connection::open_with_flags(&self.db, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+            let mut statement =
+                conn.prepare("SELECT id, owner, until, fence, result, done FROM jobs ORDER BY id")?;
+            let rows = statement.query_map([], |row| {
+                Ok(Job {
+                    id: row.get(0)?,
+                    owner: row.get(1)?,
+                    until: row.get(2)?,
+                    fence: Fence(row.get(3)?),
+                    result: row.get(4)?,
+                    done: row.get::<_, i64>(5)? != 0,
+                })
+            })?;
+            rows.collect()
+        };
+        read().map_err(|error| Failure {
+            check: "reading the jobs table with plain SQL".into(),
+            expected: "the stored rows".into(),
+            actual: format!("Err({error})"),
+        })
+    }
+
+    /// The stored row of one job, read with plain SQL.
+    pub fn row(&self, job: &str) -> Step<Option<Row>> {
+        Ok(self.rows()?.into_iter().find(|row| row.id == job))
+    }
+
+    /// Checks that the stored rows are still `before`, after a call that
+    /// should have changed nothing.
+    pub fn expect_unchanged(&self, after: &str, before: &[Row]) -> Checked {
+        expect_eq(
+            format!("the stored rows after {after}"),
+            self.rows()?,
+            before.to_vec(),
+        )
+    }
+
+    /// Checks one job's stored row.
+    pub fn expect_row(&self, after: &str, expected: Row) -> Checked {
+        let id = expected.id.clone();
+        expect_eq(
+            format!("the stored row of {id:?} after {after}"),
+            self.row(&id)?,
+            Some(expected),
+        )
+    }
+
+    /// Runs `action` while another client holds the database's write lock
+    /// (`BEGIN IMMEDIATE` on a plain connection), releasing the lock after
+    /// `hold` without writing anything.
+    pub fn with_write_lock_held<T: Send>(
+        &self,
+        hold: std::time::Duration,
+        action: impl FnOnce() -> T + Send,
+    ) -> Step<T> {
+        let holder = Connection::open(&self.db).and_then(|conn| {
+            conn.execute_batch("BEGIN IMMEDIATE")?;
+            Ok(conn)
+        });
+        let holder = holder.map_err(|error| Failure {
+            check: "taking the write lock with a plain connection".into(),
+            expected: "the lock".into(),
+            actual: format!("Err({error})"),
+        })?;
+        std::thread::scope(|scope| {
+            let releaser = scope.spawn(move || {
+                std::thread::sleep(hold);
+                holder.execute_batch("ROLLBACK")
+            });
+            let result = action();
+            let released = releaser.join().expect("the lock holder does not panic");
+            released.map(|()| result).map_err(|error| Failure {
+                check: "releasing the write lock of the plain connection".into(),
+                expected: "success".into(),
+                actual: format!("Err({error})"),
+            })
+        })
+    }
+
+    /// Runs SQL on the file through a separate plain connection: another
+    /// client, or a test preparing a file the store must refuse.
+    pub fn raw_sql(&self, path: &Path, sql: &str) -> Checked {
+        let run = || -> rusqlite::Result<()> {
+            let conn = Connection::open(path)?;
+            conn.execute_batch(sql)
+        };
+        run().map_err(|error| Failure {
+            check: format!("preparing the file with plain SQL: {sql}"),
+            expected: "success".into(),
+            actual: format!("Err({error})"),
+        })
+    }
+}
+
+/// A row as `enqueue` leaves it.
+pub fn fresh(id: &str) -> Row {
+    Job {
+        id: id.into(),
+        ..Job::default()
+    }
+}
+
+/// A row held by `owner` with `fence` until `until`.
+pub fn held(id: &str, owner: &str, fence: i64, until: f64) -> Row {
+    Job {
+        id: id.into(),
+        owner: Some(owner.into()),
+        until,
+        fence: Fence(fence),
+        result: None,
+        done: false,
+    }
+}
+
+/// A row completed by `owner` with `fence`, lease until `until`, storing `result`.
+pub fn completed(id: &str, owner: &str, fence: i64, until: f64, result: &str) -> Row {
+    Job {
+        result: Some(result.into()),
+        done: true,
+        ..held(id, owner, fence, until)
+    }
+}

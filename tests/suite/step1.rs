@@ -1,0 +1,132 @@
+//! Step 1. Create the lease state table: `init_db` is idempotent, creates
+//! exactly the schema, and refuses what it cannot use without touching it.
+
+use super::check::*;
+use crate::error::StoreError;
+use std::fs;
+
+/// A new database has an empty `jobs` table whose rows start in the default state.
+pub fn init_db_creates_the_jobs_table(bench: &Bench) -> Checked {
+    bench.init()?;
+    expect_eq("the stored rows of a new database", bench.rows()?, vec![])?;
+    bench.raw_sql(bench.db(), "INSERT INTO jobs (id) VALUES ('j')")?;
+    bench.expect_row("inserting only an id", fresh("j"))
+}
+
+/// The table has exactly the worksheet's columns, so any SQLite client can use the file.
+pub fn init_db_creates_exactly_the_worksheet_schema(bench: &Bench) -> Checked {
+    bench.init()?;
+    let conn = rusqlite::Connection::open(bench.db()).map_err(|e| Failure {
+        check: "opening the database with plain SQLite".into(),
+        expected: "a connection".into(),
+        actual: e.to_string(),
+    })?;
+    let columns: rusqlite::Result<Vec<String>> = conn
+        .prepare("SELECT name || ' ' || type || ' notnull=' || \"notnull\" || ' default=' || ifnull(dflt_value, 'none') || ' pk=' || pk FROM pragma_table_info('jobs')")
+        .and_then(|mut statement| statement.query_map([], |row| row.get(0))?.collect());
+    expect_eq(
+        "the columns of jobs",
+        columns.map_err(|e| e.to_string()),
+        Ok(vec![
+            "id TEXT notnull=0 default=none pk=1".to_string(),
+            "owner TEXT notnull=0 default=none pk=0".to_string(),
+            "until REAL notnull=1 default=0 pk=0".to_string(),
+            "fence INTEGER notnull=1 default=0 pk=0".to_string(),
+            "result TEXT notnull=0 default=none pk=0".to_string(),
+            "done INTEGER notnull=1 default=0 pk=0".to_string(),
+        ]),
+    )?;
+    let mode: rusqlite::Result<String> =
+        conn.query_row("PRAGMA journal_mode", [], |row| row.get(0));
+    expect_eq(
+        "the journal mode of the file",
+        mode.map_err(|e| e.to_string()),
+        Ok("wal".to_string()),
+    )
+}
+
+/// A second `init_db`, as after a worker's restart, succeeds and resets nothing:
+/// the next claim still gets the next fence, not an old one.
+pub fn init_db_twice_keeps_jobs_and_fences(bench: &Bench) -> Checked {
+    bench.init_with(&["j"])?;
+    bench.claim_expecting("j", "A", 100.0, 10.0, Some(1))?;
+    bench.init()?;
+    bench.expect_row("a second init_db", held("j", "A", 1, 110.0))?;
+    bench.claim_expecting("j", "B", 200.0, 10.0, Some(2))
+}
+
+/// An existing `jobs` table with other columns is refused, and left as it was.
+pub fn init_db_refuses_a_jobs_table_with_other_columns(bench: &Bench) -> Checked {
+    bench.raw_sql(
+        bench.db(),
+        "CREATE TABLE jobs (id TEXT PRIMARY KEY, owner TEXT, lease_end REAL); \
+         INSERT INTO jobs VALUES ('j', 'A', 5.0);",
+    )?;
+    let before = fs::read(bench.db()).unwrap_or_default();
+    expect_error(
+        "init_db on a file whose jobs table has other columns",
+        bench.store().init_db(bench.db()),
+        "Err(IncompatibleSchema)",
+        |e| matches!(e, StoreError::IncompatibleSchema { .. }),
+    )?;
+    expect_eq(
+        "the file's bytes after the refused init_db",
+        fs::read(bench.db()).unwrap_or_default() == before,
+        true,
+    )
+}
+
+/// A file that is not an SQLite database is refused and not written to.
+pub fn init_db_refuses_a_file_that_is_not_a_database(bench: &Bench) -> Checked {
+    let bytes: Vec<u8> = (0..4096u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    fs::write(bench.db(), &bytes).map_err(|e| Failure {
+        check: "writing a file of random bytes".into(),
+        expected: "success".into(),
+        actual: e.to_string(),
+    })?;
+    expect_error(
+        "init_db on a file of random bytes",
+        bench.store().init_db(bench.db()),
+        "Err(NotADatabase)",
+        |e| matches!(e, StoreError::NotADatabase { .. }),
+    )?;
+    expect_eq(
+        "the file's bytes after the refused init_db",
+        fs::read(bench.db()).unwrap_or_default() == bytes,
+        true,
+    )
+}
+
+/// A path in a folder that does not exist is an error naming the folder; nothing is created.
+pub fn init_db_in_a_missing_folder_is_an_error(bench: &Bench) -> Checked {
+    let path = bench.sibling("no-such-folder").join("jobs.db");
+    expect_error(
+        "init_db in a folder that does not exist",
+        bench.store().init_db(&path),
+        "Err(MissingFolder)",
+        |e| matches!(e, StoreError::MissingFolder { folder, .. } if folder == path.parent().unwrap()),
+    )?;
+    expect_eq(
+        "whether the folder exists afterwards",
+        path.parent().unwrap().exists(),
+        false,
+    )
+}
+
+/// A directory given as the database path is refused.
+pub fn init_db_on_a_directory_is_an_error(bench: &Bench) -> Checked {
+    let folder = bench.sibling("a-folder");
+    fs::create_dir(&folder).map_err(|e| Failure {
+        check: "creating a folder".into(),
+        expected: "success".into(),
+        actual: e.to_string(),
+    })?;
+    expect_error(
+        "init_db on a directory",
+        bench.store().init_db(&folder),
+        "Err(IsADirectory)",
+        |e| matches!(e, StoreError::IsADirectory { .. }),
+    )
+}

@@ -1,0 +1,66 @@
+//! Step 2. Register only the first job: `enqueue` adds a new id and never
+//! changes an existing one.
+
+use super::check::*;
+use crate::error::StoreError;
+
+/// A new id is added in the default state and the answer is `true`.
+pub fn enqueue_adds_a_job_in_the_default_state(bench: &Bench) -> Checked {
+    bench.init()?;
+    expect_eq("enqueue(\"j\") of a new id", bench.enqueue("j")?, true)?;
+    expect_eq("the stored rows", bench.rows()?, vec![fresh("j")])
+}
+
+/// Enqueueing an id that exists answers `false`.
+pub fn enqueue_of_an_existing_job_answers_false(bench: &Bench) -> Checked {
+    bench.init_with(&["j"])?;
+    expect_eq("enqueue(\"j\") a second time", bench.enqueue("j")?, false)?;
+    expect_eq("the stored rows", bench.rows()?, vec![fresh("j")])
+}
+
+/// Re-registering a job that is being worked on keeps its owner, lease and fence.
+pub fn enqueue_of_a_claimed_job_keeps_its_lease_and_fence(bench: &Bench) -> Checked {
+    bench.init_with(&["j"])?;
+    bench.claim_expecting("j", "A", 100.0, 10.0, Some(1))?;
+    let before = bench.rows()?;
+    expect_eq(
+        "enqueue(\"j\") of a claimed job",
+        bench.enqueue("j")?,
+        false,
+    )?;
+    bench.expect_unchanged("enqueue of a claimed job", &before)?;
+    bench.claim_expecting("j", "B", 200.0, 10.0, Some(2))
+}
+
+/// Re-registering a done job keeps its result.
+pub fn enqueue_of_a_done_job_keeps_its_result(bench: &Bench) -> Checked {
+    bench.init_with(&["j"])?;
+    bench.claim_expecting("j", "A", 100.0, 10.0, Some(1))?;
+    expect_eq(
+        "complete by the holder",
+        bench.complete("j", "A", 1, 105.0, "r")?,
+        true,
+    )?;
+    let before = bench.rows()?;
+    expect_eq("enqueue(\"j\") of a done job", bench.enqueue("j")?, false)?;
+    bench.expect_unchanged("enqueue of a done job", &before)
+}
+
+/// An empty id is an invalid argument and adds nothing.
+pub fn enqueue_of_an_empty_id_is_invalid(bench: &Bench) -> Checked {
+    bench.init_with(&["j"])?;
+    let before = bench.rows()?;
+    expect_invalid("enqueue(\"\")", bench.store().enqueue(bench.db(), ""))?;
+    bench.expect_unchanged("the refused enqueue", &before)
+}
+
+/// Without `init_db` there is no database: an error, and no file is created.
+pub fn enqueue_without_a_database_is_an_error(bench: &Bench) -> Checked {
+    expect_error(
+        "enqueue before init_db",
+        bench.store().enqueue(bench.db(), "j"),
+        "Err(NoDatabase)",
+        |e| matches!(e, StoreError::NoDatabase { .. }),
+    )?;
+    expect_eq("whether a file was created", bench.db().exists(), false)
+}

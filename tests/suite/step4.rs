@@ -1,0 +1,135 @@
+//! Step 4. Take an expired lease atomically: `claim` hands out the next
+//! fence for a job nobody holds, and changes nothing otherwise.
+
+use super::check::*;
+
+/// Claiming a new job answers fence 1 and stores the owner and the lease end.
+pub fn claim_of_a_new_job_returns_fence_1(bench: &Bench) -> Checked {
+    bench.init_with(&["j"])?;
+    bench.claim_expecting("j", "A", 100.0, 10.0, Some(1))?;
+    bench.expect_row("the claim", held("j", "A", 1, 110.0))
+}
+
+/// While the lease is valid another claim gets `None` and the row stays the same.
+pub fn claim_of_a_held_job_is_refused(bench: &Bench) -> Checked {
+    bench.init_with(&["j"])?;
+    bench.claim_expecting("j", "A", 100.0, 10.0, Some(1))?;
+    let before = bench.rows()?;
+    bench.claim_expecting("j", "B", 105.0, 10.0, None)?;
+    bench.expect_unchanged("the refused claim", &before)
+}
+
+/// The lease is valid while now < until: at now == until it is over and
+/// the job can be claimed again, with the next fence.
+pub fn claim_at_exact_expiry_is_reassigned(bench: &Bench) -> Checked {
+    bench.init_with(&["j"])?;
+    bench.claim_expecting("j", "A", 100.0, 10.0, Some(1))?;
+    bench.claim_expecting("j", "B", 110.0, 5.0, Some(2))?;
+    bench.expect_row("the claim at the lease's end", held("j", "B", 2, 115.0))
+}
+
+/// An instant before the lease ends, the job is still held.
+pub fn claim_just_before_expiry_is_refused(bench: &Bench) -> Checked {
+    bench.init_with(&["j"])?;
+    bench.claim_expecting("j", "A", 100.0, 10.0, Some(1))?;
+    let before = bench.rows()?;
+    bench.claim_expecting("j", "B", 109.999, 5.0, None)?;
+    bench.expect_unchanged("the refused claim", &before)
+}
+
+/// Each claim after an expiry raises the fence by exactly one.
+pub fn claim_after_expiry_raises_the_fence_by_one(bench: &Bench) -> Checked {
+    bench.init_with(&["j"])?;
+    bench.claim_expecting("j", "A", 100.0, 10.0, Some(1))?;
+    bench.claim_expecting("j", "B", 200.0, 10.0, Some(2))?;
+    bench.claim_expecting("j", "C", 300.0, 10.0, Some(3))?;
+    bench.expect_row("three claims", held("j", "C", 3, 310.0))
+}
+
+/// A job that does not exist cannot be claimed, and claiming does not create it.
+pub fn claim_of_a_missing_job_is_none_and_creates_nothing(bench: &Bench) -> Checked {
+    bench.init_with(&["j"])?;
+    let before = bench.rows()?;
+    bench.claim_expecting("other", "A", 100.0, 10.0, None)?;
+    bench.expect_unchanged("the claim of a missing job", &before)
+}
+
+/// A done job is never claimed again, even long after its lease ended.
+pub fn claim_of_a_done_job_is_refused(bench: &Bench) -> Checked {
+    bench.init_with(&["j"])?;
+    bench.claim_expecting("j", "A", 100.0, 10.0, Some(1))?;
+    expect_eq(
+        "complete by the holder",
+        bench.complete("j", "A", 1, 105.0, "r")?,
+        true,
+    )?;
+    let before = bench.rows()?;
+    bench.claim_expecting("j", "B", 500.0, 10.0, None)?;
+    bench.expect_unchanged("the claim of a done job", &before)
+}
+
+/// A claim decides on its own job's lease and changes only its own row.
+pub fn claim_touches_only_its_job(bench: &Bench) -> Checked {
+    bench.init_with(&["a", "b"])?;
+    bench.claim_expecting("a", "A", 100.0, 10.0, Some(1))?;
+    expect_eq(
+        "the row of b after a's claim",
+        bench.row("b")?,
+        Some(fresh("b")),
+    )?;
+    bench.claim_expecting("b", "B", 105.0, 10.0, Some(1))?;
+    expect_eq(
+        "the stored rows",
+        bench.rows()?,
+        vec![held("a", "A", 1, 110.0), held("b", "B", 1, 115.0)],
+    )
+}
+
+/// A ttl of zero or less is an invalid argument, and nothing changes.
+pub fn claim_with_ttl_zero_or_less_is_invalid(bench: &Bench) -> Checked {
+    bench.init_with(&["j"])?;
+    let before = bench.rows()?;
+    for ttl in [0.0, -0.0, -5.0, -f64::MIN_POSITIVE] {
+        expect_invalid(
+            format!("claim(\"j\", \"A\", now=100, ttl={ttl})"),
+            bench.store().claim(bench.db(), "j", "A", 100.0, ttl),
+        )?;
+    }
+    bench.expect_unchanged("the refused claims", &before)
+}
+
+/// A clock or ttl that is not a finite number, or a lease end that
+/// overflows, is an invalid argument, and nothing changes.
+pub fn claim_with_non_finite_time_is_invalid(bench: &Bench) -> Checked {
+    bench.init_with(&["j"])?;
+    let before = bench.rows()?;
+    for (now, ttl) in [
+        (f64::NAN, 10.0),
+        (f64::INFINITY, 10.0),
+        (f64::NEG_INFINITY, 10.0),
+        (100.0, f64::NAN),
+        (100.0, f64::INFINITY),
+        (f64::MAX, f64::MAX),
+    ] {
+        expect_invalid(
+            format!("claim(\"j\", \"A\", now={now}, ttl={ttl})"),
+            bench.store().claim(bench.db(), "j", "A", now, ttl),
+        )?;
+    }
+    bench.expect_unchanged("the refused claims", &before)
+}
+
+/// A claim must name its owner and its job.
+pub fn claim_with_an_empty_owner_or_id_is_invalid(bench: &Bench) -> Checked {
+    bench.init_with(&["j"])?;
+    let before = bench.rows()?;
+    expect_invalid(
+        "claim with owner \"\"",
+        bench.store().claim(bench.db(), "j", "", 100.0, 10.0),
+    )?;
+    expect_invalid(
+        "claim of job \"\"",
+        bench.store().claim(bench.db(), "", "A", 100.0, 10.0),
+    )?;
+    bench.expect_unchanged("the refused claims", &before)
+}

@@ -1,0 +1,132 @@
+//! Step 8. There is one winner among concurrent claims: `claim_many` races
+//! one claim per owner and answers every owner, in order.
+
+use super::check::*;
+use crate::job::Fence;
+
+/// Checks one `claim_many` answer: one entry per owner, exactly one fence,
+/// and the stored owner is the one whose entry holds it.
+fn expect_one_winner(
+    bench: &Bench,
+    job: &str,
+    owners: &[&str],
+    answers: &[Option<Fence>],
+    fence: i64,
+) -> Checked {
+    expect_eq(
+        format!(
+            "the number of answers of claim_many with {} owners",
+            owners.len()
+        ),
+        answers.len(),
+        owners.len(),
+    )?;
+    let winners: Vec<usize> = (0..answers.len())
+        .filter(|&i| answers[i].is_some())
+        .collect();
+    expect_that(
+        format!("the owners that got a fence from claim_many on {job:?}"),
+        winners.len() == 1,
+        "exactly one owner with a fence",
+        winners
+            .iter()
+            .map(|&i| (owners[i], answers[i]))
+            .collect::<Vec<_>>(),
+    )?;
+    let winner = winners[0];
+    expect_eq(
+        format!("the winner's fence on {job:?}"),
+        answers[winner],
+        Some(Fence(fence)),
+    )?;
+    let row = bench.row(job)?;
+    expect_eq(
+        format!("the stored owner and fence of {job:?}"),
+        row.map(|row| (row.owner, row.fence)),
+        Some((Some(owners[winner].to_string()), Fence(fence))),
+    )
+}
+
+/// Every owner gets an answer, in input order: one fence, the rest `None`.
+pub fn claim_many_answers_every_owner_in_order(bench: &Bench) -> Checked {
+    bench.init_with(&["j"])?;
+    let owners = ["A", "B", "C", "D"];
+    let answers = bench.claim_many("j", &owners, 100.0, 10.0)?;
+    expect_one_winner(bench, "j", &owners, &answers, 1)
+}
+
+/// A job whose lease is held gives every owner `None`, and stays as it was.
+pub fn claim_many_on_a_held_job_gives_no_fence(bench: &Bench) -> Checked {
+    bench.init_with(&["j"])?;
+    bench.claim_expecting("j", "X", 100.0, 10.0, Some(1))?;
+    let before = bench.rows()?;
+    expect_eq(
+        "claim_many(\"j\", [A, B, C]) while X holds the lease",
+        bench.claim_many("j", &["A", "B", "C"], 105.0, 10.0)?,
+        vec![None, None, None],
+    )?;
+    bench.expect_unchanged("claim_many on a held job", &before)
+}
+
+/// No owners, no claims: an empty list, and nothing changes.
+pub fn claim_many_with_no_owners_answers_an_empty_list(bench: &Bench) -> Checked {
+    bench.init_with(&["j"])?;
+    let before = bench.rows()?;
+    expect_eq(
+        "claim_many with no owners",
+        bench.claim_many("j", &[], 100.0, 10.0)?,
+        vec![],
+    )?;
+    bench.expect_unchanged("claim_many with no owners", &before)
+}
+
+/// 64 claims race for one new job, twice: released together, and queued
+/// behind another client that holds the write lock. Each time exactly one
+/// wins. A claim that looks the lease up before it takes the write lock
+/// lets several racers see the job free and all win; the queue makes that
+/// certain, since every racer reads while the lock is held elsewhere.
+pub fn claim_many_has_one_winner_under_contention(bench: &Bench) -> Checked {
+    let owners: Vec<String> = (0..64).map(|i| format!("worker-{i:02}")).collect();
+    let owners: Vec<&str> = owners.iter().map(String::as_str).collect();
+    bench.init_with(&["released", "queued"])?;
+    let answers = bench.claim_many("released", &owners, 100.0, 10.0)?;
+    expect_one_winner(bench, "released", &owners, &answers, 1)?;
+    let answers = bench.with_write_lock_held(QUEUE_TIME, || {
+        bench.claim_many("queued", &owners, 100.0, 10.0)
+    })??;
+    expect_one_winner(bench, "queued", &owners, &answers, 1)
+}
+
+/// How long another client holds the write lock while the claims queue up:
+/// long enough for 64 threads to start, short enough to keep the suite fast.
+const QUEUE_TIME: std::time::Duration = std::time::Duration::from_millis(25);
+
+/// More owners than threads: every owner still gets its answer, and one wins.
+pub fn claim_many_with_more_owners_than_threads(bench: &Bench) -> Checked {
+    let owners: Vec<String> = (0..=crate::store::MAX_CLAIM_THREADS)
+        .map(|i| format!("w{i}"))
+        .collect();
+    let owners: Vec<&str> = owners.iter().map(String::as_str).collect();
+    bench.init_with(&["j"])?;
+    let answers = bench.claim_many("j", &owners, 100.0, 10.0)?;
+    expect_one_winner(bench, "j", &owners, &answers, 1)
+}
+
+/// An invalid ttl is refused before any claim runs: nothing changes.
+pub fn claim_many_with_an_invalid_ttl_is_invalid_and_claims_nothing(bench: &Bench) -> Checked {
+    bench.init_with(&["j"])?;
+    let before = bench.rows()?;
+    expect_invalid(
+        "claim_many(\"j\", [A, B], now=100, ttl=0)",
+        bench
+            .store()
+            .claim_many(bench.db(), "j", &["A", "B"], 100.0, 0.0),
+    )?;
+    expect_invalid(
+        "claim_many(\"j\", [A, \"\"], now=100, ttl=10)",
+        bench
+            .store()
+            .claim_many(bench.db(), "j", &["A", ""], 100.0, 10.0),
+    )?;
+    bench.expect_unchanged("the refused claim_many", &before)
+}
