@@ -311,3 +311,205 @@ pub fn variants_text() -> String {
     }
     out
 }
+
+/// `lab` with no arguments: every exercise with the student's progress,
+/// and what to do next.
+pub fn overview_text(
+    progress: &crate::progress::Progress,
+    progress_path: &std::path::Path,
+) -> String {
+    let mut out = format!(
+        "{}\n\nEach exercise shows a deliberately broken fragment of the store. Predict which\ntests catch it, then run them and compare.\n\n",
+        "lease-lab: a lease alone does not stop a stalled worker; a fence checked at the moment of writing does."
+            .bold()
+    );
+    for exercise in crate::exercise::exercises() {
+        let status = match progress.latest(exercise.key) {
+            None => "not started".dimmed().to_string(),
+            Some(attempt) => {
+                let attempts = progress
+                    .exercises
+                    .get(exercise.key)
+                    .map_or(0, |e| e.attempts.len());
+                format!(
+                    "{} (score {}%, {} attempt{})",
+                    "done".green(),
+                    attempt.score.percent,
+                    attempts,
+                    if attempts == 1 { "" } else { "s" }
+                )
+            }
+        };
+        writeln!(
+            out,
+            "  {:>3}  {:<56} {}",
+            exercise.key,
+            exercise.label(),
+            status
+        )
+        .unwrap();
+    }
+    match crate::tour::next_exercise(progress) {
+        Some(next) => writeln!(
+            out,
+            "\nNext: {}   (hints: lab hint {})",
+            format!("lab step {}", next.key).bold(),
+            next.key
+        ),
+        None if progress.reflection.is_none() => writeln!(
+            out,
+            "\nEvery exercise is done. Last: {}",
+            "lab reflect --why-kept \"...\" --not-guaranteed \"...\"".bold()
+        ),
+        None => writeln!(
+            out,
+            "\n{}",
+            "Every exercise and the reflection are done.".green().bold()
+        ),
+    }
+    .unwrap();
+    writeln!(
+        out,
+        "Progress: {}   Other commands: lab demo, lab matrix, lab tests, lab --help",
+        progress_path.display()
+    )
+    .unwrap();
+    out
+}
+
+/// The demo's story as a timeline.
+pub fn demo_text(story: &crate::demo::Story, variant: crate::variant::Variant) -> String {
+    let mut out = match variant.mutant() {
+        None => format!("{}\n\n", "The story on the reference store".bold()),
+        Some(mutant) => format!(
+            "{}\n\n",
+            format!("The story on mutant {}: {}", mutant.id, mutant.title).bold()
+        ),
+    };
+    for event in &story.events {
+        let answer = match event.answer.as_str() {
+            "refused" => "refused".red().bold().to_string(),
+            "accepted" => "accepted".green().to_string(),
+            other => other.to_string(),
+        };
+        let arrow = if event.answer.is_empty() {
+            String::new()
+        } else {
+            format!("  -> {answer}")
+        };
+        writeln!(
+            out,
+            "  t={:<5} {:<2} {}{}",
+            event.time, event.actor, event.action, arrow
+        )
+        .unwrap();
+    }
+    if let Some(row) = &story.final_row {
+        writeln!(
+            out,
+            "\n  final row: owner {}, fence {}, done {}, result {}",
+            row.owner.as_deref().unwrap_or("none"),
+            row.fence,
+            row.done,
+            row.result
+                .as_deref()
+                .map_or("none".to_string(), |r| format!("{r:?}"))
+        )
+        .unwrap();
+    }
+    if story.stale_write_landed {
+        writeln!(
+            out,
+            "\n{}",
+            "The stale write LANDED: A, whose lease was taken over, overwrote B's result."
+                .red()
+                .bold()
+        )
+        .unwrap();
+    } else {
+        writeln!(
+            out,
+            "\n{}",
+            "A's stale write was refused; B's result stands."
+                .green()
+                .bold()
+        )
+        .unwrap();
+        if variant.mutant().is_none() {
+            writeln!(
+                out,
+                "Now try it on a store that trusts the lease alone: lab demo --variant h06h"
+            )
+            .unwrap();
+        }
+    }
+    out
+}
+
+/// The first `shown` hints of an exercise, and whether more remain.
+pub fn hints_text(hints: &[String], shown: usize, key: &str) -> String {
+    let mut out = String::new();
+    for (number, hint) in hints.iter().take(shown).enumerate() {
+        writeln!(out, "{}\n{}\n", format!("Hint {}", number + 1).bold(), hint).unwrap();
+    }
+    if shown < hints.len() {
+        writeln!(
+            out,
+            "({} more: run `lab hint {key}` again)",
+            hints.len() - shown
+        )
+        .unwrap();
+    } else {
+        writeln!(out, "(that was the last hint)").unwrap();
+    }
+    out
+}
+
+/// The recorded predictions and scores, exercise by exercise.
+pub fn progress_text(progress: &crate::progress::Progress) -> String {
+    let mut out = String::new();
+    if progress.exercises.is_empty() {
+        out.push_str("No prediction recorded yet: start with `lab step 1`.\n");
+    }
+    for exercise in crate::exercise::exercises() {
+        let Some(record) = progress.exercises.get(exercise.key) else {
+            continue;
+        };
+        writeln!(
+            out,
+            "{}",
+            format!("exercise {} (mutant {})", exercise.key, exercise.mutant.id).bold()
+        )
+        .unwrap();
+        for attempt in &record.attempts {
+            writeln!(
+                out,
+                "  {}  score {:>3}%  predicted: {}  caught by: {}",
+                attempt.at,
+                attempt.score.percent,
+                if attempt.predicted.is_empty() {
+                    "-".into()
+                } else {
+                    attempt.predicted.join(", ")
+                },
+                if attempt.caught_by.is_empty() {
+                    "-".into()
+                } else {
+                    attempt.caught_by.join(", ")
+                }
+            )
+            .unwrap();
+        }
+    }
+    if let Some(reflection) = &progress.reflection {
+        writeln!(
+            out,
+            "{}\n  why the tests are kept: {}\n  not guaranteed: {}",
+            "reflection".bold(),
+            reflection.why_tests_are_kept,
+            reflection.not_guaranteed
+        )
+        .unwrap();
+    }
+    out
+}

@@ -25,17 +25,22 @@
 //! ```
 
 pub mod db_command;
+pub mod demo;
 pub mod display;
 pub mod error;
 pub mod exercise;
+pub mod handle;
 pub mod job;
 pub mod matrix;
 pub mod mutant;
 pub mod outcome;
+pub mod prediction;
+pub mod progress;
 pub mod runner;
 pub mod store;
 #[path = "../tests/suite/mod.rs"]
 pub mod suite;
+pub mod tour;
 pub mod variant;
 
 pub use error::{Result, StoreError};

@@ -4,10 +4,15 @@
 use clap::{Parser, Subcommand, ValueEnum};
 use lease_lab::db_command::{self, DbOperation};
 use lease_lab::display::{self, ColorChoice};
+use lease_lab::exercise::{self, Exercise};
 use lease_lab::matrix::Matrix;
+use lease_lab::mutant::MutantKind;
+use lease_lab::progress;
 use lease_lab::runner::{self, RunOptions, WorkerCommand};
 use lease_lab::suite::{self, Case};
+use lease_lab::tour::{self, Console, Given};
 use lease_lab::variant::{self, Variant};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -21,12 +26,71 @@ struct Cli {
     /// When to colour the output (NO_COLOR is honoured under auto).
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true)]
     color: ColorChoice,
+    /// The progress file (default: $LEASE_LAB_PROGRESS, else lease-lab-progress.json here).
+    #[arg(long, global = true)]
+    progress: Option<PathBuf>,
     #[command(subcommand)]
     command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// An exercise: the broken fragment, your prediction, the run, the comparison.
+    Step {
+        /// The exercise: 1 to 8, or 8b.
+        exercise: String,
+        /// The tests you predict will catch the mutant: numbers or names, comma-separated.
+        #[arg(long)]
+        predict: Option<String>,
+        /// What input, error or stored state will reveal the difference.
+        #[arg(long)]
+        why: Option<String>,
+        /// After step 8: why the earlier steps' tests are kept.
+        #[arg(long)]
+        why_kept: Option<String>,
+        /// After step 8: one operational condition the lab does not guarantee.
+        #[arg(long)]
+        not_guaranteed: Option<String>,
+        #[command(flatten)]
+        run: RunArgs,
+    },
+    /// The next hint for an exercise (each call shows one more).
+    Hint {
+        /// The exercise: 1 to 8, or 8b.
+        exercise: String,
+        /// Show every hint at once.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Forget the recorded progress: of one exercise, or of all.
+    Reset {
+        /// The exercise to forget; all of them when omitted.
+        exercise: Option<String>,
+    },
+    /// Record the answers to the worksheet's closing questions.
+    Reflect {
+        /// Why the earlier steps' tests are kept at every later step.
+        #[arg(long)]
+        why_kept: String,
+        /// One operational condition the lab does not guarantee.
+        #[arg(long)]
+        not_guaranteed: String,
+    },
+    /// The recorded predictions and scores.
+    Progress {
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = ProgressFormat::Text)]
+        format: ProgressFormat,
+    },
+    /// The worksheet's story on a real database: A stalls, B takes over, A's late write.
+    Demo {
+        /// Replay it on a mutant instead of the reference (e.g. h06h).
+        #[arg(long, default_value = variant::REFERENCE_ID)]
+        variant: String,
+        /// Keep the database at this path (default: a temporary one).
+        #[arg(long)]
+        db: Option<PathBuf>,
+    },
     /// The kill matrix: every suite test against every variant.
     Matrix {
         /// Output format.
@@ -36,6 +100,9 @@ enum Command {
         /// mutant is caught by no test of its own step.
         #[arg(long)]
         check: bool,
+        /// Only the reference and the mutants of this kind.
+        #[arg(long, value_enum)]
+        kind: Option<KindFilter>,
         #[command(flatten)]
         run: RunArgs,
     },
@@ -76,6 +143,29 @@ enum Command {
         #[arg(long)]
         scratch: PathBuf,
     },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ProgressFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum KindFilter {
+    Worksheet,
+    Hardening,
+    Own,
+}
+
+impl KindFilter {
+    fn kind(self) -> MutantKind {
+        match self {
+            KindFilter::Worksheet => MutantKind::Worksheet,
+            KindFilter::Hardening => MutantKind::Hardening,
+            KindFilter::Own => MutantKind::Own,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -228,13 +318,48 @@ impl From<DbCommand> for DbOperation {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     display::apply_color(cli.color);
+    let progress_path = progress::location(cli.progress.as_deref());
     match cli.command {
-        None => {
-            println!("lab: see `lab --help`");
+        None => overview(&progress_path),
+        Some(command) => run(command, &progress_path),
+    }
+}
+
+fn overview(progress_path: &std::path::Path) -> ExitCode {
+    match progress::load(progress_path) {
+        Ok(loaded) => {
+            if let Some((aside, reason)) = &loaded.set_aside {
+                eprintln!(
+                    "lab: warning: {} could not be read ({reason}); it was moved to {}",
+                    progress_path.display(),
+                    aside.display()
+                );
+            }
+            print!(
+                "{}",
+                display::overview_text(&loaded.progress, progress_path)
+            );
             ExitCode::SUCCESS
         }
-        Some(command) => run(command),
+        Err(error) => {
+            eprintln!(
+                "lab: cannot read the progress file {}: {error}",
+                progress_path.display()
+            );
+            ExitCode::FAILURE
+        }
     }
+}
+
+/// The exercise named on the command line, or a usage error listing them.
+fn find_exercise(key: &str) -> Result<Exercise, String> {
+    exercise::find(key).ok_or_else(|| {
+        let keys: Vec<&str> = exercise::exercises().iter().map(|e| e.key).collect();
+        format!(
+            "no exercise {key:?}; the exercises are: {}",
+            keys.join(", ")
+        )
+    })
 }
 
 /// The variant named on the command line, or a usage error listing the ids.
@@ -252,8 +377,167 @@ fn worker_command() -> Result<WorkerCommand, ExitCode> {
     })
 }
 
-fn run(command: Command) -> ExitCode {
+fn run(command: Command, progress_path: &std::path::Path) -> ExitCode {
     match command {
+        Command::Step {
+            exercise,
+            predict,
+            why,
+            why_kept,
+            not_guaranteed,
+            run,
+        } => {
+            let exercise = match find_exercise(&exercise) {
+                Ok(exercise) => exercise,
+                Err(message) => {
+                    eprintln!("lab step: {message}");
+                    return ExitCode::from(2);
+                }
+            };
+            let Ok(worker) = worker_command() else {
+                return ExitCode::FAILURE;
+            };
+            let given = Given {
+                predict,
+                why,
+                probe: None,
+                reflection: why_kept.zip(not_guaranteed),
+            };
+            let stdin = std::io::stdin();
+            let interactive = stdin.is_terminal();
+            let mut input = stdin.lock();
+            let mut output = std::io::stdout().lock();
+            let mut console = Console {
+                input: &mut input,
+                interactive,
+                output: &mut output,
+            };
+            match tour::run(
+                exercise,
+                given,
+                &mut console,
+                &worker,
+                &run.options(),
+                progress_path,
+            ) {
+                Ok(_) => ExitCode::SUCCESS,
+                Err(
+                    error @ (tour::TourError::NoPrediction | tour::TourError::BadPrediction(_)),
+                ) => {
+                    eprintln!("lab step: {error}");
+                    ExitCode::from(2)
+                }
+                Err(error) => {
+                    eprintln!("lab step: {error}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Hint { exercise, all } => {
+            let exercise = match find_exercise(&exercise) {
+                Ok(exercise) => exercise,
+                Err(message) => {
+                    eprintln!("lab hint: {message}");
+                    return ExitCode::from(2);
+                }
+            };
+            let Some(lab) = exercise::lab(exercise.step()) else {
+                eprintln!("lab hint: step {} has no text in labs/", exercise.step());
+                return ExitCode::FAILURE;
+            };
+            with_progress(progress_path, |progress| {
+                let record = progress.exercise(exercise.key);
+                let shown = if all {
+                    lab.hints.len()
+                } else {
+                    (record.hints_seen + 1).min(lab.hints.len())
+                };
+                record.hints_seen = record.hints_seen.max(shown);
+                print!("{}", display::hints_text(&lab.hints, shown, exercise.key));
+            })
+        }
+        Command::Reset { exercise } => {
+            let key = match exercise.as_deref().map(find_exercise).transpose() {
+                Ok(found) => found.map(|exercise| exercise.key),
+                Err(message) => {
+                    eprintln!("lab reset: {message}");
+                    return ExitCode::from(2);
+                }
+            };
+            with_progress(progress_path, |progress| match key {
+                Some(key) => {
+                    progress.exercises.remove(key);
+                    println!("Forgot exercise {key}.");
+                }
+                None => {
+                    *progress = progress::Progress::default();
+                    println!("Forgot every exercise and the reflection.");
+                }
+            })
+        }
+        Command::Reflect {
+            why_kept,
+            not_guaranteed,
+        } => {
+            if why_kept.trim().is_empty() || not_guaranteed.trim().is_empty() {
+                eprintln!("lab reflect: give both answers, --why-kept and --not-guaranteed, as non-empty text");
+                return ExitCode::from(2);
+            }
+            with_progress(progress_path, |progress| {
+                progress.reflection = Some(progress::Reflection {
+                    at: progress::now_stamp(),
+                    why_tests_are_kept: why_kept.clone(),
+                    not_guaranteed: not_guaranteed.clone(),
+                });
+                println!("Recorded your reflection.");
+            })
+        }
+        Command::Progress { format } => match progress::load(progress_path) {
+            Ok(loaded) => {
+                match format {
+                    ProgressFormat::Json => println!(
+                        "{}",
+                        serde_json::to_string_pretty(&loaded.progress).expect("progress is JSON")
+                    ),
+                    ProgressFormat::Text => print!("{}", display::progress_text(&loaded.progress)),
+                }
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                eprintln!(
+                    "lab progress: cannot read {}: {error}",
+                    progress_path.display()
+                );
+                ExitCode::FAILURE
+            }
+        },
+        Command::Demo { variant, db } => {
+            let variant = match find_variant(&variant) {
+                Ok(variant) => variant,
+                Err(message) => {
+                    eprintln!("lab demo: {message}");
+                    return ExitCode::from(2);
+                }
+            };
+            let folder = match tempfile::tempdir() {
+                Ok(folder) => folder,
+                Err(error) => {
+                    eprintln!("lab demo: cannot make a temporary folder: {error}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let path = db.unwrap_or_else(|| folder.path().join("demo.db"));
+            match lease_lab::demo::play(variant.operations(), &path) {
+                Ok(story) => {
+                    print!("{}", display::demo_text(&story, variant));
+                    ExitCode::SUCCESS
+                }
+                Err(error) => {
+                    eprintln!("lab demo: {error}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Command::Db {
             db,
             variant,
@@ -303,12 +587,24 @@ fn run(command: Command) -> ExitCode {
                 }
             }
         }
-        Command::Matrix { format, check, run } => {
+        Command::Matrix {
+            format,
+            check,
+            kind,
+            run,
+        } => {
             let Ok(command) = worker_command() else {
                 return ExitCode::FAILURE;
             };
             let tests: Vec<&'static Case> = suite::CASES.iter().collect();
-            let matrix = Matrix::build(&command, &Variant::all(), tests, &run.options());
+            let variants: Vec<Variant> = Variant::all()
+                .into_iter()
+                .filter(|variant| match (kind, variant.mutant()) {
+                    (Some(kind), Some(mutant)) => mutant.kind == kind.kind(),
+                    _ => true,
+                })
+                .collect();
+            let matrix = Matrix::build(&command, &variants, tests, &run.options());
             match format {
                 MatrixFormat::Text => print!("{}", display::matrix_text(&matrix)),
                 MatrixFormat::Json => println!(
@@ -356,6 +652,39 @@ fn run(command: Command) -> ExitCode {
                 print!("{}", display::tests_text());
             }
             ExitCode::SUCCESS
+        }
+    }
+}
+
+/// Loads the progress file, lets `change` edit it, and saves it.
+fn with_progress(path: &std::path::Path, change: impl FnOnce(&mut progress::Progress)) -> ExitCode {
+    let loaded = match progress::load(path) {
+        Ok(loaded) => loaded,
+        Err(error) => {
+            eprintln!(
+                "lab: cannot read the progress file {}: {error}",
+                path.display()
+            );
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Some((aside, reason)) = &loaded.set_aside {
+        eprintln!(
+            "lab: warning: {} could not be read ({reason}); it was moved to {}",
+            path.display(),
+            aside.display()
+        );
+    }
+    let mut progress = loaded.progress;
+    change(&mut progress);
+    match progress::save(path, &progress) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!(
+                "lab: cannot write the progress file {}: {error}",
+                path.display()
+            );
+            ExitCode::FAILURE
         }
     }
 }

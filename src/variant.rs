@@ -289,3 +289,14 @@ impl PartialEq for CompiledMutant {
 }
 
 impl Eq for CompiledMutant {}
+
+impl std::fmt::Debug for CompiledMutant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledMutant")
+            .field("id", &self.id)
+            .field("step", &self.step)
+            .field("kind", &self.kind)
+            .field("title", &self.title)
+            .finish_non_exhaustive()
+    }
+}

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 pub struct Failure {
     /// What was checked, e.g. `claim("j", "B", now=110, ttl=5)`.
     pub check: String,
-    /// The contract's answer, formatted with `{:#?}` so rows diff line by line.
+    /// The contract's answer; spread over lines when long, so rows diff line by line.
     pub expected: String,
     /// What came back.
     pub actual: String,
@@ -50,9 +50,20 @@ pub fn expect_eq<T: Debug + PartialEq>(
     } else {
         Err(Failure {
             check: check.into(),
-            expected: format!("{expected:#?}"),
-            actual: format!("{actual:#?}"),
+            expected: show(&expected),
+            actual: show(&actual),
         })
+    }
+}
+
+/// A value on one line when it is short, else spread over lines (stored
+/// rows are), so that a failure's expected and actual diff line by line.
+fn show<T: Debug>(value: &T) -> String {
+    let compact = format!("{value:?}");
+    if compact.len() <= 60 {
+        compact
+    } else {
+        format!("{value:#?}")
     }
 }
 
@@ -101,14 +112,14 @@ pub fn expect_that(
         Err(Failure {
             check: check.into(),
             expected: expected.into(),
-            actual: format!("{actual:#?}"),
+            actual: show(&actual),
         })
     }
 }
 
 fn describe<T: Debug>(result: &Result<T, StoreError>) -> String {
     match result {
-        Ok(value) => format!("Ok({value:#?})"),
+        Ok(value) => format!("Ok({})", show(value)),
         Err(error) => format!("Err({error})"),
     }
 }

@@ -1,0 +1,200 @@
+//! The student's progress file: what was predicted at each exercise, what
+//! happened, the hints seen, and the closing reflection.
+//!
+//! Stored as JSON, written atomically (a temporary file renamed over the
+//! old one), so an interrupted write never leaves half a file. A file that
+//! cannot be read as progress is moved aside, never silently overwritten.
+
+use crate::prediction::Score;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// The file name used when no other is given.
+pub const DEFAULT_FILE: &str = "lease-lab-progress.json";
+
+/// The environment variable that names another progress file.
+pub const FILE_VARIABLE: &str = "LEASE_LAB_PROGRESS";
+
+/// The format's version, written into every file.
+pub const VERSION: u32 = 1;
+
+/// Everything recorded for one student.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Progress {
+    /// The file format's version.
+    pub version: u32,
+    /// Per exercise key (`4`, `8b`).
+    #[serde(default)]
+    pub exercises: BTreeMap<String, ExerciseProgress>,
+    /// The answers to the worksheet's closing questions, once given.
+    #[serde(default)]
+    pub reflection: Option<Reflection>,
+}
+
+impl Default for Progress {
+    fn default() -> Self {
+        Progress {
+            version: VERSION,
+            exercises: BTreeMap::new(),
+            reflection: None,
+        }
+    }
+}
+
+/// One exercise's record.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ExerciseProgress {
+    /// How many hints have been shown.
+    #[serde(default)]
+    pub hints_seen: usize,
+    /// Every run, oldest first.
+    #[serde(default)]
+    pub attempts: Vec<Attempt>,
+}
+
+/// One prediction and its outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Attempt {
+    /// When it was recorded (RFC 3339, UTC).
+    pub at: String,
+    /// The mutant it was about.
+    pub mutant: String,
+    /// The tests the student said would catch it.
+    pub predicted: Vec<String>,
+    /// The student's words: which input, error or stored state reveals it.
+    pub why: String,
+    /// A probe given as the prediction, if any: its file name and text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<ProbeRecord>,
+    /// The tests that did catch it.
+    pub caught_by: Vec<String>,
+    /// The prediction beside the result.
+    pub score: Score,
+}
+
+/// A probe kept with the attempt that used it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProbeRecord {
+    /// The probe's file name, as given.
+    pub file: String,
+    /// Its text, as run.
+    pub text: String,
+    /// What the lab made of it.
+    pub verdict: String,
+}
+
+/// The answers to the worksheet's closing questions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reflection {
+    /// When they were given.
+    pub at: String,
+    /// Why the earlier steps' tests are kept at every later step.
+    pub why_tests_are_kept: String,
+    /// One operational condition the lab does not guarantee.
+    pub not_guaranteed: String,
+}
+
+impl Progress {
+    /// The exercise's record, created empty if needed.
+    pub fn exercise(&mut self, key: &str) -> &mut ExerciseProgress {
+        self.exercises.entry(key.to_string()).or_default()
+    }
+
+    /// The latest attempt at an exercise, if any.
+    pub fn latest(&self, key: &str) -> Option<&Attempt> {
+        self.exercises
+            .get(key)
+            .and_then(|exercise| exercise.attempts.last())
+    }
+}
+
+/// Where the progress file is: `explicit` if given, else `LEASE_LAB_PROGRESS`,
+/// else [`DEFAULT_FILE`] in the current folder.
+pub fn location(explicit: Option<&Path>) -> PathBuf {
+    explicit
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::var_os(FILE_VARIABLE).map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_FILE))
+}
+
+/// A progress file that was loaded, and what had to be done to load it.
+#[derive(Debug)]
+pub struct Loaded {
+    /// The progress (empty for a new or set-aside file).
+    pub progress: Progress,
+    /// Where an unreadable file was moved, if one was.
+    pub set_aside: Option<(PathBuf, String)>,
+}
+
+/// Reads the progress file at `path`.
+///
+/// A missing file is an empty progress. A file that is not valid progress
+/// JSON is renamed to `PATH.corrupt-SECONDS` and reported in
+/// [`Loaded::set_aside`] with the reason, and an empty progress is returned.
+/// Any other reading error is returned as is.
+pub fn load(path: &Path) -> io::Result<Loaded> {
+    let bytes = match fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => {
+            return Ok(Loaded {
+                progress: Progress::default(),
+                set_aside: None,
+            })
+        }
+        Err(error) => return Err(error),
+    };
+    match serde_json::from_slice::<Progress>(&bytes) {
+        Ok(progress) if progress.version == VERSION => Ok(Loaded {
+            progress,
+            set_aside: None,
+        }),
+        outcome => {
+            let reason = match outcome {
+                Ok(progress) => format!(
+                    "it has format version {}, this lab reads {VERSION}",
+                    progress.version
+                ),
+                Err(error) => format!("it is not a progress file ({error})"),
+            };
+            let aside = aside_name(path);
+            fs::rename(path, &aside)?;
+            Ok(Loaded {
+                progress: Progress::default(),
+                set_aside: Some((aside, reason)),
+            })
+        }
+    }
+}
+
+fn aside_name(path: &Path) -> PathBuf {
+    let seconds = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs());
+    let mut name = path.as_os_str().to_os_string();
+    name.push(format!(".corrupt-{seconds}"));
+    PathBuf::from(name)
+}
+
+/// Writes `progress` to `path` atomically.
+pub fn save(path: &Path, progress: &Progress) -> io::Result<()> {
+    let folder = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let mut temporary = tempfile::NamedTempFile::new_in(folder)?;
+    let text = serde_json::to_string_pretty(progress).map_err(io::Error::other)?;
+    temporary.write_all(text.as_bytes())?;
+    temporary.write_all(b"\n")?;
+    temporary.as_file().sync_all()?;
+    temporary.persist(path).map_err(|error| error.error)?;
+    Ok(())
+}
+
+/// The current time as RFC 3339 in UTC, to the second.
+pub fn now_stamp() -> String {
+    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
+}
