@@ -25,16 +25,16 @@ pub fn complete_by_the_holder_stores_the_result(bench: &Bench) -> Checked {
 pub fn stale_completion_after_takeover_is_refused(bench: &Bench) -> Checked {
     bench.init_with(&["j"])?;
     bench.claim_expecting("j", "A", 100.0, 10.0, Some(1))?;
-    bench.claim_expecting("j", "B", 110.0, 10.0, Some(2))?;
+    bench.claim_expecting("j", "B", 115.0, 10.0, Some(2))?;
     expect_eq(
-        "complete by B at 112",
-        bench.complete("j", "B", 2, 112.0, "B's result")?,
+        "complete by B at 117",
+        bench.complete("j", "B", 2, 117.0, "B's result")?,
         true,
     )?;
     let before = bench.rows()?;
     expect_eq(
         "A's late complete with fence 1",
-        bench.complete("j", "A", 1, 113.0, "A's result")?,
+        bench.complete("j", "A", 1, 118.0, "A's result")?,
         false,
     )?;
     bench.expect_unchanged("the refused completion", &before)
@@ -44,11 +44,11 @@ pub fn stale_completion_after_takeover_is_refused(bench: &Bench) -> Checked {
 pub fn completion_with_a_stale_fence_of_the_same_owner_is_refused(bench: &Bench) -> Checked {
     bench.init_with(&["j"])?;
     bench.claim_expecting("j", "A", 100.0, 10.0, Some(1))?;
-    bench.claim_expecting("j", "A", 110.0, 10.0, Some(2))?;
+    bench.claim_expecting("j", "A", 150.0, 10.0, Some(2))?;
     let before = bench.rows()?;
     expect_eq(
         "complete by A with the old fence 1",
-        bench.complete("j", "A", 1, 112.0, "stale")?,
+        bench.complete("j", "A", 1, 152.0, "stale")?,
         false,
     )?;
     bench.expect_unchanged("the refused completion", &before)

@@ -53,7 +53,7 @@ pub fn release_by_another_owner_is_refused(bench: &Bench) -> Checked {
 pub fn release_with_a_stale_fence_is_refused(bench: &Bench) -> Checked {
     bench.init_with(&["j"])?;
     bench.claim_expecting("j", "A", 100.0, 10.0, Some(1))?;
-    bench.claim_expecting("j", "A", 110.0, 10.0, Some(2))?;
+    bench.claim_expecting("j", "A", 150.0, 10.0, Some(2))?;
     let before = bench.rows()?;
     expect_eq(
         "release by A with the old fence 1",

@@ -1,0 +1,143 @@
+//! How long the kill matrix takes in the lab, against the approach it
+//! replaces: building and testing each variant with
+//! `cargo test --features mutant-ID`.
+//!
+//! Run with `cargo bench --bench matrix`. It prints a table: the lab's matrix
+//! over the worksheet's mutants and over every mutant (median of several
+//! runs), and the total time of `cargo test --test contract --features
+//! mutant-ID` for each worksheet mutant in turn, each one an incremental
+//! rebuild plus a suite run, as an instructor would do it by hand.
+//! `LEASE_LAB_BENCH_ALL_FEATURES=1` times the cargo approach over every
+//! mutant instead (about ten minutes on two cores).
+
+use lease_lab::matrix::Matrix;
+use lease_lab::mutant::MutantKind;
+use lease_lab::runner::{RunOptions, WorkerCommand};
+use lease_lab::suite;
+use lease_lab::variant::Variant;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn main() {
+    // `cargo bench` passes `--bench`; any other argument is a filter we do not use.
+    let worker = WorkerCommand {
+        program: env!("CARGO_BIN_EXE_lab").into(),
+        args: vec!["__worker".into()],
+    };
+    let options = RunOptions::default();
+    let all = Variant::all();
+    let worksheet: Vec<Variant> = all
+        .iter()
+        .copied()
+        .filter(|variant| {
+            variant
+                .mutant()
+                .is_none_or(|m| m.kind == MutantKind::Worksheet)
+        })
+        .collect();
+
+    let lab_worksheet = median_of(5, || time_matrix(&worker, &worksheet, &options));
+    let lab_all = median_of(5, || time_matrix(&worker, &all, &options));
+
+    let every_feature = std::env::var_os("LEASE_LAB_BENCH_ALL_FEATURES").is_some();
+    let chosen: Vec<&str> = all
+        .iter()
+        .filter_map(Variant::mutant)
+        .filter(|mutant| every_feature || mutant.kind == MutantKind::Worksheet)
+        .map(|mutant| mutant.id)
+        .collect();
+    let (cargo_total, per_variant) = time_cargo_features(&chosen);
+
+    println!(
+        "\nkill matrix, {} suite tests, {} cores",
+        suite::CASES.len(),
+        options.jobs
+    );
+    println!("{:<58} {:>10}", "approach", "seconds");
+    println!(
+        "{:<58} {:>10.2}",
+        format!(
+            "lab matrix, reference + {} worksheet mutants (median of 5)",
+            worksheet.len() - 1
+        ),
+        lab_worksheet.as_secs_f64()
+    );
+    println!(
+        "{:<58} {:>10.2}",
+        format!(
+            "lab matrix, reference + all {} mutants (median of 5)",
+            all.len() - 1
+        ),
+        lab_all.as_secs_f64()
+    );
+    println!(
+        "{:<58} {:>10.2}",
+        format!(
+            "cargo test --features mutant-ID, {} mutants in turn",
+            chosen.len()
+        ),
+        cargo_total.as_secs_f64()
+    );
+    for (id, took) in per_variant {
+        println!(
+            "{:<58} {:>10.2}",
+            format!("  of which mutant {id}"),
+            took.as_secs_f64()
+        );
+    }
+}
+
+fn time_matrix(worker: &WorkerCommand, variants: &[Variant], options: &RunOptions) -> Duration {
+    let tests = suite::CASES.iter().collect();
+    let started = Instant::now();
+    let matrix = Matrix::build(worker, variants, tests, options);
+    let took = started.elapsed();
+    assert!(
+        matrix.problems().is_empty(),
+        "the matrix must be sound to be worth timing: {:?}",
+        matrix.problems()
+    );
+    took
+}
+
+fn median_of(runs: usize, mut measure: impl FnMut() -> Duration) -> Duration {
+    let mut times: Vec<Duration> = (0..runs).map(|_| measure()).collect();
+    times.sort();
+    times[runs / 2]
+}
+
+/// Times `cargo test --test contract --features mutant-ID` for each id, in a
+/// target folder of its own that has first been built without features, so
+/// each run is the incremental rebuild an instructor would wait for.
+fn time_cargo_features(ids: &[&str]) -> (Duration, Vec<(String, Duration)>) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let target = root.join("target").join("bench-features");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let run = |features: Option<&str>| {
+        let mut command = Command::new(&cargo);
+        command
+            .current_dir(root)
+            .env("CARGO_TARGET_DIR", &target)
+            .args(["test", "--quiet", "--test", "contract"]);
+        if let Some(feature) = features {
+            command.args(["--features", feature]);
+        }
+        let started = Instant::now();
+        let output = command.output().expect("cargo runs");
+        (started.elapsed(), output.status.success())
+    };
+    let (_, baseline_passes) = run(None);
+    assert!(
+        baseline_passes,
+        "the reference must pass before mutants are timed"
+    );
+    let mut per_variant = Vec::new();
+    for id in ids {
+        let (took, passed) = run(Some(&format!("mutant-{id}")));
+        assert!(!passed, "mutant {id} must fail the suite");
+        per_variant.push((id.to_string(), took));
+    }
+    let total = per_variant.iter().map(|(_, took)| *took).sum();
+    (total, per_variant)
+}

@@ -1,0 +1,507 @@
+//! The `lab` command line as a user meets it: outputs, exit codes, colours,
+//! the progress file. Each test runs the built binary in a folder of its own.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// A folder to run `lab` in, with its own progress file.
+struct Sandbox {
+    dir: tempfile::TempDir,
+}
+
+impl Sandbox {
+    fn new() -> Sandbox {
+        Sandbox {
+            dir: tempfile::tempdir().expect("a temporary folder"),
+        }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_lab"));
+        command
+            .args(args)
+            .current_dir(self.dir.path())
+            .env_remove("NO_COLOR")
+            .env_remove("LEASE_LAB_PROGRESS")
+            .stdin(Stdio::null());
+        command
+    }
+
+    fn lab(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("lab runs")
+    }
+
+    /// `lab db OP ... --db jobs.db`, returning exit code, stdout, stderr.
+    fn db(&self, args: &[&str]) -> (i32, String, String) {
+        let mut full = vec!["db", "--db", "jobs.db"];
+        full.extend_from_slice(args);
+        let output = self.lab(&full);
+        (
+            output.status.code().expect("an exit code"),
+            String::from_utf8(output.stdout).expect("UTF-8"),
+            String::from_utf8(output.stderr).expect("UTF-8"),
+        )
+    }
+
+    fn db_json(&self, args: &[&str]) -> Value {
+        let (code, stdout, stderr) = self.db(args);
+        assert_eq!(code, 0, "lab db {args:?} failed: {stderr}");
+        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).expect("UTF-8")
+}
+
+#[test]
+fn db_runs_all_eight_operations_and_prints_their_answers_as_json() {
+    let lab = Sandbox::new();
+    assert_eq!(lab.db_json(&["init"]), Value::Bool(true));
+    assert_eq!(lab.db_json(&["enqueue", "j"]), Value::Bool(true));
+    assert_eq!(lab.db_json(&["enqueue", "j"]), Value::Bool(false));
+    assert_eq!(
+        lab.db_json(&["claim", "j", "A", "--now", "100", "--ttl", "10"]),
+        serde_json::json!(1)
+    );
+    assert_eq!(
+        lab.db_json(&["claim", "j", "B", "--now", "105", "--ttl", "10"]),
+        Value::Null
+    );
+    assert_eq!(
+        lab.db_json(&["renew", "j", "A", "1", "--now", "105", "--ttl", "20"]),
+        Value::Bool(true)
+    );
+    assert_eq!(
+        lab.db_json(&["state", "j"]),
+        serde_json::json!({"id": "j", "owner": "A", "until": 125.0, "fence": 1, "result": null, "done": false})
+    );
+    assert_eq!(lab.db_json(&["release", "j", "A", "1"]), Value::Bool(true));
+    assert_eq!(lab.db_json(&["release", "j", "A", "1"]), Value::Bool(false));
+    assert_eq!(
+        lab.db_json(&["claim", "j", "B", "--now", "106", "--ttl", "10"]),
+        serde_json::json!(2)
+    );
+    assert_eq!(
+        lab.db_json(&["complete", "j", "A", "1", "--now", "107", "--result", "stale"]),
+        Value::Bool(false)
+    );
+    assert_eq!(
+        lab.db_json(&[
+            "complete",
+            "j",
+            "B",
+            "2",
+            "--now",
+            "107",
+            "--result",
+            "B's result"
+        ]),
+        Value::Bool(true)
+    );
+    assert_eq!(
+        lab.db_json(&["state", "j"]),
+        serde_json::json!({"id": "j", "owner": "B", "until": 116.0, "fence": 2, "result": "B's result", "done": true})
+    );
+    assert_eq!(lab.db_json(&["state", "missing"]), Value::Null);
+    assert_eq!(lab.db_json(&["enqueue", "k"]), Value::Bool(true));
+    let answers = lab.db_json(&[
+        "claim-many",
+        "k",
+        "A",
+        "B",
+        "C",
+        "--now",
+        "100",
+        "--ttl",
+        "10",
+    ]);
+    let answers = answers.as_array().expect("an array");
+    assert_eq!(answers.len(), 3);
+    assert_eq!(
+        answers
+            .iter()
+            .filter(|a| **a == serde_json::json!(1))
+            .count(),
+        1
+    );
+    assert_eq!(answers.iter().filter(|a| a.is_null()).count(), 2);
+}
+
+#[test]
+fn db_invalid_argument_exits_2_with_one_line_and_changes_nothing() {
+    let lab = Sandbox::new();
+    lab.db_json(&["init"]);
+    lab.db_json(&["enqueue", "j"]);
+    let before = lab.db_json(&["state", "j"]);
+    for args in [
+        vec!["claim", "j", "A", "--now", "100", "--ttl", "0"],
+        vec!["claim", "j", "A", "--now", "100", "--ttl", "-5"],
+        vec!["claim", "j", "A", "--now", "nan", "--ttl", "10"],
+        vec!["renew", "j", "A", "1", "--now", "100", "--ttl", "inf"],
+        vec!["enqueue", ""],
+    ] {
+        let (code, stdout, stderr) = lab.db(&args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stdout.is_empty(), "{args:?} printed {stdout}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains("invalid argument"), "{args:?}: {stderr}");
+    }
+    assert_eq!(lab.db_json(&["state", "j"]), before);
+}
+
+#[test]
+fn db_usage_error_exits_2() {
+    let lab = Sandbox::new();
+    let (code, _, stderr) = lab.db(&["claim", "j", "A", "--now", "soon", "--ttl", "10"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("soon"), "{stderr}");
+    let (code, _, stderr) = lab.db(&["--variant", "nope", "init"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("no variant \"nope\""), "{stderr}");
+}
+
+#[test]
+fn db_other_failures_exit_1_naming_the_file() {
+    let lab = Sandbox::new();
+    let (code, stdout, stderr) = lab.db(&["enqueue", "j"]);
+    assert_eq!(code, 1);
+    assert!(stdout.is_empty());
+    assert!(
+        stderr.contains("jobs.db") && stderr.contains("init"),
+        "{stderr}"
+    );
+    assert!(!lab.path("jobs.db").exists(), "no file may be created");
+    std::fs::write(
+        lab.path("jobs.db"),
+        b"this is not a database, just text that is long enough",
+    )
+    .unwrap();
+    let (code, _, stderr) = lab.db(&["init"]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("not a usable SQLite database"), "{stderr}");
+}
+
+#[test]
+fn db_can_drive_a_mutant() {
+    let lab = Sandbox::new();
+    lab.db_json(&["init"]);
+    lab.db_json(&["enqueue", "j"]);
+    lab.db_json(&["claim", "j", "A", "--now", "100", "--ttl", "10"]);
+    let (code, stdout, _) = lab.db(&[
+        "--variant",
+        "04",
+        "claim",
+        "j",
+        "B",
+        "--now",
+        "110",
+        "--ttl",
+        "10",
+    ]);
+    assert_eq!(
+        (code, stdout.trim()),
+        (0, "null"),
+        "mutant 04 refuses the claim at expiry"
+    );
+    let (code, stdout, _) = lab.db(&["claim", "j", "B", "--now", "110", "--ttl", "10"]);
+    assert_eq!((code, stdout.trim()), (0, "2"), "the reference takes it");
+}
+
+#[test]
+fn step_without_a_terminal_or_prediction_says_so_and_exits() {
+    let lab = Sandbox::new();
+    let output = lab.lab(&["step", "4"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("--predict"),
+        "{}",
+        text(&output.stderr)
+    );
+    assert!(
+        output.stdout.is_empty(),
+        "nothing is shown before the refusal"
+    );
+    assert!(!lab.path("lease-lab-progress.json").exists());
+}
+
+#[test]
+fn step_with_a_prediction_runs_compares_and_records() {
+    let lab = Sandbox::new();
+    let output = lab.lab(&[
+        "step",
+        "4",
+        "--predict",
+        "claim_at_exact_expiry_is_reassigned,3",
+        "--why",
+        "a claim at now == until",
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let shown = text(&output.stdout);
+    for expected in [
+        "-        if done || held_until > now {",
+        "+        if done || held_until >= now {",
+        "claim_at_exact_expiry_is_reassigned",
+        "predicted and caught:        claim_at_exact_expiry_is_reassigned",
+        "predicted but it survived:   init_db_twice_keeps_jobs_and_fences",
+        "score: 50%",
+        "Next: lab step 1",
+    ] {
+        assert!(
+            shown.contains(expected),
+            "missing {expected:?} in:\n{shown}"
+        );
+    }
+    assert!(
+        !shown.contains('\u{1b}'),
+        "piped output has no escape codes"
+    );
+    let progress: Value = serde_json::from_str(
+        &std::fs::read_to_string(lab.path("lease-lab-progress.json")).unwrap(),
+    )
+    .unwrap();
+    let attempt = &progress["exercises"]["4"]["attempts"][0];
+    assert_eq!(attempt["mutant"], "04");
+    assert_eq!(attempt["why"], "a claim at now == until");
+    assert_eq!(
+        attempt["caught_by"],
+        serde_json::json!(["claim_at_exact_expiry_is_reassigned"])
+    );
+    assert_eq!(attempt["score"]["percent"], 50);
+    let overview = text(&lab.lab(&[]).stdout);
+    assert!(
+        overview.contains("done (score 50%, 1 attempt)"),
+        "{overview}"
+    );
+}
+
+#[test]
+fn step_reads_the_prediction_from_standard_input_when_interactive_input_is_piped_in() {
+    // Piped input is not a terminal: the prompt is refused, not waited for.
+    let lab = Sandbox::new();
+    let mut child = lab
+        .command(&["step", "1"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdin.take());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn step_rejects_an_unknown_test_or_exercise() {
+    let lab = Sandbox::new();
+    let output = lab.lab(&["step", "4", "--predict", "no_such_test"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("\"no_such_test\" is not a test in force"));
+    let output = lab.lab(&["step", "2", "--predict", "99"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("there is no test number 99"));
+    let output = lab.lab(&["step", "9"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("the exercises are: 1, 2, 3, 4, 5, 6, 7, 8, 8b"));
+}
+
+#[test]
+fn step_8_records_the_closing_reflection() {
+    let lab = Sandbox::new();
+    let output = lab.lab(&[
+        "step",
+        "8b",
+        "--predict",
+        "claim_many_has_one_winner_under_contention",
+        "--why-kept",
+        "a later step relies on the earlier contracts",
+        "--not-guaranteed",
+        "clocks are given by the caller and not synchronised",
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let progress = text(&lab.lab(&["progress", "--format", "json"]).stdout);
+    let progress: Value = serde_json::from_str(&progress).unwrap();
+    assert_eq!(
+        progress["reflection"]["not_guaranteed"],
+        "clocks are given by the caller and not synchronised"
+    );
+    // The queued round always catches the race; the other racing tests
+    // catch it only when their threads happen to overlap.
+    let attempt = &progress["exercises"]["8b"]["attempts"][0];
+    let caught: Vec<&str> = attempt["caught_by"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert!(
+        caught.contains(&"claim_many_has_one_winner_under_contention"),
+        "{caught:?}"
+    );
+    assert_eq!(attempt["score"]["percent"], 100 / caught.len());
+}
+
+#[test]
+fn a_corrupt_progress_file_is_set_aside_not_lost() {
+    let lab = Sandbox::new();
+    std::fs::write(lab.path("lease-lab-progress.json"), "{ half a file").unwrap();
+    let output = lab.lab(&[]);
+    assert!(output.status.success());
+    let warning = text(&output.stderr);
+    assert!(
+        warning.contains("could not be read") && warning.contains(".corrupt-"),
+        "{warning}"
+    );
+    let aside: Vec<PathBuf> = std::fs::read_dir(lab.dir.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.to_string_lossy().contains(".corrupt-"))
+        .collect();
+    assert_eq!(aside.len(), 1);
+    assert_eq!(std::fs::read_to_string(&aside[0]).unwrap(), "{ half a file");
+}
+
+#[test]
+fn hints_come_one_at_a_time_and_reset_forgets() {
+    let lab = Sandbox::new();
+    let first = text(&lab.lab(&["hint", "4"]).stdout);
+    assert!(
+        first.contains("Hint 1") && !first.contains("Hint 2") && first.contains("2 more"),
+        "{first}"
+    );
+    let second = text(&lab.lab(&["hint", "4"]).stdout);
+    assert!(
+        second.contains("Hint 2") && !second.contains("Hint 3"),
+        "{second}"
+    );
+    let all = text(&lab.lab(&["hint", "4", "--all"]).stdout);
+    assert!(
+        all.contains("Hint 3") && all.contains("the last hint"),
+        "{all}"
+    );
+    assert!(text(&lab.lab(&["reset", "4"]).stdout).contains("Forgot exercise 4"));
+    let again = text(&lab.lab(&["hint", "4"]).stdout);
+    assert!(!again.contains("Hint 2"), "{again}");
+}
+
+#[test]
+fn colours_follow_the_flag_and_no_color() {
+    let lab = Sandbox::new();
+    let escape = |output: Output| text(&output.stdout).contains('\u{1b}');
+    assert!(escape(lab.lab(&["tests", "--color", "always"])));
+    assert!(!escape(lab.lab(&["tests", "--color", "never"])));
+    assert!(!escape(lab.lab(&["tests"])), "auto is off when piped");
+    let mut no_color = lab.command(&["tests", "--color", "auto"]);
+    no_color.env("NO_COLOR", "1");
+    assert!(!escape(no_color.output().unwrap()));
+}
+
+#[test]
+fn demo_shows_the_stale_write_refused_then_landing_on_the_lease_alone() {
+    let lab = Sandbox::new();
+    let reference = text(&lab.lab(&["demo"]).stdout);
+    assert!(
+        reference.contains("A's stale write was refused"),
+        "{reference}"
+    );
+    assert!(reference.contains("result \"B's result\""), "{reference}");
+    let mutant = text(&lab.lab(&["demo", "--variant", "h06h"]).stdout);
+    assert!(mutant.contains("The stale write LANDED"), "{mutant}");
+}
+
+#[test]
+fn matrix_json_has_the_documented_shape_and_check_passes() {
+    let lab = Sandbox::new();
+    let output = lab.lab(&[
+        "matrix",
+        "--format",
+        "json",
+        "--check",
+        "--kind",
+        "worksheet",
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let matrix: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let tests = matrix["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), lease_lab::suite::CASES.len());
+    assert_eq!(tests[0]["step"], 1);
+    let variants = matrix["variants"].as_array().unwrap();
+    assert_eq!(variants[0]["id"], "correct");
+    assert_eq!(
+        variants.len(),
+        10,
+        "the reference and the nine worksheet mutants"
+    );
+    for variant in variants {
+        let outcomes = variant["outcomes"].as_object().unwrap();
+        assert_eq!(outcomes.len(), tests.len());
+        for outcome in outcomes.values() {
+            assert!(["pass", "fail", "timeout", "crash"].contains(&outcome.as_str().unwrap()));
+        }
+    }
+    let race = variants.iter().find(|v| v["id"] == "08b").unwrap();
+    assert_eq!(
+        race["outcomes"]["claim_many_has_one_winner_under_contention"],
+        "fail"
+    );
+    assert_eq!(race["status"], "killed");
+    assert!(text(&output.stderr).contains("lab matrix --check: ok"));
+}
+
+#[test]
+fn run_lists_every_test_with_its_verdict() {
+    let lab = Sandbox::new();
+    let output = lab.lab(&["run", "06", "--color", "never"]);
+    assert!(output.status.success());
+    let shown = text(&output.stdout);
+    assert!(
+        shown.contains("FAIL  second_completion_is_refused_and_keeps_the_result"),
+        "{shown}"
+    );
+    let passed = lease_lab::suite::CASES.len() - 1;
+    assert!(
+        shown.contains(&format!("{passed} passed, 1 failed")),
+        "{shown}"
+    );
+    let output = lab.lab(&["run", "nope"]);
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn tests_and_variants_are_listed() {
+    let lab = Sandbox::new();
+    let tests = text(&lab.lab(&["tests"]).stdout);
+    assert!(tests.contains("step 4: Take an expired lease atomically"));
+    assert!(tests.contains("claim_at_exact_expiry_is_reassigned"));
+    let variants = text(&lab.lab(&["tests", "--variants"]).stdout);
+    assert!(
+        variants.contains("correct") && variants.contains("08b") && variants.contains("hardening")
+    );
+}
+
+#[test]
+fn a_progress_file_can_be_chosen() {
+    let lab = Sandbox::new();
+    let chosen = lab.path("elsewhere.json");
+    let output = lab.lab(&[
+        "--progress",
+        chosen.to_str().unwrap(),
+        "reflect",
+        "--why-kept",
+        "x",
+        "--not-guaranteed",
+        "y",
+    ]);
+    assert!(output.status.success());
+    assert!(chosen.exists());
+    assert!(!Path::new(&lab.path("lease-lab-progress.json")).exists());
+    let mut by_variable = lab.command(&["progress", "--format", "json"]);
+    by_variable.env("LEASE_LAB_PROGRESS", &chosen);
+    let progress: Value = serde_json::from_slice(&by_variable.output().unwrap().stdout).unwrap();
+    assert_eq!(progress["reflection"]["why_tests_are_kept"], "x");
+}
