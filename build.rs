@@ -28,9 +28,17 @@ fn main() {
     println!("cargo:rerun-if-changed={MUTABLE_FILE}");
     println!("cargo:rerun-if-env-changed=LEASE_LAB_MUTANT");
     println!("cargo:rerun-if-env-changed=INSIDE_MUTANTS");
+    println!("cargo:rerun-if-env-changed=LEASE_LAB_VARIANTS");
 
     let reference = read(&root.join(MUTABLE_FILE));
-    let mutants = read_mutants(&root.join("mutants"), &reference);
+    // `LEASE_LAB_VARIANTS=none` builds the library without compiled mutants:
+    // for runs that test only the store itself (cargo-mutants on
+    // src/store.rs), where three dozen copies of it would be built for nothing.
+    let mutants = if env::var("LEASE_LAB_VARIANTS").as_deref() == Ok("none") {
+        Vec::new()
+    } else {
+        read_mutants(&root.join("mutants"), &reference)
+    };
     let declared = declared_features(&root.join("Cargo.toml"));
     for (spec, _, _) in &mutants {
         if !declared.contains(&spec.feature()) {

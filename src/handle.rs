@@ -130,4 +130,10 @@ impl JobStore for HandleStore {
     ) -> Result<Vec<Option<Fence>>> {
         crate::claim_many(path, job_id, owners, now, ttl)
     }
+
+    /// The kept connections wait through the store's busy handler, which
+    /// reads the calling thread's timeout, so the thread's setting applies.
+    fn set_thread_busy_timeout(&self, timeout: Option<std::time::Duration>) {
+        crate::variant::active::set_thread_busy_timeout(timeout)
+    }
 }

@@ -38,7 +38,8 @@ impl Default for RunOptions {
         RunOptions {
             timeout: Duration::from_secs(10),
             scratch: default_scratch(),
-            jobs: thread::available_parallelism().map_or(2, usize::from),
+            // Twice the cores: some tests sleep while another client holds a lock.
+            jobs: 2 * thread::available_parallelism().map_or(2, usize::from),
         }
     }
 }
@@ -304,11 +305,12 @@ fn run_worker(
         text
     });
     // A worker that stops answering (a test stuck outside its own thread)
-    // is killed once every test it was given could have timed out.
+    // is killed once every test it was given could have timed out, with one
+    // more test's time (at least a second) for starting and stopping.
     let deadline = options
         .timeout
         .saturating_mul(u32::try_from(tests.len()).unwrap_or(u32::MAX))
-        + Duration::from_secs(5);
+        + options.timeout.max(Duration::from_secs(1));
     let (lines_sender, lines) = mpsc::channel();
     let reader = thread::spawn(move || {
         for line in BufReader::new(stdout).lines() {
@@ -338,8 +340,14 @@ fn run_worker(
         }
     }
     let status = child.wait();
-    let _ = reader.join();
-    let stderr_text = stderr_reader.join().unwrap_or_default();
+    // After a kill, a process the worker started may still hold its pipes
+    // open; the readers are then left to end with it instead of waited for.
+    let stderr_text = if killed {
+        String::new()
+    } else {
+        let _ = reader.join();
+        stderr_reader.join().unwrap_or_default()
+    };
     let ending = if killed {
         Outcome::Timeout {
             limit_ms: u64::try_from(deadline.as_millis()).unwrap_or(u64::MAX),

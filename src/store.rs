@@ -17,6 +17,7 @@ use crate::job::{Fence, Job};
 use rusqlite::config::DbConfig;
 use rusqlite::{named_params, Connection, ErrorCode, OpenFlags, OptionalExtension};
 use rusqlite::{Transaction, TransactionBehavior};
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Barrier, OnceLock};
@@ -35,13 +36,27 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// for every connection the process opens.
 pub const BUSY_TIMEOUT_VARIABLE: &str = "LEASE_LAB_BUSY_TIMEOUT_MS";
 
-/// The busy timeout in force: [`BUSY_TIMEOUT_VARIABLE`] if it holds a whole
-/// number of milliseconds, else [`BUSY_TIMEOUT`].
+thread_local! {
+    static THREAD_BUSY_TIMEOUT: Cell<Option<Duration>> = const { Cell::new(None) };
+}
+
+/// Sets the busy timeout of the calls this thread makes (and of the claims
+/// `claim_many` runs for it), over the environment and the default; `None`
+/// goes back to them. For a caller that must not wait long, and for tests.
+pub fn set_thread_busy_timeout(timeout: Option<Duration>) {
+    THREAD_BUSY_TIMEOUT.with(|cell| cell.set(timeout));
+}
+
+/// The busy timeout in force on this thread: the one set with
+/// [`set_thread_busy_timeout`], else [`BUSY_TIMEOUT_VARIABLE`] if it holds a
+/// whole number of milliseconds, else [`BUSY_TIMEOUT`].
 pub fn busy_timeout() -> Duration {
-    std::env::var(BUSY_TIMEOUT_VARIABLE)
-        .ok()
-        .and_then(|text| text.trim().parse::<u64>().ok())
-        .map_or(BUSY_TIMEOUT, Duration::from_millis)
+    THREAD_BUSY_TIMEOUT.with(Cell::get).unwrap_or_else(|| {
+        std::env::var(BUSY_TIMEOUT_VARIABLE)
+            .ok()
+            .and_then(|text| text.trim().parse::<u64>().ok())
+            .map_or(BUSY_TIMEOUT, Duration::from_millis)
+    })
 }
 
 /// How long a connection has waited for a lock after `attempts` naps.
@@ -651,11 +666,13 @@ pub fn claim_many(
     let next_owner = AtomicUsize::new(0);
     let threads = owners.len().min(MAX_CLAIM_THREADS);
     let start = Barrier::new(threads);
+    let wait = busy_timeout();
     let mut panicked = None;
     thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
                 scope.spawn(|| {
+                    set_thread_busy_timeout(Some(wait));
                     start.wait();
                     loop {
                         let index = next_owner.fetch_add(1, Ordering::Relaxed);

@@ -5,6 +5,7 @@ use crate::error::Result;
 use crate::job::{Fence, Job};
 use crate::mutant::MutantKind;
 use std::path::Path;
+use std::time::Duration;
 
 /// The eight operations of one implementation of the store, path-based as
 /// the worksheet's contract is. The contract suite takes an implementation
@@ -56,6 +57,8 @@ pub trait JobStore: Send + Sync {
         now: f64,
         ttl: f64,
     ) -> Result<Vec<Option<Fence>>>;
+    /// How long this thread's calls wait for a lock (`None`: the default).
+    fn set_thread_busy_timeout(&self, timeout: Option<Duration>);
 }
 
 /// The answers of `claim_many`: a fence or `None` per owner, in owner order.
@@ -81,6 +84,8 @@ pub struct Operations {
     pub release: fn(&Path, &str, &str, Fence) -> Result<bool>,
     /// See [`JobStore::claim_many`].
     pub claim_many: fn(&Path, &str, &[&str], f64, f64) -> Result<Claims>,
+    /// See [`JobStore::set_thread_busy_timeout`].
+    pub set_thread_busy_timeout: fn(Option<Duration>),
 }
 
 /// The [`Operations`] of a store module (the reference or a mutant's copy).
@@ -99,6 +104,7 @@ macro_rules! operations_of {
             },
             release: |path, job, owner, fence| $($module)::+::release(path, job, owner, fence),
             claim_many: |path, job, owners, now, ttl| $($module)::+::claim_many(path, job, owners, now, ttl),
+            set_thread_busy_timeout: |timeout| $($module)::+::set_thread_busy_timeout(timeout),
         }
     };
 }
@@ -157,6 +163,9 @@ impl JobStore for Operations {
         ttl: f64,
     ) -> Result<Vec<Option<Fence>>> {
         (self.claim_many)(path, job_id, owners, now, ttl)
+    }
+    fn set_thread_busy_timeout(&self, timeout: Option<Duration>) {
+        (self.set_thread_busy_timeout)(timeout)
     }
 }
 

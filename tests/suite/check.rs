@@ -354,6 +354,43 @@ impl<'a> Bench<'a> {
         })
     }
 
+    /// Runs `action` on another thread, whose calls wait at most `busy` for
+    /// a lock, while this thread holds the write lock through a plain
+    /// connection. Returns what `action` answered, or a failure if it had
+    /// not answered within `limit` (the lock is then released so that the
+    /// thread can finish, and the test fails instead of hanging).
+    pub fn while_locked<T: Send>(
+        &self,
+        busy: std::time::Duration,
+        limit: std::time::Duration,
+        action: impl FnOnce() -> T + Send,
+    ) -> Step<T> {
+        let holder = Connection::open(&self.db).and_then(|conn| {
+            conn.execute_batch("BEGIN IMMEDIATE")?;
+            Ok(conn)
+        });
+        let holder = holder.map_err(|error| Failure {
+            check: "taking the write lock with a plain connection".into(),
+            expected: "the lock".into(),
+            actual: format!("Err({error})"),
+        })?;
+        let store = self.store;
+        std::thread::scope(|scope| {
+            let (sender, receiver) = std::sync::mpsc::channel();
+            scope.spawn(move || {
+                store.set_thread_busy_timeout(Some(busy));
+                let _ = sender.send(action());
+            });
+            let answer = receiver.recv_timeout(limit);
+            let _ = holder.execute_batch("ROLLBACK");
+            answer.map_err(|_| Failure {
+                check: format!("a call made while another client holds the write lock, with a busy timeout of {} ms", busy.as_millis()),
+                expected: format!("an answer (a busy error) within {} ms", limit.as_millis()),
+                actual: "no answer: the call kept waiting for the lock".into(),
+            })
+        })
+    }
+
     /// Runs SQL on the file through a separate plain connection: another
     /// client, or a test preparing a file the store must refuse.
     pub fn raw_sql(&self, path: &Path, sql: &str) -> Checked {

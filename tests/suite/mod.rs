@@ -55,6 +55,7 @@ macro_rules! for_each_suite_step {
                 init_db_refuses_a_file_that_is_not_a_database,
                 init_db_in_a_missing_folder_is_an_error,
                 init_db_on_a_directory_is_an_error,
+                init_db_with_a_bare_file_name_uses_the_current_folder,
             ],
             step2 (2) [
                 enqueue_adds_a_job_in_the_default_state,
@@ -84,6 +85,7 @@ macro_rules! for_each_suite_step {
                 claim_with_ttl_zero_or_less_is_invalid,
                 claim_with_non_finite_time_is_invalid,
                 claim_with_an_empty_owner_or_id_is_invalid,
+                claim_while_the_lock_is_held_is_a_busy_error,
             ],
             step5 (5) [
                 renew_by_the_holder_extends_the_lease,

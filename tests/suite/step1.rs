@@ -130,3 +130,28 @@ pub fn init_db_on_a_directory_is_an_error(bench: &Bench) -> Checked {
         |e| matches!(e, StoreError::IsADirectory { .. }),
     )
 }
+
+/// A bare file name is a database in the current folder (as `lab db`'s
+/// default `lease-lab.db` is), not a file in a missing folder.
+pub fn init_db_with_a_bare_file_name_uses_the_current_folder(bench: &Bench) -> Checked {
+    let folder = bench.sibling("cwd");
+    let moved = fs::create_dir(&folder).and_then(|()| std::env::set_current_dir(&folder));
+    moved.map_err(|e| Failure {
+        check: "making a folder and moving into it".into(),
+        expected: "success".into(),
+        actual: e.to_string(),
+    })?;
+    // Every other suite test uses absolute paths, so changing this
+    // process's folder cannot disturb a test running beside this one.
+    let answer = bench.store().init_db(std::path::Path::new("bare.db"));
+    expect_eq(
+        "init_db(\"bare.db\") in the current folder",
+        answer.map_err(|e| e.to_string()),
+        Ok(()),
+    )?;
+    expect_eq(
+        "whether bare.db was made in the current folder",
+        folder.join("bare.db").is_file(),
+        true,
+    )
+}

@@ -2,6 +2,8 @@
 //! fence for a job nobody holds, and changes nothing otherwise.
 
 use super::check::*;
+use crate::error::StoreError;
+use std::time::Duration;
 
 /// Claiming a new job answers fence 1 and stores the owner and the lease end.
 pub fn claim_of_a_new_job_returns_fence_1(bench: &Bench) -> Checked {
@@ -132,4 +134,27 @@ pub fn claim_with_an_empty_owner_or_id_is_invalid(bench: &Bench) -> Checked {
         bench.store().claim(bench.db(), "", "A", 100.0, 10.0),
     )?;
     bench.expect_unchanged("the refused claims", &before)
+}
+
+/// While another client holds the write lock past the busy timeout, a claim
+/// gives up with a busy error that says so, and nothing changes.
+pub fn claim_while_the_lock_is_held_is_a_busy_error(bench: &Bench) -> Checked {
+    bench.init_with(&["j"])?;
+    let before = bench.rows()?;
+    let busy = Duration::from_millis(50);
+    let answer = bench.while_locked(busy, Duration::from_secs(3), || {
+        bench.store().claim(bench.db(), "j", "A", 100.0, 10.0)
+    })?;
+    expect_error(
+        "claim while another client holds the write lock",
+        answer,
+        "Err(Busy) saying the database stayed locked for 50 ms",
+        |error| {
+            matches!(error, StoreError::Busy { waited, .. } if *waited == busy)
+                && error
+                    .to_string()
+                    .contains("stayed locked by another connection for 50 ms")
+        },
+    )?;
+    bench.expect_unchanged("the claim that gave up", &before)
 }
