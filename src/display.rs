@@ -326,6 +326,14 @@ pub fn overview_text(
     for exercise in crate::exercise::exercises() {
         let status = match progress.latest(exercise.key) {
             None => "not started".dimmed().to_string(),
+            Some(attempt) if attempt.predicted.is_empty() && attempt.probe.is_some() => format!(
+                "{} (probe: {})",
+                "done".green(),
+                attempt
+                    .probe
+                    .as_ref()
+                    .map_or("", |probe| probe.verdict.as_str())
+            ),
             Some(attempt) => {
                 let attempts = progress
                     .exercises

@@ -17,6 +17,33 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// Prints to standard output. A reader that went away (`lab ... | head`)
+/// ends the program quietly, as it would end `cat`, instead of a panic.
+macro_rules! say_raw {
+    ($($arg:tt)*) => {
+        emit(format_args!($($arg)*))
+    };
+}
+
+/// [`say_raw!`] with a new line.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        emit(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+fn emit(text: std::fmt::Arguments) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(error) = stdout.write_fmt(text).and_then(|()| stdout.flush()) {
+        if error.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("lab: cannot write to standard output: {error}");
+        std::process::exit(1);
+    }
+}
+
 /// A teaching lab for fencing tokens: a SQLite job store with an ownership
 /// lease and a fence that only grows, the contract suite that checks it, and
 /// the broken versions (mutants) that suite must catch.
@@ -45,6 +72,9 @@ enum Command {
         /// What input, error or stored state will reveal the difference.
         #[arg(long)]
         why: Option<String>,
+        /// A probe file as the prediction: store operations with the answers you expect.
+        #[arg(long)]
+        probe: Option<PathBuf>,
         /// After step 8: why the earlier steps' tests are kept.
         #[arg(long)]
         why_kept: Option<String>,
@@ -82,6 +112,37 @@ enum Command {
         #[arg(long, value_enum, default_value_t = ProgressFormat::Text)]
         format: ProgressFormat,
     },
+    /// Run a probe: your prediction as store operations and expected answers.
+    Probe {
+        /// The probe file.
+        file: PathBuf,
+        /// The mutant(s) it should kill (default: every mutant, for information).
+        #[arg(long)]
+        variant: Vec<String>,
+        /// How often a probe that races claims is run before it counts as passing.
+        #[arg(long, default_value_t = 1)]
+        attempts: u32,
+        /// The longest one run may take, in milliseconds.
+        #[arg(long, default_value_t = 10_000)]
+        timeout_ms: u64,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = ProgressFormat::Text)]
+        format: ProgressFormat,
+    },
+    /// Write or check a mutant of your own.
+    Mutant {
+        #[command(subcommand)]
+        action: MutantCommand,
+    },
+    /// Summarise many students' progress files, exercise by exercise.
+    Grade {
+        /// The progress files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = ProgressFormat::Text)]
+        format: ProgressFormat,
+    },
     /// The worksheet's story on a real database: A stalls, B takes over, A's late write.
     Demo {
         /// Replay it on a mutant instead of the reference (e.g. h06h).
@@ -103,6 +164,9 @@ enum Command {
         /// Only the reference and the mutants of this kind.
         #[arg(long, value_enum)]
         kind: Option<KindFilter>,
+        /// Write the report to this file instead of standard output.
+        #[arg(long, short)]
+        output: Option<PathBuf>,
         #[command(flatten)]
         run: RunArgs,
     },
@@ -145,6 +209,27 @@ enum Command {
     },
 }
 
+#[derive(Debug, Subcommand)]
+enum MutantCommand {
+    /// Write a template mutant file for a step, with a fragment of that step's code.
+    New {
+        /// The step (1 to 8) whose code to break.
+        #[arg(long)]
+        step: u8,
+        /// The folder of mutant files.
+        #[arg(long, default_value = "mutants")]
+        dir: PathBuf,
+    },
+    /// Check a mutant file: it parses, its fragment occurs once, it changes code, and the crate builds with it.
+    Check {
+        /// The mutant file.
+        file: PathBuf,
+        /// Skip the build (the other checks take no time).
+        #[arg(long)]
+        no_build: bool,
+    },
+}
+
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum ProgressFormat {
     Text,
@@ -173,6 +258,10 @@ enum MatrixFormat {
     Text,
     Json,
     Markdown,
+    /// Stryker's mutation-testing-report schema, version 2.
+    Stryker,
+    /// One self-contained HTML page.
+    Html,
 }
 
 #[derive(Debug, clap::Args)]
@@ -335,7 +424,7 @@ fn overview(progress_path: &std::path::Path) -> ExitCode {
                     aside.display()
                 );
             }
-            print!(
+            say_raw!(
                 "{}",
                 display::overview_text(&loaded.progress, progress_path)
             );
@@ -383,6 +472,7 @@ fn run(command: Command, progress_path: &std::path::Path) -> ExitCode {
             exercise,
             predict,
             why,
+            probe,
             why_kept,
             not_guaranteed,
             run,
@@ -397,10 +487,17 @@ fn run(command: Command, progress_path: &std::path::Path) -> ExitCode {
             let Ok(worker) = worker_command() else {
                 return ExitCode::FAILURE;
             };
+            let probe = match probe.as_deref().map(lease_lab::probe::load).transpose() {
+                Ok(probe) => probe,
+                Err(error) => {
+                    eprintln!("lab step: {error}");
+                    return ExitCode::from(2);
+                }
+            };
             let given = Given {
                 predict,
                 why,
-                probe: None,
+                probe,
                 reflection: why_kept.zip(not_guaranteed),
             };
             let stdin = std::io::stdin();
@@ -453,7 +550,7 @@ fn run(command: Command, progress_path: &std::path::Path) -> ExitCode {
                     (record.hints_seen + 1).min(lab.hints.len())
                 };
                 record.hints_seen = record.hints_seen.max(shown);
-                print!("{}", display::hints_text(&lab.hints, shown, exercise.key));
+                say_raw!("{}", display::hints_text(&lab.hints, shown, exercise.key));
             })
         }
         Command::Reset { exercise } => {
@@ -467,11 +564,11 @@ fn run(command: Command, progress_path: &std::path::Path) -> ExitCode {
             with_progress(progress_path, |progress| match key {
                 Some(key) => {
                     progress.exercises.remove(key);
-                    println!("Forgot exercise {key}.");
+                    say!("Forgot exercise {key}.");
                 }
                 None => {
                     *progress = progress::Progress::default();
-                    println!("Forgot every exercise and the reflection.");
+                    say!("Forgot every exercise and the reflection.");
                 }
             })
         }
@@ -489,17 +586,19 @@ fn run(command: Command, progress_path: &std::path::Path) -> ExitCode {
                     why_tests_are_kept: why_kept.clone(),
                     not_guaranteed: not_guaranteed.clone(),
                 });
-                println!("Recorded your reflection.");
+                say!("Recorded your reflection.");
             })
         }
         Command::Progress { format } => match progress::load(progress_path) {
             Ok(loaded) => {
                 match format {
-                    ProgressFormat::Json => println!(
+                    ProgressFormat::Json => say!(
                         "{}",
                         serde_json::to_string_pretty(&loaded.progress).expect("progress is JSON")
                     ),
-                    ProgressFormat::Text => print!("{}", display::progress_text(&loaded.progress)),
+                    ProgressFormat::Text => {
+                        say_raw!("{}", display::progress_text(&loaded.progress))
+                    }
                 }
                 ExitCode::SUCCESS
             }
@@ -511,6 +610,53 @@ fn run(command: Command, progress_path: &std::path::Path) -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Command::Probe {
+            file,
+            variant,
+            attempts,
+            timeout_ms,
+            format,
+        } => run_probe(&file, &variant, attempts, timeout_ms, format),
+        Command::Mutant { action } => match action {
+            MutantCommand::New { step, dir } => {
+                match lease_lab::student_mutant::new_file(&dir, step) {
+                    Ok(path) => {
+                        say!(
+                        "wrote {}\nedit its fragment, replacement, title and explanation, then: lab mutant check {}",
+                        path.display(),
+                        path.display()
+                    );
+                        ExitCode::SUCCESS
+                    }
+                    Err(error) => {
+                        eprintln!("lab mutant new: {error}");
+                        let usage = error.kind() == std::io::ErrorKind::InvalidInput;
+                        ExitCode::from(if usage { 2 } else { 1 })
+                    }
+                }
+            }
+            MutantCommand::Check { file, no_build } => check_mutant(&file, no_build),
+        },
+        Command::Grade { files, format } => {
+            let mut class = Vec::new();
+            for file in &files {
+                match progress::load_untouched(file) {
+                    Ok(progress) => class.push(progress),
+                    Err(error) => {
+                        eprintln!("lab grade: {}: {error}", file.display());
+                        return ExitCode::FAILURE;
+                    }
+                }
+            }
+            let grade = lease_lab::grade::grade(&class);
+            match format {
+                ProgressFormat::Text => say_raw!("{}", lease_lab::grade::grade_text(&grade)),
+                ProgressFormat::Json => {
+                    say!("{}", serde_json::to_string_pretty(&grade).expect("JSON"))
+                }
+            }
+            ExitCode::SUCCESS
+        }
         Command::Demo { variant, db } => {
             let variant = match find_variant(&variant) {
                 Ok(variant) => variant,
@@ -529,7 +675,7 @@ fn run(command: Command, progress_path: &std::path::Path) -> ExitCode {
             let path = db.unwrap_or_else(|| folder.path().join("demo.db"));
             match lease_lab::demo::play(variant.operations(), &path) {
                 Ok(story) => {
-                    print!("{}", display::demo_text(&story, variant));
+                    say_raw!("{}", display::demo_text(&story, variant));
                     ExitCode::SUCCESS
                 }
                 Err(error) => {
@@ -552,7 +698,7 @@ fn run(command: Command, progress_path: &std::path::Path) -> ExitCode {
             };
             let outcome = db_command::run(store, &db, &operation.into());
             match &outcome {
-                Ok(answer) => println!("{answer}"),
+                Ok(answer) => say!("{answer}"),
                 Err(error) => eprintln!("lab db: {error}"),
             }
             ExitCode::from(u8::try_from(db_command::exit_code(&outcome)).unwrap_or(1))
@@ -591,6 +737,7 @@ fn run(command: Command, progress_path: &std::path::Path) -> ExitCode {
             format,
             check,
             kind,
+            output,
             run,
         } => {
             let Ok(command) = worker_command() else {
@@ -605,13 +752,38 @@ fn run(command: Command, progress_path: &std::path::Path) -> ExitCode {
                 })
                 .collect();
             let matrix = Matrix::build(&command, &variants, tests, &run.options());
-            match format {
-                MatrixFormat::Text => print!("{}", display::matrix_text(&matrix)),
-                MatrixFormat::Json => println!(
-                    "{}",
-                    serde_json::to_string_pretty(&matrix.to_json()).expect("JSON")
-                ),
-                MatrixFormat::Markdown => print!("{}", matrix.to_markdown()),
+            let report = match format {
+                MatrixFormat::Text => {
+                    let mut text = display::matrix_text(&matrix);
+                    for summary in matrix.summaries() {
+                        if let Some(advice) =
+                            lease_lab::student_mutant::survivor_advice(&matrix, summary.id)
+                        {
+                            text.push_str(&format!("\n{advice}\n"));
+                        }
+                    }
+                    text
+                }
+                MatrixFormat::Json => {
+                    serde_json::to_string_pretty(&matrix.to_json()).expect("JSON") + "\n"
+                }
+                MatrixFormat::Markdown => matrix.to_markdown(),
+                MatrixFormat::Stryker => {
+                    serde_json::to_string_pretty(&lease_lab::report::stryker::report(&matrix))
+                        .expect("JSON")
+                        + "\n"
+                }
+                MatrixFormat::Html => lease_lab::report::html::page(&matrix),
+            };
+            match &output {
+                None => say_raw!("{report}"),
+                Some(path) => {
+                    if let Err(error) = std::fs::write(path, &report) {
+                        eprintln!("lab matrix: cannot write {}: {error}", path.display());
+                        return ExitCode::FAILURE;
+                    }
+                    eprintln!("lab matrix: wrote {}", path.display());
+                }
             }
             let problems = matrix.problems();
             if check && !problems.is_empty() {
@@ -642,14 +814,14 @@ fn run(command: Command, progress_path: &std::path::Path) -> ExitCode {
             };
             let tests: Vec<&'static Case> = suite::CASES.iter().collect();
             let matrix = Matrix::build(&command, &[variant], tests, &run.options());
-            print!("{}", display::run_text(&matrix.runs[0], &matrix.tests));
+            say_raw!("{}", display::run_text(&matrix.runs[0], &matrix.tests));
             ExitCode::SUCCESS
         }
         Command::Tests { variants } => {
             if variants {
-                print!("{}", display::variants_text());
+                say_raw!("{}", display::variants_text());
             } else {
-                print!("{}", display::tests_text());
+                say_raw!("{}", display::tests_text());
             }
             ExitCode::SUCCESS
         }
@@ -684,6 +856,111 @@ fn with_progress(path: &std::path::Path, change: impl FnOnce(&mut progress::Prog
                 "lab: cannot write the progress file {}: {error}",
                 path.display()
             );
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run_probe(
+    file: &std::path::Path,
+    ids: &[String],
+    attempts: u32,
+    timeout_ms: u64,
+    format: ProgressFormat,
+) -> ExitCode {
+    let probe = match lease_lab::probe::load(file) {
+        Ok(probe) => probe,
+        Err(error) => {
+            eprintln!("lab probe: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut mutants = Vec::new();
+    for id in ids {
+        match variant::mutant(id) {
+            Some(mutant) => mutants.push(mutant),
+            None => {
+                let known: Vec<&str> = variant::MUTANTS.iter().map(|m| m.id).collect();
+                eprintln!(
+                    "lab probe: no mutant {id:?}; the mutants are: {}",
+                    known.join(", ")
+                );
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let chosen = !mutants.is_empty();
+    if !chosen {
+        mutants = variant::MUTANTS.iter().collect();
+    }
+    // A crashing mutant is a verdict here, reported in the output.
+    std::panic::set_hook(Box::new(|_| {}));
+    let options = lease_lab::probe::CheckOptions {
+        timeout: Duration::from_millis(timeout_ms),
+        attempts,
+        ..lease_lab::probe::CheckOptions::default()
+    };
+    let check = match lease_lab::probe::check(&probe, &mutants, &options) {
+        Ok(check) => check,
+        Err(error) => {
+            eprintln!("lab probe: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match format {
+        ProgressFormat::Text => say_raw!("{}", lease_lab::probe::check_text(&probe, &check)),
+        ProgressFormat::Json => say!("{}", serde_json::to_string_pretty(&check).expect("JSON")),
+    }
+    let holds = check.wrong_reading().is_none();
+    if holds && (!chosen || check.kills_all()) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn check_mutant(file: &std::path::Path, no_build: bool) -> ExitCode {
+    let validated = match lease_lab::student_mutant::validate(file) {
+        Ok(validated) => validated,
+        Err(error) => {
+            eprintln!("lab mutant check: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    say!(
+        "{}: the fragment occurs once and the change is real",
+        file.display()
+    );
+    for note in &validated.notes {
+        say!("  {note}");
+    }
+    if no_build {
+        return ExitCode::SUCCESS;
+    }
+    let folder = file.canonicalize().ok().and_then(|path| {
+        path.ancestors()
+            .skip(1)
+            .find(|dir| dir.join("Cargo.toml").is_file())
+            .map(std::path::Path::to_path_buf)
+    });
+    let Some(folder) = folder else {
+        eprintln!(
+            "lab mutant check: no Cargo.toml above {}: put the file in the crate's mutants/ folder",
+            file.display()
+        );
+        return ExitCode::FAILURE;
+    };
+    say!(
+        "building the lab with it (cargo build --release in {})...",
+        folder.display()
+    );
+    match lease_lab::student_mutant::build(&folder) {
+        Ok(()) => {
+            say!("it builds: run `cargo run --release -- matrix` to see which tests kill it");
+            ExitCode::SUCCESS
+        }
+        Err(failure) => {
+            eprintln!("lab mutant check: {failure}");
             ExitCode::FAILURE
         }
     }

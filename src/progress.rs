@@ -198,3 +198,25 @@ pub fn save(path: &Path, progress: &Progress) -> io::Result<()> {
 pub fn now_stamp() -> String {
     humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
 }
+
+/// Reads a progress file for reporting (`lab grade`): unlike [`load`], a
+/// file that cannot be read as progress is an error and is left in place.
+pub fn load_untouched(path: &Path) -> io::Result<Progress> {
+    let bytes = fs::read(path)?;
+    let progress: Progress = serde_json::from_slice(&bytes).map_err(|error| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("not a progress file ({error})"),
+        )
+    })?;
+    if progress.version != VERSION {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "format version {}, this lab reads {VERSION}",
+                progress.version
+            ),
+        ));
+    }
+    Ok(progress)
+}

@@ -8,6 +8,7 @@ use crate::exercise::{self, Exercise};
 use crate::matrix::Matrix;
 use crate::outcome::Outcome;
 use crate::prediction::{parse_selection, Score};
+use crate::probe::{self, CheckOptions, Probe};
 use crate::progress::{self, Attempt, ProbeRecord, Progress, Reflection};
 use crate::runner::{RunOptions, WorkerCommand};
 use crate::suite::{self, Case};
@@ -46,8 +47,8 @@ pub struct Given {
     pub predict: Option<String>,
     /// `--why`: the input, error or stored state that will reveal the mutant.
     pub why: Option<String>,
-    /// A probe used as the prediction: its file name, text and verdict.
-    pub probe: Option<ProbeRecord>,
+    /// A probe given as the prediction (`--probe FILE`).
+    pub probe: Option<Probe>,
     /// `--why-kept` and `--not-guaranteed`, the closing reflection.
     pub reflection: Option<(String, String)>,
 }
@@ -84,7 +85,11 @@ pub fn run(
         return Err(TourError::NoPrediction);
     }
     present(exercise, console)?;
-    let (predicted, why) = prediction(exercise, &given, &menu, console)?;
+    let (predicted, why, typed_probe) = prediction(exercise, &given, &menu, console)?;
+    let probe = match given.probe.clone().or(typed_probe) {
+        Some(probe) => Some(run_probe(exercise, probe, options, console)?),
+        None => None,
+    };
 
     writeln!(
         console.output,
@@ -126,7 +131,7 @@ pub fn run(
         mutant: exercise.mutant.id.to_string(),
         predicted,
         why,
-        probe: given.probe.clone(),
+        probe,
         caught_by: caught,
         score,
     };
@@ -228,12 +233,16 @@ fn present(exercise: Exercise, console: &mut Console) -> io::Result<()> {
     Ok(())
 }
 
+/// The tests predicted, the student's words, and a probe typed at the prompt.
+type Prediction = (Vec<String>, String, Option<Probe>);
+
 fn prediction(
     exercise: Exercise,
     given: &Given,
     menu: &[&'static Case],
     console: &mut Console,
-) -> Result<(Vec<String>, String), TourError> {
+) -> Result<Prediction, TourError> {
+    let mut typed_probe = None;
     let chosen = match &given.predict {
         Some(text) => parse_selection(text, menu).map_err(TourError::BadPrediction)?,
         None if given.probe.is_some() => Vec::new(),
@@ -254,11 +263,20 @@ fn prediction(
             }
             loop {
                 let Some(answer) = console.ask(
-                    "\nWhich tests will catch the mutant? (numbers or names, comma-separated)",
+                    "\nWhich tests will catch the mutant? (numbers or names, comma-separated; or `probe` to write one)",
                 )?
                 else {
                     return Err(TourError::InputEnded);
                 };
+                if answer == "probe" {
+                    match read_probe(console)? {
+                        Some(probe) => {
+                            typed_probe = Some(probe);
+                            break Vec::new();
+                        }
+                        None => continue,
+                    }
+                }
                 match parse_selection(&answer, menu) {
                     Ok(chosen) if !chosen.is_empty() => break chosen,
                     Ok(_) => writeln!(console.output, "Name at least one test.")?,
@@ -269,14 +287,77 @@ fn prediction(
     };
     let why = match &given.why {
         Some(text) => text.clone(),
-        None if given.predict.is_some() || given.probe.is_some() || !console.interactive => {
+        None if given.predict.is_some()
+            || given.probe.is_some()
+            || typed_probe.is_some()
+            || !console.interactive =>
+        {
             String::new()
         }
         None => console
             .ask("What input, error or stored state will reveal the difference?")?
             .ok_or(TourError::InputEnded)?,
     };
-    Ok((chosen.into_iter().map(String::from).collect(), why))
+    Ok((
+        chosen.into_iter().map(String::from).collect(),
+        why,
+        typed_probe,
+    ))
+}
+
+/// Reads a probe typed at the prompt, up to an empty line; on a parse
+/// error, says where and returns `None` so the question is asked again.
+fn read_probe(console: &mut Console) -> Result<Option<Probe>, TourError> {
+    writeln!(
+        console.output,
+        "Type the probe, one operation per line (as in labs/probes/), and an empty line to end it."
+    )?;
+    let mut text = String::new();
+    loop {
+        let Some(line) = console.ask(">")? else {
+            return Err(TourError::InputEnded);
+        };
+        if line.is_empty() {
+            break;
+        }
+        text.push_str(&line);
+        text.push('\n');
+    }
+    match probe::parse("<typed>", &text) {
+        Ok(probe) => Ok(Some(probe)),
+        Err(error) => {
+            writeln!(console.output, "{error}")?;
+            Ok(None)
+        }
+    }
+}
+
+/// Runs a probe against the reference and the exercise's mutant, shows the
+/// verdict, and returns what the progress file keeps of it.
+fn run_probe(
+    exercise: Exercise,
+    probe: Probe,
+    options: &RunOptions,
+    console: &mut Console,
+) -> Result<ProbeRecord, TourError> {
+    let check_options = CheckOptions {
+        scratch: options.scratch.clone(),
+        timeout: options.timeout,
+        attempts: CheckOptions::default().attempts,
+    };
+    let check = probe::check(&probe, &[exercise.mutant], &check_options)?;
+    writeln!(console.output, "\n{}", "Your probe".bold())?;
+    write!(console.output, "{}", probe::check_text(&probe, &check))?;
+    let verdict = match (check.wrong_reading(), check.mutants.first()) {
+        (Some(_), _) => "wrong reading".to_string(),
+        (None, Some(mutant)) => mutant.verdict.label().to_string(),
+        (None, None) => "not run".to_string(),
+    };
+    Ok(ProbeRecord {
+        file: probe.file_name.clone(),
+        text: probe.source.clone(),
+        verdict,
+    })
 }
 
 /// Shows every test's verdict and returns the tests that caught the mutant.

@@ -15,7 +15,10 @@ fn run(name: &str) {
     let store = HandleStore::new();
     let bench = Bench::new(&store, dir.path().join("jobs.db"));
     if let Err(failure) = (case.run)(&bench) {
-        panic!("step {} contract broken on the handle: {failure}", case.step);
+        panic!(
+            "step {} contract broken on the handle: {failure}",
+            case.step
+        );
     }
 }
 
@@ -51,7 +54,10 @@ fn the_adapter_keeps_one_connection_per_path() {
     assert!(store.enqueue(&db, "j").expect("enqueue through the handle"));
     std::fs::remove_file(&db).expect("unlink the database file");
     assert!(
-        store.state(&db, "j").expect("state on the kept handle").is_some(),
+        store
+            .state(&db, "j")
+            .expect("state on the kept handle")
+            .is_some(),
         "the kept handle should still read the unlinked file"
     );
     assert!(

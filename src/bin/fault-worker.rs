@@ -1,0 +1,424 @@
+//! `fault-worker`: one worker process of the fault tests (`tests/faults.rs`).
+//!
+//! It does what its plan says and writes down everything that happened. The
+//! plan arrives on standard input, one JSON object per work cycle, written
+//! by the test from a seeded random generator, so all the randomness of a
+//! run lives in the test and is reproduced by its seed. Each cycle:
+//!
+//! 1. reads the shared clock: milliseconds since `--epoch-ms`, the same for
+//!    every worker of a run, so that leases really overlap between workers;
+//! 2. picks the job `job-N`, N being the clock's current slot (`--slot-ms`)
+//!    plus the plan's offset, so all workers crowd the same few jobs;
+//! 3. enqueues it (only the first enqueue of a job adds it), then claims it
+//!    with `now` = clock + the plan's skew;
+//! 4. without a fence, idles a while; with one: maybe renews after a pause, stalls (sometimes past its
+//!    lease), then completes, releases or walks away. A worker with a
+//!    "stale clock" completes with the `now` it read before stalling, as a
+//!    process that was paused between reading the clock and writing would:
+//!    then only the fence can stop it. A worker may also complete twice,
+//!    as one that retries after losing the first answer would, or claim
+//!    the job again after its lease ran out and then receive its first
+//!    attempt's finish late, with the old fence.
+//!
+//! Some cycles first meddle: read the job and, if another worker holds it,
+//! complete, release or renew it with that worker's fence under this
+//! worker's own name, as a confused or malicious client would.
+//!
+//! Every operation is logged to `--log` as two JSON lines, one written
+//! before the call (`begin`, with the arguments) and one after it (`end`,
+//! with the answer or the error), each flushed at once: when the test kills
+//! the worker, a `begin` without its `end` marks the operation whose
+//! outcome is unknown. Times `t0`/`t1` are nanoseconds of the system clock,
+//! comparable between processes.
+//!
+//! The worker stops at `--deadline-ms` on the shared clock, or when its
+//! plan ends. It exits 0 when it ran to the end (store errors are answers to
+//! log, not reasons to stop), 2 for bad arguments or a plan line it cannot
+//! read, 1 when it cannot open its database or write its log.
+
+use clap::{Parser, ValueEnum};
+use lease_lab::{Fence, Job, Result as StoreResult, Store};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::thread;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+#[derive(Debug, Parser)]
+#[command(about = "A worker of the lease-lab fault tests: follows a plan read on stdin")]
+struct Args {
+    /// The shared database (made by the test with init_db).
+    #[arg(long)]
+    db: PathBuf,
+    /// The owner name this worker claims under; unique in a run.
+    #[arg(long)]
+    owner: String,
+    /// Which form of the store to call.
+    #[arg(long, value_enum)]
+    api: Api,
+    /// The run's shared clock starts at this UNIX time, in milliseconds.
+    #[arg(long)]
+    epoch_ms: u64,
+    /// Stop taking cycles at this time of the shared clock.
+    #[arg(long)]
+    deadline_ms: u64,
+    /// How long each job is the current one, in milliseconds of the clock.
+    #[arg(long)]
+    slot_ms: u64,
+    /// Where to append the log of operations.
+    #[arg(long)]
+    log: PathBuf,
+}
+
+/// The form of the store a worker uses.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Api {
+    /// The path functions: a connection per call.
+    Path,
+    /// One kept `Store` handle.
+    Handle,
+}
+
+/// One work cycle, as the test plans it.
+#[derive(Debug, Deserialize)]
+struct Cycle {
+    /// Added to the clock's slot to choose the job.
+    offset: u64,
+    /// Added to the clock to give this cycle's `now`: workers' clocks differ.
+    skew: f64,
+    /// The lease's length, in milliseconds of the clock.
+    ttl: f64,
+    /// Pause this long, then renew; `None`: no renewal.
+    renew_after_ms: Option<u64>,
+    /// Pause this long before finishing (past the lease when longer than `ttl`).
+    stall_ms: u64,
+    /// How the cycle ends.
+    finish: Finish,
+    /// When the claim is refused: pause this long before the next cycle, as
+    /// a worker polling for work would.
+    idle_ms: u64,
+    /// Finish with the `now` of the claim instead of a fresh clock reading.
+    stale_clock: bool,
+    /// After completing, complete again with another result, as a worker
+    /// that did not hear the first answer would: the store must refuse it.
+    retry_complete: bool,
+    /// After the stall, claim the job again; if that succeeds, first finish
+    /// with the old fence (a message from the first attempt arriving late),
+    /// then with the new one.
+    reclaim: bool,
+    /// Before claiming, read the job and act with its holder's fence under
+    /// this worker's name (see [`meddle`]).
+    meddle: bool,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum Finish {
+    Complete,
+    Release,
+    Abandon,
+}
+
+/// The store, either form, behind one set of calls.
+enum Client {
+    Path(PathBuf),
+    Handle(Store),
+}
+
+impl Client {
+    fn enqueue(&self, job: &str) -> StoreResult<bool> {
+        match self {
+            Client::Path(db) => lease_lab::enqueue(db, job),
+            Client::Handle(store) => store.enqueue(job),
+        }
+    }
+
+    fn state(&self, job: &str) -> StoreResult<Option<Job>> {
+        match self {
+            Client::Path(db) => lease_lab::state(db, job),
+            Client::Handle(store) => store.state(job),
+        }
+    }
+
+    fn claim(&self, job: &str, owner: &str, now: f64, ttl: f64) -> StoreResult<Option<Fence>> {
+        match self {
+            Client::Path(db) => lease_lab::claim(db, job, owner, now, ttl),
+            Client::Handle(store) => store.claim(job, owner, now, ttl),
+        }
+    }
+
+    fn renew(&self, job: &str, owner: &str, fence: Fence, now: f64, ttl: f64) -> StoreResult<bool> {
+        match self {
+            Client::Path(db) => lease_lab::renew(db, job, owner, fence, now, ttl),
+            Client::Handle(store) => store.renew(job, owner, fence, now, ttl),
+        }
+    }
+
+    fn complete(
+        &self,
+        job: &str,
+        owner: &str,
+        fence: Fence,
+        now: f64,
+        result: &str,
+    ) -> StoreResult<bool> {
+        match self {
+            Client::Path(db) => lease_lab::complete(db, job, owner, fence, now, result),
+            Client::Handle(store) => store.complete(job, owner, fence, now, result),
+        }
+    }
+
+    fn release(&self, job: &str, owner: &str, fence: Fence) -> StoreResult<bool> {
+        match self {
+            Client::Path(db) => lease_lab::release(db, job, owner, fence),
+            Client::Handle(store) => store.release(job, owner, fence),
+        }
+    }
+}
+
+/// The log of operations: two flushed lines per operation.
+struct Log {
+    file: File,
+    next_seq: u64,
+}
+
+impl Log {
+    fn open(path: &Path) -> io::Result<Log> {
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        Ok(Log { file, next_seq: 0 })
+    }
+
+    /// Logs `begin`, runs `call`, logs `end` with its answer, and returns
+    /// the answer (`None` when the store returned an error).
+    fn record<T: serde::Serialize>(
+        &mut self,
+        begin: Value,
+        call: impl FnOnce() -> StoreResult<T>,
+    ) -> io::Result<Option<T>> {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let mut line = begin;
+        line["seq"] = json!(seq);
+        line["t0"] = json!(unix_nanos());
+        self.write(&line)?;
+        let outcome = call();
+        let t1 = unix_nanos();
+        match outcome {
+            Ok(answer) => {
+                self.write(&json!({"seq": seq, "t1": t1, "answer": answer}))?;
+                Ok(Some(answer))
+            }
+            Err(error) => {
+                self.write(&json!({"seq": seq, "t1": t1, "error": error.to_string()}))?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// One line in one `write` call, so that a kill leaves whole lines.
+    fn write(&mut self, line: &Value) -> io::Result<()> {
+        let mut text = line.to_string();
+        text.push('\n');
+        self.file.write_all(text.as_bytes())
+    }
+}
+
+fn unix_nanos() -> u64 {
+    let since = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("the system clock is after 1970");
+    u64::try_from(since.as_nanos()).expect("nanoseconds since 1970 fit in u64 until 2554")
+}
+
+/// The worker's view of the run's shared clock.
+struct Clock {
+    epoch_nanos: u64,
+}
+
+impl Clock {
+    /// Milliseconds since the run's epoch.
+    fn now_ms(&self) -> f64 {
+        (unix_nanos().saturating_sub(self.epoch_nanos)) as f64 / 1e6
+    }
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("fault-worker {}: cannot write the log: {error}", args.owner);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: &Args) -> io::Result<ExitCode> {
+    let client = match args.api {
+        Api::Path => Client::Path(args.db.clone()),
+        Api::Handle => match Store::open(&args.db) {
+            Ok(store) => Client::Handle(store),
+            Err(error) => {
+                eprintln!("fault-worker {}: {error}", args.owner);
+                return Ok(ExitCode::FAILURE);
+            }
+        },
+    };
+    let mut log = Log::open(&args.log)?;
+    let clock = Clock {
+        epoch_nanos: args.epoch_ms * 1_000_000,
+    };
+    let owner = args.owner.as_str();
+    for line in io::stdin().lock().lines() {
+        let line = line?;
+        if clock.now_ms() >= args.deadline_ms as f64 {
+            break;
+        }
+        let cycle: Cycle = match serde_json::from_str(&line) {
+            Ok(cycle) => cycle,
+            Err(error) => {
+                eprintln!("fault-worker {owner}: unreadable plan line {line:?}: {error}");
+                return Ok(ExitCode::from(2));
+            }
+        };
+        run_cycle(&client, &mut log, &clock, args, &cycle)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_cycle(
+    client: &Client,
+    log: &mut Log,
+    clock: &Clock,
+    args: &Args,
+    cycle: &Cycle,
+) -> io::Result<()> {
+    let owner = args.owner.as_str();
+    let read = clock.now_ms();
+    let job = format!("job-{}", read as u64 / args.slot_ms + cycle.offset);
+    let job = job.as_str();
+    log.record(json!({"op": "enqueue", "job": job}), || client.enqueue(job))?;
+    let now = read + cycle.skew;
+    let ttl = cycle.ttl;
+    if cycle.meddle {
+        meddle(client, log, job, owner, now, cycle)?;
+    }
+    let claimed = log.record(
+        json!({"op": "claim", "job": job, "owner": owner, "now": now, "ttl": ttl}),
+        || client.claim(job, owner, now, ttl),
+    )?;
+    let Some(Some(fence)) = claimed else {
+        thread::sleep(Duration::from_millis(cycle.idle_ms));
+        return Ok(());
+    };
+    if let Some(pause) = cycle.renew_after_ms {
+        thread::sleep(Duration::from_millis(pause));
+        let now = clock.now_ms() + cycle.skew;
+        log.record(
+            json!({"op": "renew", "job": job, "owner": owner, "fence": fence, "now": now, "ttl": ttl}),
+            || client.renew(job, owner, fence, now, ttl),
+        )?;
+    }
+    thread::sleep(Duration::from_millis(cycle.stall_ms));
+    let now = if cycle.stale_clock {
+        now
+    } else {
+        clock.now_ms() + cycle.skew
+    };
+    if cycle.reclaim {
+        let again = clock.now_ms() + cycle.skew;
+        let reclaimed = log.record(
+            json!({"op": "claim", "job": job, "owner": owner, "now": again, "ttl": ttl}),
+            || client.claim(job, owner, again, ttl),
+        )?;
+        if let Some(Some(newer)) = reclaimed {
+            // The first attempt's finish arrives late, after the newer claim.
+            finish(client, log, job, owner, fence, now, cycle)?;
+            return finish(client, log, job, owner, newer, again, cycle);
+        }
+    }
+    finish(client, log, job, owner, fence, now, cycle)
+}
+
+/// Ends a cycle's lease as the plan says.
+fn finish(
+    client: &Client,
+    log: &mut Log,
+    job: &str,
+    owner: &str,
+    fence: Fence,
+    now: f64,
+    cycle: &Cycle,
+) -> io::Result<()> {
+    match cycle.finish {
+        Finish::Complete => {
+            let result = format!("{owner}/{fence}");
+            log.record(
+                json!({"op": "complete", "job": job, "owner": owner, "fence": fence, "now": now, "result": result}),
+                || client.complete(job, owner, fence, now, &result),
+            )?;
+            if cycle.retry_complete {
+                let result = format!("{owner}/{fence}/again");
+                log.record(
+                    json!({"op": "complete", "job": job, "owner": owner, "fence": fence, "now": now, "result": result}),
+                    || client.complete(job, owner, fence, now, &result),
+                )?;
+            }
+        }
+        Finish::Release => {
+            log.record(
+                json!({"op": "release", "job": job, "owner": owner, "fence": fence}),
+                || client.release(job, owner, fence),
+            )?;
+        }
+        Finish::Abandon => {}
+    }
+    Ok(())
+}
+
+/// Reads the job and, if another worker holds it, uses that worker's fence
+/// under this worker's name: the store must refuse, since the fence is not
+/// this owner's. The call is the plan's finish (a renewal for "abandon").
+fn meddle(
+    client: &Client,
+    log: &mut Log,
+    job: &str,
+    owner: &str,
+    now: f64,
+    cycle: &Cycle,
+) -> io::Result<()> {
+    let row = log.record(json!({"op": "state", "job": job}), || client.state(job))?;
+    let Some(Some(row)) = row else {
+        return Ok(());
+    };
+    if row.done || row.owner.is_none() || row.owner.as_deref() == Some(owner) {
+        return Ok(());
+    }
+    let fence = row.fence;
+    match cycle.finish {
+        Finish::Complete => {
+            let result = format!("{owner}/meddled");
+            log.record(
+                json!({"op": "complete", "job": job, "owner": owner, "fence": fence, "now": now, "result": result}),
+                || client.complete(job, owner, fence, now, &result),
+            )?;
+        }
+        Finish::Release => {
+            log.record(
+                json!({"op": "release", "job": job, "owner": owner, "fence": fence}),
+                || client.release(job, owner, fence),
+            )?;
+        }
+        Finish::Abandon => {
+            let ttl = cycle.ttl;
+            log.record(
+                json!({"op": "renew", "job": job, "owner": owner, "fence": fence, "now": now, "ttl": ttl}),
+                || client.renew(job, owner, fence, now, ttl),
+            )?;
+        }
+    }
+    Ok(())
+}

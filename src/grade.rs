@@ -1,0 +1,114 @@
+//! `lab grade`: many students' progress files summarised per exercise, so
+//! an instructor sees which observations a class found and which it missed.
+
+use crate::exercise;
+use crate::progress::Progress;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One exercise across the class, judged on each student's latest attempt.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExerciseGrade {
+    /// The exercise key (`4`, `8b`).
+    pub exercise: String,
+    /// Students with at least one attempt.
+    pub attempted: usize,
+    /// Students whose prediction named at least one test that caught the mutant.
+    pub predicted_a_killer: usize,
+    /// Students whose probe killed the mutant.
+    pub probe_killed: usize,
+    /// The mean score, 0 to 100, over the students who attempted it.
+    pub mean_score: u8,
+    /// The test most often predicted that did not catch the mutant, and how
+    /// many students named it; `None` when no wrong guess was made.
+    pub most_common_wrong_guess: Option<(String, usize)>,
+}
+
+/// The class summary: one entry per exercise, in exercise order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClassGrade {
+    /// How many progress files were read.
+    pub students: usize,
+    /// How many of them answered the closing reflection.
+    pub reflected: usize,
+    /// Per exercise.
+    pub exercises: Vec<ExerciseGrade>,
+}
+
+/// Summarises the progress of a class.
+pub fn grade(class: &[Progress]) -> ClassGrade {
+    let exercises = exercise::exercises()
+        .into_iter()
+        .map(|exercise| {
+            let latest: Vec<_> = class
+                .iter()
+                .filter_map(|student| student.latest(exercise.key))
+                .collect();
+            let mut wrong: BTreeMap<&str, usize> = BTreeMap::new();
+            for attempt in &latest {
+                for test in &attempt.score.predicted_but_survived {
+                    *wrong.entry(test.as_str()).or_default() += 1;
+                }
+            }
+            // The most named; on a tie, the first name in alphabetical order.
+            let most_common_wrong_guess = wrong
+                .iter()
+                .max_by(|a, b| a.1.cmp(b.1).then_with(|| b.0.cmp(a.0)))
+                .map(|(test, count)| (test.to_string(), *count));
+            let total: usize = latest
+                .iter()
+                .map(|attempt| usize::from(attempt.score.percent))
+                .sum();
+            let mean_score = total
+                .checked_div(latest.len())
+                .map_or(0, |mean| u8::try_from(mean).unwrap_or(100));
+            ExerciseGrade {
+                exercise: exercise.key.to_string(),
+                attempted: latest.len(),
+                predicted_a_killer: latest.iter().filter(|a| a.score.found_a_killer()).count(),
+                probe_killed: latest
+                    .iter()
+                    .filter(|a| {
+                        a.probe
+                            .as_ref()
+                            .is_some_and(|probe| probe.verdict == "good prediction")
+                    })
+                    .count(),
+                mean_score,
+                most_common_wrong_guess,
+            }
+        })
+        .collect();
+    ClassGrade {
+        students: class.len(),
+        reflected: class
+            .iter()
+            .filter(|student| student.reflection.is_some())
+            .count(),
+        exercises,
+    }
+}
+
+/// The class summary as a table for the terminal.
+pub fn grade_text(grade: &ClassGrade) -> String {
+    let mut out = format!(
+        "{} students, {} answered the closing reflection\n\n{:>8}  {:>9}  {:>17}  {:>12}  {:>10}  most common wrong guess\n",
+        grade.students, grade.reflected, "exercise", "attempted", "named a killer", "probe killed", "mean score"
+    );
+    for entry in &grade.exercises {
+        let wrong = entry
+            .most_common_wrong_guess
+            .as_ref()
+            .map_or("-".to_string(), |(test, count)| format!("{test} ({count})"));
+        let mean = if entry.attempted == 0 {
+            "-".to_string()
+        } else {
+            format!("{}%", entry.mean_score)
+        };
+        out.push_str(&format!(
+            "{:>8}  {:>9}  {:>17}  {:>12}  {:>10}  {wrong}\n",
+            entry.exercise, entry.attempted, entry.predicted_a_killer, entry.probe_killed, mean
+        ));
+    }
+    out
+}

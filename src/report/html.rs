@@ -1,0 +1,482 @@
+//! The kill matrix as one self-contained HTML page for instructors: a
+//! coloured table of tests (by step) against variants, then every mutant
+//! with its diff, its explanation and the failure behind each kill.
+//!
+//! The page loads nothing: its style is inline, it runs no script, and it
+//! links only to its own sections, so it can be mailed, archived or opened
+//! from a file on a machine without network.
+
+use super::test_file;
+use crate::exercise::step_title;
+use crate::matrix::{Matrix, MutantSummary};
+use crate::outcome::{MutantStatus, Outcome};
+use crate::runner::VariantRun;
+use crate::student_mutant;
+use crate::variant::{CompiledMutant, REFERENCE_ID, REFERENCE_SOURCE};
+use html_escape::{encode_double_quoted_attribute as attr, encode_text as text};
+use similar::{ChangeTag, TextDiff};
+use std::fmt::Write as _;
+
+/// The page's style: status colours that also read in greyscale, a table
+/// whose variant ids stand upright so that forty columns fit a laptop.
+const STYLE: &str = r#"
+body { font: 14px/1.45 system-ui, sans-serif; margin: 24px; color: #1d1d1f; background: #fff; }
+h1 { font-size: 22px; margin: 0 0 4px; }
+h2 { font-size: 18px; margin: 28px 0 8px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
+h3 { font-size: 15px; margin: 22px 0 4px; }
+code, pre { font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+.summary { color: #444; }
+.problems { background: #fff4f2; border-left: 4px solid #c62828; padding: 6px 12px; }
+.fine { background: #f1f8f1; border-left: 4px solid #2e7d32; padding: 6px 12px; }
+.legend span { display: inline-block; min-width: 18px; text-align: center; margin: 0 4px 0 12px; border-radius: 3px; }
+table.matrix { border-collapse: collapse; }
+table.matrix th, table.matrix td { border: 1px solid #e3e3e3; }
+table.matrix thead th.variant { writing-mode: vertical-rl; transform: rotate(180deg); padding: 6px 2px; font-weight: 600; font-size: 12px; }
+table.matrix thead th.variant a { color: inherit; text-decoration: none; }
+table.matrix th.test { text-align: left; font-weight: normal; font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12px; padding: 1px 8px 1px 16px; white-space: nowrap; }
+table.matrix tr.step-title th { text-align: left; background: #f6f6f6; padding: 6px 8px; font-size: 13px; }
+td.cell { width: 20px; min-width: 20px; text-align: center; font-size: 12px; padding: 1px 0; }
+.group-start { border-left: 3px solid #999 !important; }
+.ok { background: #c8e6c9; color: #1b5e20; }
+.broken { background: #c62828; color: #fff; font-weight: bold; }
+.killed { background: #ffb74d; color: #4e2a00; font-weight: bold; }
+.survives { background: #fafafa; color: #bbb; }
+.timeout { background: #ce93d8; color: #38006b; font-weight: bold; }
+.crash { background: #9575cd; color: #fff; font-weight: bold; }
+.not-run { background: #fff; }
+th.status-survived { background: #c62828; color: #fff; }
+th.status-killed { background: #fff3e0; }
+th.status-timeout, th.status-crashed { background: #f3e5f5; }
+th.reference { background: #e8f5e9; }
+table.mutants { border-collapse: collapse; }
+table.mutants th, table.mutants td { border-bottom: 1px solid #eee; padding: 3px 10px; text-align: left; }
+.badge { border-radius: 3px; padding: 0 6px; }
+section.mutant { border-top: 1px solid #eee; }
+pre.diff { background: #fafafa; border: 1px solid #eee; padding: 8px; overflow-x: auto; }
+pre.diff .del { background: #ffebee; color: #b71c1c; display: block; }
+pre.diff .add { background: #e8f5e9; color: #1b5e20; display: block; }
+pre.diff .hunk { color: #00838f; display: block; }
+pre.diff .file { font-weight: bold; display: block; }
+pre.diff .ctx { display: block; }
+ul.kills li { margin: 2px 0; }
+.reason { color: #555; }
+.advice { background: #fff8e1; border-left: 4px solid #f9a825; padding: 6px 12px; }
+"#;
+
+/// The whole page for `matrix`: a complete HTML document with no external
+/// resource.
+pub fn page(matrix: &Matrix) -> String {
+    let mut out = String::new();
+    writeln!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<link rel=\"icon\" href=\"data:,\">\n<title>lease-lab kill matrix</title>\n<style>{STYLE}</style>\n</head>\n<body>"
+    )
+    .unwrap();
+    out.push_str(&header(matrix));
+    out.push_str(&matrix_section(matrix));
+    out.push_str(&mutants_section(matrix));
+    writeln!(
+        out,
+        "<footer><p class=\"summary\">Made by <code>lab matrix --format html</code>, lease-lab {}.</p></footer>\n</body>\n</html>",
+        env!("CARGO_PKG_VERSION")
+    )
+    .unwrap();
+    out
+}
+
+fn header(matrix: &Matrix) -> String {
+    let summaries = matrix.summaries();
+    let count = |status: MutantStatus| summaries.iter().filter(|s| s.status == status).count();
+    let detected = summaries.iter().filter(|s| s.status.detected()).count();
+    let mut out = String::from("<header>\n<h1>lease-lab: which test kills which mutant</h1>\n");
+    let reference = match matrix.reference() {
+        Some(run) => {
+            let passed = run
+                .runs
+                .iter()
+                .filter(|test| test.outcome == Outcome::Pass)
+                .count();
+            format!("The reference passes {passed} of {} tests.", run.runs.len())
+        }
+        None => "The reference was not run.".into(),
+    };
+    writeln!(
+        out,
+        "<p class=\"summary\">{} tests against {} variants. {reference} The suite catches {detected} of {} mutants: {} killed by a failing test, {} by a timeout, {} by a crash; {} survived.</p>",
+        matrix.tests.len(),
+        matrix.runs.len(),
+        summaries.len(),
+        count(MutantStatus::Killed),
+        count(MutantStatus::Timeout),
+        count(MutantStatus::Crashed),
+        count(MutantStatus::Survived),
+    )
+    .unwrap();
+    let problems = matrix.problems();
+    if problems.is_empty() {
+        out.push_str("<p class=\"fine\">No problems: the reference passes every test, and each mutant is caught by a test of its own step.</p>\n");
+    } else {
+        out.push_str("<div class=\"problems\"><p>Problems (what <code>lab matrix --check</code> fails on):</p><ul>\n");
+        for problem in problems {
+            writeln!(out, "<li>{}</li>", text(&problem)).unwrap();
+        }
+        out.push_str("</ul></div>\n");
+    }
+    out.push_str("</header>\n");
+    out
+}
+
+/// How a cell shows an outcome: its class, its mark, and the word for it.
+fn cell_look(outcome: Option<&Outcome>, reference: bool) -> (&'static str, &'static str) {
+    match outcome {
+        None => ("not-run", ""),
+        Some(Outcome::Pass) if reference => ("ok", "✓"),
+        Some(Outcome::Pass) => ("survives", "·"),
+        Some(Outcome::Fail { .. }) if reference => ("broken", "✗"),
+        Some(Outcome::Fail { .. }) => ("killed", "✗"),
+        Some(Outcome::Timeout { .. }) => ("timeout", "T"),
+        Some(Outcome::Crash { .. }) => ("crash", "C"),
+    }
+}
+
+fn legend() -> String {
+    let items = [
+        ("ok", "✓", "the reference passes"),
+        ("broken", "✗", "the reference fails"),
+        ("killed", "✗", "the test fails on the mutant: it kills it"),
+        ("survives", "·", "the test passes on the mutant"),
+        ("timeout", "T", "no answer in time"),
+        ("crash", "C", "crashed"),
+    ];
+    let mut out = String::from("<p class=\"legend\">");
+    for (class, mark, meaning) in items {
+        write!(out, "<span class=\"{class}\">{mark}</span>{meaning}").unwrap();
+    }
+    out.push_str(". Point at a cell for the failure behind it; a column's id links to the mutant's diff.</p>\n");
+    out
+}
+
+/// Where a new group of columns starts: after the reference, and where
+/// the mutants' kind changes.
+fn starts_group(matrix: &Matrix, index: usize) -> bool {
+    let kind = |run: &VariantRun| run.variant.mutant().map(|mutant| mutant.kind);
+    index > 0 && kind(&matrix.runs[index]) != kind(&matrix.runs[index - 1])
+}
+
+fn matrix_section(matrix: &Matrix) -> String {
+    let summaries = matrix.summaries();
+    let mut out = String::from("<section id=\"matrix\">\n<h2>The kill matrix</h2>\n");
+    out.push_str(&legend());
+    out.push_str("<table class=\"matrix\">\n<thead><tr><th scope=\"col\">test</th>");
+    for (index, run) in matrix.runs.iter().enumerate() {
+        let group = if starts_group(matrix, index) {
+            " group-start"
+        } else {
+            ""
+        };
+        match run.variant.mutant() {
+            None => write!(
+                out,
+                "<th scope=\"col\" class=\"variant reference{group}\" title=\"the reference implementation\">{REFERENCE_ID}</th>"
+            ),
+            Some(mutant) => {
+                let status = summary(&summaries, mutant).status.label();
+                write!(
+                    out,
+                    "<th scope=\"col\" class=\"variant status-{status}{group}\" title=\"{}\"><a href=\"#mutant-{}\">{}</a></th>",
+                    attr(&format!("{} (step {}, {}): {}", mutant.id, mutant.step, status, mutant.title)),
+                    attr(mutant.id),
+                    text(mutant.id)
+                )
+            }
+        }
+        .unwrap();
+    }
+    out.push_str("</tr></thead>\n");
+    let mut step = None;
+    for case in &matrix.tests {
+        if step != Some(case.step) {
+            if step.is_some() {
+                out.push_str("</tbody>\n");
+            }
+            step = Some(case.step);
+            writeln!(
+                out,
+                "<tbody id=\"step-{0}\"><tr class=\"step-title\"><th colspan=\"{1}\" scope=\"colgroup\">Step {0}: {2} <code class=\"reason\">{3}</code></th></tr>",
+                case.step,
+                matrix.runs.len() + 1,
+                text(step_title(case.step)),
+                text(&test_file(case.step)),
+            )
+            .unwrap();
+        }
+        write!(
+            out,
+            "<tr class=\"test\"><th scope=\"row\" class=\"test\">{}</th>",
+            text(case.name)
+        )
+        .unwrap();
+        for (index, run) in matrix.runs.iter().enumerate() {
+            let outcome = run.outcome(case.name);
+            let (class, mark) = cell_look(outcome, run.variant.mutant().is_none());
+            let group = if starts_group(matrix, index) {
+                " group-start"
+            } else {
+                ""
+            };
+            let why = match outcome {
+                None => "not run".to_string(),
+                Some(outcome) => outcome.reason().unwrap_or_else(|| "passes".into()),
+            };
+            write!(
+                out,
+                "<td class=\"cell {class}{group}\" title=\"{}\">{mark}</td>",
+                attr(&format!("{} × {}: {why}", run.variant.id(), case.name))
+            )
+            .unwrap();
+        }
+        out.push_str("</tr>\n");
+    }
+    if step.is_some() {
+        out.push_str("</tbody>\n");
+    }
+    out.push_str("</table>\n</section>\n");
+    out
+}
+
+fn summary<'a>(summaries: &'a [MutantSummary], mutant: &CompiledMutant) -> &'a MutantSummary {
+    summaries
+        .iter()
+        .find(|summary| summary.id == mutant.id)
+        .expect("a summary per mutant run")
+}
+
+fn mutants_section(matrix: &Matrix) -> String {
+    let summaries = matrix.summaries();
+    let mut out = String::from(
+        "<section id=\"mutants\">\n<h2>The mutants</h2>\n<table class=\"mutants\">\n<thead><tr><th>mutant</th><th>step</th><th>kind</th><th>status</th><th>caught by</th><th>what the broken code does</th></tr></thead>\n<tbody>\n",
+    );
+    for run in matrix.mutant_runs() {
+        let mutant = run.variant.mutant().expect("mutant runs only");
+        let summary = summary(&summaries, mutant);
+        let status = summary.status.label();
+        writeln!(
+            out,
+            "<tr><td><a href=\"#mutant-{}\">{}</a></td><td>{}</td><td>{}</td><td><span class=\"badge {}\">{status}</span></td><td>{} ({} of its step)</td><td>{}</td></tr>",
+            attr(mutant.id),
+            text(mutant.id),
+            mutant.step,
+            mutant.kind.name(),
+            status_class(summary.status),
+            tests(summary.killers.len()),
+            summary.own_step_killers,
+            text(mutant.title),
+        )
+        .unwrap();
+    }
+    out.push_str("</tbody>\n</table>\n");
+    for run in matrix.mutant_runs() {
+        out.push_str(&mutant_details(matrix, run, &summaries));
+    }
+    out.push_str("</section>\n");
+    out
+}
+
+/// The cell class that shows a mutant's status in the same colour as its kills.
+fn status_class(status: MutantStatus) -> &'static str {
+    match status {
+        MutantStatus::Killed => "killed",
+        MutantStatus::Timeout => "timeout",
+        MutantStatus::Crashed => "crash",
+        MutantStatus::Survived => "broken",
+    }
+}
+
+fn mutant_details(matrix: &Matrix, run: &VariantRun, summaries: &[MutantSummary]) -> String {
+    let mutant = run.variant.mutant().expect("mutant runs only");
+    let summary = summary(summaries, mutant);
+    let mut out = String::new();
+    writeln!(
+        out,
+        "<section class=\"mutant\" id=\"mutant-{}\">\n<h3>Mutant {} · step {} · {} · <span class=\"badge {}\">{}</span></h3>\n<p><strong>{}</strong></p>\n<p>{}</p>",
+        attr(mutant.id),
+        text(mutant.id),
+        mutant.step,
+        mutant.kind.name(),
+        status_class(summary.status),
+        summary.status.label(),
+        text(mutant.title),
+        text(mutant.explanation.trim()),
+    )
+    .unwrap();
+    out.push_str(&diff(mutant));
+    if summary.killers.is_empty() {
+        let advice = student_mutant::survivor_advice(matrix, mutant.id).unwrap_or_default();
+        writeln!(out, "<p class=\"advice\">{}</p>", text(&advice)).unwrap();
+    } else {
+        writeln!(
+            out,
+            "<p>Caught by {}:</p>\n<ul class=\"kills\">",
+            tests(summary.killers.len())
+        )
+        .unwrap();
+        for test in &summary.killers {
+            let reason = run
+                .outcome(test)
+                .and_then(Outcome::reason)
+                .unwrap_or_default();
+            writeln!(
+                out,
+                "<li><code>{}</code> {}</li>",
+                text(test),
+                reason_html(&reason)
+            )
+            .unwrap();
+        }
+        out.push_str("</ul>\n");
+    }
+    out.push_str("</section>\n");
+    out
+}
+
+/// "1 test", "3 tests".
+fn tests(count: usize) -> String {
+    match count {
+        1 => "1 test".into(),
+        n => format!("{n} tests"),
+    }
+}
+
+/// The longest failure message shown whole; a longer one (a race of 64
+/// owners lists every answer) is folded, its start as the summary.
+const LONG_REASON: usize = 240;
+
+/// A failure message, folded when long: a `<details>` element needs no script.
+fn reason_html(reason: &str) -> String {
+    if reason.chars().count() <= LONG_REASON {
+        return format!("<span class=\"reason\">{}</span>", text(reason));
+    }
+    let start: String = reason.chars().take(LONG_REASON).collect();
+    format!(
+        "<details class=\"reason\"><summary>{}…</summary>{}</details>",
+        text(&start),
+        text(reason)
+    )
+}
+
+/// The mutant's source against the reference, as a unified diff with three
+/// lines of context, each line marked for colour.
+fn diff(mutant: &CompiledMutant) -> String {
+    let diff = TextDiff::from_lines(REFERENCE_SOURCE, mutant.source);
+    let mut out = String::from("<pre class=\"diff\">");
+    write!(
+        out,
+        "<span class=\"file\">--- src/store.rs (the reference)</span><span class=\"file\">+++ src/store.rs (mutant {})</span>",
+        text(mutant.id)
+    )
+    .unwrap();
+    for group in diff.grouped_ops(3) {
+        let (Some(first), Some(last)) = (group.first(), group.last()) else {
+            continue;
+        };
+        let old = first.old_range().start..last.old_range().end;
+        let new = first.new_range().start..last.new_range().end;
+        write!(
+            out,
+            "<span class=\"hunk\">@@ -{},{} +{},{} @@</span>",
+            old.start + 1,
+            old.len(),
+            new.start + 1,
+            new.len()
+        )
+        .unwrap();
+        for op in &group {
+            for change in diff.iter_changes(op) {
+                let (class, sign) = match change.tag() {
+                    ChangeTag::Delete => ("del", '-'),
+                    ChangeTag::Insert => ("add", '+'),
+                    ChangeTag::Equal => ("ctx", ' '),
+                };
+                write!(
+                    out,
+                    "<span class=\"{class}\">{sign}{}</span>",
+                    text(change.value().trim_end_matches('\n'))
+                )
+                .unwrap();
+            }
+        }
+    }
+    out.push_str("</pre>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::sample::matrix;
+
+    #[test]
+    fn the_table_has_a_row_per_test_and_a_column_per_variant() {
+        let matrix = matrix();
+        let page = page(&matrix);
+        assert_eq!(
+            page.matches("<tr class=\"test\">").count(),
+            matrix.tests.len()
+        );
+        assert_eq!(
+            page.matches("<th scope=\"col\" class=\"variant").count(),
+            matrix.runs.len()
+        );
+        assert_eq!(
+            page.matches("<td class=\"cell").count(),
+            matrix.tests.len() * matrix.runs.len()
+        );
+    }
+
+    #[test]
+    fn cells_carry_their_failure_escaped() {
+        let page = page(&matrix());
+        assert!(page.contains("class=\"cell killed group-start\" title=\"04 × claim_at_exact_expiry_is_reassigned: claim(&quot;j&quot;, &quot;B&quot;, now=110, ttl=5): expected Some( Fence(2), ), got None &lt;script&gt;&amp;\""));
+        assert!(page.contains("<code>claim_at_exact_expiry_is_reassigned</code> <span class=\"reason\">claim(\"j\", \"B\", now=110, ttl=5): expected Some( Fence(2), ), got None &lt;script&gt;&amp;</span>"));
+        assert!(page.contains("class=\"cell timeout\""));
+        assert!(page.contains("class=\"cell crash\""));
+    }
+
+    #[test]
+    fn the_page_needs_nothing_from_outside() {
+        let page = page(&matrix());
+        assert!(!page.contains("<script"), "no script");
+        assert!(!page.contains(" src="), "no embedded resource");
+        assert!(!page.contains("url("), "no resource from the style");
+        assert!(!page.contains("@import"), "no imported style");
+        let links: Vec<&str> = page.split("<link").skip(1).collect();
+        assert_eq!(links.len(), 1);
+        assert!(links[0].starts_with(" rel=\"icon\" href=\"data:,\""));
+        for href in page.split("href=\"").skip(1) {
+            assert!(href.starts_with('#') || href.starts_with("data:"), "{href}");
+        }
+    }
+
+    #[test]
+    fn each_mutant_shows_its_diff_and_a_survivor_its_advice() {
+        let page = page(&matrix());
+        assert!(
+            page.contains("<span class=\"del\">-        if done || held_until &gt; now {</span>")
+        );
+        assert!(
+            page.contains("<span class=\"add\">+        if done || held_until &gt;= now {</span>")
+        );
+        let survivor = page
+            .split("<section class=\"mutant\" id=\"mutant-07\">")
+            .nth(1)
+            .expect("a section for mutant 07");
+        assert!(
+            survivor.contains("class=\"advice\">Mutant 07 survives"),
+            "{survivor}"
+        );
+        assert!(page.contains(
+            "4 mutants: 1 killed by a failing test, 1 by a timeout, 1 by a crash; 1 survived."
+        ));
+        assert!(page.contains("mutant 07 survives"));
+    }
+}

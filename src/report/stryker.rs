@@ -1,0 +1,271 @@
+//! The kill matrix as a Stryker mutation-testing report (schema version 2),
+//! the format that the mutation-testing-elements viewer and other tools of
+//! the Stryker family read.
+//!
+//! The one mutated file is the reference store, `src/store.rs`, with its
+//! whole source; each mutant sits at the place of its fragment. The tests
+//! are the contract suite's, one test file per step, each test's id its
+//! name. Every test runs against every mutant, so each mutant is covered by
+//! all of them; the tests that caught it are the ones that killed it.
+
+use super::{change, test_file, Position};
+use crate::matrix::Matrix;
+use crate::mutant::MUTABLE_FILE;
+use crate::outcome::{MutantStatus, Outcome};
+use crate::runner::VariantRun;
+use crate::variant::{CompiledMutant, REFERENCE_SOURCE};
+use serde_json::{json, Map, Value};
+
+/// The schema version this report follows.
+pub const SCHEMA_VERSION: &str = "2";
+
+/// The mutation score (detected mutants, in percent) at or above which a
+/// viewer shows the report green. The lab expects every mutant to be
+/// caught (`lab matrix --check` fails otherwise), so only 100 is green.
+pub const HIGH_THRESHOLD: u8 = 100;
+
+/// The score below which a viewer shows the report red.
+pub const LOW_THRESHOLD: u8 = 80;
+
+/// The contract suite's sources, by step, for the viewer's test view.
+const SUITE_SOURCES: [&str; 8] = [
+    include_str!("../../tests/suite/step1.rs"),
+    include_str!("../../tests/suite/step2.rs"),
+    include_str!("../../tests/suite/step3.rs"),
+    include_str!("../../tests/suite/step4.rs"),
+    include_str!("../../tests/suite/step5.rs"),
+    include_str!("../../tests/suite/step6.rs"),
+    include_str!("../../tests/suite/step7.rs"),
+    include_str!("../../tests/suite/step8.rs"),
+];
+
+/// The matrix as a report valid against Stryker's mutation-testing-report
+/// schema, version 2.
+///
+/// Statuses map as killed → `Killed`, survived → `Survived`, timeout →
+/// `Timeout`, crashed → `RuntimeError`. `killedBy` lists the tests that
+/// caught the mutant (failed, timed out or crashed on it), `coveredBy`
+/// every test that ran against it, and `statusReason` the first catch's
+/// failure message or, for a survivor, the mutant's explanation. The
+/// reference's own results go under `config.reference`, since the schema
+/// has no place for them.
+pub fn report(matrix: &Matrix) -> Value {
+    let mutants: Vec<Value> = matrix
+        .mutant_runs()
+        .map(|run| mutant_result(matrix, run))
+        .collect();
+    json!({
+        "schemaVersion": SCHEMA_VERSION,
+        "thresholds": {"high": HIGH_THRESHOLD, "low": LOW_THRESHOLD},
+        "files": {
+            MUTABLE_FILE: {
+                "language": "rust",
+                "source": REFERENCE_SOURCE,
+                "mutants": mutants,
+            }
+        },
+        "testFiles": test_files(matrix),
+        "framework": {"name": "lease-lab", "version": env!("CARGO_PKG_VERSION")},
+        "config": {"reference": reference_results(matrix)},
+    })
+}
+
+/// The Stryker name of a mutant status.
+pub fn status_name(status: MutantStatus) -> &'static str {
+    match status {
+        MutantStatus::Killed => "Killed",
+        MutantStatus::Survived => "Survived",
+        MutantStatus::Timeout => "Timeout",
+        MutantStatus::Crashed => "RuntimeError",
+    }
+}
+
+fn mutant_result(matrix: &Matrix, run: &VariantRun) -> Value {
+    let mutant: &CompiledMutant = run.variant.mutant().expect("mutant runs only");
+    let change = change(mutant);
+    let status = MutantStatus::of(run.runs.iter().map(|test| &test.outcome));
+    let catches: Vec<(&str, &Outcome)> = matrix
+        .tests
+        .iter()
+        .filter_map(|case| Some((case.name, run.outcome(case.name)?)))
+        .filter(|(_, outcome)| outcome.catches())
+        .collect();
+    let reason = catches
+        .first()
+        .and_then(|(test, outcome)| Some(format!("{test}: {}", outcome.reason()?)))
+        .unwrap_or_else(|| mutant.explanation.trim().to_string());
+    let micros: u64 = run.runs.iter().map(|test| test.micros).sum();
+    json!({
+        "id": mutant.id,
+        "mutatorName": format!("{} mutant, step {}", mutant.kind.name(), mutant.step),
+        "description": mutant.title,
+        "replacement": change.replacement,
+        "location": {"start": position(change.start), "end": position(change.end)},
+        "status": status_name(status),
+        "statusReason": reason,
+        "killedBy": catches.iter().map(|(test, _)| *test).collect::<Vec<_>>(),
+        "coveredBy": run.runs.iter().map(|test| test.test.as_str()).collect::<Vec<_>>(),
+        "testsCompleted": run.runs.len(),
+        "duration": micros as f64 / 1000.0,
+    })
+}
+
+fn position(position: Position) -> Value {
+    json!({"line": position.line, "column": position.column})
+}
+
+/// One entry per step that has tests in the matrix: the step's file, its
+/// source, and its tests with where each is defined.
+fn test_files(matrix: &Matrix) -> Value {
+    let mut files = Map::new();
+    for case in &matrix.tests {
+        let source = usize::from(case.step)
+            .checked_sub(1)
+            .and_then(|index| SUITE_SOURCES.get(index))
+            .copied();
+        let file = files.entry(test_file(case.step)).or_insert_with(|| {
+            let mut file = json!({"tests": []});
+            if let Some(source) = source {
+                file["source"] = json!(source);
+            }
+            file
+        });
+        let mut test = json!({"id": case.name, "name": case.name});
+        if let Some(start) = source.and_then(|source| definition(source, case.name)) {
+            test["location"] = json!({"start": position(start)});
+        }
+        file["tests"]
+            .as_array_mut()
+            .expect("tests is an array")
+            .push(test);
+    }
+    Value::Object(files)
+}
+
+/// Where `pub fn NAME(` is defined in a suite file: the name's position.
+fn definition(source: &str, name: &str) -> Option<Position> {
+    let signature = format!("pub fn {name}(");
+    let at = source.find(&signature)? + "pub fn ".len();
+    Some(super::position(source, at))
+}
+
+fn reference_results(matrix: &Matrix) -> Value {
+    match matrix.reference() {
+        None => json!({"ran": false}),
+        Some(run) => {
+            let failed: Vec<Value> = run
+                .runs
+                .iter()
+                .filter_map(|test| {
+                    Some(json!({"test": test.test, "reason": test.outcome.reason()?}))
+                })
+                .collect();
+            json!({
+                "ran": true,
+                "tests": run.runs.len(),
+                "passed": run.runs.len() - failed.len(),
+                "failed": failed,
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::sample::matrix;
+    use crate::suite::CASES;
+    use crate::variant;
+
+    fn mutant<'a>(report: &'a Value, id: &str) -> &'a Value {
+        report["files"][MUTABLE_FILE]["mutants"]
+            .as_array()
+            .expect("mutants is an array")
+            .iter()
+            .find(|mutant| mutant["id"] == id)
+            .expect("the mutant is reported")
+    }
+
+    #[test]
+    fn statuses_map_to_strykers_names() {
+        let report = report(&matrix());
+        let statuses: Vec<&str> = ["04", "05", "06", "07"]
+            .iter()
+            .map(|id| mutant(&report, id)["status"].as_str().unwrap())
+            .collect();
+        assert_eq!(statuses, ["Killed", "Timeout", "RuntimeError", "Survived"]);
+    }
+
+    #[test]
+    fn a_kill_names_its_test_and_its_failure() {
+        let report = report(&matrix());
+        let killed = mutant(&report, "04");
+        assert_eq!(
+            killed["killedBy"],
+            json!(["claim_at_exact_expiry_is_reassigned"])
+        );
+        assert_eq!(
+            killed["statusReason"],
+            "claim_at_exact_expiry_is_reassigned: claim(\"j\", \"B\", now=110, ttl=5): expected Some( Fence(2), ), got None <script>&"
+        );
+        assert_eq!(
+            killed["coveredBy"].as_array().unwrap().len(),
+            CASES.iter().filter(|case| case.step >= 4).count()
+        );
+        let survivor = mutant(&report, "07");
+        assert_eq!(survivor["killedBy"], json!([]));
+        assert_eq!(
+            survivor["statusReason"],
+            variant::mutant("07").unwrap().explanation.trim()
+        );
+    }
+
+    #[test]
+    fn a_mutant_sits_at_its_fragment_with_its_replacement() {
+        let report = report(&matrix());
+        let boundary = mutant(&report, "04");
+        let line = REFERENCE_SOURCE
+            .lines()
+            .position(|line| line.contains("if done || held_until > now {"))
+            .unwrap()
+            + 1;
+        assert_eq!(boundary["location"]["start"]["line"], line);
+        assert_eq!(boundary["location"]["end"]["line"], line);
+        assert_eq!(boundary["replacement"], "if done || held_until >= now {");
+    }
+
+    #[test]
+    fn tests_are_grouped_by_step_file_with_their_definitions() {
+        let report = report(&matrix());
+        let files = report["testFiles"].as_object().unwrap();
+        let names: Vec<&String> = files.keys().collect();
+        assert_eq!(
+            names,
+            [
+                "tests/suite/step4.rs",
+                "tests/suite/step5.rs",
+                "tests/suite/step6.rs",
+                "tests/suite/step7.rs",
+                "tests/suite/step8.rs"
+            ]
+        );
+        let first = &files["tests/suite/step4.rs"]["tests"][0];
+        assert_eq!(first["id"], "claim_of_a_new_job_returns_fence_1");
+        let line = SUITE_SOURCES[3]
+            .lines()
+            .position(|line| line.contains("pub fn claim_of_a_new_job_returns_fence_1("))
+            .unwrap()
+            + 1;
+        assert_eq!(
+            first["location"]["start"],
+            json!({"line": line, "column": 8})
+        );
+    }
+
+    #[test]
+    fn the_reference_results_go_under_config() {
+        let report = report(&matrix());
+        assert_eq!(report["config"]["reference"]["failed"], json!([]));
+        assert_eq!(report["schemaVersion"], "2");
+    }
+}

@@ -1,0 +1,668 @@
+//! Mutants written by students and instructors: a template to start from,
+//! the checks a new mutant file must pass, and what the lab says when no
+//! test kills one.
+//!
+//! A mutant file is data (see [`crate::mutant`]); the build compiles every
+//! file in `mutants/` into the `lab` binary. So a new mutant goes through
+//! two checks. [`validate`] is instant and needs no toolchain: the file
+//! parses, its fragment occurs exactly once in the reference, and the
+//! replacement changes code, not just spacing or comments. [`build`] then
+//! runs cargo, which compiles the mutant into the binary; it takes tens of
+//! seconds and needs Rust installed, which is why it is a step of its own
+//! that the command line runs after validation, rather than part of it.
+
+use crate::matrix::Matrix;
+use crate::mutant::{MutantSpec, SpecError, MUTABLE_FILE};
+use crate::outcome::MutantStatus;
+use crate::variant::{self, REFERENCE_SOURCE};
+use std::fmt::{self, Write as _};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The lines of the reference source that hold one step's code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StepCode {
+    /// The step, 1 to 8.
+    pub step: u8,
+    /// The first line after the step's banner, from 1.
+    pub first_line: usize,
+    /// The last line before the next banner (or the file's end).
+    pub last_line: usize,
+    /// Those lines.
+    pub text: &'static str,
+}
+
+/// The code of `step` in the reference store: the lines between its
+/// `// Step N.` banner and the next banner. `None` for a step the
+/// reference has no banner for.
+pub fn step_code(step: u8) -> Option<StepCode> {
+    let lines: Vec<&'static str> = REFERENCE_SOURCE.split_inclusive('\n').collect();
+    let heading = format!("// Step {step}.");
+    let banner = lines.iter().position(|line| line.starts_with(&heading))?;
+    // A banner is a title between two rules: the code starts after the
+    // second rule and ends before the rule that opens the next banner.
+    let first = banner + 2;
+    let end = (first..lines.len())
+        .find(|&index| {
+            is_rule(lines[index]) && lines.get(index + 1).is_some_and(|l| l.starts_with("// "))
+        })
+        .unwrap_or(lines.len());
+    let start_byte: usize = lines[..first].iter().map(|line| line.len()).sum();
+    let end_byte: usize = lines[..end].iter().map(|line| line.len()).sum();
+    Some(StepCode {
+        step,
+        first_line: first + 1,
+        last_line: end,
+        text: &REFERENCE_SOURCE[start_byte..end_byte],
+    })
+}
+
+fn is_rule(line: &str) -> bool {
+    line.trim_end().starts_with("// ---")
+}
+
+/// A line of `step`'s code to offer as the fragment of a new mutant, trimmed:
+/// the first line that decides something (an SQL statement or a
+/// comparison), else the first statement of the step's code; always one
+/// that occurs exactly once in the reference source.
+pub fn suggested_fragment(step: u8) -> Option<&'static str> {
+    let code = step_code(step)?;
+    let candidates: Vec<&'static str> = code
+        .text
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with("//") && !line.starts_with('#'))
+        .filter(|line| REFERENCE_SOURCE.matches(*line).count() == 1)
+        .collect();
+    let decides = |line: &&str| {
+        const SQL: [&str; 5] = ["\"CREATE", "\"INSERT", "\"UPDATE", "\"SELECT", "\"DELETE"];
+        const COMPARISONS: [&str; 6] = [" > ", " < ", " >= ", " <= ", " == ", " != "];
+        SQL.iter()
+            .chain(&COMPARISONS)
+            .any(|mark| line.contains(mark))
+    };
+    let statement = |line: &&str| {
+        line.ends_with(';')
+            && !["use ", "const ", "pub const ", "static "]
+                .iter()
+                .any(|start| line.starts_with(start))
+    };
+    let mut lines = candidates.iter().copied();
+    lines
+        .clone()
+        .find(decides)
+        .or_else(|| lines.find(statement))
+}
+
+/// Why a template cannot be made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateError(pub String);
+
+impl fmt::Display for TemplateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for TemplateError {}
+
+/// The text of a new mutant file (kind `own`) for `step` with id `id`,
+/// its fragment a line of the step's code ([`suggested_fragment`]) and
+/// its replacement the same line, to be edited.
+///
+/// Until the replacement is changed the file is not a mutant, and
+/// [`validate`] and the build both say so; the comments at its top tell
+/// the student what to fill in.
+pub fn template(step: u8, id: &str) -> Result<String, TemplateError> {
+    let code = step_code(step).ok_or_else(|| {
+        TemplateError(format!(
+            "there is no step {step}: the worksheet has steps 1 to 8"
+        ))
+    })?;
+    let fragment = suggested_fragment(step).ok_or_else(|| {
+        TemplateError(format!(
+            "step {step}'s code has no line that occurs only once in {MUTABLE_FILE}"
+        ))
+    })?;
+    let title = crate::exercise::step_title(step);
+    let mut out = String::new();
+    writeln!(
+        out,
+        "# A mutant of your own for step {step}: {title}.\n\
+         #\n\
+         # 1. fragment: the exact text of {MUTABLE_FILE} to break. It is a line of\n\
+         #    step {step}'s code now (lines {first} to {last} of {MUTABLE_FILE}); choose\n\
+         #    any text of the file, copied with its spacing, long enough to occur\n\
+         #    exactly once.\n\
+         # 2. replacement: the broken text put in its place. It must compile, and it\n\
+         #    must change what the code does: a change of spacing or comments is not\n\
+         #    a mutant.\n\
+         # 3. title and explanation: what the broken code does, and which input,\n\
+         #    error or stored state reveals it.\n\
+         # 4. Check the file with `lab mutant check FILE`, rebuild the lab\n\
+         #    (`cargo build --release`), and `lab matrix` shows which tests kill it.\n\
+         #    The id must stay the start of the file's name.",
+        first = code.first_line,
+        last = code.last_line,
+    )
+    .unwrap();
+    writeln!(out, "id = {}", toml_string(id)).unwrap();
+    writeln!(out, "step = {step}").unwrap();
+    writeln!(out, "kind = \"own\"").unwrap();
+    writeln!(
+        out,
+        "title = \"TODO: what the broken code does, in one line\""
+    )
+    .unwrap();
+    writeln!(out, "file = {}", toml_string(MUTABLE_FILE)).unwrap();
+    writeln!(out, "fragment = {}", toml_string(fragment)).unwrap();
+    writeln!(out, "replacement = {}", toml_string(fragment)).unwrap();
+    writeln!(
+        out,
+        "explanation = \"\"\"\nTODO: which input, error or stored state tells this mutant from the reference, and why the change breaks the contract of step {step}.\n\"\"\""
+    )
+    .unwrap();
+    Ok(out)
+}
+
+/// A TOML string for `text`: a basic string (`"..."`) when it needs no
+/// escape; else a literal string (`'''...'''`, which takes code as it is,
+/// backslashes and quotes included) when it can hold the text; else an
+/// escaped basic string.
+fn toml_string(text: &str) -> String {
+    let plain = !text.contains(|c: char| c == '"' || c == '\\' || c.is_control());
+    // A literal string cannot hold three quotes in a row or end in one,
+    // and TOML drops a line break that directly follows its opening quotes.
+    let literal_fits = !text.contains("'''")
+        && !text.ends_with('\'')
+        && !text.starts_with('\n')
+        && !text.contains('\r');
+    if plain {
+        format!("\"{text}\"")
+    } else if literal_fits {
+        format!("'''{text}'''")
+    } else {
+        toml::Value::String(text.to_string()).to_string()
+    }
+}
+
+/// The first id `oNNx` (own mutant of step NN, x from a to z) that no
+/// mutant of this lab binary and no file in `folder` uses yet.
+pub fn free_id(step: u8, folder: &Path) -> Option<String> {
+    let taken = ids_in(folder);
+    ('a'..='z')
+        .map(|letter| format!("o{step:02}{letter}"))
+        .find(|id| variant::mutant(id).is_none() && !taken.contains(id))
+}
+
+/// The ids that the mutant files in `folder` are named with.
+fn ids_in(folder: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok())
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".toml"))
+        .filter_map(|name| name.split(['-', '.']).next().map(str::to_string))
+        .collect()
+}
+
+/// Writes a template for `step` into `folder` as `ID-own.toml`, the id from
+/// [`free_id`], and returns its path. Never overwrites a file.
+pub fn new_file(folder: &Path, step: u8) -> io::Result<PathBuf> {
+    let invalid = |message: String| io::Error::new(io::ErrorKind::InvalidInput, message);
+    let id = free_id(step, folder).ok_or_else(|| {
+        invalid(format!(
+            "every id from o{step:02}a to o{step:02}z is taken in {}",
+            folder.display()
+        ))
+    })?;
+    let text = template(step, &id).map_err(|error| invalid(error.0))?;
+    let path = folder.join(format!("{id}-own.toml"));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .and_then(|mut file| io::Write::write_all(&mut file, text.as_bytes()))?;
+    Ok(path)
+}
+
+/// A mutant file that passed [`validate`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Validated {
+    /// Its contents.
+    pub spec: MutantSpec,
+    /// Its file name.
+    pub file_name: String,
+    /// Whether this `lab` binary already carries the mutant exactly as the
+    /// file says; if not, a rebuild adds it (or its change) to `lab matrix`.
+    pub in_this_build: bool,
+    /// Things to finish that do not stop it from being a mutant, such as a
+    /// title still reading TODO.
+    pub notes: Vec<String>,
+}
+
+/// Checks a mutant file without building it: it reads as a mutant file
+/// ([`MutantSpec::parse`]: name, id, step, file), its fragment occurs
+/// exactly once in the reference source, its replacement changes code
+/// rather than only spacing or comments, and no other mutant (of this
+/// binary, or another file in its folder) has its id.
+///
+/// The reference is the source this binary was built from.
+pub fn validate(path: &Path) -> Result<Validated, SpecError> {
+    let file_name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |name| name.to_string_lossy().into_owned(),
+    );
+    let error = |reason: String| SpecError {
+        file_name: file_name.clone(),
+        reason,
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| error(format!("cannot read {}: {e}", path.display())))?;
+    let spec = MutantSpec::parse(&file_name, &text)?;
+    let mutated = spec.apply(&file_name, REFERENCE_SOURCE)?;
+    if code_of(&mutated) == code_of(REFERENCE_SOURCE) {
+        return Err(error(
+            "its replacement changes only spacing or comments: it compiles to the reference itself, so no test could ever kill it; change what the code does".into(),
+        ));
+    }
+    if let Some(other) = variant::MUTANTS
+        .iter()
+        .find(|mutant| mutant.id == spec.id && mutant.file_name != file_name)
+    {
+        return Err(error(format!(
+            "the id {:?} is taken by {}; choose another id and rename the file to match",
+            spec.id, other.file_name
+        )));
+    }
+    if let Some(folder) = path.parent() {
+        let clash = std::fs::read_dir(folder)
+            .into_iter()
+            .flatten()
+            .filter_map(|entry| entry.ok())
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .filter(|name| *name != file_name && name.ends_with(".toml"))
+            .find(|name| name.split(['-', '.']).next() == Some(spec.id.as_str()));
+        if let Some(other) = clash {
+            return Err(error(format!(
+                "the id {:?} is taken by {other} in the same folder; choose another id and rename the file to match",
+                spec.id
+            )));
+        }
+    }
+    let in_this_build = variant::mutant(&spec.id).is_some_and(|mutant| {
+        mutant.file_name == file_name
+            && mutant.fragment == spec.fragment
+            && mutant.replacement == spec.replacement
+    });
+    let notes = [("title", &spec.title), ("explanation", &spec.explanation)]
+        .iter()
+        .filter(|(_, value)| value.contains("TODO"))
+        .map(|(field, _)| format!("its {field} still says TODO: say what the change breaks"))
+        .collect();
+    Ok(Validated {
+        spec,
+        file_name,
+        in_this_build,
+        notes,
+    })
+}
+
+/// The source as the compiler sees it, roughly: comments removed, and
+/// whitespace kept only where it separates two words. Strings and
+/// characters are kept whole, since a change inside them changes the
+/// program.
+fn code_of(source: &str) -> String {
+    let mut code = String::with_capacity(source.len());
+    let mut chars = source.chars().peekable();
+    let mut pending_space = false;
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    while let Some(c) = chars.next() {
+        match c {
+            '/' if chars.peek() == Some(&'/') => {
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        break;
+                    }
+                }
+                pending_space = true;
+            }
+            '/' if chars.peek() == Some(&'*') => {
+                chars.next();
+                skip_block_comment(&mut chars);
+                pending_space = true;
+            }
+            c if c.is_whitespace() => pending_space = true,
+            '"' => {
+                code.push('"');
+                let mut escaped = false;
+                for c in chars.by_ref() {
+                    code.push(c);
+                    if c == '"' && !escaped {
+                        break;
+                    }
+                    escaped = c == '\\' && !escaped;
+                }
+                pending_space = false;
+            }
+            c => {
+                if pending_space && code.chars().next_back().is_some_and(word) && word(c) {
+                    code.push(' ');
+                }
+                code.push(c);
+                pending_space = false;
+            }
+        }
+    }
+    code
+}
+
+/// Skips a `/* ... */` comment (after its opening), nested ones included.
+fn skip_block_comment(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    let mut depth = 1;
+    while let Some(c) = chars.next() {
+        match (c, chars.peek()) {
+            ('*', Some('/')) => {
+                chars.next();
+                depth -= 1;
+                if depth == 0 {
+                    return;
+                }
+            }
+            ('/', Some('*')) => {
+                chars.next();
+                depth += 1;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Why [`build`] failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildFailure {
+    /// What went wrong, with cargo's error messages.
+    pub message: String,
+}
+
+impl fmt::Display for BuildFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for BuildFailure {}
+
+/// Builds the crate at `crate_dir` (`cargo build --release`), which
+/// compiles every mutant in its `mutants/` into the `lab` binary.
+///
+/// Uses the cargo that runs this process if any (`CARGO`), else `cargo`
+/// from the path. Errors: cargo cannot be started, or the build fails; the
+/// message then holds cargo's error lines (a mutant that does not compile
+/// names its generated file, `mutant_ID.rs`).
+pub fn build(crate_dir: &Path) -> Result<(), BuildFailure> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = Command::new(&cargo)
+        .args(["build", "--release", "--manifest-path"])
+        .arg(crate_dir.join("Cargo.toml"))
+        .output()
+        .map_err(|error| BuildFailure {
+            message: format!(
+                "cannot run {}: {error}; the build check needs Rust's toolchain (rustup.rs)",
+                Path::new(&cargo).display()
+            ),
+        })?;
+    if output.status.success() {
+        return Ok(());
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let errors: Vec<&str> = stderr
+        .lines()
+        .skip_while(|line| !line.starts_with("error"))
+        .collect();
+    let detail = if errors.is_empty() {
+        stderr.trim_end().to_string()
+    } else {
+        errors.join("\n")
+    };
+    Err(BuildFailure {
+        message: format!(
+            "cargo build --release in {} failed ({}):\n{detail}",
+            crate_dir.display(),
+            output.status,
+        ),
+    })
+}
+
+/// What the lab says about a mutant that every test passes on, or `None`
+/// when the suite caught it (or the matrix has no such mutant).
+///
+/// A survivor means one of two things, and only a probe can tell which:
+/// the suite has a gap, or the mutant is equivalent to the reference.
+pub fn survivor_advice(matrix: &Matrix, id: &str) -> Option<String> {
+    let summary = matrix
+        .summaries()
+        .into_iter()
+        .find(|summary| summary.id == id)?;
+    if summary.status != MutantStatus::Survived {
+        return None;
+    }
+    let example = variant::lab_text(summary.step).map_or_else(String::new, |lab| {
+        format!(
+            " Start from labs/probes/{}.probe.",
+            lab.file_name.trim_end_matches(".md")
+        )
+    });
+    Some(format!(
+        "Mutant {id} survives: all {tests} tests pass on it. Either the suite has a gap (some input, error or stored state shows the change, but no test looks at it) or the mutant is equivalent to the reference (no call can tell the two apart, so no test should fail). Write a probe that kills it: a probe that passes on the reference and fails on {id} proves it is not equivalent, and shows the test the suite is missing. Run it with `lab probe FILE --variant {id}`.{example}",
+        tests = matrix.tests.len(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_step_has_code_and_a_fragment_from_it() {
+        for step in 1..=8 {
+            let code = step_code(step).expect("every step has a banner");
+            let fragment = suggested_fragment(step).expect("every step has a fragment");
+            assert!(code.text.contains(fragment), "step {step}: {fragment}");
+            assert_eq!(REFERENCE_SOURCE.matches(fragment).count(), 1);
+            let first = REFERENCE_SOURCE.lines().nth(code.first_line - 1).unwrap();
+            assert!(code.text.starts_with(first));
+        }
+        assert_eq!(step_code(9), None);
+    }
+
+    #[test]
+    fn the_fragment_offered_is_the_decision_where_there_is_one() {
+        assert_eq!(suggested_fragment(4), Some("if done || held_until > now {"));
+        assert!(suggested_fragment(2).unwrap().contains("INSERT OR IGNORE"));
+        assert!(suggested_fragment(7)
+            .unwrap()
+            .contains("UPDATE jobs SET owner = NULL"));
+    }
+
+    #[test]
+    fn code_ignores_spacing_and_comments_but_not_strings() {
+        let a = "fn f() { let x = 1; // one\n  x > 0 }";
+        assert_eq!(
+            code_of(a),
+            code_of("fn f(){let x=1;/* a /* nested */ note */ x>0}")
+        );
+        assert_ne!(code_of(a), code_of("fn f() { let x = 1; x >= 0 }"));
+        assert_ne!(code_of("s(\"a b\")"), code_of("s(\"ab\")"));
+        assert_ne!(code_of("let x"), code_of("letx"));
+    }
+
+    #[test]
+    fn toml_strings_read_back_as_the_same_text() {
+        for text in [
+            "plain",
+            "it's",
+            "say \"hi\"",
+            "back\\slash",
+            "a '''b''' c",
+            "ends with '",
+            "two\nlines",
+            "\nafter a break",
+        ] {
+            let line = format!("value = {}", toml_string(text));
+            let table: toml::Table = toml::from_str(&line).unwrap();
+            assert_eq!(table["value"].as_str(), Some(text), "{line}");
+        }
+    }
+
+    /// Writes `text` as `name` in a new folder and validates it.
+    fn validate_text(name: &str, text: &str) -> Result<Validated, SpecError> {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        validate(&path)
+    }
+
+    #[test]
+    fn a_template_needs_its_replacement_edited_and_then_validates() {
+        for step in 1..=8 {
+            let text = template(step, "o01a").unwrap();
+            let error = validate_text("o01a-own.toml", &text).unwrap_err();
+            assert!(error.reason.contains("same as its fragment"), "{error}");
+        }
+        let text = template(4, "o04a").unwrap();
+        let edited = text.replacen(
+            "replacement = \"if done || held_until > now {\"",
+            "replacement = \"if held_until > now {\"",
+            1,
+        );
+        assert_ne!(edited, text, "the template offers step 4's comparison");
+        let valid = validate_text("o04a-own.toml", &edited).unwrap();
+        assert_eq!(valid.spec.step, 4);
+        assert!(!valid.in_this_build);
+        assert_eq!(
+            valid.notes,
+            [
+                "its title still says TODO: say what the change breaks",
+                "its explanation still says TODO: say what the change breaks"
+            ]
+        );
+    }
+
+    fn own(id: &str, fragment: &str, replacement: &str) -> String {
+        format!(
+            "id = \"{id}\"\nstep = 4\nkind = \"own\"\ntitle = \"t\"\nfile = \"src/store.rs\"\nfragment = {}\nreplacement = {}\nexplanation = \"e\"\n",
+            toml_string(fragment),
+            toml_string(replacement)
+        )
+    }
+
+    #[test]
+    fn validation_refuses_what_the_build_would_refuse_or_no_test_could_kill() {
+        let missing = validate_text("o04a-x.toml", &own("o04a", "no such text", "x")).unwrap_err();
+        assert!(missing.reason.contains("does not occur"), "{missing}");
+        let twice =
+            validate_text("o04a-x.toml", &own("o04a", "check_job_id(job_id)?;", "")).unwrap_err();
+        assert!(twice.reason.contains("times"), "{twice}");
+        let spacing = validate_text(
+            "o04a-x.toml",
+            &own(
+                "o04a",
+                "if done || held_until > now {",
+                "if done||held_until>now { // same",
+            ),
+        )
+        .unwrap_err();
+        assert!(
+            spacing.reason.contains("only spacing or comments"),
+            "{spacing}"
+        );
+        let taken = validate_text(
+            "04-mine.toml",
+            &own(
+                "04",
+                "if done || held_until > now {",
+                "if held_until > now {",
+            ),
+        )
+        .unwrap_err();
+        assert!(
+            taken.reason.contains("taken by 04-claim-boundary.toml"),
+            "{taken}"
+        );
+    }
+
+    #[test]
+    fn validation_refuses_an_id_that_another_file_in_the_folder_has() {
+        let folder = tempfile::tempdir().unwrap();
+        let body = own(
+            "o04a",
+            "if done || held_until > now {",
+            "if held_until > now {",
+        );
+        std::fs::write(folder.path().join("o04a-first.toml"), &body).unwrap();
+        let second = folder.path().join("o04a-second.toml");
+        std::fs::write(&second, &body).unwrap();
+        let error = validate(&second).unwrap_err();
+        assert!(error.reason.contains("taken by o04a-first.toml"), "{error}");
+    }
+
+    #[test]
+    fn a_mutant_of_this_build_validates_as_built() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("mutants/04-claim-boundary.toml");
+        let valid = validate(&path).unwrap();
+        assert!(valid.in_this_build);
+        assert!(valid.notes.is_empty());
+    }
+
+    #[test]
+    fn new_files_take_the_next_free_id_and_never_overwrite() {
+        let folder = tempfile::tempdir().unwrap();
+        let first = new_file(folder.path(), 5).unwrap();
+        let second = new_file(folder.path(), 5).unwrap();
+        assert!(first.ends_with("o05a-own.toml"), "{}", first.display());
+        assert!(second.ends_with("o05b-own.toml"), "{}", second.display());
+        let text = std::fs::read_to_string(&first).unwrap();
+        assert!(text.contains("id = \"o05a\""), "{text}");
+        assert!(new_file(folder.path(), 9).is_err());
+    }
+
+    /// A crate of one file, its library `lib`, in a new folder.
+    fn tiny_crate(lib: &str) -> tempfile::TempDir {
+        let folder = tempfile::tempdir().unwrap();
+        std::fs::write(
+            folder.path().join("Cargo.toml"),
+            "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+        )
+        .unwrap();
+        std::fs::create_dir(folder.path().join("src")).unwrap();
+        std::fs::write(folder.path().join("src/lib.rs"), lib).unwrap();
+        folder
+    }
+
+    #[test]
+    fn a_build_reports_the_compilers_errors() {
+        assert_eq!(build(tiny_crate("pub fn f() -> u8 { 1 }\n").path()), Ok(()));
+        let failure = build(tiny_crate("pub fn f() -> u8 { \"one\" }\n").path()).unwrap_err();
+        assert!(failure.message.contains("error[E0308]"), "{failure}");
+        assert!(failure.message.contains("src/lib.rs"), "{failure}");
+    }
+
+    #[test]
+    fn a_survivor_gets_the_gap_or_equivalent_advice_and_a_killed_mutant_none() {
+        let matrix = crate::report::sample::matrix();
+        let advice = survivor_advice(&matrix, "07").expect("07 survives in the sample");
+        assert!(advice.contains("the suite has a gap"), "{advice}");
+        assert!(advice.contains("equivalent to the reference"), "{advice}");
+        assert!(advice.contains("lab probe FILE --variant 07"), "{advice}");
+        assert!(
+            advice.contains("labs/probes/07-release-current.probe"),
+            "{advice}"
+        );
+        assert_eq!(survivor_advice(&matrix, "04"), None);
+        assert_eq!(survivor_advice(&matrix, "05"), None, "a timeout is caught");
+    }
+}

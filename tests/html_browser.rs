@@ -1,0 +1,211 @@
+//! The HTML report in a real headless browser (Debian's `chromium`): it
+//! loads without a console message, and the browser's DOM holds the kill
+//! matrix with a row per test and a column per variant. Negative tests show
+//! that a page that throws or logs an error is caught.
+//!
+//! Nothing is installed here: CI installs chromium (`apt-get install -y
+//! chromium`), and without it these tests fail saying so.
+
+use lease_lab::matrix::Matrix;
+use lease_lab::report::html;
+use lease_lab::runner::{RunOptions, WorkerCommand};
+use lease_lab::suite::CASES;
+use lease_lab::variant::Variant;
+use scraper::{Html, Selector};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long one browser run may take before the test gives up on it.
+const BROWSER_TIME_LIMIT: Duration = Duration::from_secs(120);
+
+/// The browser: `chromium` on the path.
+fn chromium() -> PathBuf {
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+        .map(|folder| folder.join("chromium"))
+        .find(|candidate| candidate.is_file())
+        .unwrap_or_else(|| {
+            panic!("these tests need a headless browser: install chromium (apt-get install -y chromium)")
+        })
+}
+
+/// Runs headless chromium on the page `page` with `extra` arguments (such
+/// as `--dump-dom`), its console messages logged to stderr.
+fn browse(page: &Path, extra: &[&str]) -> Output {
+    let profile = tempfile::tempdir().expect("a temporary profile folder");
+    let mut child = Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(extra)
+        .arg(format!("file://{}", page.display()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("chromium starts");
+    // Drain both pipes while waiting: a DOM dump is larger than a pipe
+    // holds, and chromium would block writing it.
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        let mut pipe = pipe.expect("the pipe was asked for");
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            pipe.read_to_end(&mut bytes).map(|_| bytes)
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("chromium can be waited for") {
+            break status;
+        }
+        if started.elapsed() > BROWSER_TIME_LIMIT {
+            let _ = child.kill();
+            panic!("chromium did not finish within {BROWSER_TIME_LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let output = Output {
+        status,
+        stdout: stdout.join().unwrap().expect("chromium's output"),
+        stderr: stderr.join().unwrap().expect("chromium's log"),
+    };
+    assert!(
+        output.status.success(),
+        "chromium failed ({}): {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+/// The page's console messages, which chromium logs as `...:CONSOLE...]`
+/// lines (`CONSOLE(12)` in older versions, `CONSOLE:12` in newer ones).
+fn console_messages(output: &Output) -> Vec<String> {
+    String::from_utf8_lossy(&output.stderr)
+        .lines()
+        .filter(|line| line.contains(":CONSOLE"))
+        .map(str::to_string)
+        .collect()
+}
+
+fn write_page(folder: &Path, name: &str, html: &str) -> PathBuf {
+    let path = folder.join(name);
+    std::fs::write(&path, html).expect("the page can be written");
+    path
+}
+
+fn matrix() -> Matrix {
+    let command = WorkerCommand {
+        program: env!("CARGO_BIN_EXE_lab").into(),
+        args: vec!["__worker".into()],
+    };
+    Matrix::build(
+        &command,
+        &Variant::all(),
+        CASES.iter().collect(),
+        &RunOptions::default(),
+    )
+}
+
+fn select(selector: &str) -> Selector {
+    Selector::parse(selector).expect("a valid selector")
+}
+
+#[test]
+fn the_report_loads_cleanly_with_a_row_per_test_and_a_column_per_variant() {
+    let matrix = matrix();
+    let folder = tempfile::tempdir().unwrap();
+    let page = write_page(folder.path(), "report.html", &html::page(&matrix));
+    let output = browse(&page, &["--dump-dom"]);
+    assert_eq!(console_messages(&output), Vec::<String>::new());
+    let dom = Html::parse_document(&String::from_utf8_lossy(&output.stdout));
+    let columns: Vec<String> = dom
+        .select(&select("table.matrix thead th.variant"))
+        .map(|th| th.text().collect())
+        .collect();
+    let ids: Vec<&str> = matrix.runs.iter().map(|run| run.variant.id()).collect();
+    assert_eq!(columns, ids, "a column per variant, the reference first");
+    let rows: Vec<_> = dom.select(&select("table.matrix tbody tr.test")).collect();
+    let names: Vec<String> = rows
+        .iter()
+        .map(|row| row.select(&select("th")).next().unwrap().text().collect())
+        .collect();
+    let tests: Vec<&str> = matrix.tests.iter().map(|case| case.name).collect();
+    assert_eq!(names, tests, "a row per test, in suite order");
+    for row in &rows {
+        assert_eq!(row.select(&select("td.cell")).count(), ids.len());
+    }
+    let step_groups = dom.select(&select("table.matrix tbody")).count();
+    assert_eq!(step_groups, 8, "the tests are grouped by step");
+    let mutants = dom.select(&select("section.mutant pre.diff")).count();
+    assert_eq!(mutants, ids.len() - 1, "every mutant shows its diff");
+}
+
+#[test]
+fn a_page_that_throws_or_logs_an_error_is_caught() {
+    let folder = tempfile::tempdir().unwrap();
+    let page = write_page(
+        folder.path(),
+        "broken.html",
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>broken</title></head><body><p>broken</p>\
+         <script>console.error(\"logged-on-purpose\"); throw new Error(\"thrown-on-purpose\");</script></body></html>",
+    );
+    let messages = console_messages(&browse(&page, &["--dump-dom"]));
+    assert!(
+        messages.iter().any(|m| m.contains("logged-on-purpose")),
+        "{messages:?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("Uncaught Error: thrown-on-purpose")),
+        "{messages:?}"
+    );
+}
+
+/// The README's screenshot command, run on the report: a 1400 × 1000 PNG.
+#[test]
+fn the_screenshot_command_makes_a_picture_of_the_report() {
+    let folder = tempfile::tempdir().unwrap();
+    let page = write_page(folder.path(), "report.html", &html::page(&matrix()));
+    let picture = folder.path().join("report.png");
+    let output = browse(
+        &page,
+        &[
+            &format!("--screenshot={}", picture.display()),
+            "--window-size=1400,1000",
+            "--hide-scrollbars",
+        ],
+    );
+    assert_eq!(console_messages(&output), Vec::<String>::new());
+    let png = std::fs::read(&picture).expect("chromium wrote the screenshot");
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "a PNG file");
+    let width = u32::from_be_bytes(png[16..20].try_into().unwrap());
+    let height = u32::from_be_bytes(png[20..24].try_into().unwrap());
+    assert_eq!((width, height), (1400, 1000));
+}
