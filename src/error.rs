@@ -87,20 +87,4 @@ pub enum StoreError {
         #[source]
         source: rusqlite::Error,
     },
-
-    /// A claiming thread of `claim_many` panicked; its claim may or may not have landed.
-    #[error("{}: a claiming thread panicked: {message}", path.display())]
-    WorkerPanicked {
-        /// The database path as given.
-        path: PathBuf,
-        /// The panic's message.
-        message: String,
-    },
-}
-
-impl StoreError {
-    /// Whether the error is about the caller's arguments rather than the database.
-    pub fn is_invalid_argument(&self) -> bool {
-        matches!(self, StoreError::InvalidArgument(_))
-    }
 }

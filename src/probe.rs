@@ -263,8 +263,6 @@ pub enum ErrorKind {
     Busy,
     /// [`StoreError::Sqlite`].
     Sqlite,
-    /// [`StoreError::WorkerPanicked`].
-    WorkerPanicked,
 }
 
 /// What one call answered.
@@ -1114,7 +1112,7 @@ impl Expectation {
 
 impl ErrorKind {
     /// Every kind's name, as written after `error` in probes.
-    pub const NAMES: [&'static str; 10] = [
+    pub const NAMES: [&'static str; 9] = [
         "invalid-argument",
         "missing-folder",
         "no-database",
@@ -1124,10 +1122,9 @@ impl ErrorKind {
         "read-only",
         "busy",
         "sqlite",
-        "worker-panicked",
     ];
 
-    const ALL: [ErrorKind; 10] = [
+    const ALL: [ErrorKind; 9] = [
         ErrorKind::InvalidArgument,
         ErrorKind::MissingFolder,
         ErrorKind::NoDatabase,
@@ -1137,7 +1134,6 @@ impl ErrorKind {
         ErrorKind::ReadOnly,
         ErrorKind::Busy,
         ErrorKind::Sqlite,
-        ErrorKind::WorkerPanicked,
     ];
 
     /// The kind's name in probes.
@@ -1175,9 +1171,6 @@ impl ErrorKind {
                 format!("stayed locked for {} ms", waited.as_millis()),
             ),
             StoreError::Sqlite { source, .. } => (ErrorKind::Sqlite, source.to_string()),
-            StoreError::WorkerPanicked { message, .. } => {
-                (ErrorKind::WorkerPanicked, message.clone())
-            }
         }
     }
 }

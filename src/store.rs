@@ -59,14 +59,28 @@ pub fn busy_timeout() -> Duration {
     })
 }
 
-/// How long a connection has waited for a lock after `attempts` naps.
-fn waited_after(attempts: u32) -> Duration {
-    (0..attempts).map(nap).sum()
+/// The longest nap between two tries for a lock.
+const LONGEST_NAP: Duration = Duration::from_micros(1600);
+
+/// The naps between the first tries for a lock; [`LONGEST_NAP`] after them.
+const FIRST_NAPS: [Duration; 5] = [
+    Duration::from_micros(50),
+    Duration::from_micros(100),
+    Duration::from_micros(200),
+    Duration::from_micros(400),
+    Duration::from_micros(800),
+];
+
+/// The nap after the `attempt`-th failed try.
+fn nap(attempt: usize) -> Duration {
+    *FIRST_NAPS.get(attempt).unwrap_or(&LONGEST_NAP)
 }
 
-/// The `attempt`-th nap while waiting for a lock: 50 µs, doubling to 1.6 ms.
-fn nap(attempt: u32) -> Duration {
-    Duration::from_micros(50 << attempt.min(5))
+/// How long a connection has waited for a lock after `attempts` naps,
+/// counted in naps rather than read from a clock, so that the wait ends
+/// after the same number of tries however busy the machine is.
+fn waited_after(attempts: usize) -> Duration {
+    (0..attempts).map(nap).sum()
 }
 
 /// SQLite's busy handler: nap and try again until the busy timeout is spent.
@@ -76,7 +90,7 @@ fn nap(attempt: u32) -> Duration {
 /// under contention the lock would sit idle most of the time. Short naps
 /// let 64 racing claims through in a few milliseconds.
 fn wait_for_lock(attempts: i32) -> bool {
-    let attempts = u32::try_from(attempts).unwrap_or(0);
+    let attempts = usize::try_from(attempts).unwrap_or(0);
     if waited_after(attempts) >= busy_timeout() {
         return false;
     }
@@ -113,11 +127,6 @@ impl Store {
         Store::connect(path.as_ref(), false)
     }
 
-    /// The database path this handle was opened with.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     fn connect(path: &Path, create: bool) -> Result<Store> {
         let path = path.to_path_buf();
         if path.is_dir() {
@@ -133,9 +142,9 @@ impl Store {
         if !create && !path.exists() {
             return Err(StoreError::NoDatabase { path });
         }
-        let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE.union(OpenFlags::SQLITE_OPEN_NO_MUTEX);
         if create {
-            flags |= OpenFlags::SQLITE_OPEN_CREATE;
+            flags.insert(OpenFlags::SQLITE_OPEN_CREATE);
         }
         let conn = Connection::open_with_flags(&path, flags).map_err(|e| fail(&path, e))?;
         let store = Store { conn, path };
@@ -667,35 +676,23 @@ pub fn claim_many(
     let threads = owners.len().min(MAX_CLAIM_THREADS);
     let start = Barrier::new(threads);
     let wait = busy_timeout();
-    let mut panicked = None;
+    // A panic on a claiming thread (a bug, never an answer) is passed on
+    // to the caller when the scope ends.
     thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    set_thread_busy_timeout(Some(wait));
-                    start.wait();
-                    loop {
-                        let index = next_owner.fetch_add(1, Ordering::Relaxed);
-                        let Some(owner) = owners.get(index) else {
-                            break;
-                        };
-                        let _ = answers[index].set(claim(path, job_id, owner, now, ttl));
-                    }
-                })
-            })
-            .collect();
-        for worker in workers {
-            if let Err(payload) = worker.join() {
-                panicked = Some(panic_message(payload.as_ref()));
-            }
+        for _ in 0..threads {
+            scope.spawn(|| {
+                set_thread_busy_timeout(Some(wait));
+                start.wait();
+                loop {
+                    let index = next_owner.fetch_add(1, Ordering::Relaxed);
+                    let Some(owner) = owners.get(index) else {
+                        break;
+                    };
+                    let _ = answers[index].set(claim(path, job_id, owner, now, ttl));
+                }
+            });
         }
     });
-    if let Some(message) = panicked {
-        return Err(StoreError::WorkerPanicked {
-            path: path.to_path_buf(),
-            message,
-        });
-    }
     answers
         .into_iter()
         .map(|answer| {
@@ -704,14 +701,4 @@ pub fn claim_many(
                 .expect("every owner's claim ran to an answer")
         })
         .collect()
-}
-
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(text) = payload.downcast_ref::<&str>() {
-        text.to_string()
-    } else if let Some(text) = payload.downcast_ref::<String>() {
-        text.clone()
-    } else {
-        "a panic without a message".to_string()
-    }
 }

@@ -274,8 +274,13 @@ impl<'a> Bench<'a> {
     /// The checks of "the state left after a call" use this rather than the
     /// implementation's own `state`, so that they judge the file itself.
     pub fn rows(&self) -> Step<Vec<Row>> {
+        self.rows_at(&self.db)
+    }
+
+    /// Every stored row of the database at `db`, as [`Bench::rows`] reads them.
+    pub fn rows_at(&self, db: &Path) -> Step<Vec<Row>> {
         let read = || -> rusqlite::Result<Vec<Row>> {
-            let conn = Connection::open_with_flags(&self.db, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+            let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
             let mut statement =
                 conn.prepare("SELECT id, owner, until, fence, result, done FROM jobs ORDER BY id")?;
             let rows = statement.query_map([], |row| {
@@ -389,6 +394,49 @@ impl<'a> Bench<'a> {
                 actual: "no answer: the call kept waiting for the lock".into(),
             })
         })
+    }
+
+    /// Runs `action` while the database at `db` cannot be written: its file
+    /// (and the log files beside it) read-only, and, since root ignores
+    /// permission bits, also marked immutable with `chattr +i` where this
+    /// user can. Everything is made writable again afterwards.
+    pub fn with_read_only_database<T>(&self, db: &Path, action: impl FnOnce() -> T) -> Step<T> {
+        use std::os::unix::fs::PermissionsExt;
+        let files: Vec<PathBuf> = ["", "-wal", "-shm"]
+            .iter()
+            .map(|suffix| PathBuf::from(format!("{}{suffix}", db.display())))
+            .filter(|path| path.exists())
+            .collect();
+        let set_mode = |mode: u32| {
+            for file in &files {
+                let _ = std::fs::set_permissions(file, std::fs::Permissions::from_mode(mode));
+            }
+        };
+        let chattr = |flag: &str| {
+            std::process::Command::new("chattr")
+                .arg(flag)
+                .args(&files)
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|status| status.success())
+        };
+        set_mode(0o444);
+        let writable = std::fs::OpenOptions::new().write(true).open(db).is_ok();
+        let immutable = writable && chattr("+i");
+        if writable && !immutable {
+            set_mode(0o644);
+            return Err(Failure {
+                check: "making the database file read-only".into(),
+                expected: "a file this user cannot write (mode 0444, or chattr +i for root)".into(),
+                actual: "the file stayed writable: this file system has no immutable flag".into(),
+            });
+        }
+        let result = action();
+        if immutable {
+            chattr("-i");
+        }
+        set_mode(0o644);
+        Ok(result)
     }
 
     /// Runs SQL on the file through a separate plain connection: another

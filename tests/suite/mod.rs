@@ -64,6 +64,7 @@ macro_rules! for_each_suite_step {
                 enqueue_of_a_done_job_keeps_its_result,
                 enqueue_of_an_empty_id_is_invalid,
                 enqueue_without_a_database_is_an_error,
+                enqueue_on_a_read_only_file_is_an_error,
             ],
             step3 (3) [
                 state_of_a_missing_job_is_none,

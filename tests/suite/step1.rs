@@ -55,25 +55,63 @@ pub fn init_db_twice_keeps_jobs_and_fences(bench: &Bench) -> Checked {
     bench.claim_expecting("j", "B", 200.0, 10.0, Some(2))
 }
 
-/// An existing `jobs` table with other columns is refused, and left as it was.
+/// An existing `jobs` table that differs from the schema in any one way (a
+/// column's name, type, NOT NULL, default or key; a column missing or extra)
+/// is refused, and the file is left exactly as it was.
 pub fn init_db_refuses_a_jobs_table_with_other_columns(bench: &Bench) -> Checked {
-    bench.raw_sql(
-        bench.db(),
-        "CREATE TABLE jobs (id TEXT PRIMARY KEY, owner TEXT, lease_end REAL); \
-         INSERT INTO jobs VALUES ('j', 'A', 5.0);",
-    )?;
-    let before = fs::read(bench.db()).unwrap_or_default();
-    expect_error(
-        "init_db on a file whose jobs table has other columns",
-        bench.store().init_db(bench.db()),
-        "Err(IncompatibleSchema)",
-        |e| matches!(e, StoreError::IncompatibleSchema { .. }),
-    )?;
-    expect_eq(
-        "the file's bytes after the refused init_db",
-        fs::read(bench.db()).unwrap_or_default() == before,
-        true,
-    )
+    const COLUMNS: [&str; 6] = [
+        "id TEXT PRIMARY KEY",
+        "owner TEXT",
+        "until REAL NOT NULL DEFAULT 0",
+        "fence INTEGER NOT NULL DEFAULT 0",
+        "result TEXT",
+        "done INTEGER NOT NULL DEFAULT 0",
+    ];
+    let variations: [(&str, usize, &str); 7] = [
+        ("a renamed column", 2, "lease_end REAL NOT NULL DEFAULT 0"),
+        (
+            "a column of another type",
+            3,
+            "fence TEXT NOT NULL DEFAULT 0",
+        ),
+        ("a column that may be NULL", 2, "until REAL DEFAULT 0"),
+        (
+            "a column with another default",
+            5,
+            "done INTEGER NOT NULL DEFAULT 1",
+        ),
+        ("an id that is not the key", 0, "id TEXT"),
+        ("a missing column", 5, ""),
+        ("an extra column", 6, "note TEXT"),
+    ];
+    for (number, (what, position, column)) in variations.into_iter().enumerate() {
+        let mut columns: Vec<&str> = COLUMNS.to_vec();
+        match (column.is_empty(), position < columns.len()) {
+            (true, _) => {
+                columns.remove(position);
+            }
+            (false, true) => columns[position] = column,
+            (false, false) => columns.push(column),
+        }
+        let path = bench.sibling(&format!("foreign-{number}.db"));
+        bench.raw_sql(
+            &path,
+            &format!("CREATE TABLE jobs ({})", columns.join(", ")),
+        )?;
+        let before = fs::read(&path).unwrap_or_default();
+        expect_error(
+            format!("init_db on a file whose jobs table has {what}"),
+            bench.store().init_db(&path),
+            "Err(IncompatibleSchema)",
+            |e| matches!(e, StoreError::IncompatibleSchema { .. }),
+        )?;
+        expect_eq(
+            format!("whether the file with {what} is unchanged after the refused init_db"),
+            fs::read(&path).unwrap_or_default() == before,
+            true,
+        )?;
+    }
+    Ok(())
 }
 
 /// A file that is not an SQLite database is refused and not written to.

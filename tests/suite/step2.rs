@@ -64,3 +64,39 @@ pub fn enqueue_without_a_database_is_an_error(bench: &Bench) -> Checked {
     )?;
     expect_eq("whether a file was created", bench.db().exists(), false)
 }
+
+/// A database file that cannot be written: enqueue fails with a read-only
+/// error and the rows stay as they were. The file is made on the system's
+/// temporary folder, a real disk: a memory file system (where the lab keeps
+/// its test databases) has no immutable flag to stop root from writing.
+pub fn enqueue_on_a_read_only_file_is_an_error(bench: &Bench) -> Checked {
+    let folder = tempfile::tempdir().map_err(|e| Failure {
+        check: "making a folder in the system's temporary folder".into(),
+        expected: "a folder".into(),
+        actual: e.to_string(),
+    })?;
+    let db = folder.path().join("jobs.db");
+    // Made with plain SQL, so the store under test first meets the file
+    // when it is already read-only (a handle opened earlier would instead
+    // see its file change under it).
+    bench.raw_sql(
+        &db,
+        "CREATE TABLE jobs (id TEXT PRIMARY KEY, owner TEXT, until REAL NOT NULL DEFAULT 0, \
+         fence INTEGER NOT NULL DEFAULT 0, result TEXT, done INTEGER NOT NULL DEFAULT 0); \
+         INSERT INTO jobs (id) VALUES ('j');",
+    )?;
+    let store = bench.store();
+    let before = bench.rows_at(&db)?;
+    let answer = bench.with_read_only_database(&db, || store.enqueue(&db, "k"))?;
+    expect_error(
+        "enqueue(\"k\") on a read-only file",
+        answer,
+        "Err(ReadOnly)",
+        |e| matches!(e, StoreError::ReadOnly { .. }),
+    )?;
+    expect_eq(
+        "the stored rows after the refused enqueue",
+        bench.rows_at(&db)?,
+        before,
+    )
+}
