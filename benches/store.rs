@@ -504,16 +504,20 @@ fn claim_many(c: &mut Criterion, table: &mut Table) {
 }
 
 /// N threads, each with its own handle, each claiming and completing its
-/// own jobs: how the write lock and the fsync per commit share out.
+/// own jobs: how the write lock and the fsync per commit share out. Each
+/// batch follows as many pairs of raw transactions on a kept connection,
+/// so the throughput compares with the serial floor of the same moment.
 fn threads(c: &mut Criterion, table: &mut Table) {
     let mut group = c.benchmark_group("threads");
     group.sampling_mode(SamplingMode::Flat);
     for count in [1u64, 2, 4, 8] {
         let db = Database::new();
-        let recorder = table.recorder(&format!("threads/{count}"));
+        let baseline = Baseline::kept(&db, 2);
+        let (recorder, raw) = table.paired(&format!("threads/{count}"), &baseline);
         let mut round = 0;
         group.bench_function(count.to_string(), |b| {
             b.iter_custom(|iters| {
+                timed(&raw, iters, |_| baseline.run());
                 let per_thread = iters.div_ceil(count);
                 let prefix = |t: u64| format!("r{round}t{t}-");
                 for t in 0..count {

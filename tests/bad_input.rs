@@ -77,15 +77,14 @@ fn rows(db: &Path) -> Vec<Job> {
 fn dump(db: &Path) -> Vec<String> {
     let conn = Connection::open(db).expect("open with plain SQL");
     let mut statement = conn
-        .prepare("SELECT group_concat(quote(id) || ':' || quote(payload), ',') FROM jobs")
-        .or_else(|_| conn.prepare("SELECT * FROM jobs"))
+        .prepare("SELECT * FROM jobs ORDER BY rowid")
         .expect("some jobs table");
     let columns = statement.column_count();
     statement
         .query_map([], |row| {
-            let values: Vec<String> = (0..columns)
-                .map(|i| format!("{:?}", row.get_ref(i).map(|v| format!("{v:?}"))))
-                .collect();
+            let values = (0..columns)
+                .map(|i| row.get_ref(i).map(|value| format!("{value:?}")))
+                .collect::<rusqlite::Result<Vec<String>>>()?;
             Ok(values.join("|"))
         })
         .and_then(|rows| rows.collect())
@@ -283,9 +282,10 @@ impl Drop for ReadOnly {
 }
 
 /// A database file that cannot be written: reading still answers, every
-/// writing operation fails with "read-only" (exit 1 from the shell), and
-/// the rows stay as they were. Run as root, the file is made immutable
-/// with `chattr +i`, since root ignores permission bits.
+/// operation that writes fails with "read-only" (exit 1 from the shell),
+/// `init_db` on the already made table succeeds as it has nothing to
+/// write, and the rows stay as they were. Run as root, the file is made
+/// immutable with `chattr +i`, since root ignores permission bits.
 #[test]
 fn a_read_only_file_answers_reads_and_refuses_writes() {
     let scratch = Scratch::new();
@@ -491,13 +491,13 @@ fn init_db_refuses_a_jobs_table_with_the_wrong_columns() {
     }
 }
 
-/// The other operations on a foreign `jobs` table: each must fail or
-/// answer as on an empty store, and leave the table's rows as they were.
+/// The other operations on a foreign `jobs` table: each must fail, and
+/// leave the table's rows as they were.
 ///
-/// Fails today: only `init_db` checks the schema. On a table
-/// `jobs (id TEXT PRIMARY KEY, payload TEXT)`, `enqueue` inserts a row into
-/// it and answers `true`; on a table whose `fence` column is TEXT, `claim`
-/// takes the lease. See the report of issue 5.
+/// Fails today: only `init_db` checks the schema. On both tables below,
+/// `enqueue("new")` inserts a row and answers `true`. (The other calls
+/// fail, with SQLite's words: "no such column: until", "Invalid column
+/// type Text at index: 0, name: fence".) See the report of issue 5.
 #[test]
 #[ignore = "store bug: operations other than init_db write into a foreign jobs table"]
 fn other_operations_leave_a_foreign_jobs_table_unchanged() {
@@ -841,6 +841,7 @@ fn claim_many_with_a_thousand_owners_has_one_winner_on_bounded_threads() {
     let output = child.wait_with_output().unwrap();
     assert!(output.status.success());
     let bound = lease_lab::store::MAX_CLAIM_THREADS + 1;
+    eprintln!("lab db claim-many with 1000 owners: {threads} threads at most");
     assert!(
         threads > 1 && threads <= bound,
         "lab db claim-many with 1000 owners ran {threads} threads; at most {bound} \

@@ -92,7 +92,9 @@ impl Plan {
         let ttl = rng.u64(40..160);
         let offset = rng.u64(0..WINDOW);
         let skew = rng.f64() * 40.0 - 20.0;
-        let renew_after_ms = (rng.f64() < 0.25).then(|| rng.u64(0..ttl * 3 / 4));
+        // Renewals come at any time up to one and a half leases in: a
+        // third of them after the lease has ended, and must be refused.
+        let renew_after_ms = (rng.f64() < 0.25).then(|| rng.u64(0..ttl * 3 / 2));
         // A worker that will claim its job again stalls past its lease:
         // before the lease ends, its own lease would refuse the claim.
         let reclaim = rng.f64() < 0.15;
@@ -588,6 +590,8 @@ struct Counts {
     /// Of those, the ones whose lease had not run out by the worker's own
     /// clock: only the fence stopped them.
     saved_by_fence: usize,
+    /// Renewals refused because the worker's own lease had ended.
+    expired_renewals_refused: usize,
     /// Completions refused to a worker that had completed the job already.
     retries_refused: usize,
     /// Calls refused to a worker using a fence handed to another.
@@ -619,6 +623,7 @@ impl Lease {
 /// every violation found, and the counts.
 ///
 /// Per job:
+/// - `state` answered this job's row, not another's;
 /// - every enqueue but one answered false, and the job exists;
 /// - the fences handed out are distinct, rise in real time (a claim that
 ///   returned before another began got the smaller fence), and leave no gap
@@ -684,6 +689,11 @@ fn check(ops: &[Op], rows: &BTreeMap<String, Row>) -> (Vec<String>, Counts) {
     for op in ops {
         if op.unknown() {
             counts.unknown_outcomes += 1;
+        }
+        // `state` answers the row of the job asked for, or nothing.
+        let answered_id = op.answer.as_ref().and_then(|row| row.get("id"));
+        if op.op == "state" && answered_id.is_some_and(|id| id != op.job.as_str()) {
+            violations.push(format!("state of another job's row: {}", op.describe()));
         }
         if let Some(error) = &op.error {
             violations.push(format!("an operation failed: {} ({error})", op.describe()));
@@ -923,6 +933,9 @@ fn check(ops: &[Op], rows: &BTreeMap<String, Row>) -> (Vec<String>, Counts) {
                     }
                 } else if kind == "renew" && op.answered(false) {
                     let lease = held_at.get(&(op.worker.clone(), op.seq));
+                    if lease.is_some_and(|l| !l.released && op.now.unwrap() >= l.until) {
+                        counts.expired_renewals_refused += 1;
+                    }
                     must_have_been_granted(
                         op,
                         lease,
@@ -1148,6 +1161,10 @@ fn racing_processes_never_land_a_stale_result() {
                 counts.saved_by_fence,
             ),
             ("a second completion refused", counts.retries_refused),
+            (
+                "a renewal after the lease ended refused",
+                counts.expired_renewals_refused,
+            ),
             (
                 "a call with another worker's fence refused",
                 counts.impostors_refused,

@@ -11,14 +11,17 @@
 //!    plus the plan's offset, so all workers crowd the same few jobs;
 //! 3. enqueues it (only the first enqueue of a job adds it), then claims it
 //!    with `now` = clock + the plan's skew;
-//! 4. without a fence, idles a while; with one: maybe renews after a pause, stalls (sometimes past its
-//!    lease), then completes, releases or walks away. A worker with a
+//! 4. without a fence, idles a while; with one: maybe renews after a
+//!    pause, stalls (sometimes past its lease), then completes, releases or
+//!    walks away. A worker with a
 //!    "stale clock" completes with the `now` it read before stalling, as a
 //!    process that was paused between reading the clock and writing would:
 //!    then only the fence can stop it. A worker may also complete twice,
-//!    as one that retries after losing the first answer would, or claim
-//!    the job again after its lease ran out and then receive its first
-//!    attempt's finish late, with the old fence.
+//!    as one that retries after losing the first answer would (and renew
+//!    and release after that, as a heartbeat that outlived the work and a
+//!    `finally` block would), or claim the job
+//!    again after its lease ran out and then send its first attempt's
+//!    renewal and finish late, with the old fence.
 //!
 //! Some cycles first meddle: read the job and, if another worker holds it,
 //! complete, release or renew it with that worker's fence under this
@@ -26,10 +29,10 @@
 //!
 //! Every operation is logged to `--log` as two JSON lines, one written
 //! before the call (`begin`, with the arguments) and one after it (`end`,
-//! with the answer or the error), each flushed at once: when the test kills
-//! the worker, a `begin` without its `end` marks the operation whose
-//! outcome is unknown. Times `t0`/`t1` are nanoseconds of the system clock,
-//! comparable between processes.
+//! with the answer or the error), each by one unbuffered write: when the
+//! test kills the worker, a `begin` without its `end` marks the operation
+//! whose outcome is unknown. Times `t0`/`t1` are nanoseconds of the system
+//! clock, comparable between processes.
 //!
 //! The worker stops at `--deadline-ms` on the shared clock, or when its
 //! plan ends. It exits 0 when it ran to the end (store errors are answers to
@@ -103,11 +106,13 @@ struct Cycle {
     /// Finish with the `now` of the claim instead of a fresh clock reading.
     stale_clock: bool,
     /// After completing, complete again with another result, as a worker
-    /// that did not hear the first answer would: the store must refuse it.
+    /// that did not hear the first answer would, then renew, as a
+    /// heartbeat that outlived the work would, then release, as a
+    /// `finally` block would: the store must refuse all three.
     retry_complete: bool,
-    /// After the stall, claim the job again; if that succeeds, first finish
-    /// with the old fence (a message from the first attempt arriving late),
-    /// then with the new one.
+    /// After the stall, claim the job again; if that succeeds, first renew
+    /// and finish with the old fence (messages from the first attempt
+    /// arriving late), then finish with the new one.
     reclaim: bool,
     /// Before claiming, read the job and act with its holder's fence under
     /// this worker's name (see [`meddle`]).
@@ -335,7 +340,12 @@ fn run_cycle(
             || client.claim(job, owner, again, ttl),
         )?;
         if let Some(Some(newer)) = reclaimed {
-            // The first attempt's finish arrives late, after the newer claim.
+            // The first attempt's heartbeat and finish arrive late, after
+            // the newer claim.
+            log.record(
+                json!({"op": "renew", "job": job, "owner": owner, "fence": fence, "now": now, "ttl": ttl}),
+                || client.renew(job, owner, fence, now, ttl),
+            )?;
             finish(client, log, job, owner, fence, now, cycle)?;
             return finish(client, log, job, owner, newer, again, cycle);
         }
@@ -365,6 +375,17 @@ fn finish(
                 log.record(
                     json!({"op": "complete", "job": job, "owner": owner, "fence": fence, "now": now, "result": result}),
                     || client.complete(job, owner, fence, now, &result),
+                )?;
+                // A heartbeat still running after the work is done, and a
+                // release in a `finally` block.
+                let ttl = cycle.ttl;
+                log.record(
+                    json!({"op": "renew", "job": job, "owner": owner, "fence": fence, "now": now, "ttl": ttl}),
+                    || client.renew(job, owner, fence, now, ttl),
+                )?;
+                log.record(
+                    json!({"op": "release", "job": job, "owner": owner, "fence": fence}),
+                    || client.release(job, owner, fence),
                 )?;
             }
         }
