@@ -2,138 +2,49 @@
 
 use crate::error::StoreError;
 use crate::job::Fence;
+use crate::operation::Operation;
 use crate::variant::JobStore;
 use serde_json::{json, Value};
 use std::path::Path;
 
-/// One store operation with its arguments, as typed after `lab db`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum DbOperation {
-    /// `init`
-    Init,
-    /// `enqueue JOB`
-    Enqueue {
-        /// The job id.
-        job: String,
-    },
-    /// `state JOB`
-    State {
-        /// The job id.
-        job: String,
-    },
-    /// `claim JOB OWNER --now N --ttl T`
-    Claim {
-        /// The job id.
-        job: String,
-        /// Who claims.
-        owner: String,
-        /// The caller's clock.
-        now: f64,
-        /// The lease's length.
-        ttl: f64,
-    },
-    /// `renew JOB OWNER FENCE --now N --ttl T`
-    Renew {
-        /// The job id.
-        job: String,
-        /// Who renews.
-        owner: String,
-        /// The fence of its claim.
-        fence: i64,
-        /// The caller's clock.
-        now: f64,
-        /// The new lease's length.
-        ttl: f64,
-    },
-    /// `complete JOB OWNER FENCE --now N --result R`
-    Complete {
-        /// The job id.
-        job: String,
-        /// Who completes.
-        owner: String,
-        /// The fence of its claim.
-        fence: i64,
-        /// The caller's clock.
-        now: f64,
-        /// The result to store.
-        result: String,
-    },
-    /// `release JOB OWNER FENCE`
-    Release {
-        /// The job id.
-        job: String,
-        /// Who releases.
-        owner: String,
-        /// The fence of its claim.
-        fence: i64,
-    },
-    /// `claim-many JOB OWNER... --now N --ttl T`
-    ClaimMany {
-        /// The job id.
-        job: String,
-        /// Who claims, all at once.
-        owners: Vec<String>,
-        /// The caller's clock.
-        now: f64,
-        /// The lease's length.
-        ttl: f64,
-    },
-}
-
 /// Runs the operation with `store` (the reference, or a mutant to watch it
 /// misbehave) and returns its answer as JSON: `true`/`false`, a fence or
-/// `null`, a row object (`done` a boolean) or `null`, or an array of fences
-/// and `null`s.
-pub fn run(store: &dyn JobStore, db: &Path, operation: &DbOperation) -> Result<Value, StoreError> {
+/// `null`, a row object (`done` a boolean; one field's value when the
+/// operation names a field) or `null`, or an array of fences and `null`s.
+///
+/// Errors: the store's, and an invalid argument for a `claim-many` that
+/// asks to hold the write lock, which only probes can do.
+pub fn run(store: &dyn JobStore, db: &Path, operation: &Operation) -> Result<Value, StoreError> {
     let fence_json = |fence: Option<Fence>| fence.map_or(Value::Null, |f| json!(f.0));
     Ok(match operation {
-        DbOperation::Init => {
+        Operation::Init => {
             store.init_db(db)?;
             json!(true)
         }
-        DbOperation::Enqueue { job } => json!(store.enqueue(db, job)?),
-        DbOperation::State { job } => json!(store.state(db, job)?),
-        DbOperation::Claim {
-            job,
-            owner,
-            now,
-            ttl,
-        } => fence_json(store.claim(db, job, owner, *now, *ttl)?),
-        DbOperation::Renew {
-            job,
-            owner,
-            fence,
-            now,
-            ttl,
-        } => {
+        Operation::Enqueue { job } => json!(store.enqueue(db, job)?),
+        Operation::State { job, field } => {
+            let row = json!(store.state(db, job)?);
+            match field {
+                Some(field) if !row.is_null() => row[field.name()].clone(),
+                _ => row,
+            }
+        }
+        Operation::Claim { job, owner, now, ttl } => fence_json(store.claim(db, job, owner, *now, *ttl)?),
+        Operation::Renew { job, owner, fence, now, ttl } => {
             json!(store.renew(db, job, owner, Fence(*fence), *now, *ttl)?)
         }
-        DbOperation::Complete {
-            job,
-            owner,
-            fence,
-            now,
-            result,
-        } => {
+        Operation::Complete { job, owner, fence, now, result } => {
             json!(store.complete(db, job, owner, Fence(*fence), *now, result)?)
         }
-        DbOperation::Release { job, owner, fence } => {
-            json!(store.release(db, job, owner, Fence(*fence))?)
+        Operation::Release { job, owner, fence } => json!(store.release(db, job, owner, Fence(*fence))?),
+        Operation::ClaimMany { hold_lock: Some(_), .. } => {
+            return Err(StoreError::InvalidArgument(
+                "holding the write lock while claims race is a probe's test device, not a store operation".into(),
+            ))
         }
-        DbOperation::ClaimMany {
-            job,
-            owners,
-            now,
-            ttl,
-        } => {
+        Operation::ClaimMany { job, owners, now, ttl, hold_lock: None } => {
             let owners: Vec<&str> = owners.iter().map(String::as_str).collect();
-            Value::Array(
-                store
-                    .claim_many(db, job, &owners, *now, *ttl)?
-                    .into_iter()
-                    .map(fence_json)
-                    .collect(),
-            )
+            Value::Array(store.claim_many(db, job, &owners, *now, *ttl)?.into_iter().map(fence_json).collect())
         }
     })
 }

@@ -34,6 +34,7 @@ pub mod handle;
 pub mod job;
 pub mod matrix;
 pub mod mutant;
+pub mod operation;
 pub mod outcome;
 pub mod prediction;
 pub mod probe;

@@ -2,11 +2,12 @@
 //! parses arguments, calls the library, prints, and picks the exit code.
 
 use clap::{Parser, Subcommand, ValueEnum};
-use lease_lab::db_command::{self, DbOperation};
+use lease_lab::db_command;
 use lease_lab::display::{self, ColorChoice};
 use lease_lab::exercise::{self, Exercise};
 use lease_lab::matrix::Matrix;
 use lease_lab::mutant::MutantKind;
+use lease_lab::operation::Operation;
 use lease_lab::progress;
 use lease_lab::runner::{self, RunOptions, WorkerCommand};
 use lease_lab::suite::{self, Case};
@@ -345,18 +346,18 @@ enum DbCommand {
     },
 }
 
-impl From<DbCommand> for DbOperation {
-    fn from(command: DbCommand) -> DbOperation {
+impl From<DbCommand> for Operation {
+    fn from(command: DbCommand) -> Operation {
         match command {
-            DbCommand::Init => DbOperation::Init,
-            DbCommand::Enqueue { job } => DbOperation::Enqueue { job },
-            DbCommand::State { job } => DbOperation::State { job },
+            DbCommand::Init => Operation::Init,
+            DbCommand::Enqueue { job } => Operation::Enqueue { job },
+            DbCommand::State { job } => Operation::State { job, field: None },
             DbCommand::Claim {
                 job,
                 owner,
                 now,
                 ttl,
-            } => DbOperation::Claim {
+            } => Operation::Claim {
                 job,
                 owner,
                 now,
@@ -368,7 +369,7 @@ impl From<DbCommand> for DbOperation {
                 fence,
                 now,
                 ttl,
-            } => DbOperation::Renew {
+            } => Operation::Renew {
                 job,
                 owner,
                 fence,
@@ -381,24 +382,25 @@ impl From<DbCommand> for DbOperation {
                 fence,
                 now,
                 result,
-            } => DbOperation::Complete {
+            } => Operation::Complete {
                 job,
                 owner,
                 fence,
                 now,
                 result,
             },
-            DbCommand::Release { job, owner, fence } => DbOperation::Release { job, owner, fence },
+            DbCommand::Release { job, owner, fence } => Operation::Release { job, owner, fence },
             DbCommand::ClaimMany {
                 job,
                 owners,
                 now,
                 ttl,
-            } => DbOperation::ClaimMany {
+            } => Operation::ClaimMany {
                 job,
                 owners,
                 now,
                 ttl,
+                hold_lock: None,
             },
         }
     }

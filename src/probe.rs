@@ -58,6 +58,7 @@
 
 use crate::error::StoreError;
 use crate::job::{Fence, Job};
+pub use crate::operation::{Field, Operation};
 use crate::variant::{CompiledMutant, JobStore, Variant, REFERENCE};
 use colored::Colorize;
 use serde::Serialize;
@@ -97,103 +98,6 @@ pub struct ProbeLine {
     pub operation: Operation,
     /// What the student expects it to answer.
     pub expectation: Expectation,
-}
-
-/// A store operation with its arguments.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Operation {
-    /// `init_db`.
-    Init,
-    /// `enqueue(job)`.
-    Enqueue {
-        /// The job id.
-        job: String,
-    },
-    /// `state(job)`, whole or one field.
-    State {
-        /// The job id.
-        job: String,
-        /// The field looked at, or `None` for the whole row.
-        field: Option<Field>,
-    },
-    /// `claim(job, owner, now, ttl)`.
-    Claim {
-        /// The job id.
-        job: String,
-        /// Who claims.
-        owner: String,
-        /// The caller's clock.
-        now: f64,
-        /// The lease's length.
-        ttl: f64,
-    },
-    /// `renew(job, owner, fence, now, ttl)`.
-    Renew {
-        /// The job id.
-        job: String,
-        /// Who renews.
-        owner: String,
-        /// The fence of its claim.
-        fence: i64,
-        /// The caller's clock.
-        now: f64,
-        /// The new lease's length.
-        ttl: f64,
-    },
-    /// `complete(job, owner, fence, now, result)`.
-    Complete {
-        /// The job id.
-        job: String,
-        /// Who completes.
-        owner: String,
-        /// The fence of its claim.
-        fence: i64,
-        /// The caller's clock.
-        now: f64,
-        /// The result to store.
-        result: String,
-    },
-    /// `release(job, owner, fence)`.
-    Release {
-        /// The job id.
-        job: String,
-        /// Who releases.
-        owner: String,
-        /// The fence of its claim.
-        fence: i64,
-    },
-    /// `claim_many(job, owners, now, ttl)`.
-    ClaimMany {
-        /// The job id.
-        job: String,
-        /// Who claims, all at once.
-        owners: Vec<String>,
-        /// The caller's clock.
-        now: f64,
-        /// The lease's length.
-        ttl: f64,
-        /// `lock-ms=N`: how long another client holds the database's write
-        /// lock while the claims start, so that they queue up behind it.
-        hold_lock: Option<Duration>,
-    },
-}
-
-/// A column of the `jobs` table, as named in probes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Field {
-    /// `id`.
-    Id,
-    /// `owner`.
-    Owner,
-    /// `until`.
-    Until,
-    /// `fence`.
-    Fence,
-    /// `result`.
-    Result,
-    /// `done`.
-    Done,
 }
 
 /// The value of one field of a stored row.
@@ -1411,7 +1315,7 @@ pub fn run(
                 let answer =
                     panic::catch_unwind(AssertUnwindSafe(|| line.operation.call(store, &db)))
                         .unwrap_or_else(|payload| Answer::Crash {
-                            message: panic_text(payload.as_ref()),
+                            message: crate::runner::panic_text(payload.as_ref()),
                         });
                 let holds = line.expectation.holds(&answer);
                 let sent = sender.send(LineRun {
@@ -1444,14 +1348,6 @@ pub fn run(
         }
     }
     Ok(ProbeRun { lines: runs })
-}
-
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|text| text.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic without a message".into())
 }
 
 // ---------------------------------------------------------------------------

@@ -110,7 +110,8 @@ pub fn run_case(
     TestRun::new(case.name, outcome, started.elapsed())
 }
 
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+/// The message of a caught panic, whether it was a `&str` or a `String`.
+pub fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
     payload
         .downcast_ref::<&str>()
         .map(|text| text.to_string())

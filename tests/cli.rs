@@ -317,7 +317,7 @@ fn step_8_records_the_closing_reflection() {
         "step",
         "8b",
         "--predict",
-        "claim_many_has_one_winner_under_contention",
+        "claims_queued_behind_a_writer_have_one_winner",
         "--why-kept",
         "a later step relies on the earlier contracts",
         "--not-guaranteed",
@@ -330,7 +330,7 @@ fn step_8_records_the_closing_reflection() {
         progress["reflection"]["not_guaranteed"],
         "clocks are given by the caller and not synchronised"
     );
-    // The queued round always catches the race; the other racing tests
+    // The queued claims always catch the race; the other racing tests
     // catch it only when their threads happen to overlap.
     let attempt = &progress["exercises"]["8b"]["attempts"][0];
     let caught: Vec<&str> = attempt["caught_by"]
@@ -340,7 +340,7 @@ fn step_8_records_the_closing_reflection() {
         .map(|t| t.as_str().unwrap())
         .collect();
     assert!(
-        caught.contains(&"claim_many_has_one_winner_under_contention"),
+        caught.contains(&"claims_queued_behind_a_writer_have_one_winner"),
         "{caught:?}"
     );
     assert_eq!(attempt["score"]["percent"], 100 / caught.len());
@@ -446,7 +446,7 @@ fn matrix_json_has_the_documented_shape_and_check_passes() {
     }
     let race = variants.iter().find(|v| v["id"] == "08b").unwrap();
     assert_eq!(
-        race["outcomes"]["claim_many_has_one_winner_under_contention"],
+        race["outcomes"]["claims_queued_behind_a_writer_have_one_winner"],
         "fail"
     );
     assert_eq!(race["status"], "killed");

@@ -2,10 +2,11 @@
 //! and their texts, predictions and scores, the progress file, outcomes,
 //! the matrix's judgement, the demo, `lab db`'s answers and the tour.
 
-use lease_lab::db_command::{self, DbOperation};
+use lease_lab::db_command;
 use lease_lab::exercise;
 use lease_lab::matrix::Matrix;
 use lease_lab::mutant::{MutantKind, MutantSpec};
+use lease_lab::operation::{Field, Operation};
 use lease_lab::outcome::{MutantStatus, Outcome, TestRun};
 use lease_lab::prediction::{parse_selection, Score};
 use lease_lab::progress::{self, Progress};
@@ -717,13 +718,13 @@ fn db_answers_are_json_and_exit_codes_follow_the_outcome() {
     let folder = tempfile::tempdir().unwrap();
     let db = folder.path().join("jobs.db");
     let store: &dyn JobStore = &variant::REFERENCE;
-    let run = |operation: DbOperation| db_command::run(store, &db, &operation);
-    assert_eq!(run(DbOperation::Init).unwrap(), json!(true));
+    let run = |operation: Operation| db_command::run(store, &db, &operation);
+    assert_eq!(run(Operation::Init).unwrap(), json!(true));
     assert_eq!(
-        run(DbOperation::Enqueue { job: "j".into() }).unwrap(),
+        run(Operation::Enqueue { job: "j".into() }).unwrap(),
         json!(true)
     );
-    let claim = DbOperation::Claim {
+    let claim = Operation::Claim {
         job: "j".into(),
         owner: "A".into(),
         now: 100.0,
@@ -732,7 +733,7 @@ fn db_answers_are_json_and_exit_codes_follow_the_outcome() {
     assert_eq!(run(claim.clone()).unwrap(), json!(1));
     assert_eq!(run(claim).unwrap(), json!(null));
     assert_eq!(
-        run(DbOperation::Renew {
+        run(Operation::Renew {
             job: "j".into(),
             owner: "A".into(),
             fence: 1,
@@ -743,7 +744,7 @@ fn db_answers_are_json_and_exit_codes_follow_the_outcome() {
         json!(true)
     );
     assert_eq!(
-        run(DbOperation::Complete {
+        run(Operation::Complete {
             job: "j".into(),
             owner: "A".into(),
             fence: 1,
@@ -754,7 +755,7 @@ fn db_answers_are_json_and_exit_codes_follow_the_outcome() {
         json!(true)
     );
     assert_eq!(
-        run(DbOperation::Release {
+        run(Operation::Release {
             job: "j".into(),
             owner: "A".into(),
             fence: 1
@@ -762,7 +763,11 @@ fn db_answers_are_json_and_exit_codes_follow_the_outcome() {
         .unwrap(),
         json!(false)
     );
-    let state = run(DbOperation::State { job: "j".into() }).unwrap();
+    let state = run(Operation::State {
+        job: "j".into(),
+        field: None,
+    })
+    .unwrap();
     assert_eq!(
         state,
         json!({"id": "j", "owner": "A", "until": 111.0, "fence": 1, "result": "r", "done": true})
@@ -774,27 +779,56 @@ fn db_answers_are_json_and_exit_codes_follow_the_outcome() {
         "the schema's order"
     );
     assert_eq!(
-        run(DbOperation::State { job: "x".into() }).unwrap(),
+        run(Operation::State {
+            job: "x".into(),
+            field: None
+        })
+        .unwrap(),
         json!(null)
     );
-    run(DbOperation::Enqueue { job: "k".into() }).unwrap();
-    let many = run(DbOperation::ClaimMany {
+    run(Operation::Enqueue { job: "k".into() }).unwrap();
+    let many = run(Operation::ClaimMany {
         job: "k".into(),
         owners: vec!["A".into(), "B".into()],
         now: 1.0,
         ttl: 1.0,
+        hold_lock: None,
     });
     let many = many.unwrap();
     assert_eq!(many.as_array().unwrap().len(), 2);
+    let held = run(Operation::ClaimMany {
+        job: "k".into(),
+        owners: vec!["A".into()],
+        now: 1.0,
+        ttl: 1.0,
+        hold_lock: Some(Duration::from_millis(1)),
+    });
+    assert_eq!(db_command::exit_code(&held), 2, "only probes hold the lock");
+    assert_eq!(
+        run(Operation::State {
+            job: "j".into(),
+            field: Some(Field::Fence)
+        })
+        .unwrap(),
+        json!(1)
+    );
+    assert_eq!(
+        run(Operation::State {
+            job: "x".into(),
+            field: Some(Field::Owner)
+        })
+        .unwrap(),
+        json!(null)
+    );
     assert_eq!(db_command::exit_code(&Ok(json!(false))), 0);
-    let invalid = run(DbOperation::Claim {
+    let invalid = run(Operation::Claim {
         job: "j".into(),
         owner: "A".into(),
         now: 1.0,
         ttl: 0.0,
     });
     assert_eq!(db_command::exit_code(&invalid), 2);
-    let missing = db_command::run(store, &folder.path().join("nope/x.db"), &DbOperation::Init);
+    let missing = db_command::run(store, &folder.path().join("nope/x.db"), &Operation::Init);
     assert_eq!(db_command::exit_code(&missing), 1);
 }
 

@@ -327,36 +327,81 @@ impl<'a> Bench<'a> {
         )
     }
 
-    /// Runs `action` while another client holds the database's write lock
-    /// (`BEGIN IMMEDIATE` on a plain connection), releasing the lock after
-    /// `hold` without writing anything.
-    pub fn with_write_lock_held<T: Send>(
-        &self,
-        hold: std::time::Duration,
-        action: impl FnOnce() -> T + Send,
-    ) -> Step<T> {
+    /// A plain connection that holds the database's write lock
+    /// (`BEGIN IMMEDIATE`), as another client would.
+    fn take_write_lock(&self) -> Step<Connection> {
         let holder = Connection::open(&self.db).and_then(|conn| {
             conn.execute_batch("BEGIN IMMEDIATE")?;
             Ok(conn)
         });
-        let holder = holder.map_err(|error| Failure {
+        holder.map_err(|error| Failure {
             check: "taking the write lock with a plain connection".into(),
             expected: "the lock".into(),
             actual: format!("Err({error})"),
-        })?;
-        std::thread::scope(|scope| {
-            let releaser = scope.spawn(move || {
-                std::thread::sleep(hold);
-                holder.execute_batch("ROLLBACK")
-            });
-            let result = action();
-            let released = releaser.join().expect("the lock holder does not panic");
-            released.map(|()| result).map_err(|error| Failure {
-                check: "releasing the write lock of the plain connection".into(),
-                expected: "success".into(),
-                actual: format!("Err({error})"),
-            })
         })
+    }
+
+    /// Calls `claim(job, owner, now, ttl)` for every owner at once, each on
+    /// a thread and connection of its own, while this thread holds the
+    /// write lock through a plain connection; the lock is released once
+    /// every thread has started its call, and a little later, so that each
+    /// call has reached the database. Returns the answers in owner order.
+    pub fn claims_behind_a_held_lock(
+        &self,
+        job: &str,
+        owners: &[&str],
+        now: f64,
+        ttl: f64,
+    ) -> Step<Vec<Option<Fence>>> {
+        // Time for a started call to open its connection and look at the job.
+        const SETTLE: std::time::Duration = std::time::Duration::from_millis(30);
+        let holder = self.take_write_lock()?;
+        let store = self.store;
+        let db = self.db.as_path();
+        let answers = std::thread::scope(|scope| {
+            let (started, starts) = std::sync::mpsc::channel();
+            let calls: Vec<_> = owners
+                .iter()
+                .map(|owner| {
+                    let started = started.clone();
+                    scope.spawn(move || {
+                        let _ = started.send(());
+                        store.claim(db, job, owner, now, ttl)
+                    })
+                })
+                .collect();
+            for _ in owners {
+                // A thread that cannot start is reported by its join below.
+                if starts
+                    .recv_timeout(std::time::Duration::from_secs(10))
+                    .is_err()
+                {
+                    break;
+                }
+            }
+            std::thread::sleep(SETTLE);
+            let released = holder.execute_batch("ROLLBACK");
+            let answers: Vec<_> = calls
+                .into_iter()
+                .map(|call| call.join().expect("a claim does not panic"))
+                .collect();
+            released.map(|()| answers)
+        });
+        let answers = answers.map_err(|error| Failure {
+            check: "releasing the write lock of the plain connection".into(),
+            expected: "success".into(),
+            actual: format!("Err({error})"),
+        })?;
+        answers
+            .into_iter()
+            .zip(owners)
+            .map(|(answer, owner)| {
+                self.answer(
+                    format!("claim({job:?}, {owner:?}, now={now}, ttl={ttl}) behind a held lock"),
+                    answer,
+                )
+            })
+            .collect()
     }
 
     /// Runs `action` on another thread, whose calls wait at most `busy` for
@@ -370,15 +415,7 @@ impl<'a> Bench<'a> {
         limit: std::time::Duration,
         action: impl FnOnce() -> T + Send,
     ) -> Step<T> {
-        let holder = Connection::open(&self.db).and_then(|conn| {
-            conn.execute_batch("BEGIN IMMEDIATE")?;
-            Ok(conn)
-        });
-        let holder = holder.map_err(|error| Failure {
-            check: "taking the write lock with a plain connection".into(),
-            expected: "the lock".into(),
-            actual: format!("Err({error})"),
-        })?;
+        let holder = self.take_write_lock()?;
         let store = self.store;
         std::thread::scope(|scope| {
             let (sender, receiver) = std::sync::mpsc::channel();

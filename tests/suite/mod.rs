@@ -125,6 +125,7 @@ macro_rules! for_each_suite_step {
                 claim_many_on_a_held_job_gives_no_fence,
                 claim_many_with_no_owners_answers_an_empty_list,
                 claim_many_has_one_winner_under_contention,
+                claims_queued_behind_a_writer_have_one_winner,
                 claim_many_with_more_owners_than_threads,
                 claim_many_with_an_invalid_ttl_is_invalid_and_claims_nothing,
             ],

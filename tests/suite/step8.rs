@@ -80,26 +80,27 @@ pub fn claim_many_with_no_owners_answers_an_empty_list(bench: &Bench) -> Checked
     bench.expect_unchanged("claim_many with no owners", &before)
 }
 
-/// 64 claims race for one new job, twice: released together, and queued
-/// behind another client that holds the write lock. Each time exactly one
-/// wins. A claim that looks the lease up before it takes the write lock
-/// lets several racers see the job free and all win; the queue makes that
-/// certain, since every racer reads while the lock is held elsewhere.
+/// 64 claims released together race for one new job: exactly one wins.
 pub fn claim_many_has_one_winner_under_contention(bench: &Bench) -> Checked {
     let owners: Vec<String> = (0..64).map(|i| format!("worker-{i:02}")).collect();
     let owners: Vec<&str> = owners.iter().map(String::as_str).collect();
-    bench.init_with(&["released", "queued"])?;
-    let answers = bench.claim_many("released", &owners, 100.0, 10.0)?;
-    expect_one_winner(bench, "released", &owners, &answers, 1)?;
-    let answers = bench.with_write_lock_held(QUEUE_TIME, || {
-        bench.claim_many("queued", &owners, 100.0, 10.0)
-    })??;
-    expect_one_winner(bench, "queued", &owners, &answers, 1)
+    bench.init_with(&["j"])?;
+    let answers = bench.claim_many("j", &owners, 100.0, 10.0)?;
+    expect_one_winner(bench, "j", &owners, &answers, 1)
 }
 
-/// How long another client holds the write lock while the claims queue up:
-/// long enough for 64 threads to start, short enough to keep the suite fast.
-const QUEUE_TIME: std::time::Duration = std::time::Duration::from_millis(25);
+/// 32 claims for one new job, each on its own thread and connection, all
+/// made while another client holds the write lock, so that every claim
+/// reaches the job before any of them can take the lock. A claim that
+/// looks the lease up before it locks lets them all see the job free and
+/// all win; exactly one may.
+pub fn claims_queued_behind_a_writer_have_one_winner(bench: &Bench) -> Checked {
+    let owners: Vec<String> = (0..32).map(|i| format!("queued-{i:02}")).collect();
+    let owners: Vec<&str> = owners.iter().map(String::as_str).collect();
+    bench.init_with(&["j"])?;
+    let answers = bench.claims_behind_a_held_lock("j", &owners, 100.0, 10.0)?;
+    expect_one_winner(bench, "j", &owners, &answers, 1)
+}
 
 /// More owners than threads: every owner still gets its answer, and one wins.
 pub fn claim_many_with_more_owners_than_threads(bench: &Bench) -> Checked {
