@@ -51,6 +51,13 @@ pub enum StoreError {
         detail: String,
     },
 
+    /// The database has no `jobs` table (an empty file, or another program's database).
+    #[error("{}: there is no jobs table here; create it with init_db (`lab db init --db {}`)", path.display(), path.display())]
+    NoJobsTable {
+        /// The database path as given.
+        path: PathBuf,
+    },
+
     /// A `jobs` table exists but its columns are not the lease-lab schema.
     #[error("{}: the jobs table does not match the lease-lab schema: {detail}; nothing was changed: move the file aside or migrate the table", path.display())]
     IncompatibleSchema {

@@ -159,6 +159,8 @@ pub enum ErrorKind {
     IsADirectory,
     /// [`StoreError::NotADatabase`].
     NotADatabase,
+    /// [`StoreError::NoJobsTable`].
+    NoJobsTable,
     /// [`StoreError::IncompatibleSchema`].
     IncompatibleSchema,
     /// [`StoreError::ReadOnly`].
@@ -1016,24 +1018,26 @@ impl Expectation {
 
 impl ErrorKind {
     /// Every kind's name, as written after `error` in probes.
-    pub const NAMES: [&'static str; 9] = [
+    pub const NAMES: [&'static str; 10] = [
         "invalid-argument",
         "missing-folder",
         "no-database",
         "is-a-directory",
         "not-a-database",
+        "no-jobs-table",
         "incompatible-schema",
         "read-only",
         "busy",
         "sqlite",
     ];
 
-    const ALL: [ErrorKind; 9] = [
+    const ALL: [ErrorKind; 10] = [
         ErrorKind::InvalidArgument,
         ErrorKind::MissingFolder,
         ErrorKind::NoDatabase,
         ErrorKind::IsADirectory,
         ErrorKind::NotADatabase,
+        ErrorKind::NoJobsTable,
         ErrorKind::IncompatibleSchema,
         ErrorKind::ReadOnly,
         ErrorKind::Busy,
@@ -1066,6 +1070,7 @@ impl ErrorKind {
             StoreError::NoDatabase { .. } => (ErrorKind::NoDatabase, error.to_string()),
             StoreError::IsADirectory { .. } => (ErrorKind::IsADirectory, error.to_string()),
             StoreError::NotADatabase { detail, .. } => (ErrorKind::NotADatabase, detail.clone()),
+            StoreError::NoJobsTable { .. } => (ErrorKind::NoJobsTable, error.to_string()),
             StoreError::IncompatibleSchema { detail, .. } => {
                 (ErrorKind::IncompatibleSchema, detail.clone())
             }

@@ -128,6 +128,11 @@ impl Store {
     }
 
     fn connect(path: &Path, create: bool) -> Result<Store> {
+        if path.as_os_str().is_empty() {
+            return Err(invalid(
+                "the database path must not be empty: name a database file".into(),
+            ));
+        }
         let path = path.to_path_buf();
         if path.is_dir() {
             return Err(StoreError::IsADirectory { path });
@@ -169,6 +174,12 @@ impl Store {
             .conn
             .pragma_update(None, "synchronous", "FULL")
             .map_err(|e| store.fail(e))?;
+        // Only a lease-lab table may be written: another program's `jobs`
+        // table would take rows it cannot mean, or fail halfway with
+        // SQLite's own words.
+        if !create && !store.check_schema()? {
+            return Err(StoreError::NoJobsTable { path: store.path });
+        }
         Ok(store)
     }
 
@@ -253,6 +264,14 @@ fn check_lease(job_id: &str, owner: &str, now: f64, ttl: f64) -> Result<f64> {
             "now + ttl overflows ({now} + {ttl}); use a smaller clock value or ttl"
         )));
     }
+    // A ttl below the clock's precision at `now` rounds away: the lease
+    // would be over the moment it began. (A ttl above 0 never makes
+    // `until` fall below `now`.)
+    if until == now {
+        return Err(invalid(format!(
+            "ttl {ttl} is lost to rounding at now = {now}: the lease would end as it starts; use a longer ttl or a clock with smaller values"
+        )));
+    }
     Ok(until)
 }
 
@@ -310,8 +329,9 @@ pub fn init_db(path: impl AsRef<Path>) -> Result<()> {
 
 impl Store {
     /// Compares the `jobs` table with [`COLUMNS`], naming the first
-    /// difference. A file with no `jobs` table yet passes: `init_db` makes it.
-    fn check_schema(&self) -> Result<()> {
+    /// difference. Answers whether the table exists (a file without one
+    /// passes the comparison: `init_db` makes it).
+    fn check_schema(&self) -> Result<bool> {
         let mut statement = self
             .conn
             .prepare(
@@ -331,7 +351,7 @@ impl Store {
             .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
             .map_err(|e| self.fail(e))?;
         if found.is_empty() {
-            return Ok(());
+            return Ok(false);
         }
         let describe =
             |(name, kind, not_null, default, key): (&str, &str, bool, Option<&str>, bool)| {
@@ -388,7 +408,7 @@ impl Store {
                 });
             }
         }
-        Ok(())
+        Ok(true)
     }
 }
 

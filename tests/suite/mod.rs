@@ -56,6 +56,7 @@ macro_rules! for_each_suite_step {
                 init_db_in_a_missing_folder_is_an_error,
                 init_db_on_a_directory_is_an_error,
                 init_db_with_a_bare_file_name_uses_the_current_folder,
+                init_db_with_an_empty_path_is_invalid,
             ],
             step2 (2) [
                 enqueue_adds_a_job_in_the_default_state,
@@ -65,6 +66,7 @@ macro_rules! for_each_suite_step {
                 enqueue_of_an_empty_id_is_invalid,
                 enqueue_without_a_database_is_an_error,
                 enqueue_on_a_read_only_file_is_an_error,
+                enqueue_into_a_foreign_or_missing_jobs_table_is_refused,
             ],
             step3 (3) [
                 state_of_a_missing_job_is_none,
@@ -87,6 +89,7 @@ macro_rules! for_each_suite_step {
                 claim_with_non_finite_time_is_invalid,
                 claim_with_an_empty_owner_or_id_is_invalid,
                 claim_while_the_lock_is_held_is_a_busy_error,
+                claim_with_a_ttl_lost_to_rounding_is_invalid,
             ],
             step5 (5) [
                 renew_by_the_holder_extends_the_lease,

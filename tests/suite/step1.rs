@@ -193,3 +193,11 @@ pub fn init_db_with_a_bare_file_name_uses_the_current_folder(bench: &Bench) -> C
         true,
     )
 }
+
+/// An empty path names no file: an invalid argument, not some other error.
+pub fn init_db_with_an_empty_path_is_invalid(bench: &Bench) -> Checked {
+    expect_invalid(
+        "init_db(\"\")",
+        bench.store().init_db(std::path::Path::new("")),
+    )
+}

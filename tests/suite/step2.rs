@@ -3,6 +3,7 @@
 
 use super::check::*;
 use crate::error::StoreError;
+use std::fs;
 
 /// A new id is added in the default state and the answer is `true`.
 pub fn enqueue_adds_a_job_in_the_default_state(bench: &Bench) -> Checked {
@@ -99,4 +100,42 @@ pub fn enqueue_on_a_read_only_file_is_an_error(bench: &Bench) -> Checked {
         bench.rows_at(&db)?,
         before,
     )
+}
+
+/// A `jobs` table that is not lease-lab's (another program's), or no table
+/// at all, is refused by enqueue, which then writes nothing.
+pub fn enqueue_into_a_foreign_or_missing_jobs_table_is_refused(bench: &Bench) -> Checked {
+    let foreign = bench.sibling("foreign.db");
+    bench.raw_sql(
+        &foreign,
+        "CREATE TABLE jobs (id TEXT PRIMARY KEY, payload TEXT); INSERT INTO jobs VALUES ('a', 'x');",
+    )?;
+    let empty = bench.sibling("empty.db");
+    fs::write(&empty, b"").map_err(|e| Failure {
+        check: "making an empty file".into(),
+        expected: "success".into(),
+        actual: e.to_string(),
+    })?;
+    let unchanged = |what: &str, path: &std::path::Path, before: Vec<u8>| {
+        expect_eq(
+            format!("whether {what} is unchanged after the refused enqueue"),
+            fs::read(path).unwrap_or_default() == before,
+            true,
+        )
+    };
+    let before = fs::read(&foreign).unwrap_or_default();
+    expect_error(
+        "enqueue(\"new\") into another program's jobs table",
+        bench.store().enqueue(&foreign, "new"),
+        "Err(IncompatibleSchema)",
+        |e| matches!(e, StoreError::IncompatibleSchema { .. }),
+    )?;
+    unchanged("another program's jobs table", &foreign, before)?;
+    expect_error(
+        "enqueue(\"new\") into an empty file",
+        bench.store().enqueue(&empty, "new"),
+        "Err(NoJobsTable)",
+        |e| matches!(e, StoreError::NoJobsTable { .. }),
+    )?;
+    unchanged("the empty file", &empty, Vec::new())
 }

@@ -158,3 +158,15 @@ pub fn claim_while_the_lock_is_held_is_a_busy_error(bench: &Bench) -> Checked {
     )?;
     bench.expect_unchanged("the claim that gave up", &before)
 }
+
+/// A ttl too small to change `now` at its precision would give a lease that
+/// ends as it starts: an invalid argument, and nothing changes.
+pub fn claim_with_a_ttl_lost_to_rounding_is_invalid(bench: &Bench) -> Checked {
+    bench.init_with(&["j"])?;
+    let before = bench.rows()?;
+    expect_invalid(
+        "claim(\"j\", \"A\", now=1e17, ttl=1)",
+        bench.store().claim(bench.db(), "j", "A", 1e17, 1.0),
+    )?;
+    bench.expect_unchanged("the refused claim", &before)
+}
