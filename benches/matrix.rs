@@ -49,8 +49,9 @@ fn main() {
         .collect();
     let (cargo_total, per_variant) = time_cargo_features(&chosen);
 
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
     println!(
-        "\nkill matrix, {} suite tests, {} cores",
+        "\nkill matrix, {} suite tests, {} workers on {cores} cores",
         suite::CASES.len(),
         options.jobs
     );
