@@ -253,9 +253,9 @@ fn check_lease(job_id: &str, owner: &str, now: f64, ttl: f64) -> Result<f64> {
     check_job_id(job_id)?;
     check_owner(owner)?;
     check_now(now)?;
-    if !(ttl.is_finite() && ttl > 0.0) {
+    if !ttl.is_finite() {
         return Err(invalid(format!(
-            "ttl must be a finite number of seconds greater than 0 (got {ttl})"
+            "ttl must be a finite number of seconds (got {ttl})"
         )));
     }
     let until = now + ttl;
@@ -264,12 +264,11 @@ fn check_lease(job_id: &str, owner: &str, now: f64, ttl: f64) -> Result<f64> {
             "now + ttl overflows ({now} + {ttl}); use a smaller clock value or ttl"
         )));
     }
-    // A ttl below the clock's precision at `now` rounds away: the lease
-    // would be over the moment it began. (A ttl above 0 never makes
-    // `until` fall below `now`.)
-    if until == now {
+    // The lease must end after it starts: this refuses a ttl of 0 or less,
+    // and also one below the clock's precision at `now`, which rounds away.
+    if until <= now {
         return Err(invalid(format!(
-            "ttl {ttl} is lost to rounding at now = {now}: the lease would end as it starts; use a longer ttl or a clock with smaller values"
+            "ttl must be a number of seconds greater than 0 that moves the lease's end past now (got ttl {ttl} at now {now})"
         )));
     }
     Ok(until)
