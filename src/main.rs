@@ -417,27 +417,35 @@ fn main() -> ExitCode {
 }
 
 fn overview(progress_path: &std::path::Path) -> ExitCode {
-    match progress::load(progress_path) {
+    match load_progress(progress_path) {
+        Ok(progress) => {
+            say_raw!("{}", display::overview_text(&progress, progress_path));
+            ExitCode::SUCCESS
+        }
+        Err(code) => code,
+    }
+}
+
+/// Loads the progress file, telling the user if an unreadable one was set
+/// aside; a file that cannot be read at all is reported and is an error.
+fn load_progress(path: &std::path::Path) -> Result<progress::Progress, ExitCode> {
+    match progress::load(path) {
         Ok(loaded) => {
             if let Some((aside, reason)) = &loaded.set_aside {
                 eprintln!(
                     "lab: warning: {} could not be read ({reason}); it was moved to {}",
-                    progress_path.display(),
+                    path.display(),
                     aside.display()
                 );
             }
-            say_raw!(
-                "{}",
-                display::overview_text(&loaded.progress, progress_path)
-            );
-            ExitCode::SUCCESS
+            Ok(loaded.progress)
         }
         Err(error) => {
             eprintln!(
                 "lab: cannot read the progress file {}: {error}",
-                progress_path.display()
+                path.display()
             );
-            ExitCode::FAILURE
+            Err(ExitCode::FAILURE)
         }
     }
 }
@@ -591,26 +599,18 @@ fn run(command: Command, progress_path: &std::path::Path) -> ExitCode {
                 say!("Recorded your reflection.");
             })
         }
-        Command::Progress { format } => match progress::load(progress_path) {
-            Ok(loaded) => {
+        Command::Progress { format } => match load_progress(progress_path) {
+            Ok(progress) => {
                 match format {
                     ProgressFormat::Json => say!(
                         "{}",
-                        serde_json::to_string_pretty(&loaded.progress).expect("progress is JSON")
+                        serde_json::to_string_pretty(&progress).expect("progress is JSON")
                     ),
-                    ProgressFormat::Text => {
-                        say_raw!("{}", display::progress_text(&loaded.progress))
-                    }
+                    ProgressFormat::Text => say_raw!("{}", display::progress_text(&progress)),
                 }
                 ExitCode::SUCCESS
             }
-            Err(error) => {
-                eprintln!(
-                    "lab progress: cannot read {}: {error}",
-                    progress_path.display()
-                );
-                ExitCode::FAILURE
-            }
+            Err(code) => code,
         },
         Command::Probe {
             file,
@@ -832,24 +832,10 @@ fn run(command: Command, progress_path: &std::path::Path) -> ExitCode {
 
 /// Loads the progress file, lets `change` edit it, and saves it.
 fn with_progress(path: &std::path::Path, change: impl FnOnce(&mut progress::Progress)) -> ExitCode {
-    let loaded = match progress::load(path) {
-        Ok(loaded) => loaded,
-        Err(error) => {
-            eprintln!(
-                "lab: cannot read the progress file {}: {error}",
-                path.display()
-            );
-            return ExitCode::FAILURE;
-        }
+    let mut progress = match load_progress(path) {
+        Ok(progress) => progress,
+        Err(code) => return code,
     };
-    if let Some((aside, reason)) = &loaded.set_aside {
-        eprintln!(
-            "lab: warning: {} could not be read ({reason}); it was moved to {}",
-            path.display(),
-            aside.display()
-        );
-    }
-    let mut progress = loaded.progress;
     change(&mut progress);
     match progress::save(path, &progress) {
         Ok(()) => ExitCode::SUCCESS,

@@ -147,19 +147,12 @@ pub fn load(path: &Path) -> io::Result<Loaded> {
         }
         Err(error) => return Err(error),
     };
-    match serde_json::from_slice::<Progress>(&bytes) {
-        Ok(progress) if progress.version == VERSION => Ok(Loaded {
+    match parse(&bytes) {
+        Ok(progress) => Ok(Loaded {
             progress,
             set_aside: None,
         }),
-        outcome => {
-            let reason = match outcome {
-                Ok(progress) => format!(
-                    "it has format version {}, this lab reads {VERSION}",
-                    progress.version
-                ),
-                Err(error) => format!("it is not a progress file ({error})"),
-            };
+        Err(reason) => {
             let aside = aside_name(path);
             fs::rename(path, &aside)?;
             Ok(Loaded {
@@ -167,6 +160,19 @@ pub fn load(path: &Path) -> io::Result<Loaded> {
                 set_aside: Some((aside, reason)),
             })
         }
+    }
+}
+
+/// Reads progress from a file's bytes, or says why they are not progress
+/// this lab can read.
+fn parse(bytes: &[u8]) -> Result<Progress, String> {
+    match serde_json::from_slice::<Progress>(bytes) {
+        Ok(progress) if progress.version == VERSION => Ok(progress),
+        Ok(progress) => Err(format!(
+            "it has format version {}, this lab reads {VERSION}",
+            progress.version
+        )),
+        Err(error) => Err(format!("it is not a progress file ({error})")),
     }
 }
 
@@ -202,21 +208,5 @@ pub fn now_stamp() -> String {
 /// Reads a progress file for reporting (`lab grade`): unlike [`load`], a
 /// file that cannot be read as progress is an error and is left in place.
 pub fn load_untouched(path: &Path) -> io::Result<Progress> {
-    let bytes = fs::read(path)?;
-    let progress: Progress = serde_json::from_slice(&bytes).map_err(|error| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("not a progress file ({error})"),
-        )
-    })?;
-    if progress.version != VERSION {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!(
-                "format version {}, this lab reads {VERSION}",
-                progress.version
-            ),
-        ));
-    }
-    Ok(progress)
+    parse(&fs::read(path)?).map_err(|reason| io::Error::new(io::ErrorKind::InvalidData, reason))
 }

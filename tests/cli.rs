@@ -505,3 +505,18 @@ fn a_progress_file_can_be_chosen() {
     let progress: Value = serde_json::from_slice(&by_variable.output().unwrap().stdout).unwrap();
     assert_eq!(progress["reflection"]["why_tests_are_kept"], "x");
 }
+
+#[test]
+fn every_command_that_reads_progress_reports_a_corrupt_file() {
+    for args in [vec!["progress"], vec!["hint", "4"], vec!["reset"]] {
+        let lab = Sandbox::new();
+        std::fs::write(lab.path("lease-lab-progress.json"), "[]").unwrap();
+        let output = lab.lab(&args);
+        assert!(output.status.success(), "{args:?}");
+        let warning = text(&output.stderr);
+        assert!(
+            warning.contains("could not be read") && warning.contains(".corrupt-"),
+            "{args:?}: {warning}"
+        );
+    }
+}
