@@ -57,8 +57,14 @@ pub struct MutantSpec {
     pub worksheet: Option<String>,
 }
 
-/// The only file a mutant may change: the reference implementation.
+/// The Rust reference store, which the build compiles each of its mutants from.
 pub const MUTABLE_FILE: &str = "src/store.rs";
+
+/// The Python reference store, whose mutants are applied when they run.
+pub const PYTHON_STORE: &str = "src/store.py";
+
+/// The files a mutant may change: the two reference implementations.
+pub const MUTABLE_FILES: [&str; 2] = [MUTABLE_FILE, PYTHON_STORE];
 
 /// Why a mutant file cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,7 +86,7 @@ impl std::error::Error for SpecError {}
 impl MutantSpec {
     /// Reads a mutant file's text and checks the fields that need no source:
     /// the name is `ID-slug.toml` with the file's `id`, the step is 1 to 8,
-    /// the file is [`MUTABLE_FILE`], and the replacement differs from the fragment.
+    /// the file is one of [`MUTABLE_FILES`], and the replacement differs from the fragment.
     pub fn parse(file_name: &str, text: &str) -> Result<MutantSpec, SpecError> {
         let error = |reason: String| SpecError {
             file_name: file_name.to_string(),
@@ -115,10 +121,11 @@ impl MutantSpec {
                 spec.step
             )));
         }
-        if spec.file != MUTABLE_FILE {
+        if !MUTABLE_FILES.contains(&spec.file.as_str()) {
             return Err(error(format!(
-                "changes {:?}, but only {MUTABLE_FILE} (the reference store) can be mutated",
-                spec.file
+                "changes {:?}, but only {} (the reference stores) can be mutated",
+                spec.file,
+                MUTABLE_FILES.join(" and ")
             )));
         }
         if spec.fragment == spec.replacement {

@@ -70,7 +70,7 @@ fn mutant_files_with_mistakes_are_refused_with_the_reason() {
         (
             "x1-a.toml",
             VALID.replace("src/store.rs", "src/main.rs"),
-            "only src/store.rs",
+            "only src/store.rs and src/store.py",
         ),
         (
             "x1-a.toml",
