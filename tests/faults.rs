@@ -253,7 +253,11 @@ impl Run {
         let log = self.dir.path().join(format!("{owner}.log"));
         let stderr = fs::File::create(self.dir.path().join(format!("{owner}.stderr")))
             .expect("a file for the worker's stderr");
-        let api = if index % 2 == 0 { "path" } else { "handle" };
+        let api = if index.is_multiple_of(2) {
+            "path"
+        } else {
+            "handle"
+        };
         let mut child = Command::new(env!("CARGO_BIN_EXE_fault-worker"))
             .arg("--db")
             .arg(&self.db)
