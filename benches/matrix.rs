@@ -26,15 +26,16 @@ fn main() {
         args: vec!["__worker".into()],
     };
     let options = RunOptions::default();
-    let all = Variant::all();
+    let all = Variant::all_compiled();
     let worksheet: Vec<Variant> = all
         .iter()
-        .copied()
         .filter(|variant| {
             variant
-                .mutant()
-                .is_none_or(|m| m.kind == MutantKind::Worksheet)
+                .mutant
+                .as_ref()
+                .is_none_or(|m| m.spec.kind == MutantKind::Worksheet)
         })
+        .cloned()
         .collect();
 
     let lab_worksheet = median_of(5, || time_matrix(&worker, &worksheet, &options));
@@ -43,9 +44,9 @@ fn main() {
     let every_feature = std::env::var_os("LEASE_LAB_BENCH_ALL_FEATURES").is_some();
     let chosen: Vec<&str> = all
         .iter()
-        .filter_map(Variant::mutant)
-        .filter(|mutant| every_feature || mutant.kind == MutantKind::Worksheet)
-        .map(|mutant| mutant.id)
+        .filter_map(|variant| variant.mutant.as_deref())
+        .filter(|mutant| every_feature || mutant.spec.kind == MutantKind::Worksheet)
+        .map(|mutant| mutant.spec.id.as_str())
         .collect();
     let (cargo_total, per_variant) = time_cargo_features(&chosen);
 

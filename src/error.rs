@@ -94,4 +94,126 @@ pub enum StoreError {
         #[source]
         source: rusqlite::Error,
     },
+
+    /// An error that an implementation outside this program reported (over
+    /// the lab's protocol), other than an invalid argument.
+    #[error("{message}")]
+    Reported {
+        /// The kind it named.
+        kind: ErrorKind,
+        /// Its message.
+        message: String,
+    },
+}
+
+/// The kinds of [`StoreError`], by the names that probes and the lab's
+/// protocol use (`error invalid-argument`), plus two that only other
+/// implementations report: an operation not written yet, and anything else.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ErrorKind {
+    /// [`StoreError::InvalidArgument`]: the worksheet's `ValueError`.
+    InvalidArgument,
+    /// [`StoreError::MissingFolder`].
+    MissingFolder,
+    /// [`StoreError::NoDatabase`].
+    NoDatabase,
+    /// [`StoreError::IsADirectory`].
+    IsADirectory,
+    /// [`StoreError::NotADatabase`].
+    NotADatabase,
+    /// [`StoreError::NoJobsTable`].
+    NoJobsTable,
+    /// [`StoreError::IncompatibleSchema`].
+    IncompatibleSchema,
+    /// [`StoreError::ReadOnly`].
+    ReadOnly,
+    /// [`StoreError::Busy`].
+    Busy,
+    /// [`StoreError::Sqlite`].
+    Sqlite,
+    /// An operation the implementation does not carry out yet.
+    NotImplemented,
+    /// Any other failure an implementation reported.
+    Other,
+}
+
+impl ErrorKind {
+    /// Every kind, in the order of [`ErrorKind::name`]s listed in messages.
+    pub const ALL: [ErrorKind; 12] = [
+        ErrorKind::InvalidArgument,
+        ErrorKind::MissingFolder,
+        ErrorKind::NoDatabase,
+        ErrorKind::IsADirectory,
+        ErrorKind::NotADatabase,
+        ErrorKind::NoJobsTable,
+        ErrorKind::IncompatibleSchema,
+        ErrorKind::ReadOnly,
+        ErrorKind::Busy,
+        ErrorKind::Sqlite,
+        ErrorKind::NotImplemented,
+        ErrorKind::Other,
+    ];
+
+    /// The kind's name: `invalid-argument`, `busy`, ...
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidArgument => "invalid-argument",
+            ErrorKind::MissingFolder => "missing-folder",
+            ErrorKind::NoDatabase => "no-database",
+            ErrorKind::IsADirectory => "is-a-directory",
+            ErrorKind::NotADatabase => "not-a-database",
+            ErrorKind::NoJobsTable => "no-jobs-table",
+            ErrorKind::IncompatibleSchema => "incompatible-schema",
+            ErrorKind::ReadOnly => "read-only",
+            ErrorKind::Busy => "busy",
+            ErrorKind::Sqlite => "sqlite",
+            ErrorKind::NotImplemented => "not-implemented",
+            ErrorKind::Other => "other",
+        }
+    }
+
+    /// The kind with this name, if any.
+    pub fn from_name(name: &str) -> Option<ErrorKind> {
+        ErrorKind::ALL.into_iter().find(|kind| kind.name() == name)
+    }
+}
+
+impl StoreError {
+    /// The error's kind.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            StoreError::InvalidArgument(_) => ErrorKind::InvalidArgument,
+            StoreError::MissingFolder { .. } => ErrorKind::MissingFolder,
+            StoreError::NoDatabase { .. } => ErrorKind::NoDatabase,
+            StoreError::IsADirectory { .. } => ErrorKind::IsADirectory,
+            StoreError::NotADatabase { .. } => ErrorKind::NotADatabase,
+            StoreError::NoJobsTable { .. } => ErrorKind::NoJobsTable,
+            StoreError::IncompatibleSchema { .. } => ErrorKind::IncompatibleSchema,
+            StoreError::ReadOnly { .. } => ErrorKind::ReadOnly,
+            StoreError::Busy { .. } => ErrorKind::Busy,
+            StoreError::Sqlite { .. } => ErrorKind::Sqlite,
+            StoreError::Reported { kind, .. } => *kind,
+        }
+    }
+
+    /// What went wrong without the database's path, where the error has a
+    /// detail of its own (a test's temporary path says nothing).
+    pub fn detail(&self) -> String {
+        match self {
+            StoreError::InvalidArgument(message) => message.clone(),
+            StoreError::NotADatabase { detail, .. }
+            | StoreError::IncompatibleSchema { detail, .. }
+            | StoreError::ReadOnly { detail, .. } => detail.clone(),
+            StoreError::Busy { waited, .. } => {
+                format!("stayed locked for {} ms", waited.as_millis())
+            }
+            StoreError::Sqlite { source, .. } => source.to_string(),
+            StoreError::Reported { message, .. } => message.clone(),
+            StoreError::MissingFolder { .. }
+            | StoreError::NoDatabase { .. }
+            | StoreError::IsADirectory { .. }
+            | StoreError::NoJobsTable { .. } => self.to_string(),
+        }
+    }
 }

@@ -1,69 +1,109 @@
-//! The exercises: one per worksheet mutant, each with its step's text.
+//! The exercises and their texts: one exercise per worksheet mutant, each
+//! with its step's text from `labs/`.
 //!
 //! Step N's exercise shows the mutant of step N; step 8 has two, the
 //! worksheet's `claim_many` fragment (exercise `8`) and the check-then-act
 //! race its basis warns about (exercise `8b`).
 
 use crate::mutant::MutantKind;
-use crate::variant::{self, CompiledMutant};
+use crate::variant::{Variant, MUTANTS};
 
-/// The worksheet's title of each step.
-pub const STEP_TITLES: [&str; 8] = [
-    "Create the lease state table",
-    "Register only the first job",
-    "Read the current state",
-    "Take an expired lease atomically",
-    "Only the current generation renews the lease",
-    "Reject a stale completion",
-    "Only the current worker returns the lease",
-    "There is one winner among concurrent claims",
-];
+/// An exercise text of `labs/`, compiled in.
+#[derive(Debug, Clone, Copy)]
+pub struct LabText {
+    /// The step it belongs to.
+    pub step: u8,
+    /// Its file name.
+    pub file_name: &'static str,
+    /// Its markdown.
+    pub text: &'static str,
+}
 
-/// The title of step `step` (1 to 8), or an empty string for another number.
+mod generated {
+    use super::LabText;
+    include!(concat!(env!("OUT_DIR"), "/labs.rs"));
+}
+
+pub use generated::LAB_TEXTS;
+
+/// The text of a step, if `labs/` has one.
+pub fn lab_text(step: u8) -> Option<&'static LabText> {
+    LAB_TEXTS.iter().find(|text| text.step == step)
+}
+
+/// The title of step `step`, from the heading of its text in `labs/`
+/// (`# Step 4: TITLE`), or an empty string for a step without one.
 pub fn step_title(step: u8) -> &'static str {
-    usize::from(step)
-        .checked_sub(1)
-        .and_then(|index| STEP_TITLES.get(index))
-        .copied()
+    lab_text(step)
+        .and_then(|lab| lab.text.lines().next())
+        .and_then(|heading| heading.strip_prefix("# "))
+        .map(|heading| {
+            heading
+                .split_once(": ")
+                .map_or(heading, |(_, title)| title)
+                .trim()
+        })
         .unwrap_or("")
 }
 
 /// One exercise: a worksheet mutant to predict and catch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Exercise {
     /// What the student types: `4`, `8b`.
-    pub key: &'static str,
+    pub key: String,
     /// The mutant it is about.
-    pub mutant: &'static CompiledMutant,
+    pub variant: Variant,
 }
 
 impl Exercise {
-    /// What the exercise is about: the step's title, or for a second
-    /// exercise of one step (`8b`), its mutant's title.
-    pub fn label(&self) -> &'static str {
-        if self.key.ends_with(|c: char| c.is_ascii_alphabetic()) {
-            self.mutant.title
-        } else {
-            step_title(self.step())
+    /// An exercise about a variant that is a mutant; its key is the
+    /// mutant's id without its leading zeros.
+    ///
+    /// # Panics
+    ///
+    /// If the variant is not a mutant.
+    fn of(variant: Variant) -> Exercise {
+        let mutant = variant
+            .mutant
+            .as_ref()
+            .expect("an exercise is about a mutant");
+        Exercise {
+            key: mutant.spec.id.trim_start_matches('0').to_string(),
+            variant,
         }
     }
 
     /// The step whose tests are in force (those of steps 1 to this one).
     pub fn step(&self) -> u8 {
-        self.mutant.step
+        self.mutant().spec.step
+    }
+
+    /// The mutant's fields and source.
+    pub fn mutant(&self) -> &crate::variant::Mutant {
+        self.variant
+            .mutant
+            .as_ref()
+            .expect("an exercise is about a mutant")
+    }
+
+    /// What the exercise is about: the step's title, or for a second
+    /// exercise of one step (`8b`), its mutant's title.
+    pub fn label(&self) -> String {
+        if self.key.ends_with(|c: char| c.is_ascii_alphabetic()) {
+            self.mutant().spec.title.clone()
+        } else {
+            step_title(self.step()).to_string()
+        }
     }
 }
 
 /// The exercises in order: the worksheet's mutants, keyed by their ids
 /// without the leading zero.
 pub fn exercises() -> Vec<Exercise> {
-    variant::MUTANTS
+    MUTANTS
         .iter()
         .filter(|mutant| mutant.kind == MutantKind::Worksheet)
-        .map(|mutant| Exercise {
-            key: mutant.id.trim_start_matches('0'),
-            mutant,
-        })
+        .map(|mutant| Exercise::of(Variant::compiled(mutant)))
         .collect()
 }
 
@@ -75,11 +115,18 @@ pub fn find(key: &str) -> Option<Exercise> {
         .find(|exercise| exercise.key == wanted)
 }
 
+/// The exercise keys, for messages: `1, 2, ..., 8, 8b`.
+pub fn keys() -> String {
+    exercises()
+        .iter()
+        .map(|exercise| exercise.key.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The parts of a step's text in `labs/`, by heading.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LabSections {
-    /// The `# ` title line's text.
-    pub title: String,
     /// What comes before the first `## ` heading.
     pub introduction: String,
     /// `## Contract`.
@@ -94,8 +141,9 @@ pub struct LabSections {
     pub after: String,
 }
 
-/// Splits a lab text into its sections. Unknown headings are kept with the
-/// introduction, so nothing the author wrote is lost.
+/// Splits a lab text into its sections. The `# ` title is left out (see
+/// [`step_title`]); unknown headings are kept with the introduction, so
+/// nothing the author wrote is lost.
 pub fn parse_lab(text: &str) -> LabSections {
     let mut sections = LabSections::default();
     let mut heading: Option<String> = None;
@@ -117,9 +165,10 @@ pub fn parse_lab(text: &str) -> LabSections {
         }
     };
     for line in text.lines() {
-        if let Some(title) = line.strip_prefix("# ") {
-            sections.title = title.trim().to_string();
-        } else if let Some(next) = line.strip_prefix("## ") {
+        if line.starts_with("# ") {
+            continue;
+        }
+        if let Some(next) = line.strip_prefix("## ") {
             flush(&heading, &mut body, &mut sections);
             heading = Some(next.trim().to_string());
         } else {
@@ -133,5 +182,67 @@ pub fn parse_lab(text: &str) -> LabSections {
 
 /// The sections of step `step`'s text, if `labs/` has one.
 pub fn lab(step: u8) -> Option<LabSections> {
-    variant::lab_text(step).map(|text| parse_lab(text.text))
+    lab_text(step).map(|text| parse_lab(text.text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exercises_are_the_worksheet_mutants_keyed_without_leading_zeros() {
+        let keys: Vec<String> = exercises().into_iter().map(|e| e.key).collect();
+        assert_eq!(keys, ["1", "2", "3", "4", "5", "6", "7", "8", "8b"]);
+        assert_eq!(find("04").map(|e| e.key), Some("4".into()));
+        assert_eq!(find(" 8B ").map(|e| e.key), Some("8b".into()));
+        assert_eq!(find("9"), None);
+        assert_eq!(keys_text(), "1, 2, 3, 4, 5, 6, 7, 8, 8b");
+        let race = find("8b").expect("exercise 8b");
+        assert_eq!(race.label(), race.mutant().spec.title);
+        assert_eq!(
+            find("4").unwrap().label(),
+            "Take an expired lease atomically"
+        );
+    }
+
+    fn keys_text() -> String {
+        keys()
+    }
+
+    #[test]
+    fn step_titles_come_from_the_headings_of_labs() {
+        assert_eq!(step_title(1), "Create the lease state table");
+        assert_eq!(step_title(8), "There is one winner among concurrent claims");
+        assert_eq!(step_title(0), "");
+        assert_eq!(step_title(9), "");
+    }
+
+    #[test]
+    fn a_lab_text_splits_into_its_sections() {
+        let lab = parse_lab(
+            "# Step 9: Title\nintro\n## Contract\nc\n## Odd\no\n## Hint 1\nh1\n## Hint 2\nh2\n## After the run\na\n",
+        );
+        assert_eq!(lab.introduction, "intro\n\nOdd\n\no");
+        assert_eq!(lab.contract, "c");
+        assert_eq!(lab.hints, ["h1", "h2"]);
+        assert_eq!(lab.after, "a");
+    }
+
+    #[test]
+    fn every_step_has_a_complete_text() {
+        for step in 1..=8 {
+            let lab = lab(step).unwrap_or_else(|| panic!("labs/ has no text for step {step}"));
+            assert!(!step_title(step).is_empty(), "step {step} has no title");
+            for (name, section) in [
+                ("introduction", &lab.introduction),
+                ("contract", &lab.contract),
+                ("why it matters", &lab.why),
+                ("predict", &lab.predict),
+                ("after the run", &lab.after),
+            ] {
+                assert!(!section.is_empty(), "step {step} has no {name}");
+            }
+            assert_eq!(lab.hints.len(), 3, "step {step} should have three hints");
+        }
+    }
 }

@@ -8,8 +8,8 @@
 //! through the path functions.
 
 use crate::error::Result;
-use crate::job::{Fence, Job};
-use crate::variant::JobStore;
+use crate::job_store::JobStore;
+use crate::operation::{Answer, Operation};
 use crate::Store;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -18,7 +18,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 /// A [`JobStore`] that runs each operation on a kept [`Store`] handle.
 ///
 /// A handle is opened on a path's first operation and kept until
-/// [`JobStore::init_db`] is called on that path again. A failed open (no
+/// `init_db` is called on that path again. A failed open (no
 /// file yet, say) is returned as the operation's error and not kept, so the
 /// next call tries again.
 ///
@@ -60,75 +60,68 @@ impl HandleStore {
 }
 
 impl JobStore for HandleStore {
-    /// Runs the path function, then forgets any handle kept for `path`: the
-    /// file may have been replaced since it was opened, and a kept
-    /// connection would go on using the old one.
-    fn init_db(&self, path: &Path) -> Result<()> {
-        let mut handles = self.lock();
-        handles.remove(path);
-        crate::init_db(path)
-    }
-
-    fn enqueue(&self, path: &Path, job_id: &str) -> Result<bool> {
-        self.with_handle(path, |store| store.enqueue(job_id))
-    }
-
-    fn state(&self, path: &Path, job_id: &str) -> Result<Option<Job>> {
-        self.with_handle(path, |store| store.state(job_id))
-    }
-
-    fn claim(
-        &self,
-        path: &Path,
-        job_id: &str,
-        owner: &str,
-        now: f64,
-        ttl: f64,
-    ) -> Result<Option<Fence>> {
-        self.with_handle(path, |store| store.claim(job_id, owner, now, ttl))
-    }
-
-    fn renew(
-        &self,
-        path: &Path,
-        job_id: &str,
-        owner: &str,
-        fence: Fence,
-        now: f64,
-        ttl: f64,
-    ) -> Result<bool> {
-        self.with_handle(path, |store| store.renew(job_id, owner, fence, now, ttl))
-    }
-
-    fn complete(
-        &self,
-        path: &Path,
-        job_id: &str,
-        owner: &str,
-        fence: Fence,
-        now: f64,
-        result: &str,
-    ) -> Result<bool> {
-        self.with_handle(path, |store| {
-            store.complete(job_id, owner, fence, now, result)
+    /// Runs each operation on the handle kept for `db`, except two:
+    ///
+    /// - `init_db` runs the path function, then forgets any handle kept for
+    ///   `db`: the file may have been replaced since it was opened, and a
+    ///   kept connection would go on using the old one;
+    /// - `claim_many` runs the path function: each claim needs its own
+    ///   connection to race at all, and one kept handle would make the
+    ///   claims take turns.
+    fn call(&self, db: &Path, operation: &Operation) -> Result<Answer> {
+        Ok(match operation {
+            Operation::InitDb => {
+                self.lock().remove(db);
+                crate::init_db(db)?;
+                Answer::Done
+            }
+            Operation::ClaimMany {
+                job_id,
+                owners,
+                now,
+                ttl,
+            } => {
+                let owners: Vec<&str> = owners.iter().map(String::as_str).collect();
+                Answer::Fences(crate::claim_many(db, job_id, &owners, *now, *ttl)?)
+            }
+            Operation::Enqueue { job_id } => {
+                Answer::Bool(self.with_handle(db, |store| store.enqueue(job_id))?)
+            }
+            Operation::State { job_id } => {
+                Answer::Row(self.with_handle(db, |store| store.state(job_id))?)
+            }
+            Operation::Claim {
+                job_id,
+                owner,
+                now,
+                ttl,
+            } => {
+                Answer::Fence(self.with_handle(db, |store| store.claim(job_id, owner, *now, *ttl))?)
+            }
+            Operation::Renew {
+                job_id,
+                owner,
+                fence,
+                now,
+                ttl,
+            } => Answer::Bool(
+                self.with_handle(db, |store| store.renew(job_id, owner, *fence, *now, *ttl))?,
+            ),
+            Operation::Complete {
+                job_id,
+                owner,
+                fence,
+                now,
+                result,
+            } => Answer::Bool(self.with_handle(db, |store| {
+                store.complete(job_id, owner, *fence, *now, result)
+            })?),
+            Operation::Release {
+                job_id,
+                owner,
+                fence,
+            } => Answer::Bool(self.with_handle(db, |store| store.release(job_id, owner, *fence))?),
         })
-    }
-
-    fn release(&self, path: &Path, job_id: &str, owner: &str, fence: Fence) -> Result<bool> {
-        self.with_handle(path, |store| store.release(job_id, owner, fence))
-    }
-
-    /// The path function: each claim needs its own connection to race at
-    /// all, and one kept handle would make the claims take turns.
-    fn claim_many(
-        &self,
-        path: &Path,
-        job_id: &str,
-        owners: &[&str],
-        now: f64,
-        ttl: f64,
-    ) -> Result<Vec<Option<Fence>>> {
-        crate::claim_many(path, job_id, owners, now, ttl)
     }
 
     /// The kept connections wait through the store's busy handler, which

@@ -19,6 +19,15 @@ impl fmt::Display for Fence {
     }
 }
 
+/// A fence written as a whole number, as on the command line.
+impl std::str::FromStr for Fence {
+    type Err = std::num::ParseIntError;
+
+    fn from_str(text: &str) -> Result<Fence, Self::Err> {
+        text.parse().map(Fence)
+    }
+}
+
 /// One row of the `jobs` table, exactly as stored.
 ///
 /// `until` is the end of the current lease on the caller's clock (`0` when

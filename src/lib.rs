@@ -4,7 +4,8 @@
 //! fencing token stop a stalled worker from overwriting a newer result, the
 //! contract suite that checks it ([`suite`]), and the machinery of the `lab`
 //! binary that runs that suite against deliberately broken copies of the
-//! store ([`variant`], [`runner`]).
+//! store ([`variant`], [`runner`]) and shows what caught them ([`matrix`],
+//! [`report`], [`probe`]). The command line itself lives in the binary.
 //!
 //! The store's functions are re-exported at the top level:
 //!
@@ -24,31 +25,27 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub mod db_command;
-pub mod demo;
-pub mod display;
+#![warn(missing_docs)]
+
 pub mod error;
 pub mod exercise;
-pub mod grade;
 pub mod handle;
 pub mod job;
+pub mod job_store;
 pub mod matrix;
 pub mod mutant;
 pub mod operation;
 pub mod outcome;
-pub mod prediction;
 pub mod probe;
-pub mod progress;
 pub mod report;
 pub mod runner;
 pub mod store;
-pub mod student_mutant;
 #[path = "../tests/suite/mod.rs"]
 pub mod suite;
-pub mod tour;
+pub mod terminal;
 pub mod variant;
 
-pub use error::{Result, StoreError};
+pub use error::{ErrorKind, Result, StoreError};
 pub use job::{Fence, Job};
 pub use variant::active::{
     claim, claim_many, complete, enqueue, init_db, release, renew, state, Store,

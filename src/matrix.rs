@@ -4,9 +4,7 @@
 use crate::outcome::{MutantStatus, Outcome};
 use crate::runner::{self, RunOptions, VariantRun, WorkerCommand};
 use crate::suite::Case;
-use crate::variant::{Variant, REFERENCE_ID};
-use serde_json::{json, Map, Value};
-use std::fmt::Write as _;
+use crate::variant::{Mutant, Variant};
 
 /// The outcome of every test against every variant; the reference first.
 #[derive(Debug, Clone)]
@@ -21,7 +19,7 @@ pub struct Matrix {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MutantSummary {
     /// The mutant's id.
-    pub id: &'static str,
+    pub id: String,
     /// Its step.
     pub step: u8,
     /// Killed, timeout, crashed or survived.
@@ -46,23 +44,21 @@ impl Matrix {
 
     /// The reference's run, if it was part of the matrix.
     pub fn reference(&self) -> Option<&VariantRun> {
-        self.runs
-            .iter()
-            .find(|run| matches!(run.variant, Variant::Reference))
+        self.runs.iter().find(|run| run.variant.is_reference())
     }
 
-    /// The mutants' runs.
-    pub fn mutant_runs(&self) -> impl Iterator<Item = &VariantRun> {
+    /// The mutants' runs, each with its mutant.
+    pub fn mutant_runs(&self) -> impl Iterator<Item = (&VariantRun, &Mutant)> {
         self.runs
             .iter()
-            .filter(|run| run.variant.mutant().is_some())
+            .filter_map(|run| run.variant.mutant.as_deref().map(|mutant| (run, mutant)))
     }
 
     /// What the suite made of each mutant.
     pub fn summaries(&self) -> Vec<MutantSummary> {
         self.mutant_runs()
-            .map(|run| {
-                let mutant = run.variant.mutant().expect("mutant runs only");
+            .map(|(run, mutant)| {
+                let mutant = &mutant.spec;
                 let killers: Vec<&'static str> = self
                     .tests
                     .iter()
@@ -75,7 +71,7 @@ impl Matrix {
                     .filter(|case| case.step == mutant.step && killers.contains(&case.name))
                     .count();
                 MutantSummary {
-                    id: mutant.id,
+                    id: mutant.id.clone(),
                     step: mutant.step,
                     status: MutantStatus::of(run.runs.iter().map(|r| &r.outcome)),
                     killers,
@@ -92,7 +88,7 @@ impl Matrix {
             .filter(|case| {
                 !self
                     .mutant_runs()
-                    .any(|run| run.outcome(case.name).is_some_and(Outcome::catches))
+                    .any(|(run, _)| run.outcome(case.name).is_some_and(Outcome::catches))
             })
             .map(|case| case.name)
             .collect()
@@ -127,105 +123,137 @@ impl Matrix {
         }
         problems
     }
+}
 
-    /// The matrix as JSON: `tests` with name and step, and `variants` with
-    /// id, step, title, kind, status, and each test's outcome.
-    pub fn to_json(&self) -> Value {
-        let summaries = self.summaries();
-        let tests: Vec<Value> = self
-            .tests
-            .iter()
-            .map(|case| json!({"name": case.name, "step": case.step}))
-            .collect();
-        let variants: Vec<Value> = self
-            .runs
-            .iter()
-            .map(|run| {
-                let mut outcomes = Map::new();
-                let mut details = Map::new();
-                for test in &run.runs {
-                    outcomes.insert(test.test.clone(), json!(test.outcome.label()));
-                    if let Some(reason) = test.outcome.reason() {
-                        details.insert(test.test.clone(), json!(reason));
-                    }
-                }
-                let mut entry = match run.variant.mutant() {
-                    None => json!({
-                        "id": REFERENCE_ID,
-                        "step": Value::Null,
-                        "title": "the reference implementation",
-                        "kind": "reference",
-                    }),
-                    Some(mutant) => {
-                        let summary = summaries
-                            .iter()
-                            .find(|s| s.id == mutant.id)
-                            .expect("a summary per mutant");
-                        json!({
-                            "id": mutant.id,
-                            "step": mutant.step,
-                            "title": mutant.title,
-                            "kind": mutant.kind.name(),
-                            "status": summary.status,
-                            "killed_by": summary.killers,
-                            "fragment": mutant.fragment,
-                            "replacement": mutant.replacement,
-                        })
-                    }
-                };
-                entry["outcomes"] = Value::Object(outcomes);
-                entry["details"] = Value::Object(details);
-                entry
-            })
-            .collect();
-        json!({
-            "tests": tests,
-            "variants": variants,
-            "idle_tests": self.idle_tests(),
-            "problems": self.problems(),
-        })
+/// Small made-up matrices, for the tests of the matrix and its renderings.
+#[cfg(test)]
+pub(crate) mod sample {
+    use super::*;
+    use crate::outcome::TestRun;
+    use crate::suite;
+    use std::time::Duration;
+
+    pub(crate) fn run(test: &str, outcome: Outcome) -> TestRun {
+        TestRun::new(test, outcome, Duration::ZERO)
     }
 
-    /// The matrix as a Markdown table: a row per test, a column per variant.
-    pub fn to_markdown(&self) -> String {
-        let mut out = String::from("| step | test |");
-        for run in &self.runs {
-            write!(out, " {} |", run.variant.id()).unwrap();
+    pub(crate) fn failed() -> Outcome {
+        Outcome::Fail {
+            check: "c".into(),
+            expected: "e".into(),
+            actual: "a".into(),
         }
-        out.push_str("\n|---:|---|");
-        out.push_str(&":---:|".repeat(self.runs.len()));
-        out.push('\n');
-        for case in &self.tests {
-            write!(out, "| {} | `{}` |", case.step, case.name).unwrap();
-            for run in &self.runs {
-                let cell = match (run.variant.mutant(), run.outcome(case.name)) {
-                    (_, None) => "",
-                    (None, Some(Outcome::Pass)) => "pass",
-                    (Some(_), Some(Outcome::Pass)) => "",
-                    (_, Some(outcome)) => match outcome {
-                        Outcome::Fail { .. } => "**killed**",
-                        Outcome::Timeout { .. } => "timeout",
-                        _ => "crash",
-                    },
-                };
-                write!(out, " {cell} |").unwrap();
-            }
-            out.push('\n');
+    }
+
+    /// Steps 1 and 4's first tests against the reference, mutant 04 and mutant 01.
+    pub(crate) fn small_matrix(
+        reference_first: Outcome,
+        m04: [Outcome; 2],
+        m01: [Outcome; 2],
+    ) -> Matrix {
+        let first = &suite::CASES[0];
+        let boundary = suite::case("claim_at_exact_expiry_is_reassigned").unwrap();
+        let [a, b] = m04;
+        let [c, d] = m01;
+        Matrix {
+            tests: vec![first, boundary],
+            runs: vec![
+                VariantRun {
+                    variant: Variant::reference(),
+                    runs: vec![
+                        run(first.name, reference_first),
+                        run(boundary.name, Outcome::Pass),
+                    ],
+                },
+                VariantRun {
+                    variant: Variant::find("04").unwrap(),
+                    runs: vec![run(first.name, a), run(boundary.name, b)],
+                },
+                VariantRun {
+                    variant: Variant::find("01").unwrap(),
+                    runs: vec![run(first.name, c), run(boundary.name, d)],
+                },
+            ],
         }
-        out.push_str("\n| mutant | step | status | killed by |\n|---|---:|---|---:|\n");
-        for summary in self.summaries() {
-            writeln!(
-                out,
-                "| {} | {} | {} | {} tests ({} of step {}) |",
-                summary.id,
-                summary.step,
-                summary.status.label(),
-                summary.killers.len(),
-                summary.own_step_killers,
-                summary.step
-            )
-            .unwrap();
-        }
-        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sample::*;
+    use super::*;
+    use crate::suite;
+
+    #[test]
+    fn a_sound_matrix_has_no_problems() {
+        let matrix = small_matrix(
+            Outcome::Pass,
+            [Outcome::Pass, failed()],
+            [failed(), Outcome::Pass],
+        );
+        assert_eq!(matrix.problems(), Vec::<String>::new());
+        let summaries = matrix.summaries();
+        assert_eq!(summaries[0].id, "04");
+        assert_eq!(
+            summaries[0].killers,
+            ["claim_at_exact_expiry_is_reassigned"]
+        );
+        assert_eq!(
+            (summaries[0].own_step_killers, summaries[0].status),
+            (1, MutantStatus::Killed)
+        );
+        assert_eq!(summaries[1].killers, [suite::CASES[0].name]);
+        assert_eq!(summaries[1].own_step_killers, 1);
+        assert!(matrix.idle_tests().is_empty());
+        assert_eq!(matrix.reference().unwrap().variant, Variant::reference());
+        assert_eq!(matrix.mutant_runs().count(), 2);
+    }
+
+    #[test]
+    fn check_problems_name_the_reference_failure_the_survivor_and_the_wrong_step() {
+        let matrix = small_matrix(
+            failed(),
+            [failed(), Outcome::Pass],
+            [Outcome::Pass, Outcome::Pass],
+        );
+        let problems = matrix.problems();
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert!(problems[0].starts_with(&format!(
+            "the reference fails {}: c: expected e, got a",
+            suite::CASES[0].name
+        )));
+        assert!(
+            problems[1].contains("mutant 04 is caught only by tests of other steps"),
+            "{}",
+            problems[1]
+        );
+        assert!(
+            problems[2].contains("mutant 01 survives"),
+            "{}",
+            problems[2]
+        );
+        assert_eq!(matrix.idle_tests(), ["claim_at_exact_expiry_is_reassigned"]);
+        let no_reference = Matrix {
+            tests: matrix.tests.clone(),
+            runs: matrix.runs[1..].to_vec(),
+        };
+        assert!(no_reference.problems()[0].contains("reference implementation was not run"));
+    }
+
+    #[test]
+    fn a_timeout_or_crash_counts_as_caught() {
+        let matrix = small_matrix(
+            Outcome::Pass,
+            [Outcome::Pass, Outcome::Timeout { limit_ms: 1 }],
+            [
+                Outcome::Crash {
+                    message: "x".into(),
+                },
+                Outcome::Pass,
+            ],
+        );
+        assert!(matrix.problems().is_empty(), "{:?}", matrix.problems());
+        assert_eq!(matrix.summaries()[0].status, MutantStatus::Timeout);
+        assert_eq!(matrix.summaries()[1].status, MutantStatus::Crashed);
     }
 }

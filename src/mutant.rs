@@ -164,3 +164,108 @@ impl MutantSpec {
         format!("mutant-{}", self.id)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reference store's source, which mutants apply to.
+    const REFERENCE_SOURCE: &str = include_str!("store.rs");
+
+    const VALID: &str = r#"
+    id = "x1"
+    step = 4
+    kind = "own"
+    title = "a test mutant"
+    file = "src/store.rs"
+    fragment = "if done || held_until > now {"
+    replacement = "if done || held_until >= now {"
+    explanation = "why"
+    "#;
+
+    #[test]
+    fn a_valid_mutant_file_parses_and_applies_once() {
+        let spec = MutantSpec::parse("x1-boundary.toml", VALID).unwrap();
+        assert_eq!(
+            (spec.id.as_str(), spec.step, spec.kind),
+            ("x1", 4, MutantKind::Own)
+        );
+        assert_eq!(spec.feature(), "mutant-x1");
+        let mutated = spec.apply("x1-boundary.toml", REFERENCE_SOURCE).unwrap();
+        assert!(mutated.contains("held_until >= now"));
+        assert_eq!(mutated.len(), REFERENCE_SOURCE.len() + 1);
+    }
+
+    #[test]
+    fn mutant_files_with_mistakes_are_refused_with_the_reason() {
+        let cases = [
+            (
+                "x1-a.toml",
+                VALID.replace("step = 4", "step = 9"),
+                "steps 1 to 8",
+            ),
+            (
+                "x1-a.toml",
+                VALID.replace("step = 4", "step = 0"),
+                "steps 1 to 8",
+            ),
+            ("x2-a.toml", VALID.to_string(), "name the file x1-slug.toml"),
+            ("x1-a.txt", VALID.to_string(), "must be named ID-slug.toml"),
+            (
+                "X1-a.toml",
+                VALID.replace("\"x1\"", "\"X1\""),
+                "lowercase letters and digits",
+            ),
+            (
+                "x1-a.toml",
+                VALID.replace("src/store.rs", "src/main.rs"),
+                "only src/store.rs and src/store.py",
+            ),
+            (
+                "x1-a.toml",
+                VALID.replace(">= now {\"", "> now {\""),
+                "would change nothing",
+            ),
+            (
+                "x1-a.toml",
+                VALID.replace("kind = \"own\"", "kind = \"other\""),
+                "not a valid mutant file",
+            ),
+            (
+                "x1-a.toml",
+                format!("{VALID}\nextra = 1"),
+                "not a valid mutant file",
+            ),
+        ];
+        for (name, text, reason) in cases {
+            let error = MutantSpec::parse(name, &text).expect_err(name);
+            assert_eq!(error.file_name, name);
+            assert!(error.to_string().contains(reason), "{name}: {error}");
+            assert!(
+                error.to_string().starts_with(&format!("mutant {name}: ")),
+                "{error}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_fragment_must_occur_exactly_once() {
+        let missing = MutantSpec::parse(
+            "x1-a.toml",
+            &VALID.replace("held_until > now {", "no such text {"),
+        )
+        .unwrap();
+        let error = missing.apply("x1-a.toml", REFERENCE_SOURCE).unwrap_err();
+        assert!(error.reason.contains("does not occur"), "{error}");
+        let twice = MutantSpec::parse(
+            "x1-a.toml",
+            &VALID.replace("if done || held_until > now {", "Ok("),
+        )
+        .unwrap();
+        let error = twice.apply("x1-a.toml", REFERENCE_SOURCE).unwrap_err();
+        assert!(
+            error.reason.contains("occurs ") && error.reason.contains(" times"),
+            "{error}"
+        );
+    }
+}

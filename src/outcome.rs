@@ -158,3 +158,85 @@ impl MutantStatus {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn outcomes_have_labels_and_reasons() {
+        let fail = Outcome::Fail {
+            check: "c".into(),
+            expected: "Some(\n    1,\n)".into(),
+            actual: "None".into(),
+        };
+        assert_eq!(fail.label(), "fail");
+        assert_eq!(fail.reason().unwrap(), "c: expected Some( 1, ), got None");
+        assert_eq!(Outcome::Pass.label(), "pass");
+        assert_eq!(Outcome::Pass.reason(), None);
+        assert!(!Outcome::Pass.catches());
+        let timeout = Outcome::Timeout { limit_ms: 5 };
+        assert_eq!(
+            (timeout.label(), timeout.reason().unwrap()),
+            ("timeout", "did not finish within 5 ms".to_string())
+        );
+        let crash = Outcome::Crash {
+            message: "boom".into(),
+        };
+        assert_eq!(
+            (crash.label(), crash.reason().unwrap()),
+            ("crash", "crashed: boom".to_string())
+        );
+        assert!(fail.catches() && timeout.catches() && crash.catches());
+        let run = TestRun::new("t", Outcome::Pass, Duration::from_micros(1500));
+        assert_eq!(run.micros, 1500);
+        assert_eq!(
+            serde_json::to_value(&run).unwrap(),
+            json!({"test": "t", "outcome": "pass", "micros": 1500})
+        );
+    }
+
+    #[test]
+    fn a_mutant_status_follows_its_strongest_outcome() {
+        let fail = Outcome::Fail {
+            check: String::new(),
+            expected: String::new(),
+            actual: String::new(),
+        };
+        let timeout = Outcome::Timeout { limit_ms: 1 };
+        let crash = Outcome::Crash {
+            message: String::new(),
+        };
+        assert_eq!(
+            MutantStatus::of([&Outcome::Pass, &crash, &timeout, &fail]),
+            MutantStatus::Killed
+        );
+        assert_eq!(
+            MutantStatus::of([&Outcome::Pass, &crash, &timeout]),
+            MutantStatus::Timeout
+        );
+        assert_eq!(
+            MutantStatus::of([&crash, &Outcome::Pass]),
+            MutantStatus::Crashed
+        );
+        assert_eq!(MutantStatus::of([&Outcome::Pass]), MutantStatus::Survived);
+        assert_eq!(MutantStatus::of([]), MutantStatus::Survived);
+        assert!(
+            MutantStatus::Killed.detected()
+                && MutantStatus::Timeout.detected()
+                && MutantStatus::Crashed.detected()
+        );
+        assert!(!MutantStatus::Survived.detected());
+        let labels: Vec<&str> = [
+            MutantStatus::Killed,
+            MutantStatus::Timeout,
+            MutantStatus::Crashed,
+            MutantStatus::Survived,
+        ]
+        .iter()
+        .map(|status| status.label())
+        .collect();
+        assert_eq!(labels, ["killed", "timeout", "crashed", "survived"]);
+    }
+}

@@ -9,8 +9,9 @@
 //! overflow, say) takes down only its worker: the test that was running is
 //! reported as a crash and a new worker carries on with the rest.
 
+use crate::job_store::JobStore;
 use crate::outcome::{Outcome, TestRun};
-use crate::suite::{Bench, Case};
+use crate::suite::{self, Bench, Case};
 use crate::variant::Variant;
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
@@ -21,6 +22,16 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
+
+/// The longest one test (or one probe) may run, unless told otherwise,
+/// before it counts as a timeout.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How many workers run at once unless told otherwise: twice the cores,
+/// since some tests sleep while another client holds a lock.
+pub fn default_jobs() -> usize {
+    2 * thread::available_parallelism().map_or(2, usize::from)
+}
 
 /// How a run is carried out.
 #[derive(Debug, Clone)]
@@ -36,10 +47,9 @@ pub struct RunOptions {
 impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
-            timeout: Duration::from_secs(10),
+            timeout: DEFAULT_TIMEOUT,
             scratch: default_scratch(),
-            // Twice the cores: some tests sleep while another client holds a lock.
-            jobs: 2 * thread::available_parallelism().map_or(2, usize::from),
+            jobs: default_jobs(),
         }
     }
 }
@@ -63,7 +73,7 @@ pub fn default_scratch() -> PathBuf {
 /// `scratch`, on its own thread, within `timeout`.
 pub fn run_case(
     case: &'static Case,
-    variant: Variant,
+    store: Arc<dyn JobStore>,
     scratch: &Path,
     timeout: Duration,
 ) -> TestRun {
@@ -84,9 +94,9 @@ pub fn run_case(
     let db = folder.path().join("jobs.db");
     let (sender, receiver) = mpsc::channel();
     let spawned = thread::Builder::new()
-        .name(format!("{}:{}", variant.id(), case.name))
+        .name(case.name.to_string())
         .spawn(move || {
-            let bench = Bench::new(variant.operations(), db);
+            let bench = Bench::new(store.as_ref(), db);
             let result = panic::catch_unwind(AssertUnwindSafe(|| (case.run)(&bench)));
             let _ = sender.send(result);
         });
@@ -132,10 +142,10 @@ pub enum WorkerEvent {
     Done(TestRun),
 }
 
-/// The body of a worker process: runs `tests` against `variant` and writes
+/// The body of a worker process: runs `tests` against `store` and writes
 /// a [`WorkerEvent`] line for each start and each end to `out`.
 pub fn work(
-    variant: Variant,
+    store: Arc<dyn JobStore>,
     tests: &[&'static Case],
     options: &RunOptions,
     out: &mut dyn Write,
@@ -149,9 +159,87 @@ pub fn work(
                 test: case.name.to_string(),
             },
         )?;
-        let run = run_case(case, variant, &options.scratch, options.timeout);
+        let run = run_case(case, Arc::clone(&store), &options.scratch, options.timeout);
         emit(out, &WorkerEvent::Done(run))?;
     }
+    Ok(())
+}
+
+/// The hidden arguments of a worker process (`lab __worker`): which
+/// variant, which tests, and how. [`WorkerArgs::to_args`] writes them for
+/// the process the runner starts; clap reads them back in the worker.
+#[derive(Debug, Clone, PartialEq, clap::Args)]
+pub struct WorkerArgs {
+    /// The variant's id.
+    #[arg(long)]
+    pub variant: String,
+    /// The tests to run, by name, in order.
+    #[arg(long, value_delimiter = ',')]
+    pub tests: Vec<String>,
+    /// The longest one test may run, in milliseconds.
+    #[arg(long)]
+    pub timeout_ms: u64,
+    /// Where the tests' temporary databases go.
+    #[arg(long)]
+    pub scratch: PathBuf,
+}
+
+impl WorkerArgs {
+    /// The arguments for `variant`, `tests` and `options`.
+    pub fn new(variant: &Variant, tests: &[&'static Case], options: &RunOptions) -> WorkerArgs {
+        WorkerArgs {
+            variant: variant.id.clone(),
+            tests: tests.iter().map(|case| case.name.to_string()).collect(),
+            timeout_ms: u64::try_from(options.timeout.as_millis()).unwrap_or(u64::MAX),
+            scratch: options.scratch.clone(),
+        }
+    }
+
+    /// The command-line form, after the worker's verb.
+    pub fn to_args(&self) -> Vec<std::ffi::OsString> {
+        vec![
+            "--variant".into(),
+            self.variant.clone().into(),
+            "--tests".into(),
+            self.tests.join(",").into(),
+            "--timeout-ms".into(),
+            self.timeout_ms.to_string().into(),
+            "--scratch".into(),
+            self.scratch.clone().into(),
+        ]
+    }
+}
+
+/// Why a worker process could not run its tests.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    /// The arguments name no such variant or test.
+    #[error("{0}")]
+    Usage(String),
+    /// Its output could not be written.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// The body of `lab __worker`: runs the tests its arguments name against
+/// its variant and writes the events to `out`.
+pub fn serve(args: &WorkerArgs, out: &mut dyn Write) -> Result<(), WorkerError> {
+    let variant = Variant::find(&args.variant)
+        .ok_or_else(|| WorkerError::Usage(format!("no variant {:?}", args.variant)))?;
+    let cases = args
+        .tests
+        .iter()
+        .map(|name| {
+            suite::case(name).ok_or_else(|| WorkerError::Usage(format!("unknown test {name:?}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let options = RunOptions {
+        timeout: Duration::from_millis(args.timeout_ms),
+        scratch: args.scratch.clone(),
+        jobs: 1,
+    };
+    let store = variant.open();
+    work(store, &cases, &options, out)?;
     Ok(())
 }
 
@@ -209,7 +297,7 @@ pub fn run_all(
     options: &RunOptions,
 ) -> Vec<VariantRun> {
     let queue: Arc<Mutex<VecDeque<(usize, Variant)>>> =
-        Arc::new(Mutex::new(variants.iter().copied().enumerate().collect()));
+        Arc::new(Mutex::new(variants.iter().cloned().enumerate().collect()));
     let results: Arc<Mutex<Vec<Option<VariantRun>>>> =
         Arc::new(Mutex::new(vec![None; variants.len()]));
     let workers = options.jobs.clamp(1, variants.len().max(1));
@@ -220,7 +308,7 @@ pub fn run_all(
             scope.spawn(move || loop {
                 let next = queue.lock().expect("queue lock").pop_front();
                 let Some((index, variant)) = next else { break };
-                let runs = run_variant(command, variant, tests, options);
+                let runs = run_variant(command, &variant, tests, options);
                 results.lock().expect("results lock")[index] = Some(VariantRun { variant, runs });
             });
         }
@@ -239,7 +327,7 @@ pub fn run_all(
 /// worker after the test that brought the previous one down.
 pub fn run_variant(
     command: &WorkerCommand,
-    variant: Variant,
+    variant: &Variant,
     tests: &[&'static Case],
     options: &RunOptions,
 ) -> Vec<TestRun> {
@@ -265,21 +353,13 @@ struct WorkerResult {
 
 fn run_worker(
     command: &WorkerCommand,
-    variant: Variant,
+    variant: &Variant,
     tests: &[&'static Case],
     options: &RunOptions,
 ) -> WorkerResult {
-    let names: Vec<&str> = tests.iter().map(|case| case.name).collect();
     let spawned = Command::new(&command.program)
         .args(&command.args)
-        .arg("--variant")
-        .arg(variant.id())
-        .arg("--tests")
-        .arg(names.join(","))
-        .arg("--timeout-ms")
-        .arg(options.timeout.as_millis().to_string())
-        .arg("--scratch")
-        .arg(&options.scratch)
+        .args(WorkerArgs::new(variant, tests, options).to_args())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

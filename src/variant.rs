@@ -1,175 +1,15 @@
-//! The implementations the lab can test: the reference store and every
-//! compiled mutant, each reachable through the same eight operations.
+//! The implementations the lab runs the suite against: the reference store
+//! and its mutants compiled into this binary.
+//!
+//! A [`Variant`] is one column of the kill matrix: an id, the mutant it is
+//! (none for the reference), and what carries out its operations.
 
-use crate::error::Result;
-use crate::job::{Fence, Job};
-use crate::mutant::MutantKind;
-use std::path::Path;
-use std::time::Duration;
+use crate::job_store::{compiled_store, CompiledStore, JobStore};
+use crate::mutant::{MutantKind, MutantSpec, MUTABLE_FILE};
+use std::borrow::Cow;
+use std::sync::Arc;
 
-/// The eight operations of one implementation of the store, path-based as
-/// the worksheet's contract is. The contract suite takes an implementation
-/// as a value of this trait, so one test runs against any variant.
-pub trait JobStore: Send + Sync {
-    /// `init_db(path)`.
-    fn init_db(&self, path: &Path) -> Result<()>;
-    /// `enqueue(path, job_id)`.
-    fn enqueue(&self, path: &Path, job_id: &str) -> Result<bool>;
-    /// `state(path, job_id)`.
-    fn state(&self, path: &Path, job_id: &str) -> Result<Option<Job>>;
-    /// `claim(path, job_id, owner, now, ttl)`.
-    fn claim(
-        &self,
-        path: &Path,
-        job_id: &str,
-        owner: &str,
-        now: f64,
-        ttl: f64,
-    ) -> Result<Option<Fence>>;
-    /// `renew(path, job_id, owner, fence, now, ttl)`.
-    fn renew(
-        &self,
-        path: &Path,
-        job_id: &str,
-        owner: &str,
-        fence: Fence,
-        now: f64,
-        ttl: f64,
-    ) -> Result<bool>;
-    /// `complete(path, job_id, owner, fence, now, result)`.
-    fn complete(
-        &self,
-        path: &Path,
-        job_id: &str,
-        owner: &str,
-        fence: Fence,
-        now: f64,
-        result: &str,
-    ) -> Result<bool>;
-    /// `release(path, job_id, owner, fence)`.
-    fn release(&self, path: &Path, job_id: &str, owner: &str, fence: Fence) -> Result<bool>;
-    /// `claim_many(path, job_id, owners, now, ttl)`.
-    fn claim_many(
-        &self,
-        path: &Path,
-        job_id: &str,
-        owners: &[&str],
-        now: f64,
-        ttl: f64,
-    ) -> Result<Vec<Option<Fence>>>;
-    /// How long this thread's calls wait for a lock (`None`: the default).
-    fn set_thread_busy_timeout(&self, timeout: Option<Duration>);
-}
-
-/// The answers of `claim_many`: a fence or `None` per owner, in owner order.
-pub type Claims = Vec<Option<Fence>>;
-
-/// The eight path functions of one compiled store module, as plain
-/// function pointers, so variants can live in a static table.
-#[derive(Clone, Copy)]
-pub struct Operations {
-    /// See [`JobStore::init_db`].
-    pub init_db: fn(&Path) -> Result<()>,
-    /// See [`JobStore::enqueue`].
-    pub enqueue: fn(&Path, &str) -> Result<bool>,
-    /// See [`JobStore::state`].
-    pub state: fn(&Path, &str) -> Result<Option<Job>>,
-    /// See [`JobStore::claim`].
-    pub claim: fn(&Path, &str, &str, f64, f64) -> Result<Option<Fence>>,
-    /// See [`JobStore::renew`].
-    pub renew: fn(&Path, &str, &str, Fence, f64, f64) -> Result<bool>,
-    /// See [`JobStore::complete`].
-    pub complete: fn(&Path, &str, &str, Fence, f64, &str) -> Result<bool>,
-    /// See [`JobStore::release`].
-    pub release: fn(&Path, &str, &str, Fence) -> Result<bool>,
-    /// See [`JobStore::claim_many`].
-    pub claim_many: fn(&Path, &str, &[&str], f64, f64) -> Result<Claims>,
-    /// See [`JobStore::set_thread_busy_timeout`].
-    pub set_thread_busy_timeout: fn(Option<Duration>),
-}
-
-/// The [`Operations`] of a store module (the reference or a mutant's copy).
-#[macro_export]
-#[doc(hidden)]
-macro_rules! operations_of {
-    ($($module:ident)::+) => {
-        $crate::variant::Operations {
-            init_db: |path| $($module)::+::init_db(path),
-            enqueue: |path, job| $($module)::+::enqueue(path, job),
-            state: |path, job| $($module)::+::state(path, job),
-            claim: |path, job, owner, now, ttl| $($module)::+::claim(path, job, owner, now, ttl),
-            renew: |path, job, owner, fence, now, ttl| $($module)::+::renew(path, job, owner, fence, now, ttl),
-            complete: |path, job, owner, fence, now, result| {
-                $($module)::+::complete(path, job, owner, fence, now, result)
-            },
-            release: |path, job, owner, fence| $($module)::+::release(path, job, owner, fence),
-            claim_many: |path, job, owners, now, ttl| $($module)::+::claim_many(path, job, owners, now, ttl),
-            set_thread_busy_timeout: |timeout| $($module)::+::set_thread_busy_timeout(timeout),
-        }
-    };
-}
-
-impl JobStore for Operations {
-    fn init_db(&self, path: &Path) -> Result<()> {
-        (self.init_db)(path)
-    }
-    fn enqueue(&self, path: &Path, job_id: &str) -> Result<bool> {
-        (self.enqueue)(path, job_id)
-    }
-    fn state(&self, path: &Path, job_id: &str) -> Result<Option<Job>> {
-        (self.state)(path, job_id)
-    }
-    fn claim(
-        &self,
-        path: &Path,
-        job_id: &str,
-        owner: &str,
-        now: f64,
-        ttl: f64,
-    ) -> Result<Option<Fence>> {
-        (self.claim)(path, job_id, owner, now, ttl)
-    }
-    fn renew(
-        &self,
-        path: &Path,
-        job_id: &str,
-        owner: &str,
-        fence: Fence,
-        now: f64,
-        ttl: f64,
-    ) -> Result<bool> {
-        (self.renew)(path, job_id, owner, fence, now, ttl)
-    }
-    fn complete(
-        &self,
-        path: &Path,
-        job_id: &str,
-        owner: &str,
-        fence: Fence,
-        now: f64,
-        result: &str,
-    ) -> Result<bool> {
-        (self.complete)(path, job_id, owner, fence, now, result)
-    }
-    fn release(&self, path: &Path, job_id: &str, owner: &str, fence: Fence) -> Result<bool> {
-        (self.release)(path, job_id, owner, fence)
-    }
-    fn claim_many(
-        &self,
-        path: &Path,
-        job_id: &str,
-        owners: &[&str],
-        now: f64,
-        ttl: f64,
-    ) -> Result<Vec<Option<Fence>>> {
-        (self.claim_many)(path, job_id, owners, now, ttl)
-    }
-    fn set_thread_busy_timeout(&self, timeout: Option<Duration>) {
-        (self.set_thread_busy_timeout)(timeout)
-    }
-}
-
-/// A mutant compiled into the binary by the build step.
+/// A mutant compiled into the binary by the build step (`build.rs`).
 #[derive(Clone, Copy)]
 pub struct CompiledMutant {
     /// The mutant's id (`04`, `08b`, `h05a`).
@@ -178,7 +18,7 @@ pub struct CompiledMutant {
     pub step: u8,
     /// What the broken code does, in one line.
     pub title: &'static str,
-    /// Worksheet, hardening or own.
+    /// Worksheet or hardening.
     pub kind: MutantKind,
     /// Its file in `mutants/`.
     pub file_name: &'static str,
@@ -193,111 +33,142 @@ pub struct CompiledMutant {
     /// The whole mutated store source, exactly as compiled.
     pub source: &'static str,
     /// Its eight operations.
-    pub operations: Operations,
-}
-
-/// An exercise text of `labs/`, compiled in.
-#[derive(Debug, Clone, Copy)]
-pub struct LabText {
-    /// The step it belongs to.
-    pub step: u8,
-    /// Its file name.
-    pub file_name: &'static str,
-    /// Its markdown.
-    pub text: &'static str,
+    pub store: CompiledStore,
 }
 
 /// The source of the reference store, exactly as compiled.
 pub const REFERENCE_SOURCE: &str = include_str!("store.rs");
 
-/// The id under which the lab reports the reference implementation.
-pub const REFERENCE_ID: &str = "correct";
+/// The id under which the lab reports a reference implementation.
+pub const REFERENCE_ID: &str = "reference";
 
 /// The reference implementation's operations.
-pub static REFERENCE: Operations = crate::operations_of!(crate::store);
+pub static REFERENCE: CompiledStore = compiled_store!(crate::store);
 
 mod generated {
-    use super::{CompiledMutant, LabText};
+    use super::CompiledMutant;
     include!(concat!(env!("OUT_DIR"), "/variants.rs"));
 }
 
-pub use generated::{active, ACTIVE_MUTANT, LAB_TEXTS, MUTANTS};
+pub use generated::{active, ACTIVE_MUTANT, MUTANTS};
 
 /// The operations of the store the library exports (see [`ACTIVE_MUTANT`]).
-pub static ACTIVE: Operations = crate::operations_of!(self::active);
-
-/// One implementation the lab runs the suite against.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Variant {
-    /// The reference implementation.
-    Reference,
-    /// A compiled mutant.
-    Mutant(&'static CompiledMutant),
-}
-
-impl Variant {
-    /// Every variant: the reference first, then the mutants in file order.
-    pub fn all() -> Vec<Variant> {
-        std::iter::once(Variant::Reference)
-            .chain(MUTANTS.iter().map(Variant::Mutant))
-            .collect()
-    }
-
-    /// The variant with this id (`correct` or a mutant id), if any.
-    pub fn find(id: &str) -> Option<Variant> {
-        Variant::all()
-            .into_iter()
-            .find(|variant| variant.id() == id)
-    }
-
-    /// `correct` or the mutant's id.
-    pub fn id(&self) -> &'static str {
-        match self {
-            Variant::Reference => REFERENCE_ID,
-            Variant::Mutant(mutant) => mutant.id,
-        }
-    }
-
-    /// Its operations.
-    pub fn operations(&self) -> &'static Operations {
-        match self {
-            Variant::Reference => &REFERENCE,
-            Variant::Mutant(mutant) => &mutant.operations,
-        }
-    }
-
-    /// The mutant, or `None` for the reference.
-    pub fn mutant(&self) -> Option<&'static CompiledMutant> {
-        match self {
-            Variant::Reference => None,
-            Variant::Mutant(mutant) => Some(mutant),
-        }
-    }
-}
+pub static ACTIVE: CompiledStore = compiled_store!(self::active);
 
 /// The compiled mutant with this id, if any.
-pub fn mutant(id: &str) -> Option<&'static CompiledMutant> {
+pub fn compiled_mutant(id: &str) -> Option<&'static CompiledMutant> {
     MUTANTS.iter().find(|mutant| mutant.id == id)
 }
 
-/// The exercise text of a step, if `labs/` has one.
-pub fn lab_text(step: u8) -> Option<&'static LabText> {
-    LAB_TEXTS.iter().find(|text| text.step == step)
+/// A mutant as the lab shows and runs it: its file's fields and the
+/// mutated source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mutant {
+    /// What its mutant file says.
+    pub spec: MutantSpec,
+    /// The reference source it changes.
+    pub original: Cow<'static, str>,
+    /// The mutated source, exactly as it runs.
+    pub source: Cow<'static, str>,
+}
+
+impl From<&'static CompiledMutant> for Mutant {
+    fn from(compiled: &'static CompiledMutant) -> Mutant {
+        Mutant {
+            spec: MutantSpec {
+                id: compiled.id.into(),
+                step: compiled.step,
+                title: compiled.title.into(),
+                kind: compiled.kind,
+                file: MUTABLE_FILE.into(),
+                fragment: compiled.fragment.into(),
+                replacement: compiled.replacement.into(),
+                explanation: compiled.explanation.into(),
+                worksheet: compiled.worksheet.map(String::from),
+            },
+            original: Cow::Borrowed(REFERENCE_SOURCE),
+            source: Cow::Borrowed(compiled.source),
+        }
+    }
+}
+
+/// What carries out a variant's operations.
+#[derive(Clone, Copy)]
+pub enum Engine {
+    /// A store compiled into this binary.
+    Compiled(&'static CompiledStore),
+}
+
+/// One implementation the lab runs the suite against: a column of the
+/// kill matrix.
+#[derive(Clone)]
+pub struct Variant {
+    /// [`REFERENCE_ID`], or the mutant's id.
+    pub id: String,
+    /// The mutant it is; `None` for a reference.
+    pub mutant: Option<Arc<Mutant>>,
+    /// What carries out its operations.
+    pub engine: Engine,
+}
+
+impl Variant {
+    /// The Rust reference store.
+    pub fn reference() -> Variant {
+        Variant {
+            id: REFERENCE_ID.into(),
+            mutant: None,
+            engine: Engine::Compiled(&REFERENCE),
+        }
+    }
+
+    /// A compiled mutant.
+    pub fn compiled(mutant: &'static CompiledMutant) -> Variant {
+        Variant {
+            id: mutant.id.into(),
+            mutant: Some(Arc::new(Mutant::from(mutant))),
+            engine: Engine::Compiled(&mutant.store),
+        }
+    }
+
+    /// The reference first, then every compiled mutant in file order.
+    pub fn all_compiled() -> Vec<Variant> {
+        std::iter::once(Variant::reference())
+            .chain(MUTANTS.iter().map(Variant::compiled))
+            .collect()
+    }
+
+    /// The compiled variant with this id (the reference or a mutant), if any.
+    pub fn find(id: &str) -> Option<Variant> {
+        if id == REFERENCE_ID {
+            return Some(Variant::reference());
+        }
+        compiled_mutant(id).map(Variant::compiled)
+    }
+
+    /// Whether this is a reference implementation (no mutant).
+    pub fn is_reference(&self) -> bool {
+        self.mutant.is_none()
+    }
+
+    /// The implementation, ready to run its operations.
+    pub fn open(&self) -> Arc<dyn JobStore> {
+        match self.engine {
+            Engine::Compiled(store) => Arc::new(*store),
+        }
+    }
+}
+
+impl PartialEq for Variant {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id && self.mutant == other.mutant
+    }
 }
 
 impl std::fmt::Debug for Variant {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Variant({})", self.id())
+        write!(f, "Variant({})", self.id)
     }
 }
-
-impl PartialEq for CompiledMutant {
-    fn eq(&self, other: &Self) -> bool {
-        self.id == other.id
-    }
-}
-
-impl Eq for CompiledMutant {}
 
 impl std::fmt::Debug for CompiledMutant {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -307,5 +178,69 @@ impl std::fmt::Debug for CompiledMutant {
             .field("kind", &self.kind)
             .field("title", &self.title)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_compiled_mutant_is_its_fragment_applied_to_the_reference() {
+        assert!(MUTANTS.len() >= 9);
+        for mutant in MUTANTS {
+            assert_eq!(
+                REFERENCE_SOURCE.replacen(mutant.fragment, mutant.replacement, 1),
+                mutant.source,
+                "mutant {}",
+                mutant.id
+            );
+            assert!(mutant.file_name.starts_with(&format!("{}-", mutant.id)));
+        }
+        assert_eq!(ACTIVE_MUTANT, None, "plain cargo test runs the reference");
+        assert_eq!(compiled_mutant("08b").unwrap().kind, MutantKind::Worksheet);
+        assert_eq!(compiled_mutant("h06h").unwrap().kind.name(), "hardening");
+        assert!(compiled_mutant("nope").is_none());
+    }
+
+    #[test]
+    fn variants_are_found_by_id_with_the_reference_first() {
+        let all = Variant::all_compiled();
+        assert_eq!(all.len(), MUTANTS.len() + 1);
+        assert_eq!(all[0], Variant::reference());
+        assert_eq!(all[0].id, REFERENCE_ID);
+        assert!(all[0].is_reference());
+        let boundary = Variant::find("04").unwrap();
+        assert_eq!(boundary.mutant.as_ref().unwrap().spec.step, 4);
+        assert_eq!(
+            boundary.mutant.as_ref().unwrap().source,
+            compiled_mutant("04").unwrap().source
+        );
+        assert_eq!(Variant::find(REFERENCE_ID), Some(Variant::reference()));
+        assert_eq!(Variant::find("99"), None);
+        assert_eq!(format!("{boundary:?}"), "Variant(04)");
+    }
+
+    #[test]
+    fn the_busy_timeout_reaches_the_store_of_each_variant() {
+        // A thread's setting must not leak to other threads or tests.
+        let handle = std::thread::spawn(|| {
+            let store = Variant::find("04").unwrap().open();
+            store.set_thread_busy_timeout(Some(std::time::Duration::from_millis(7)));
+            crate::store::busy_timeout()
+        });
+        let reference_timeout = handle.join().unwrap();
+        assert_eq!(
+            reference_timeout,
+            crate::store::busy_timeout(),
+            "the reference's own setting is untouched"
+        );
+        let reference = Variant::reference().open();
+        reference.set_thread_busy_timeout(Some(std::time::Duration::from_millis(9)));
+        assert_eq!(
+            crate::store::busy_timeout(),
+            std::time::Duration::from_millis(9)
+        );
+        reference.set_thread_busy_timeout(None);
     }
 }

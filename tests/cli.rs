@@ -431,7 +431,7 @@ fn matrix_json_has_the_documented_shape_and_check_passes() {
     assert_eq!(tests.len(), lease_lab::suite::CASES.len());
     assert_eq!(tests[0]["step"], 1);
     let variants = matrix["variants"].as_array().unwrap();
-    assert_eq!(variants[0]["id"], "correct");
+    assert_eq!(variants[0]["id"], "reference");
     assert_eq!(
         variants.len(),
         10,
@@ -480,7 +480,9 @@ fn tests_and_variants_are_listed() {
     assert!(tests.contains("claim_at_exact_expiry_is_reassigned"));
     let variants = text(&lab.lab(&["tests", "--variants"]).stdout);
     assert!(
-        variants.contains("correct") && variants.contains("08b") && variants.contains("hardening")
+        variants.contains("reference")
+            && variants.contains("08b")
+            && variants.contains("hardening")
     );
 }
 

@@ -515,7 +515,7 @@ fn read_log(worker: &str, path: &Path, killed: bool) -> Result<Vec<Op>, String> 
                 worker: worker.to_string(),
                 seq,
                 op: op.to_string(),
-                job: value["job"].as_str().unwrap_or_default().to_string(),
+                job: value["job_id"].as_str().unwrap_or_default().to_string(),
                 fence: value["fence"].as_i64(),
                 now: value["now"].as_f64(),
                 ttl: value["ttl"].as_f64(),

@@ -46,7 +46,7 @@ lease_lab::for_each_suite_step!(handle_tests);
 /// an adapter that quietly called the path functions.
 #[test]
 fn the_adapter_keeps_one_connection_per_path() {
-    use lease_lab::variant::JobStore;
+    use lease_lab::job_store::JobStore;
     let dir = tempfile::tempdir().expect("a temporary folder");
     let db = dir.path().join("jobs.db");
     let store = HandleStore::new();

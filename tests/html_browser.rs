@@ -127,7 +127,7 @@ fn matrix() -> Matrix {
     };
     Matrix::build(
         &command,
-        &Variant::all(),
+        &Variant::all_compiled(),
         CASES.iter().collect(),
         &RunOptions::default(),
     )
@@ -150,7 +150,11 @@ fn the_report_loads_cleanly_with_a_row_per_test_and_a_column_per_variant() {
         .select(&select("table.matrix thead th.variant"))
         .map(|th| th.text().collect())
         .collect();
-    let ids: Vec<&str> = matrix.runs.iter().map(|run| run.variant.id()).collect();
+    let ids: Vec<&str> = matrix
+        .runs
+        .iter()
+        .map(|run| run.variant.id.as_str())
+        .collect();
     assert_eq!(columns, ids, "a column per variant, the reference first");
     let rows: Vec<_> = dom.select(&select("table.matrix tbody tr.test")).collect();
     let names: Vec<String> = rows

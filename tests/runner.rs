@@ -4,7 +4,7 @@
 use lease_lab::outcome::Outcome;
 use lease_lab::runner::{self, RunOptions, WorkerCommand, WorkerEvent};
 use lease_lab::suite::{self, Bench, Case, Checked, Failure};
-use lease_lab::variant::{self, Variant};
+use lease_lab::variant::Variant;
 use std::time::{Duration, Instant};
 
 fn passes(_: &Bench) -> Checked {
@@ -72,7 +72,7 @@ fn a_passing_test_passes_on_a_fresh_database() {
     let folder = scratch();
     let run = runner::run_case(
         &USES_THE_DATABASE,
-        Variant::Reference,
+        Variant::reference().open(),
         folder.path(),
         Duration::from_secs(10),
     );
@@ -87,7 +87,7 @@ fn a_failing_check_is_a_fail_with_its_reason() {
     let folder = scratch();
     let run = runner::run_case(
         &FAILS,
-        Variant::Reference,
+        Variant::reference().open(),
         folder.path(),
         Duration::from_secs(10),
     );
@@ -110,7 +110,7 @@ fn a_panic_is_a_crash_with_its_message() {
     let folder = scratch();
     let run = runner::run_case(
         &PANICS,
-        Variant::Reference,
+        Variant::reference().open(),
         folder.path(),
         Duration::from_secs(10),
     );
@@ -126,7 +126,7 @@ fn a_hanging_test_is_a_timeout_and_does_not_hold_the_caller() {
     let started = Instant::now();
     let run = runner::run_case(
         &HANGS,
-        Variant::Reference,
+        Variant::reference().open(),
         folder.path(),
         Duration::from_millis(200),
     );
@@ -142,7 +142,7 @@ fn a_hanging_test_is_a_timeout_and_does_not_hold_the_caller() {
 fn a_scratch_folder_that_cannot_be_used_is_reported() {
     let run = runner::run_case(
         &PASSES,
-        Variant::Reference,
+        Variant::reference().open(),
         std::path::Path::new("/no/such/folder/for/lease-lab"),
         Duration::from_secs(1),
     );
@@ -161,7 +161,13 @@ fn a_worker_reports_each_start_and_end_as_json_lines() {
         jobs: 1,
     };
     let mut out = Vec::new();
-    runner::work(Variant::Reference, &[&PASSES, &FAILS], &options, &mut out).unwrap();
+    runner::work(
+        Variant::reference().open(),
+        &[&PASSES, &FAILS],
+        &options,
+        &mut out,
+    )
+    .unwrap();
     let events: Vec<WorkerEvent> = String::from_utf8(out)
         .unwrap()
         .lines()
@@ -223,7 +229,7 @@ fn a_worker_that_dies_costs_only_the_test_it_was_running() {
     };
     let runs = runner::run_variant(
         &scripted_worker(),
-        Variant::Reference,
+        &Variant::reference(),
         &[&PASSES, &DIES, &AFTER],
         &options,
     );
@@ -250,7 +256,7 @@ fn a_worker_that_stops_answering_is_killed_and_its_test_timed_out() {
     let started = Instant::now();
     let runs = runner::run_variant(
         &scripted_worker(),
-        Variant::Reference,
+        &Variant::reference(),
         &[&STALLS, &AFTER],
         &options,
     );
@@ -278,7 +284,12 @@ fn a_worker_that_cannot_start_crashes_every_test_with_the_reason() {
         scratch: std::env::temp_dir(),
         jobs: 1,
     };
-    let runs = runner::run_variant(&command, Variant::Reference, &[&PASSES, &AFTER], &options);
+    let runs = runner::run_variant(
+        &command,
+        &Variant::reference(),
+        &[&PASSES, &AFTER],
+        &options,
+    );
     assert_eq!(runs.len(), 2);
     for run in runs {
         match run.outcome {
@@ -292,15 +303,15 @@ fn a_worker_that_cannot_start_crashes_every_test_with_the_reason() {
 
 #[test]
 fn run_all_keeps_the_variants_in_the_order_given() {
-    let variants: Vec<Variant> = Variant::all().into_iter().take(4).collect();
+    let variants: Vec<Variant> = Variant::all_compiled().into_iter().take(4).collect();
     let options = RunOptions {
         timeout: Duration::from_secs(5),
         scratch: std::env::temp_dir(),
         jobs: 3,
     };
     let runs = runner::run_all(&scripted_worker(), &variants, &[&PASSES, &AFTER], &options);
-    let ids: Vec<&str> = runs.iter().map(|run| run.variant.id()).collect();
-    let expected: Vec<&str> = variants.iter().map(Variant::id).collect();
+    let ids: Vec<&str> = runs.iter().map(|run| run.variant.id.as_str()).collect();
+    let expected: Vec<&str> = variants.iter().map(|variant| variant.id.as_str()).collect();
     assert_eq!(ids, expected);
     assert!(runs.iter().all(|run| run.runs.len() == 2));
 }
@@ -312,14 +323,9 @@ fn the_real_worker_runs_the_suite_against_a_mutant() {
         args: vec!["__worker".into()],
     };
     let options = RunOptions::default();
-    let mutant = variant::mutant("06").expect("mutant 06 is compiled in");
+    let mutant = Variant::find("06").expect("mutant 06 is compiled in");
     let case = suite::case("second_completion_is_refused_and_keeps_the_result").unwrap();
-    let runs = runner::run_variant(
-        &command,
-        Variant::Mutant(mutant),
-        &[case, &suite::CASES[0]],
-        &options,
-    );
+    let runs = runner::run_variant(&command, &mutant, &[case, &suite::CASES[0]], &options);
     assert_eq!(runs[0].outcome.label(), "fail");
     assert_eq!(runs[1].outcome, Outcome::Pass);
 }
@@ -330,7 +336,7 @@ fn the_default_scratch_folder_can_be_chosen_by_variable() {
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_lab"))
         .args([
             "run",
-            "correct",
+            "reference",
             "--color",
             "never",
             "--timeout-ms",

@@ -96,7 +96,7 @@ fn matrix() -> &'static Matrix {
         };
         Matrix::build(
             &command,
-            &Variant::all(),
+            &Variant::all_compiled(),
             CASES.iter().collect(),
             &RunOptions::default(),
         )
@@ -166,7 +166,7 @@ fn each_mutant_placed_in_the_source_gives_the_code_that_ran() {
             &source[end..]
         );
         assert!(
-            placed == variant::mutant(id).unwrap().source,
+            placed == variant::compiled_mutant(id).unwrap().source,
             "mutant {id} does not sit at its location"
         );
     }

@@ -28,8 +28,9 @@
 //! worker's own name, as a confused or malicious client would.
 //!
 //! Every operation is logged to `--log` as two JSON lines, one written
-//! before the call (`begin`, with the arguments) and one after it (`end`,
-//! with the answer or the error), each by one unbuffered write: when the
+//! before the call (`begin`: the operation as the lab's protocol writes
+//! it, with `seq` and `t0`) and one after it (`end`, with the answer or
+//! the error), each by one unbuffered write: when the
 //! test kills the worker, a `begin` without its `end` marks the operation
 //! whose outcome is unknown. Times `t0`/`t1` are nanoseconds of the system
 //! clock, comparable between processes.
@@ -40,7 +41,11 @@
 //! read, 1 when it cannot open its database or write its log.
 
 use clap::{Parser, ValueEnum};
-use lease_lab::{Fence, Job, Result as StoreResult, Store};
+use lease_lab::handle::HandleStore;
+use lease_lab::job_store::JobStore;
+use lease_lab::operation::{Answer, Operation};
+use lease_lab::variant::ACTIVE;
+use lease_lab::{Fence, Job};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::fs::{File, OpenOptions};
@@ -127,61 +132,10 @@ enum Finish {
     Abandon,
 }
 
-/// The store, either form, behind one set of calls.
-enum Client {
-    Path(PathBuf),
-    Handle(Store),
-}
-
-impl Client {
-    fn enqueue(&self, job: &str) -> StoreResult<bool> {
-        match self {
-            Client::Path(db) => lease_lab::enqueue(db, job),
-            Client::Handle(store) => store.enqueue(job),
-        }
-    }
-
-    fn state(&self, job: &str) -> StoreResult<Option<Job>> {
-        match self {
-            Client::Path(db) => lease_lab::state(db, job),
-            Client::Handle(store) => store.state(job),
-        }
-    }
-
-    fn claim(&self, job: &str, owner: &str, now: f64, ttl: f64) -> StoreResult<Option<Fence>> {
-        match self {
-            Client::Path(db) => lease_lab::claim(db, job, owner, now, ttl),
-            Client::Handle(store) => store.claim(job, owner, now, ttl),
-        }
-    }
-
-    fn renew(&self, job: &str, owner: &str, fence: Fence, now: f64, ttl: f64) -> StoreResult<bool> {
-        match self {
-            Client::Path(db) => lease_lab::renew(db, job, owner, fence, now, ttl),
-            Client::Handle(store) => store.renew(job, owner, fence, now, ttl),
-        }
-    }
-
-    fn complete(
-        &self,
-        job: &str,
-        owner: &str,
-        fence: Fence,
-        now: f64,
-        result: &str,
-    ) -> StoreResult<bool> {
-        match self {
-            Client::Path(db) => lease_lab::complete(db, job, owner, fence, now, result),
-            Client::Handle(store) => store.complete(job, owner, fence, now, result),
-        }
-    }
-
-    fn release(&self, job: &str, owner: &str, fence: Fence) -> StoreResult<bool> {
-        match self {
-            Client::Path(db) => lease_lab::release(db, job, owner, fence),
-            Client::Handle(store) => store.release(job, owner, fence),
-        }
-    }
+/// The store, either form, and the database it works on.
+struct Client {
+    store: Box<dyn JobStore>,
+    db: PathBuf,
 }
 
 /// The log of operations: two flushed lines per operation.
@@ -196,24 +150,21 @@ impl Log {
         Ok(Log { file, next_seq: 0 })
     }
 
-    /// Logs `begin`, runs `call`, logs `end` with its answer, and returns
-    /// the answer (`None` when the store returned an error).
-    fn record<T: serde::Serialize>(
-        &mut self,
-        begin: Value,
-        call: impl FnOnce() -> StoreResult<T>,
-    ) -> io::Result<Option<T>> {
+    /// Logs `begin`, runs `operation` with `client`, logs `end` with its
+    /// answer, and returns the answer (`None` when the store returned an
+    /// error).
+    fn record(&mut self, client: &Client, operation: Operation) -> io::Result<Option<Answer>> {
         let seq = self.next_seq;
         self.next_seq += 1;
-        let mut line = begin;
+        let mut line = serde_json::to_value(&operation).map_err(io::Error::other)?;
         line["seq"] = json!(seq);
         line["t0"] = json!(unix_nanos());
         self.write(&line)?;
-        let outcome = call();
+        let outcome = client.store.call(&client.db, &operation);
         let t1 = unix_nanos();
         match outcome {
             Ok(answer) => {
-                self.write(&json!({"seq": seq, "t1": t1, "answer": answer}))?;
+                self.write(&json!({"seq": seq, "t1": t1, "answer": answer.to_json()}))?;
                 Ok(Some(answer))
             }
             Err(error) => {
@@ -221,6 +172,27 @@ impl Log {
                 Ok(None)
             }
         }
+    }
+
+    /// [`Log::record`] of a claim: the fence it was granted, if any.
+    fn claim(
+        &mut self,
+        client: &Client,
+        job_id: &str,
+        owner: &str,
+        now: f64,
+        ttl: f64,
+    ) -> io::Result<Option<Fence>> {
+        let operation = Operation::Claim {
+            job_id: job_id.into(),
+            owner: owner.into(),
+            now,
+            ttl,
+        };
+        Ok(match self.record(client, operation)? {
+            Some(Answer::Fence(fence)) => fence,
+            _ => None,
+        })
     }
 
     /// One line in one `write` call, so that a kill leaves whole lines.
@@ -262,15 +234,13 @@ fn main() -> ExitCode {
 }
 
 fn run(args: &Args) -> io::Result<ExitCode> {
-    let client = match args.api {
-        Api::Path => Client::Path(args.db.clone()),
-        Api::Handle => match Store::open(&args.db) {
-            Ok(store) => Client::Handle(store),
-            Err(error) => {
-                eprintln!("fault-worker {}: {error}", args.owner);
-                return Ok(ExitCode::FAILURE);
-            }
-        },
+    let store: Box<dyn JobStore> = match args.api {
+        Api::Path => Box::new(ACTIVE),
+        Api::Handle => Box::new(HandleStore::new()),
+    };
+    let client = Client {
+        store,
+        db: args.db.clone(),
     };
     let mut log = Log::open(&args.log)?;
     let clock = Clock {
@@ -305,27 +275,20 @@ fn run_cycle(
     let read = clock.now_ms();
     let job = format!("job-{}", read as u64 / args.slot_ms + cycle.offset);
     let job = job.as_str();
-    log.record(json!({"op": "enqueue", "job": job}), || client.enqueue(job))?;
+    log.record(client, Operation::Enqueue { job_id: job.into() })?;
     let now = read + cycle.skew;
     let ttl = cycle.ttl;
     if cycle.meddle {
         meddle(client, log, job, owner, now, cycle)?;
     }
-    let claimed = log.record(
-        json!({"op": "claim", "job": job, "owner": owner, "now": now, "ttl": ttl}),
-        || client.claim(job, owner, now, ttl),
-    )?;
-    let Some(Some(fence)) = claimed else {
+    let Some(fence) = log.claim(client, job, owner, now, ttl)? else {
         thread::sleep(Duration::from_millis(cycle.idle_ms));
         return Ok(());
     };
     if let Some(pause) = cycle.renew_after_ms {
         thread::sleep(Duration::from_millis(pause));
         let now = clock.now_ms() + cycle.skew;
-        log.record(
-            json!({"op": "renew", "job": job, "owner": owner, "fence": fence, "now": now, "ttl": ttl}),
-            || client.renew(job, owner, fence, now, ttl),
-        )?;
+        log.record(client, renew(job, owner, fence, now, ttl))?;
     }
     thread::sleep(Duration::from_millis(cycle.stall_ms));
     let now = if cycle.stale_clock {
@@ -335,22 +298,43 @@ fn run_cycle(
     };
     if cycle.reclaim {
         let again = clock.now_ms() + cycle.skew;
-        let reclaimed = log.record(
-            json!({"op": "claim", "job": job, "owner": owner, "now": again, "ttl": ttl}),
-            || client.claim(job, owner, again, ttl),
-        )?;
-        if let Some(Some(newer)) = reclaimed {
+        if let Some(newer) = log.claim(client, job, owner, again, ttl)? {
             // The first attempt's heartbeat and finish arrive late, after
             // the newer claim.
-            log.record(
-                json!({"op": "renew", "job": job, "owner": owner, "fence": fence, "now": now, "ttl": ttl}),
-                || client.renew(job, owner, fence, now, ttl),
-            )?;
+            log.record(client, renew(job, owner, fence, now, ttl))?;
             finish(client, log, job, owner, fence, now, cycle)?;
             return finish(client, log, job, owner, newer, again, cycle);
         }
     }
     finish(client, log, job, owner, fence, now, cycle)
+}
+
+fn renew(job: &str, owner: &str, fence: Fence, now: f64, ttl: f64) -> Operation {
+    Operation::Renew {
+        job_id: job.into(),
+        owner: owner.into(),
+        fence,
+        now,
+        ttl,
+    }
+}
+
+fn complete(job: &str, owner: &str, fence: Fence, now: f64, result: String) -> Operation {
+    Operation::Complete {
+        job_id: job.into(),
+        owner: owner.into(),
+        fence,
+        now,
+        result,
+    }
+}
+
+fn release(job: &str, owner: &str, fence: Fence) -> Operation {
+    Operation::Release {
+        job_id: job.into(),
+        owner: owner.into(),
+        fence,
+    }
 }
 
 /// Ends a cycle's lease as the plan says.
@@ -365,35 +349,21 @@ fn finish(
 ) -> io::Result<()> {
     match cycle.finish {
         Finish::Complete => {
-            let result = format!("{owner}/{fence}");
             log.record(
-                json!({"op": "complete", "job": job, "owner": owner, "fence": fence, "now": now, "result": result}),
-                || client.complete(job, owner, fence, now, &result),
+                client,
+                complete(job, owner, fence, now, format!("{owner}/{fence}")),
             )?;
             if cycle.retry_complete {
-                let result = format!("{owner}/{fence}/again");
-                log.record(
-                    json!({"op": "complete", "job": job, "owner": owner, "fence": fence, "now": now, "result": result}),
-                    || client.complete(job, owner, fence, now, &result),
-                )?;
+                let again = format!("{owner}/{fence}/again");
+                log.record(client, complete(job, owner, fence, now, again))?;
                 // A heartbeat still running after the work is done, and a
                 // release in a `finally` block.
-                let ttl = cycle.ttl;
-                log.record(
-                    json!({"op": "renew", "job": job, "owner": owner, "fence": fence, "now": now, "ttl": ttl}),
-                    || client.renew(job, owner, fence, now, ttl),
-                )?;
-                log.record(
-                    json!({"op": "release", "job": job, "owner": owner, "fence": fence}),
-                    || client.release(job, owner, fence),
-                )?;
+                log.record(client, renew(job, owner, fence, now, cycle.ttl))?;
+                log.record(client, release(job, owner, fence))?;
             }
         }
         Finish::Release => {
-            log.record(
-                json!({"op": "release", "job": job, "owner": owner, "fence": fence}),
-                || client.release(job, owner, fence),
-            )?;
+            log.record(client, release(job, owner, fence))?;
         }
         Finish::Abandon => {}
     }
@@ -411,35 +381,21 @@ fn meddle(
     now: f64,
     cycle: &Cycle,
 ) -> io::Result<()> {
-    let row = log.record(json!({"op": "state", "job": job}), || client.state(job))?;
-    let Some(Some(row)) = row else {
+    let Some(Answer::Row(Some(row))) =
+        log.record(client, Operation::State { job_id: job.into() })?
+    else {
         return Ok(());
     };
+    let row: Job = row;
     if row.done || row.owner.is_none() || row.owner.as_deref() == Some(owner) {
         return Ok(());
     }
     let fence = row.fence;
-    match cycle.finish {
-        Finish::Complete => {
-            let result = format!("{owner}/meddled");
-            log.record(
-                json!({"op": "complete", "job": job, "owner": owner, "fence": fence, "now": now, "result": result}),
-                || client.complete(job, owner, fence, now, &result),
-            )?;
-        }
-        Finish::Release => {
-            log.record(
-                json!({"op": "release", "job": job, "owner": owner, "fence": fence}),
-                || client.release(job, owner, fence),
-            )?;
-        }
-        Finish::Abandon => {
-            let ttl = cycle.ttl;
-            log.record(
-                json!({"op": "renew", "job": job, "owner": owner, "fence": fence, "now": now, "ttl": ttl}),
-                || client.renew(job, owner, fence, now, ttl),
-            )?;
-        }
-    }
+    let operation = match cycle.finish {
+        Finish::Complete => complete(job, owner, fence, now, format!("{owner}/meddled")),
+        Finish::Release => release(job, owner, fence),
+        Finish::Abandon => renew(job, owner, fence, now, cycle.ttl),
+    };
+    log.record(client, operation)?;
     Ok(())
 }

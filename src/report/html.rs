@@ -6,13 +6,12 @@
 //! links only to its own sections, so it can be mailed, archived or opened
 //! from a file on a machine without network.
 
-use super::test_file;
+use super::{look, status_look, survivor_advice, test_file, tests_phrase, LOOKS};
 use crate::exercise::step_title;
 use crate::matrix::{Matrix, MutantSummary};
 use crate::outcome::{MutantStatus, Outcome};
 use crate::runner::VariantRun;
-use crate::student_mutant;
-use crate::variant::{CompiledMutant, REFERENCE_ID, REFERENCE_SOURCE};
+use crate::variant::Mutant;
 use html_escape::{encode_double_quoted_attribute as attr, encode_text as text};
 use similar::{ChangeTag, TextDiff};
 use std::fmt::Write as _;
@@ -126,31 +125,15 @@ fn header(matrix: &Matrix) -> String {
     out
 }
 
-/// How a cell shows an outcome: its class, its mark, and the word for it.
-fn cell_look(outcome: Option<&Outcome>, reference: bool) -> (&'static str, &'static str) {
-    match outcome {
-        None => ("not-run", ""),
-        Some(Outcome::Pass) if reference => ("ok", "✓"),
-        Some(Outcome::Pass) => ("survives", "·"),
-        Some(Outcome::Fail { .. }) if reference => ("broken", "✗"),
-        Some(Outcome::Fail { .. }) => ("killed", "✗"),
-        Some(Outcome::Timeout { .. }) => ("timeout", "T"),
-        Some(Outcome::Crash { .. }) => ("crash", "C"),
-    }
-}
-
 fn legend() -> String {
-    let items = [
-        ("ok", "✓", "the reference passes"),
-        ("broken", "✗", "the reference fails"),
-        ("killed", "✗", "the test fails on the mutant: it kills it"),
-        ("survives", "·", "the test passes on the mutant"),
-        ("timeout", "T", "no answer in time"),
-        ("crash", "C", "crashed"),
-    ];
     let mut out = String::from("<p class=\"legend\">");
-    for (class, mark, meaning) in items {
-        write!(out, "<span class=\"{class}\">{mark}</span>{meaning}").unwrap();
+    for look in LOOKS.iter().filter(|look| look.glyph != " ") {
+        write!(
+            out,
+            "<span class=\"{}\">{}</span>{}",
+            look.class, look.glyph, look.meaning
+        )
+        .unwrap();
     }
     out.push_str(". Point at a cell for the failure behind it; a column's id links to the mutant's diff.</p>\n");
     out
@@ -159,7 +142,7 @@ fn legend() -> String {
 /// Where a new group of columns starts: after the reference, and where
 /// the mutants' kind changes.
 fn starts_group(matrix: &Matrix, index: usize) -> bool {
-    let kind = |run: &VariantRun| run.variant.mutant().map(|mutant| mutant.kind);
+    let kind = |run: &VariantRun| run.variant.mutant.as_ref().map(|mutant| mutant.spec.kind);
     index > 0 && kind(&matrix.runs[index]) != kind(&matrix.runs[index - 1])
 }
 
@@ -174,19 +157,21 @@ fn matrix_section(matrix: &Matrix) -> String {
         } else {
             ""
         };
-        match run.variant.mutant() {
+        match run.variant.mutant.as_deref() {
             None => write!(
                 out,
-                "<th scope=\"col\" class=\"variant reference{group}\" title=\"the reference implementation\">{REFERENCE_ID}</th>"
+                "<th scope=\"col\" class=\"variant reference{group}\" title=\"the reference implementation\">{}</th>",
+                text(&run.variant.id)
             ),
             Some(mutant) => {
-                let status = summary(&summaries, mutant).status.label();
+                let mutant = &mutant.spec;
+                let status = summary(&summaries, &mutant.id).status.label();
                 write!(
                     out,
                     "<th scope=\"col\" class=\"variant status-{status}{group}\" title=\"{}\"><a href=\"#mutant-{}\">{}</a></th>",
                     attr(&format!("{} (step {}, {}): {}", mutant.id, mutant.step, status, mutant.title)),
-                    attr(mutant.id),
-                    text(mutant.id)
+                    attr(&mutant.id),
+                    text(&mutant.id)
                 )
             }
         }
@@ -218,7 +203,8 @@ fn matrix_section(matrix: &Matrix) -> String {
         .unwrap();
         for (index, run) in matrix.runs.iter().enumerate() {
             let outcome = run.outcome(case.name);
-            let (class, mark) = cell_look(outcome, run.variant.mutant().is_none());
+            let look = look(outcome, run.variant.is_reference());
+            let (class, mark) = (look.class, look.glyph.trim());
             let group = if starts_group(matrix, index) {
                 " group-start"
             } else {
@@ -231,7 +217,7 @@ fn matrix_section(matrix: &Matrix) -> String {
             write!(
                 out,
                 "<td class=\"cell {class}{group}\" title=\"{}\">{mark}</td>",
-                attr(&format!("{} × {}: {why}", run.variant.id(), case.name))
+                attr(&format!("{} × {}: {why}", run.variant.id, case.name))
             )
             .unwrap();
         }
@@ -244,10 +230,10 @@ fn matrix_section(matrix: &Matrix) -> String {
     out
 }
 
-fn summary<'a>(summaries: &'a [MutantSummary], mutant: &CompiledMutant) -> &'a MutantSummary {
+fn summary<'a>(summaries: &'a [MutantSummary], id: &str) -> &'a MutantSummary {
     summaries
         .iter()
-        .find(|summary| summary.id == mutant.id)
+        .find(|summary| summary.id == id)
         .expect("a summary per mutant run")
 }
 
@@ -256,68 +242,63 @@ fn mutants_section(matrix: &Matrix) -> String {
     let mut out = String::from(
         "<section id=\"mutants\">\n<h2>The mutants</h2>\n<table class=\"mutants\">\n<thead><tr><th>mutant</th><th>step</th><th>kind</th><th>status</th><th>caught by</th><th>what the broken code does</th></tr></thead>\n<tbody>\n",
     );
-    for run in matrix.mutant_runs() {
-        let mutant = run.variant.mutant().expect("mutant runs only");
-        let summary = summary(&summaries, mutant);
+    for (_, mutant) in matrix.mutant_runs() {
+        let mutant = &mutant.spec;
+        let summary = summary(&summaries, &mutant.id);
         let status = summary.status.label();
         writeln!(
             out,
             "<tr><td><a href=\"#mutant-{}\">{}</a></td><td>{}</td><td>{}</td><td><span class=\"badge {}\">{status}</span></td><td>{} ({} of its step)</td><td>{}</td></tr>",
-            attr(mutant.id),
-            text(mutant.id),
+            attr(&mutant.id),
+            text(&mutant.id),
             mutant.step,
             mutant.kind.name(),
-            status_class(summary.status),
-            tests(summary.killers.len()),
+            status_look(summary.status).class,
+            tests_phrase(summary.killers.len()),
             summary.own_step_killers,
-            text(mutant.title),
+            text(&mutant.title),
         )
         .unwrap();
     }
     out.push_str("</tbody>\n</table>\n");
-    for run in matrix.mutant_runs() {
-        out.push_str(&mutant_details(matrix, run, &summaries));
+    for (run, mutant) in matrix.mutant_runs() {
+        out.push_str(&mutant_details(matrix, run, mutant, &summaries));
     }
     out.push_str("</section>\n");
     out
 }
 
-/// The cell class that shows a mutant's status in the same colour as its kills.
-fn status_class(status: MutantStatus) -> &'static str {
-    match status {
-        MutantStatus::Killed => "killed",
-        MutantStatus::Timeout => "timeout",
-        MutantStatus::Crashed => "crash",
-        MutantStatus::Survived => "broken",
-    }
-}
-
-fn mutant_details(matrix: &Matrix, run: &VariantRun, summaries: &[MutantSummary]) -> String {
-    let mutant = run.variant.mutant().expect("mutant runs only");
-    let summary = summary(summaries, mutant);
+fn mutant_details(
+    matrix: &Matrix,
+    run: &VariantRun,
+    whole: &Mutant,
+    summaries: &[MutantSummary],
+) -> String {
+    let mutant = &whole.spec;
+    let summary = summary(summaries, &mutant.id);
     let mut out = String::new();
     writeln!(
         out,
         "<section class=\"mutant\" id=\"mutant-{}\">\n<h3>Mutant {} · step {} · {} · <span class=\"badge {}\">{}</span></h3>\n<p><strong>{}</strong></p>\n<p>{}</p>",
-        attr(mutant.id),
-        text(mutant.id),
+        attr(&mutant.id),
+        text(&mutant.id),
         mutant.step,
         mutant.kind.name(),
-        status_class(summary.status),
+        status_look(summary.status).class,
         summary.status.label(),
-        text(mutant.title),
+        text(&mutant.title),
         text(mutant.explanation.trim()),
     )
     .unwrap();
-    out.push_str(&diff(mutant));
+    out.push_str(&diff(whole));
     if summary.killers.is_empty() {
-        let advice = student_mutant::survivor_advice(matrix, mutant.id).unwrap_or_default();
+        let advice = survivor_advice(matrix, &mutant.id).unwrap_or_default();
         writeln!(out, "<p class=\"advice\">{}</p>", text(&advice)).unwrap();
     } else {
         writeln!(
             out,
             "<p>Caught by {}:</p>\n<ul class=\"kills\">",
-            tests(summary.killers.len())
+            tests_phrase(summary.killers.len())
         )
         .unwrap();
         for test in &summary.killers {
@@ -339,14 +320,6 @@ fn mutant_details(matrix: &Matrix, run: &VariantRun, summaries: &[MutantSummary]
     out
 }
 
-/// "1 test", "3 tests".
-fn tests(count: usize) -> String {
-    match count {
-        1 => "1 test".into(),
-        n => format!("{n} tests"),
-    }
-}
-
 /// The longest failure message shown whole; a longer one (a race of 64
 /// owners lists every answer) is folded, its start as the summary.
 const LONG_REASON: usize = 240;
@@ -366,13 +339,14 @@ fn reason_html(reason: &str) -> String {
 
 /// The mutant's source against the reference, as a unified diff with three
 /// lines of context, each line marked for colour.
-fn diff(mutant: &CompiledMutant) -> String {
-    let diff = TextDiff::from_lines(REFERENCE_SOURCE, mutant.source);
+fn diff(mutant: &Mutant) -> String {
+    let diff = TextDiff::from_lines(mutant.original.as_ref(), mutant.source.as_ref());
     let mut out = String::from("<pre class=\"diff\">");
     write!(
         out,
-        "<span class=\"file\">--- src/store.rs (the reference)</span><span class=\"file\">+++ src/store.rs (mutant {})</span>",
-        text(mutant.id)
+        "<span class=\"file\">--- {file} (the reference)</span><span class=\"file\">+++ {file} (mutant {})</span>",
+        text(&mutant.spec.id),
+        file = text(&mutant.spec.file),
     )
     .unwrap();
     for group in diff.grouped_ops(3) {

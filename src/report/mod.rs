@@ -1,14 +1,152 @@
-//! Reports of the kill matrix that other tools and people open: a
-//! Stryker mutation-testing report ([`stryker`]) and a self-contained HTML
-//! page ([`html`]).
+//! Every rendering of the kill matrix: terminal text ([`text`]), JSON
+//! ([`json`]), Markdown ([`markdown`]), a Stryker mutation-testing report
+//! ([`stryker`]) and a self-contained HTML page ([`html`]).
 //!
-//! This module holds what both need: where each mutant's change sits in
-//! the reference source, and which file each suite test lives in.
+//! This module holds what they share: how an outcome looks ([`look`]),
+//! where each mutant's change sits in its reference source, which file
+//! each suite test lives in, and what to say about a survivor.
 
 pub mod html;
+pub mod json;
+pub mod markdown;
 pub mod stryker;
+pub mod text;
 
-use crate::variant::{CompiledMutant, REFERENCE_SOURCE};
+use crate::exercise::lab_text;
+use crate::matrix::Matrix;
+use crate::outcome::{MutantStatus, Outcome};
+use crate::variant::Mutant;
+use colored::{Color, ColoredString, Colorize};
+
+/// How one cell of the matrix looks, in every rendering: a test's outcome
+/// against the reference or against a mutant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Look {
+    /// The one-character mark of the cell.
+    pub glyph: &'static str,
+    /// Its class in HTML, and its name in legends.
+    pub class: &'static str,
+    /// What it means, for legends.
+    pub meaning: &'static str,
+    /// Its colour in a terminal, if any; shown bold when it calls for attention.
+    color: Option<(Color, bool)>,
+}
+
+impl Look {
+    /// `text` in this look's terminal colour (when colour is on).
+    pub fn paint(&self, text: &str) -> ColoredString {
+        match self.color {
+            None => text.dimmed(),
+            Some((color, false)) => text.color(color),
+            Some((color, true)) => text.color(color).bold(),
+        }
+    }
+}
+
+/// Every look, in the order legends list them.
+pub const LOOKS: [Look; 7] = [
+    Look {
+        glyph: "✓",
+        class: "ok",
+        meaning: "the reference passes",
+        color: Some((Color::Green, false)),
+    },
+    Look {
+        glyph: "✗",
+        class: "broken",
+        meaning: "the reference fails",
+        color: Some((Color::Red, true)),
+    },
+    Look {
+        glyph: "x",
+        class: "killed",
+        meaning: "the test fails on the mutant: it kills it",
+        color: Some((Color::Yellow, true)),
+    },
+    Look {
+        glyph: "·",
+        class: "survives",
+        meaning: "the test passes on the mutant",
+        color: None,
+    },
+    Look {
+        glyph: "T",
+        class: "timeout",
+        meaning: "no answer in time",
+        color: Some((Color::Magenta, true)),
+    },
+    Look {
+        glyph: "C",
+        class: "crash",
+        meaning: "crashed",
+        color: Some((Color::Magenta, true)),
+    },
+    Look {
+        glyph: " ",
+        class: "not-run",
+        meaning: "not run",
+        color: None,
+    },
+];
+
+/// How an outcome looks in the column of the reference (`reference`) or
+/// of a mutant; `None` is a test that did not run.
+pub fn look(outcome: Option<&Outcome>, reference: bool) -> Look {
+    let index = match outcome {
+        Some(Outcome::Pass) if reference => 0,
+        Some(Outcome::Fail { .. }) if reference => 1,
+        Some(Outcome::Fail { .. }) => 2,
+        Some(Outcome::Pass) => 3,
+        Some(Outcome::Timeout { .. }) => 4,
+        Some(Outcome::Crash { .. }) => 5,
+        None => 6,
+    };
+    LOOKS[index]
+}
+
+/// How a mutant's status looks: in the colour of its kills, and a
+/// survivor in the colour of a broken reference, since both need fixing.
+pub fn status_look(status: MutantStatus) -> Look {
+    match status {
+        MutantStatus::Killed => LOOKS[2],
+        MutantStatus::Timeout => LOOKS[4],
+        MutantStatus::Crashed => LOOKS[5],
+        MutantStatus::Survived => LOOKS[1],
+    }
+}
+
+/// "1 test", "3 tests".
+pub fn tests_phrase(count: usize) -> String {
+    match count {
+        1 => "1 test".into(),
+        n => format!("{n} tests"),
+    }
+}
+
+/// What the lab says about a mutant that every test passes on, or `None`
+/// when the suite caught it (or the matrix has no such mutant).
+///
+/// A survivor means one of two things, and only a probe can tell which:
+/// the suite has a gap, or the mutant is equivalent to the reference.
+pub fn survivor_advice(matrix: &Matrix, id: &str) -> Option<String> {
+    let summary = matrix
+        .summaries()
+        .into_iter()
+        .find(|summary| summary.id == id)?;
+    if summary.status != MutantStatus::Survived {
+        return None;
+    }
+    let example = lab_text(summary.step).map_or_else(String::new, |lab| {
+        format!(
+            " Start from labs/probes/{}.probe.",
+            lab.file_name.trim_end_matches(".md")
+        )
+    });
+    Some(format!(
+        "Mutant {id} survives: all {tests} tests pass on it. Either the suite has a gap (some input, error or stored state shows the change, but no test looks at it) or the mutant is equivalent to the reference (no call can tell the two apart, so no test should fail). Write a probe that kills it: a probe that passes on the reference and fails on {id} proves it is not equivalent, and shows the test the suite is missing. Run it with `lab probe FILE --variant {id}`.{example}",
+        tests = matrix.tests.len(),
+    ))
+}
 
 /// A place in a text file: 1-based line and column, the column counted in
 /// UTF-16 code units as JavaScript viewers count them.
@@ -35,34 +173,32 @@ pub struct Change {
     pub replacement: String,
 }
 
-/// The change `mutant` makes to the reference source.
+/// The change `mutant` makes to its reference source.
 ///
 /// # Panics
 ///
-/// If the mutant's fragment does not occur in [`REFERENCE_SOURCE`]: the
-/// build compiled it by replacing that very fragment in that very file, so
-/// this cannot happen for a mutant of this binary.
-pub fn change(mutant: &CompiledMutant) -> Change {
-    let offset = REFERENCE_SOURCE.find(mutant.fragment).unwrap_or_else(|| {
+/// If the mutant's fragment does not occur in its original source: the
+/// mutated source was made by replacing that very fragment in that very
+/// text, so this cannot happen for a [`Mutant`].
+pub fn change(mutant: &Mutant) -> Change {
+    let (original, spec) = (mutant.original.as_ref(), &mutant.spec);
+    let offset = original.find(&spec.fragment).unwrap_or_else(|| {
         panic!(
-            "mutant {}'s fragment is not in the reference source it was built from",
-            mutant.id
+            "mutant {}'s fragment is not in the reference source it was made from",
+            spec.id
         )
     });
-    let lead = shared_spacing(mutant.fragment.chars(), mutant.replacement.chars());
-    let trail = shared_spacing(
-        mutant.fragment.chars().rev(),
-        mutant.replacement.chars().rev(),
-    )
-    .min(mutant.fragment.len() - lead)
-    .min(mutant.replacement.len() - lead);
+    let lead = shared_spacing(spec.fragment.chars(), spec.replacement.chars());
+    let trail = shared_spacing(spec.fragment.chars().rev(), spec.replacement.chars().rev())
+        .min(spec.fragment.len() - lead)
+        .min(spec.replacement.len() - lead);
     let start = offset + lead;
-    let end = offset + mutant.fragment.len() - trail;
+    let end = offset + spec.fragment.len() - trail;
     Change {
-        start: position(REFERENCE_SOURCE, start),
-        end: position(REFERENCE_SOURCE, end),
-        original: REFERENCE_SOURCE[start..end].to_string(),
-        replacement: mutant.replacement[lead..mutant.replacement.len() - trail].to_string(),
+        start: position(original, start),
+        end: position(original, end),
+        original: original[start..end].to_string(),
+        replacement: spec.replacement[lead..spec.replacement.len() - trail].to_string(),
     }
 }
 
@@ -96,7 +232,7 @@ pub(crate) mod sample {
     use crate::outcome::{Outcome, TestRun};
     use crate::runner::VariantRun;
     use crate::suite::CASES;
-    use crate::variant::Variant;
+    use crate::variant::{Variant, REFERENCE_ID};
     use std::time::Duration;
 
     /// The tests of steps 4 to 8 against the reference, which passes them
@@ -117,7 +253,7 @@ pub(crate) mod sample {
             },
             _ => Outcome::Pass,
         };
-        let runs = ["correct", "04", "05", "06", "07"]
+        let runs = [REFERENCE_ID, "04", "05", "06", "07"]
             .iter()
             .map(|id| VariantRun {
                 variant: Variant::find(id).expect("a variant of this build"),
@@ -136,7 +272,7 @@ pub(crate) mod sample {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::variant::MUTANTS;
+    use crate::variant::{Variant, MUTANTS, REFERENCE_SOURCE};
 
     #[test]
     fn positions_count_lines_and_utf16_columns_from_one() {
@@ -169,8 +305,9 @@ mod tests {
 
     #[test]
     fn every_change_is_the_fragment_at_its_place_less_shared_spacing() {
-        for mutant in MUTANTS {
-            let change = change(mutant);
+        for compiled in MUTANTS {
+            let mutant = Mutant::from(compiled);
+            let change = change(&mutant);
             let (start, end) = (
                 offset(REFERENCE_SOURCE, change.start),
                 offset(REFERENCE_SOURCE, change.end),
@@ -179,18 +316,22 @@ mod tests {
                 REFERENCE_SOURCE[start..end],
                 change.original,
                 "mutant {}",
-                mutant.id
+                compiled.id
             );
-            assert!(mutant.fragment.contains(change.original.as_str()));
-            assert!(mutant.replacement.contains(change.replacement.as_str()));
-            assert_ne!(change.original, change.replacement, "mutant {}", mutant.id);
+            assert!(compiled.fragment.contains(change.original.as_str()));
+            assert!(compiled.replacement.contains(change.replacement.as_str()));
+            assert_ne!(
+                change.original, change.replacement,
+                "mutant {}",
+                compiled.id
+            );
         }
     }
 
     #[test]
     fn a_fragment_with_line_breaks_for_context_loses_them() {
-        let mutant = crate::variant::mutant("08b").expect("mutant 08b exists");
-        let change = change(mutant);
+        let variant = Variant::find("08b").expect("mutant 08b exists");
+        let change = change(variant.mutant.as_ref().unwrap());
         assert!(
             change.original.starts_with("let tx"),
             "{:?}",
@@ -199,5 +340,41 @@ mod tests {
         assert!(change.original.ends_with(';'), "{:?}", change.original);
         assert!(change.replacement.starts_with("let lease"));
         assert_eq!(change.end.line, change.start.line + 1);
+    }
+
+    #[test]
+    fn every_outcome_has_its_own_look_and_kills_differ_from_broken_references() {
+        let failed = Outcome::Fail {
+            check: "c".into(),
+            expected: "e".into(),
+            actual: "a".into(),
+        };
+        assert_eq!(look(Some(&Outcome::Pass), true).glyph, "✓");
+        assert_eq!(look(Some(&Outcome::Pass), false).glyph, "·");
+        assert_eq!(look(Some(&failed), true).class, "broken");
+        assert_eq!(look(Some(&failed), false).class, "killed");
+        assert_ne!(
+            look(Some(&failed), true).glyph,
+            look(Some(&failed), false).glyph
+        );
+        assert_eq!(look(None, false).class, "not-run");
+        let glyphs: std::collections::BTreeSet<&str> = LOOKS.iter().map(|l| l.glyph).collect();
+        assert_eq!(glyphs.len(), LOOKS.len(), "one glyph per look");
+        assert_eq!(status_look(MutantStatus::Survived).class, "broken");
+    }
+
+    #[test]
+    fn a_survivor_gets_the_gap_or_equivalent_advice_and_a_killed_mutant_none() {
+        let matrix = sample::matrix();
+        let advice = survivor_advice(&matrix, "07").expect("07 survives in the sample");
+        assert!(advice.contains("the suite has a gap"), "{advice}");
+        assert!(advice.contains("equivalent to the reference"), "{advice}");
+        assert!(advice.contains("lab probe FILE --variant 07"), "{advice}");
+        assert!(
+            advice.contains("labs/probes/07-release-current.probe"),
+            "{advice}"
+        );
+        assert_eq!(survivor_advice(&matrix, "04"), None);
+        assert_eq!(survivor_advice(&matrix, "05"), None, "a timeout is caught");
     }
 }

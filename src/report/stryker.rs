@@ -2,18 +2,18 @@
 //! the format that the mutation-testing-elements viewer and other tools of
 //! the Stryker family read.
 //!
-//! The one mutated file is the reference store, `src/store.rs`, with its
-//! whole source; each mutant sits at the place of its fragment. The tests
+//! The mutated files are the reference stores the matrix's mutants change
+//! (`src/store.rs`, `src/store.py`), each with its whole source; each
+//! mutant sits at the place of its fragment. The tests
 //! are the contract suite's, one test file per step, each test's id its
 //! name. Every test runs against every mutant, so each mutant is covered by
 //! all of them; the tests that caught it are the ones that killed it.
 
 use super::{change, test_file, Position};
 use crate::matrix::Matrix;
-use crate::mutant::MUTABLE_FILE;
 use crate::outcome::{MutantStatus, Outcome};
 use crate::runner::VariantRun;
-use crate::variant::{CompiledMutant, REFERENCE_SOURCE};
+use crate::variant::Mutant;
 use serde_json::{json, Map, Value};
 
 /// The schema version this report follows.
@@ -50,20 +50,24 @@ const SUITE_SOURCES: [&str; 8] = [
 /// reference's own results go under `config.reference`, since the schema
 /// has no place for them.
 pub fn report(matrix: &Matrix) -> Value {
-    let mutants: Vec<Value> = matrix
-        .mutant_runs()
-        .map(|run| mutant_result(matrix, run))
-        .collect();
+    let mut files = Map::new();
+    for (run, mutant) in matrix.mutant_runs() {
+        let file = files.entry(mutant.spec.file.clone()).or_insert_with(|| {
+            json!({
+                "language": language(&mutant.spec.file),
+                "source": mutant.original,
+                "mutants": [],
+            })
+        });
+        file["mutants"]
+            .as_array_mut()
+            .expect("mutants is an array")
+            .push(mutant_result(matrix, run, mutant));
+    }
     json!({
         "schemaVersion": SCHEMA_VERSION,
         "thresholds": {"high": HIGH_THRESHOLD, "low": LOW_THRESHOLD},
-        "files": {
-            MUTABLE_FILE: {
-                "language": "rust",
-                "source": REFERENCE_SOURCE,
-                "mutants": mutants,
-            }
-        },
+        "files": files,
         "testFiles": test_files(matrix),
         "framework": {"name": "lease-lab", "version": env!("CARGO_PKG_VERSION")},
         "config": {"reference": reference_results(matrix)},
@@ -80,9 +84,18 @@ pub fn status_name(status: MutantStatus) -> &'static str {
     }
 }
 
-fn mutant_result(matrix: &Matrix, run: &VariantRun) -> Value {
-    let mutant: &CompiledMutant = run.variant.mutant().expect("mutant runs only");
-    let change = change(mutant);
+/// The language of a source file, as viewers name it for highlighting.
+fn language(file: &str) -> &'static str {
+    if file.ends_with(".py") {
+        "python"
+    } else {
+        "rust"
+    }
+}
+
+fn mutant_result(matrix: &Matrix, run: &VariantRun, whole: &Mutant) -> Value {
+    let change = change(whole);
+    let mutant = &whole.spec;
     let status = MutantStatus::of(run.runs.iter().map(|test| &test.outcome));
     let catches: Vec<(&str, &Outcome)> = matrix
         .tests
@@ -173,9 +186,10 @@ fn reference_results(matrix: &Matrix) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mutant::MUTABLE_FILE;
     use crate::report::sample::matrix;
     use crate::suite::CASES;
-    use crate::variant;
+    use crate::variant::{self, REFERENCE_SOURCE};
 
     fn mutant<'a>(report: &'a Value, id: &str) -> &'a Value {
         report["files"][MUTABLE_FILE]["mutants"]
@@ -216,7 +230,7 @@ mod tests {
         assert_eq!(survivor["killedBy"], json!([]));
         assert_eq!(
             survivor["statusReason"],
-            variant::mutant("07").unwrap().explanation.trim()
+            variant::compiled_mutant("07").unwrap().explanation.trim()
         );
     }
 

@@ -4,7 +4,7 @@
 
 use crate::error::StoreError;
 use crate::job::{Fence, Job};
-use crate::variant::JobStore;
+use crate::job_store::JobStore;
 use rusqlite::{Connection, OpenFlags};
 use std::fmt::{self, Debug};
 use std::path::{Path, PathBuf};
@@ -37,7 +37,7 @@ impl fmt::Display for Failure {
 pub type Checked = Result<(), Failure>;
 
 /// The answer of one store call, or the failure of a call that should not fail.
-pub type Step<T> = Result<T, Failure>;
+pub type Answered<T> = Result<T, Failure>;
 
 /// Checks that `actual` equals `expected`.
 pub fn expect_eq<T: Debug + PartialEq>(
@@ -124,10 +124,6 @@ fn describe<T: Debug>(result: &Result<T, StoreError>) -> String {
     }
 }
 
-/// A stored row read straight from the file with plain SQL, independent of
-/// the implementation under test.
-pub type Row = Job;
-
 /// One implementation of the store and a fresh database path for one test.
 ///
 /// The path's folder exists and the file does not: each test begins by
@@ -158,7 +154,7 @@ impl<'a> Bench<'a> {
         self.db.with_file_name(name)
     }
 
-    fn answer<T>(&self, call: String, result: Result<T, StoreError>) -> Step<T> {
+    fn answer<T>(&self, call: String, result: Result<T, StoreError>) -> Answered<T> {
         result.map_err(|error| Failure {
             check: call,
             expected: "an answer (the call is valid)".into(),
@@ -167,12 +163,12 @@ impl<'a> Bench<'a> {
     }
 
     /// `init_db` on the bench's database.
-    pub fn init(&self) -> Step<()> {
+    pub fn init(&self) -> Answered<()> {
         self.answer("init_db".into(), self.store.init_db(&self.db))
     }
 
     /// `init_db` then `enqueue` of each job.
-    pub fn init_with(&self, jobs: &[&str]) -> Step<()> {
+    pub fn init_with(&self, jobs: &[&str]) -> Answered<()> {
         self.init()?;
         for job in jobs {
             let added = self.enqueue(job)?;
@@ -182,7 +178,7 @@ impl<'a> Bench<'a> {
     }
 
     /// `enqueue(job)`.
-    pub fn enqueue(&self, job: &str) -> Step<bool> {
+    pub fn enqueue(&self, job: &str) -> Answered<bool> {
         self.answer(
             format!("enqueue({job:?})"),
             self.store.enqueue(&self.db, job),
@@ -190,12 +186,12 @@ impl<'a> Bench<'a> {
     }
 
     /// `state(job)`.
-    pub fn state(&self, job: &str) -> Step<Option<Job>> {
+    pub fn state(&self, job: &str) -> Answered<Option<Job>> {
         self.answer(format!("state({job:?})"), self.store.state(&self.db, job))
     }
 
     /// `claim(job, owner, now, ttl)`.
-    pub fn claim(&self, job: &str, owner: &str, now: f64, ttl: f64) -> Step<Option<Fence>> {
+    pub fn claim(&self, job: &str, owner: &str, now: f64, ttl: f64) -> Answered<Option<Fence>> {
         self.answer(
             format!("claim({job:?}, {owner:?}, now={now}, ttl={ttl})"),
             self.store.claim(&self.db, job, owner, now, ttl),
@@ -220,7 +216,7 @@ impl<'a> Bench<'a> {
     }
 
     /// `renew(job, owner, fence, now, ttl)`.
-    pub fn renew(&self, job: &str, owner: &str, fence: i64, now: f64, ttl: f64) -> Step<bool> {
+    pub fn renew(&self, job: &str, owner: &str, fence: i64, now: f64, ttl: f64) -> Answered<bool> {
         self.answer(
             format!("renew({job:?}, {owner:?}, fence={fence}, now={now}, ttl={ttl})"),
             self.store
@@ -236,7 +232,7 @@ impl<'a> Bench<'a> {
         fence: i64,
         now: f64,
         result: &str,
-    ) -> Step<bool> {
+    ) -> Answered<bool> {
         self.answer(
             format!("complete({job:?}, {owner:?}, fence={fence}, now={now}, result={result:?})"),
             self.store
@@ -245,7 +241,7 @@ impl<'a> Bench<'a> {
     }
 
     /// `release(job, owner, fence)`.
-    pub fn release(&self, job: &str, owner: &str, fence: i64) -> Step<bool> {
+    pub fn release(&self, job: &str, owner: &str, fence: i64) -> Answered<bool> {
         self.answer(
             format!("release({job:?}, {owner:?}, fence={fence})"),
             self.store.release(&self.db, job, owner, Fence(fence)),
@@ -259,7 +255,7 @@ impl<'a> Bench<'a> {
         owners: &[&str],
         now: f64,
         ttl: f64,
-    ) -> Step<Vec<Option<Fence>>> {
+    ) -> Answered<Vec<Option<Fence>>> {
         self.answer(
             format!(
                 "claim_many({job:?}, {} owners, now={now}, ttl={ttl})",
@@ -273,13 +269,13 @@ impl<'a> Bench<'a> {
     ///
     /// The checks of "the state left after a call" use this rather than the
     /// implementation's own `state`, so that they judge the file itself.
-    pub fn rows(&self) -> Step<Vec<Row>> {
+    pub fn rows(&self) -> Answered<Vec<Job>> {
         self.rows_at(&self.db)
     }
 
     /// Every stored row of the database at `db`, as [`Bench::rows`] reads them.
-    pub fn rows_at(&self, db: &Path) -> Step<Vec<Row>> {
-        let read = || -> rusqlite::Result<Vec<Row>> {
+    pub fn rows_at(&self, db: &Path) -> Answered<Vec<Job>> {
+        let read = || -> rusqlite::Result<Vec<Job>> {
             let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
             let mut statement =
                 conn.prepare("SELECT id, owner, until, fence, result, done FROM jobs ORDER BY id")?;
@@ -303,13 +299,13 @@ impl<'a> Bench<'a> {
     }
 
     /// The stored row of one job, read with plain SQL.
-    pub fn row(&self, job: &str) -> Step<Option<Row>> {
+    pub fn row(&self, job: &str) -> Answered<Option<Job>> {
         Ok(self.rows()?.into_iter().find(|row| row.id == job))
     }
 
     /// Checks that the stored rows are still `before`, after a call that
     /// should have changed nothing.
-    pub fn expect_unchanged(&self, after: &str, before: &[Row]) -> Checked {
+    pub fn expect_unchanged(&self, after: &str, before: &[Job]) -> Checked {
         expect_eq(
             format!("the stored rows after {after}"),
             self.rows()?,
@@ -318,7 +314,7 @@ impl<'a> Bench<'a> {
     }
 
     /// Checks one job's stored row.
-    pub fn expect_row(&self, after: &str, expected: Row) -> Checked {
+    pub fn expect_row(&self, after: &str, expected: Job) -> Checked {
         let id = expected.id.clone();
         expect_eq(
             format!("the stored row of {id:?} after {after}"),
@@ -329,7 +325,7 @@ impl<'a> Bench<'a> {
 
     /// A plain connection that holds the database's write lock
     /// (`BEGIN IMMEDIATE`), as another client would.
-    fn take_write_lock(&self) -> Step<Connection> {
+    fn take_write_lock(&self) -> Answered<Connection> {
         let holder = Connection::open(&self.db).and_then(|conn| {
             conn.execute_batch("BEGIN IMMEDIATE")?;
             Ok(conn)
@@ -352,7 +348,7 @@ impl<'a> Bench<'a> {
         owners: &[&str],
         now: f64,
         ttl: f64,
-    ) -> Step<Vec<Option<Fence>>> {
+    ) -> Answered<Vec<Option<Fence>>> {
         // Time for a started call to open its connection and look at the job.
         const SETTLE: std::time::Duration = std::time::Duration::from_millis(30);
         let holder = self.take_write_lock()?;
@@ -414,7 +410,7 @@ impl<'a> Bench<'a> {
         busy: std::time::Duration,
         limit: std::time::Duration,
         action: impl FnOnce() -> T + Send,
-    ) -> Step<T> {
+    ) -> Answered<T> {
         let holder = self.take_write_lock()?;
         let store = self.store;
         std::thread::scope(|scope| {
@@ -437,7 +433,7 @@ impl<'a> Bench<'a> {
     /// (and the log files beside it) read-only, and, since root ignores
     /// permission bits, also marked immutable with `chattr +i` where this
     /// user can. Everything is made writable again afterwards.
-    pub fn with_read_only_database<T>(&self, db: &Path, action: impl FnOnce() -> T) -> Step<T> {
+    pub fn with_read_only_database<T>(&self, db: &Path, action: impl FnOnce() -> T) -> Answered<T> {
         use std::os::unix::fs::PermissionsExt;
         let files: Vec<PathBuf> = ["", "-wal", "-shm"]
             .iter()
@@ -492,7 +488,7 @@ impl<'a> Bench<'a> {
 }
 
 /// A row as `enqueue` leaves it.
-pub fn fresh(id: &str) -> Row {
+pub fn fresh(id: &str) -> Job {
     Job {
         id: id.into(),
         ..Job::default()
@@ -500,7 +496,7 @@ pub fn fresh(id: &str) -> Row {
 }
 
 /// A row held by `owner` with `fence` until `until`.
-pub fn held(id: &str, owner: &str, fence: i64, until: f64) -> Row {
+pub fn held(id: &str, owner: &str, fence: i64, until: f64) -> Job {
     Job {
         id: id.into(),
         owner: Some(owner.into()),
@@ -512,7 +508,7 @@ pub fn held(id: &str, owner: &str, fence: i64, until: f64) -> Row {
 }
 
 /// A row completed by `owner` with `fence`, lease until `until`, storing `result`.
-pub fn completed(id: &str, owner: &str, fence: i64, until: f64, result: &str) -> Row {
+pub fn completed(id: &str, owner: &str, fence: i64, until: f64, result: &str) -> Job {
     Job {
         result: Some(result.into()),
         done: true,

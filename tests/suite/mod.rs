@@ -12,7 +12,7 @@
 //! boundaries, so that a boundary mutant is caught by the test aimed at that
 //! boundary.
 //!
-//! [`JobStore`]: crate::variant::JobStore
+//! [`JobStore`]: crate::job_store::JobStore
 
 mod check;
 pub mod step1;
@@ -25,8 +25,8 @@ pub mod step7;
 pub mod step8;
 
 pub use check::{
-    completed, expect_eq, expect_error, expect_invalid, expect_that, fresh, held, Bench, Checked,
-    Failure, Row, Step,
+    completed, expect_eq, expect_error, expect_invalid, expect_that, fresh, held, Answered, Bench,
+    Checked, Failure,
 };
 
 /// One test of the suite.

@@ -1,8 +1,8 @@
 //! Mutants written by students and instructors: a template to start from,
 //! the checks a new mutant file must pass, and what the lab says when no
-//! test kills one.
+//! test kills one; and `lab mutant`, which writes and checks them.
 //!
-//! A mutant file is data (see [`crate::mutant`]); the build compiles every
+//! A mutant file is data (see [`lease_lab::mutant`]); the build compiles every
 //! file in `mutants/` into the `lab` binary. So a new mutant goes through
 //! two checks. [`validate`] is instant and needs no toolchain: the file
 //! parses, its fragment occurs exactly once in the reference, and the
@@ -11,14 +11,88 @@
 //! seconds and needs Rust installed, which is why it is a step of its own
 //! that the command line runs after validation, rather than part of it.
 
-use crate::matrix::Matrix;
-use crate::mutant::{MutantSpec, SpecError, MUTABLE_FILE};
-use crate::outcome::MutantStatus;
-use crate::variant::{self, REFERENCE_SOURCE};
+use super::{say_line, CliError, Outcome};
+use lease_lab::mutant::{MutantSpec, SpecError, MUTABLE_FILE};
+use lease_lab::variant::{self, REFERENCE_SOURCE};
 use std::fmt::{self, Write as _};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// What `lab mutant` does.
+#[derive(Debug, clap::Subcommand)]
+pub enum Action {
+    /// Write a template mutant file for a step, with a fragment of that step's code.
+    New {
+        /// The step (1 to 8) whose code to break.
+        #[arg(long)]
+        step: u8,
+        /// The folder of mutant files (made if missing).
+        #[arg(long, default_value = "mutants")]
+        dir: PathBuf,
+    },
+    /// Check a mutant file: it parses, its fragment occurs once, it changes code, and the crate builds with it.
+    Check {
+        /// The mutant file.
+        file: PathBuf,
+        /// Skip the build (the other checks take no time).
+        #[arg(long)]
+        no_build: bool,
+    },
+}
+
+/// `lab mutant new` or `lab mutant check`.
+pub fn run(action: Action) -> Outcome {
+    match action {
+        Action::New { step, dir } => {
+            let path = new_file(&dir, step).map_err(|error| match error.kind() {
+                io::ErrorKind::InvalidInput => CliError::Usage(error.to_string()),
+                _ => CliError::Failed(format!(
+                    "cannot write a mutant file in {}: {error}",
+                    dir.display()
+                )),
+            })?;
+            say_line(&format!(
+                "wrote {}\nedit its fragment, replacement, title and explanation, then: lab mutant check {}",
+                path.display(),
+                path.display()
+            ))
+        }
+        Action::Check { file, no_build } => check(&file, no_build),
+    }
+}
+
+fn check(file: &Path, no_build: bool) -> Outcome {
+    let validated = validate(file).map_err(|error| CliError::Failed(error.to_string()))?;
+    say_line(&format!(
+        "{}: the fragment occurs once and the change is real",
+        file.display()
+    ))?;
+    for note in &validated.notes {
+        say_line(&format!("  {note}"))?;
+    }
+    if no_build {
+        return Ok(());
+    }
+    let folder = file.canonicalize().ok().and_then(|path| {
+        path.ancestors()
+            .skip(1)
+            .find(|dir| dir.join("Cargo.toml").is_file())
+            .map(Path::to_path_buf)
+    });
+    let Some(folder) = folder else {
+        return Err(CliError::Failed(format!(
+            "no Cargo.toml above {}: put the file in the crate's mutants/ folder",
+            file.display()
+        )));
+    };
+    say_line(&format!(
+        "building the lab with it (cargo build --release in {})...",
+        folder.display()
+    ))?;
+    build(&folder).map_err(|failure| CliError::Failed(failure.to_string()))?;
+    say_line("it builds: run `cargo run --release -- matrix` to see which tests kill it")
+}
 
 /// The lines of the reference source that hold one step's code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,7 +199,7 @@ pub fn template(step: u8, id: &str) -> Result<String, TemplateError> {
             "step {step}'s code has no line that occurs only once in {MUTABLE_FILE}"
         ))
     })?;
-    let title = crate::exercise::step_title(step);
+    let title = lease_lab::exercise::step_title(step);
     let mut out = String::new();
     writeln!(
         out,
@@ -193,7 +267,7 @@ pub fn free_id(step: u8, folder: &Path) -> Option<String> {
     let taken = ids_in(folder);
     ('a'..='z')
         .map(|letter| format!("o{step:02}{letter}"))
-        .find(|id| variant::mutant(id).is_none() && !taken.contains(id))
+        .find(|id| variant::compiled_mutant(id).is_none() && !taken.contains(id))
 }
 
 /// The ids that the mutant files in `folder` are named with.
@@ -213,6 +287,7 @@ fn ids_in(folder: &Path) -> Vec<String> {
 /// [`free_id`], and returns its path. Never overwrites a file.
 pub fn new_file(folder: &Path, step: u8) -> io::Result<PathBuf> {
     let invalid = |message: String| io::Error::new(io::ErrorKind::InvalidInput, message);
+    std::fs::create_dir_all(folder)?;
     let id = free_id(step, folder).ok_or_else(|| {
         invalid(format!(
             "every id from o{step:02}a to o{step:02}z is taken in {}",
@@ -293,7 +368,7 @@ pub fn validate(path: &Path) -> Result<Validated, SpecError> {
             )));
         }
     }
-    let in_this_build = variant::mutant(&spec.id).is_some_and(|mutant| {
+    let in_this_build = variant::compiled_mutant(&spec.id).is_some_and(|mutant| {
         mutant.file_name == file_name
             && mutant.fragment == spec.fragment
             && mutant.replacement == spec.replacement
@@ -435,31 +510,6 @@ pub fn build(crate_dir: &Path) -> Result<(), BuildFailure> {
             output.status,
         ),
     })
-}
-
-/// What the lab says about a mutant that every test passes on, or `None`
-/// when the suite caught it (or the matrix has no such mutant).
-///
-/// A survivor means one of two things, and only a probe can tell which:
-/// the suite has a gap, or the mutant is equivalent to the reference.
-pub fn survivor_advice(matrix: &Matrix, id: &str) -> Option<String> {
-    let summary = matrix
-        .summaries()
-        .into_iter()
-        .find(|summary| summary.id == id)?;
-    if summary.status != MutantStatus::Survived {
-        return None;
-    }
-    let example = variant::lab_text(summary.step).map_or_else(String::new, |lab| {
-        format!(
-            " Start from labs/probes/{}.probe.",
-            lab.file_name.trim_end_matches(".md")
-        )
-    });
-    Some(format!(
-        "Mutant {id} survives: all {tests} tests pass on it. Either the suite has a gap (some input, error or stored state shows the change, but no test looks at it) or the mutant is equivalent to the reference (no call can tell the two apart, so no test should fail). Write a probe that kills it: a probe that passes on the reference and fails on {id} proves it is not equivalent, and shows the test the suite is missing. Run it with `lab probe FILE --variant {id}`.{example}",
-        tests = matrix.tests.len(),
-    ))
 }
 
 #[cfg(test)]
@@ -649,20 +699,5 @@ mod tests {
         let failure = build(tiny_crate("pub fn f() -> u8 { \"one\" }\n").path()).unwrap_err();
         assert!(failure.message.contains("error[E0308]"), "{failure}");
         assert!(failure.message.contains("src/lib.rs"), "{failure}");
-    }
-
-    #[test]
-    fn a_survivor_gets_the_gap_or_equivalent_advice_and_a_killed_mutant_none() {
-        let matrix = crate::report::sample::matrix();
-        let advice = survivor_advice(&matrix, "07").expect("07 survives in the sample");
-        assert!(advice.contains("the suite has a gap"), "{advice}");
-        assert!(advice.contains("equivalent to the reference"), "{advice}");
-        assert!(advice.contains("lab probe FILE --variant 07"), "{advice}");
-        assert!(
-            advice.contains("labs/probes/07-release-current.probe"),
-            "{advice}"
-        );
-        assert_eq!(survivor_advice(&matrix, "04"), None);
-        assert_eq!(survivor_advice(&matrix, "05"), None, "a timeout is caught");
     }
 }

@@ -5,7 +5,9 @@
 //! old one), so an interrupted write never leaves half a file. A file that
 //! cannot be read as progress is moved aside, never silently overwritten.
 
-use crate::prediction::Score;
+use super::prediction::Score;
+use super::CliError;
+use lease_lab::exercise::{self, Exercise};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs;
@@ -110,6 +112,13 @@ impl Progress {
             .get(key)
             .and_then(|exercise| exercise.attempts.last())
     }
+
+    /// The first exercise without a recorded attempt, in order.
+    pub fn next_exercise(&self) -> Option<Exercise> {
+        exercise::exercises()
+            .into_iter()
+            .find(|exercise| self.latest(&exercise.key).is_none())
+    }
 }
 
 /// Where the progress file is: `explicit` if given, else `LEASE_LAB_PROGRESS`,
@@ -205,8 +214,110 @@ pub fn now_stamp() -> String {
     humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
 }
 
-/// Reads a progress file for reporting (`lab grade`): unlike [`load`], a
-/// file that cannot be read as progress is an error and is left in place.
-pub fn load_untouched(path: &Path) -> io::Result<Progress> {
+/// Reads another student's progress file (`lab grade`): unlike [`load`],
+/// a file that cannot be read as progress is an error and is left in place.
+pub fn read_for_grading(path: &Path) -> io::Result<Progress> {
     parse(&fs::read(path)?).map_err(|reason| io::Error::new(io::ErrorKind::InvalidData, reason))
+}
+
+/// Loads the student's progress file for a command, saying on standard
+/// error if an unreadable one was set aside; a file that cannot be read at
+/// all is the command's failure.
+pub fn load_reporting(path: &Path) -> Result<Progress, CliError> {
+    let loaded = load(path).map_err(|error| {
+        CliError::Failed(format!(
+            "cannot read the progress file {}: {error}",
+            path.display()
+        ))
+    })?;
+    if let Some((aside, reason)) = &loaded.set_aside {
+        eprintln!(
+            "lab: warning: {} could not be read ({reason}); it was moved to {} and a new progress file was started",
+            path.display(),
+            aside.display()
+        );
+    }
+    Ok(loaded.progress)
+}
+
+/// Loads the progress file, lets `change` edit it, and saves it.
+pub fn update<T>(path: &Path, change: impl FnOnce(&mut Progress) -> T) -> Result<T, CliError> {
+    let mut progress = load_reporting(path)?;
+    let result = change(&mut progress);
+    save(path, &progress).map_err(|error| {
+        CliError::Failed(format!(
+            "cannot write the progress file {}: {error}",
+            path.display()
+        ))
+    })?;
+    Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_round_trips_and_a_missing_file_is_empty() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("progress.json");
+        let loaded = load(&path).unwrap();
+        assert_eq!(loaded.progress, Progress::default());
+        assert!(loaded.set_aside.is_none());
+        let mut record = Progress::default();
+        record.exercise("4").hints_seen = 2;
+        save(&path, &record).unwrap();
+        let loaded = load(&path).unwrap();
+        assert_eq!(loaded.progress, record);
+        assert!(loaded.progress.latest("4").is_none());
+        assert!(std::fs::read_to_string(&path).unwrap().ends_with("}\n"));
+    }
+
+    #[test]
+    fn unreadable_progress_is_moved_aside_with_the_reason() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("progress.json");
+        for (content, reason) in [
+            (b"not json".to_vec(), "not a progress file"),
+            (vec![0xff, 0xfe, 0x00], "not a progress file"),
+            (
+                br#"{"version": 7, "exercises": {}}"#.to_vec(),
+                "format version 7",
+            ),
+        ] {
+            std::fs::write(&path, &content).unwrap();
+            let loaded = load(&path).unwrap();
+            let (aside, why) = loaded.set_aside.expect("set aside");
+            assert!(why.contains(reason), "{why}");
+            assert_eq!(std::fs::read(&aside).unwrap(), content);
+            assert!(!path.exists());
+            assert_eq!(loaded.progress, Progress::default());
+            std::fs::remove_file(aside).unwrap();
+        }
+    }
+
+    #[test]
+    fn progress_in_a_missing_folder_is_an_error_not_a_loss() {
+        let path = std::path::Path::new("/no/such/folder/progress.json");
+        assert!(save(path, &Progress::default()).is_err());
+        let folder = tempfile::tempdir().unwrap();
+        assert!(
+            load(folder.path()).is_err(),
+            "a folder is not a progress file"
+        );
+    }
+
+    #[test]
+    fn the_progress_location_prefers_the_flag() {
+        let given = std::path::Path::new("given.json");
+        assert_eq!(location(Some(given)), given);
+        if std::env::var_os(FILE_VARIABLE).is_none() {
+            assert_eq!(location(None), Path::new(DEFAULT_FILE));
+        }
+        let stamp = now_stamp();
+        assert!(
+            stamp.len() == 20 && stamp.ends_with('Z') && stamp.starts_with("20"),
+            "{stamp}"
+        );
+    }
 }

@@ -1,10 +1,41 @@
 //! `lab grade`: many students' progress files summarised per exercise, so
 //! an instructor sees which observations a class found and which it missed.
 
-use crate::exercise;
-use crate::progress::Progress;
+use super::progress::{self, Progress};
+use super::{say, say_line, CliError, Outcome, ReportFormat};
+use lease_lab::exercise;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// `lab grade`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The progress files.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    format: ReportFormat,
+}
+
+/// `lab grade`: reads every file (any unreadable one is an error, and is
+/// left as it is) and prints the class summary.
+pub fn run(args: &Args) -> Outcome {
+    let mut class = Vec::new();
+    for file in &args.files {
+        let progress = progress::read_for_grading(file)
+            .map_err(|error| CliError::Failed(format!("{}: {error}", file.display())))?;
+        class.push(progress);
+    }
+    let grade = grade(&class);
+    match args.format {
+        ReportFormat::Text => say(&grade_text(&grade)),
+        ReportFormat::Json => {
+            say_line(&serde_json::to_string_pretty(&grade).expect("a grade is JSON"))
+        }
+    }
+}
 
 /// One exercise across the class, judged on each student's latest attempt.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -42,7 +73,7 @@ pub fn grade(class: &[Progress]) -> ClassGrade {
         .map(|exercise| {
             let latest: Vec<_> = class
                 .iter()
-                .filter_map(|student| student.latest(exercise.key))
+                .filter_map(|student| student.latest(&exercise.key))
                 .collect();
             let mut wrong: BTreeMap<&str, usize> = BTreeMap::new();
             for attempt in &latest {
@@ -63,7 +94,7 @@ pub fn grade(class: &[Progress]) -> ClassGrade {
                 .checked_div(latest.len())
                 .map_or(0, |mean| u8::try_from(mean).unwrap_or(100));
             ExerciseGrade {
-                exercise: exercise.key.to_string(),
+                exercise: exercise.key.clone(),
                 attempted: latest.len(),
                 predicted_a_killer: latest.iter().filter(|a| a.score.found_a_killer()).count(),
                 probe_killed: latest

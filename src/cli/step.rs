@@ -3,19 +3,95 @@
 //! reference and the mutant, sets the prediction beside the result, and
 //! records it.
 
-use crate::display::{failure_text, unified_diff};
-use crate::exercise::{self, Exercise};
-use crate::matrix::Matrix;
-use crate::outcome::Outcome;
-use crate::prediction::{parse_selection, Score};
-use crate::probe::{self, CheckOptions, Probe};
-use crate::progress::{self, Attempt, ProbeRecord, Progress, Reflection};
-use crate::runner::{RunOptions, WorkerCommand};
-use crate::suite::{self, Case};
-use crate::variant::{Variant, REFERENCE_SOURCE};
+use super::prediction::{parse_selection, Score};
+use super::progress::{self, Attempt, ProbeRecord, Reflection};
+use super::{find_exercise, worker_command, CliError, Context, Outcome, SuiteArgs};
 use colored::Colorize;
-use std::io::{self, BufRead, Write};
-use std::path::Path;
+use lease_lab::exercise::{self, Exercise};
+use lease_lab::matrix::Matrix;
+use lease_lab::outcome::Outcome as TestOutcome;
+use lease_lab::probe::{self, CheckOptions, Probe};
+use lease_lab::runner::RunOptions;
+use lease_lab::suite::{self, Case};
+use lease_lab::terminal::{failure_text, unified_diff};
+use lease_lab::variant::Variant;
+use std::io::{self, BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+/// `lab step`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The exercise: 1 to 8, or 8b.
+    exercise: String,
+    /// The tests you predict will catch the mutant: numbers or names, comma-separated.
+    #[arg(long)]
+    predict: Option<String>,
+    /// What input, error or stored state will reveal the difference.
+    #[arg(long)]
+    why: Option<String>,
+    /// A probe file as the prediction: store operations with the answers you expect.
+    #[arg(long)]
+    probe: Option<PathBuf>,
+    /// After step 8: why the earlier steps' tests are kept.
+    #[arg(long)]
+    why_kept: Option<String>,
+    /// After step 8: one operational condition the lab does not guarantee.
+    #[arg(long)]
+    not_guaranteed: Option<String>,
+    #[command(flatten)]
+    run: SuiteArgs,
+}
+
+/// `lab step N`: the exercise from start to end, on this terminal.
+pub fn run(args: Args, context: &Context) -> Outcome {
+    let exercise = find_exercise(&args.exercise)?;
+    let worker = worker_command()?;
+    let probe = args
+        .probe
+        .as_deref()
+        .map(probe::load)
+        .transpose()
+        .map_err(|error| CliError::Usage(error.to_string()))?;
+    let prediction = GivenPrediction {
+        predict: args.predict,
+        why: args.why,
+        probe,
+        reflection: args.why_kept.zip(args.not_guaranteed),
+    };
+    let stdin = io::stdin();
+    let interactive = stdin.is_terminal();
+    let mut input = stdin.lock();
+    let mut output = io::stdout().lock();
+    let mut console = Console {
+        input: &mut input,
+        interactive,
+        output: &mut output,
+    };
+    let options = args.run.options();
+    let suite_runner = |variants: &[Variant], tests: Vec<&'static Case>| {
+        Matrix::build(&worker, variants, tests, &options)
+    };
+    match step_through(
+        &exercise,
+        prediction,
+        &mut console,
+        &suite_runner,
+        &options,
+        &context.progress,
+    ) {
+        Ok(_) => Ok(()),
+        Err(error @ (StepError::NoPrediction | StepError::BadPrediction(_))) => {
+            Err(CliError::Usage(error.to_string()))
+        }
+        Err(StepError::Io(error)) => Err(CliError::from(error)),
+        Err(StepError::Progress(error)) => Err(error),
+        Err(error) => Err(CliError::Failed(error.to_string())),
+    }
+}
+
+/// How a step-through runs the suite: the variants and tests given, into
+/// a matrix (the lab's workers; a made-up matrix in tests).
+pub type SuiteRunner<'a> = dyn Fn(&[Variant], Vec<&'static Case>) -> Matrix + 'a;
 
 /// Where the step-through reads answers and writes its text.
 pub struct Console<'a> {
@@ -40,9 +116,9 @@ impl Console<'_> {
     }
 }
 
-/// What the student gave on the command line.
+/// The prediction as far as the command line gave it.
 #[derive(Debug, Clone, Default)]
-pub struct Given {
+pub struct GivenPrediction {
     /// `--predict`: test numbers or names.
     pub predict: Option<String>,
     /// `--why`: the input, error or stored state that will reveal the mutant.
@@ -55,7 +131,7 @@ pub struct Given {
 
 /// Why a step-through stopped before its end.
 #[derive(Debug, thiserror::Error)]
-pub enum TourError {
+pub enum StepError {
     /// The prediction is needed and cannot be asked for.
     #[error("standard input is not a terminal, so the prediction cannot be asked for: give it with --predict NUMBERS-OR-NAMES --why \"TEXT\" (see `lab tests` for the names)")]
     NoPrediction,
@@ -65,24 +141,27 @@ pub enum TourError {
     /// Input ended before the prediction was complete.
     #[error("input ended before the prediction was given")]
     InputEnded,
-    /// Reading, writing or the progress file failed.
+    /// Reading or writing the console failed.
     #[error(transparent)]
     Io(#[from] io::Error),
+    /// The progress file could not be read or written.
+    #[error("{0}")]
+    Progress(CliError),
 }
 
 /// Runs one exercise from start to end and returns the recorded attempt.
-pub fn run(
-    exercise: Exercise,
-    given: Given,
+pub fn step_through(
+    exercise: &Exercise,
+    given: GivenPrediction,
     console: &mut Console,
-    worker: &WorkerCommand,
+    suite_runner: &SuiteRunner,
     options: &RunOptions,
     progress_path: &Path,
-) -> Result<Attempt, TourError> {
+) -> Result<Attempt, StepError> {
     let step = exercise.step();
     let menu: Vec<&'static Case> = suite::cases_through(step).collect();
     if given.predict.is_none() && given.probe.is_none() && !console.interactive {
-        return Err(TourError::NoPrediction);
+        return Err(StepError::NoPrediction);
     }
     present(exercise, console)?;
     let (predicted, why, typed_probe) = prediction(exercise, &given, &menu, console)?;
@@ -97,15 +176,13 @@ pub fn run(
         format!(
             "Running the {} tests of steps 1 to {step} against the reference and mutant {}...",
             menu.len(),
-            exercise.mutant.id
+            exercise.mutant().spec.id
         )
         .bold()
     )?;
-    let matrix = Matrix::build(
-        worker,
-        &[Variant::Reference, Variant::Mutant(exercise.mutant)],
+    let matrix = suite_runner(
+        &[Variant::reference(), exercise.variant.clone()],
         menu.clone(),
-        options,
     );
     let caught = verdicts(&matrix, console)?;
 
@@ -115,7 +192,7 @@ pub fn run(
         console.output,
         "\n{}\n{}",
         "Why it breaks the contract".bold(),
-        exercise.mutant.explanation
+        exercise.mutant().spec.explanation
     )?;
     if let Some(lab) = exercise::lab(step) {
         writeln!(
@@ -128,22 +205,29 @@ pub fn run(
 
     let attempt = Attempt {
         at: progress::now_stamp(),
-        mutant: exercise.mutant.id.to_string(),
+        mutant: exercise.mutant().spec.id.clone(),
         predicted,
         why,
         probe,
         caught_by: caught,
         score,
     };
-    let loaded = load_progress(progress_path, console)?;
-    let mut record = loaded;
-    record.exercise(exercise.key).attempts.push(attempt.clone());
+    let mut record = progress::load_reporting(progress_path).map_err(StepError::Progress)?;
+    record
+        .exercise(&exercise.key)
+        .attempts
+        .push(attempt.clone());
     if step == 8 && record.reflection.is_none() {
         record.reflection = reflection(&given, console)?;
     }
-    progress::save(progress_path, &record)?;
+    progress::save(progress_path, &record).map_err(|error| {
+        StepError::Progress(CliError::Failed(format!(
+            "cannot write the progress file {}: {error}",
+            progress_path.display()
+        )))
+    })?;
     writeln!(console.output, "\nRecorded in {}.", progress_path.display())?;
-    match next_exercise(&record) {
+    match record.next_exercise() {
         Some(next) => writeln!(
             console.output,
             "Next: {}",
@@ -158,29 +242,7 @@ pub fn run(
     Ok(attempt)
 }
 
-/// Loads the progress file, telling the student if a corrupt one was set aside.
-pub fn load_progress(path: &Path, console: &mut Console) -> io::Result<Progress> {
-    let loaded = progress::load(path)?;
-    if let Some((aside, reason)) = &loaded.set_aside {
-        writeln!(
-            console.output,
-            "{} {} could not be read ({reason}); it was moved to {} and a new progress file was started.",
-            "warning:".yellow().bold(),
-            path.display(),
-            aside.display()
-        )?;
-    }
-    Ok(loaded.progress)
-}
-
-/// The first exercise without a recorded attempt, in order.
-pub fn next_exercise(progress: &Progress) -> Option<Exercise> {
-    exercise::exercises()
-        .into_iter()
-        .find(|exercise| progress.latest(exercise.key).is_none())
-}
-
-fn present(exercise: Exercise, console: &mut Console) -> io::Result<()> {
+fn present(exercise: &Exercise, console: &mut Console) -> io::Result<()> {
     let step = exercise.step();
     let out = &mut *console.output;
     writeln!(
@@ -198,27 +260,24 @@ fn present(exercise: Exercise, console: &mut Console) -> io::Result<()> {
         writeln!(out, "{}\n{}\n", "Contract".bold(), lab.contract)?;
         writeln!(out, "{}\n{}\n", "Why it matters".bold(), lab.why)?;
     }
-    let mutant = exercise.mutant;
+    let mutant = exercise.mutant();
+    let spec = &mutant.spec;
     writeln!(
         out,
         "{}",
-        format!(
-            "The broken fragment: mutant {}, {}",
-            mutant.id, mutant.title
-        )
-        .bold()
+        format!("The broken fragment: mutant {}, {}", spec.id, spec.title).bold()
     )?;
-    if let Some(original) = mutant.worksheet {
+    if let Some(original) = &spec.worksheet {
         writeln!(out, "(the worksheet's fragment: {original})")?;
     }
     write!(
         out,
         "{}",
         unified_diff(
-            REFERENCE_SOURCE,
-            mutant.source,
-            "src/store.rs (reference)",
-            &format!("src/store.rs (mutant {})", mutant.id),
+            &mutant.original,
+            &mutant.source,
+            &format!("{} (reference)", spec.file),
+            &format!("{} (mutant {})", spec.file, spec.id),
             3
         )
     )?;
@@ -237,16 +296,16 @@ fn present(exercise: Exercise, console: &mut Console) -> io::Result<()> {
 type Prediction = (Vec<String>, String, Option<Probe>);
 
 fn prediction(
-    exercise: Exercise,
-    given: &Given,
+    exercise: &Exercise,
+    given: &GivenPrediction,
     menu: &[&'static Case],
     console: &mut Console,
-) -> Result<Prediction, TourError> {
+) -> Result<Prediction, StepError> {
     let mut typed_probe = None;
     let chosen = match &given.predict {
-        Some(text) => parse_selection(text, menu).map_err(TourError::BadPrediction)?,
+        Some(text) => parse_selection(text, menu).map_err(StepError::BadPrediction)?,
         None if given.probe.is_some() => Vec::new(),
-        None if !console.interactive => return Err(TourError::NoPrediction),
+        None if !console.interactive => return Err(StepError::NoPrediction),
         None => {
             writeln!(
                 console.output,
@@ -266,7 +325,7 @@ fn prediction(
                     "\nWhich tests will catch the mutant? (numbers or names, comma-separated; or `probe` to write one)",
                 )?
                 else {
-                    return Err(TourError::InputEnded);
+                    return Err(StepError::InputEnded);
                 };
                 if answer == "probe" {
                     match read_probe(console)? {
@@ -296,7 +355,7 @@ fn prediction(
         }
         None => console
             .ask("What input, error or stored state will reveal the difference?")?
-            .ok_or(TourError::InputEnded)?,
+            .ok_or(StepError::InputEnded)?,
     };
     Ok((
         chosen.into_iter().map(String::from).collect(),
@@ -307,7 +366,7 @@ fn prediction(
 
 /// Reads a probe typed at the prompt, up to an empty line; on a parse
 /// error, says where and returns `None` so the question is asked again.
-fn read_probe(console: &mut Console) -> Result<Option<Probe>, TourError> {
+fn read_probe(console: &mut Console) -> Result<Option<Probe>, StepError> {
     writeln!(
         console.output,
         "Type the probe, one operation per line (as in labs/probes/), and an empty line to end it."
@@ -315,7 +374,7 @@ fn read_probe(console: &mut Console) -> Result<Option<Probe>, TourError> {
     let mut text = String::new();
     loop {
         let Some(line) = console.ask(">")? else {
-            return Err(TourError::InputEnded);
+            return Err(StepError::InputEnded);
         };
         if line.is_empty() {
             break;
@@ -335,17 +394,22 @@ fn read_probe(console: &mut Console) -> Result<Option<Probe>, TourError> {
 /// Runs a probe against the reference and the exercise's mutant, shows the
 /// verdict, and returns what the progress file keeps of it.
 fn run_probe(
-    exercise: Exercise,
+    exercise: &Exercise,
     probe: Probe,
     options: &RunOptions,
     console: &mut Console,
-) -> Result<ProbeRecord, TourError> {
+) -> Result<ProbeRecord, StepError> {
     let check_options = CheckOptions {
         scratch: options.scratch.clone(),
         timeout: options.timeout,
         attempts: CheckOptions::default().attempts,
     };
-    let check = probe::check(&probe, &[exercise.mutant], &check_options)?;
+    let check = probe::check(
+        &probe,
+        &Variant::reference(),
+        std::slice::from_ref(&exercise.variant),
+        &check_options,
+    )?;
     writeln!(console.output, "\n{}", "Your probe".bold())?;
     write!(console.output, "{}", probe::check_text(&probe, &check))?;
     let verdict = match (check.wrong_reading(), check.mutants.first()) {
@@ -378,12 +442,12 @@ fn verdicts(matrix: &Matrix, console: &mut Console) -> io::Result<Vec<String>> {
         let on_reference = reference.outcome(case.name);
         let on_mutant = mutant.outcome(case.name);
         let reference_cell = match on_reference {
-            Some(Outcome::Pass) => "pass".green().to_string(),
+            Some(TestOutcome::Pass) => "pass".green().to_string(),
             Some(other) => other.label().to_uppercase().red().bold().to_string(),
             None => "-".into(),
         };
         let mutant_cell = match on_mutant {
-            Some(Outcome::Pass) => "pass (survives)".dimmed().to_string(),
+            Some(TestOutcome::Pass) => "pass (survives)".dimmed().to_string(),
             Some(other) => format!("{} (caught)", other.label().to_uppercase())
                 .yellow()
                 .bold()
@@ -392,7 +456,7 @@ fn verdicts(matrix: &Matrix, console: &mut Console) -> io::Result<Vec<String>> {
         };
         // Pad by the visible width: colour codes must not count.
         let reference_label = match on_reference {
-            Some(Outcome::Pass) => "pass".len(),
+            Some(TestOutcome::Pass) => "pass".len(),
             Some(other) => other.label().len(),
             None => 1,
         };
@@ -403,8 +467,8 @@ fn verdicts(matrix: &Matrix, console: &mut Console) -> io::Result<Vec<String>> {
             " ".repeat(10usize.saturating_sub(reference_label))
         )?;
         match on_mutant {
-            Some(Outcome::Pass) | None => still_pass.push(case.name),
-            Some(Outcome::Fail {
+            Some(TestOutcome::Pass) | None => still_pass.push(case.name),
+            Some(TestOutcome::Fail {
                 check,
                 expected,
                 actual,
@@ -473,7 +537,7 @@ fn compare(score: &Score, console: &mut Console) -> io::Result<()> {
     Ok(())
 }
 
-fn reflection(given: &Given, console: &mut Console) -> io::Result<Option<Reflection>> {
+fn reflection(given: &GivenPrediction, console: &mut Console) -> io::Result<Option<Reflection>> {
     let answers = match &given.reflection {
         Some((kept, not_guaranteed)) => Some((kept.clone(), not_guaranteed.clone())),
         None if console.interactive => {
@@ -502,4 +566,166 @@ fn reflection(given: &Given, console: &mut Console) -> io::Result<Option<Reflect
             why_tests_are_kept,
             not_guaranteed,
         }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::progress::Progress;
+    use lease_lab::runner::{run_case, VariantRun};
+    use std::io::Cursor;
+
+    /// The suite run in this process, test by test: what the workers
+    /// would report, without a `lab` binary to start.
+    fn in_process(variants: &[Variant], tests: Vec<&'static Case>) -> Matrix {
+        let options = RunOptions::default();
+        let runs = variants
+            .iter()
+            .map(|variant| VariantRun {
+                variant: variant.clone(),
+                runs: tests
+                    .iter()
+                    .map(|case| run_case(case, variant.open(), &options.scratch, options.timeout))
+                    .collect(),
+            })
+            .collect();
+        Matrix { tests, runs }
+    }
+
+    fn step_in(
+        folder: &Path,
+        key: &str,
+        given: GivenPrediction,
+        typed: &str,
+        interactive: bool,
+    ) -> (Result<Attempt, StepError>, String) {
+        let mut input = Cursor::new(typed.as_bytes().to_vec());
+        let mut output = Vec::new();
+        let mut console = Console {
+            input: &mut input,
+            interactive,
+            output: &mut output,
+        };
+        let result = step_through(
+            &exercise::find(key).unwrap(),
+            given,
+            &mut console,
+            &in_process,
+            &RunOptions::default(),
+            &folder.join("progress.json"),
+        );
+        (result, String::from_utf8(output).unwrap())
+    }
+
+    fn saved(folder: &Path) -> Progress {
+        progress::load(&folder.join("progress.json"))
+            .unwrap()
+            .progress
+    }
+
+    #[test]
+    fn the_step_asks_when_interactive_and_records_the_answers() {
+        let folder = tempfile::tempdir().unwrap();
+        let typed = "99\n\n2, 3\ntwo enqueues of one id\n";
+        let (result, shown) = step_in(folder.path(), "2", GivenPrediction::default(), typed, true);
+        let attempt = result.unwrap();
+        assert!(shown.contains("there is no test number 99"), "{shown}");
+        assert!(shown.contains("Name at least one test."), "{shown}");
+        assert_eq!(
+            attempt.predicted,
+            [suite::CASES[1].name, suite::CASES[2].name]
+        );
+        assert_eq!(attempt.why, "two enqueues of one id");
+        assert_eq!(attempt.mutant, "02");
+        assert!(attempt
+            .caught_by
+            .contains(&"enqueue_of_an_existing_job_answers_false".to_string()));
+        assert_eq!(
+            attempt.score,
+            Score::of(&attempt.predicted, &attempt.caught_by)
+        );
+        assert!(
+            shown.contains("Step 2 of 8: Register only the first job"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("+                \"INSERT OR REPLACE INTO jobs (id)"),
+            "{shown}"
+        );
+        assert_eq!(saved(folder.path()).latest("2"), Some(&attempt));
+    }
+
+    #[test]
+    fn the_step_stops_cleanly_when_input_ends_or_cannot_come() {
+        let folder = tempfile::tempdir().unwrap();
+        let (result, _) = step_in(folder.path(), "3", GivenPrediction::default(), "", true);
+        assert!(matches!(result, Err(StepError::InputEnded)));
+        let (result, shown) = step_in(folder.path(), "3", GivenPrediction::default(), "", false);
+        assert!(matches!(result, Err(StepError::NoPrediction)));
+        assert!(shown.is_empty(), "nothing is shown before the refusal");
+        let given = GivenPrediction {
+            predict: Some("nope".into()),
+            ..GivenPrediction::default()
+        };
+        let (result, _) = step_in(folder.path(), "3", given, "", false);
+        assert!(
+            matches!(result, Err(StepError::BadPrediction(message)) if message.contains("\"nope\""))
+        );
+        assert!(
+            !folder.path().join("progress.json").exists(),
+            "nothing is recorded"
+        );
+    }
+
+    #[test]
+    fn the_step_asks_for_the_reflection_after_step_8_and_then_says_all_is_done() {
+        let folder = tempfile::tempdir().unwrap();
+        let mut record = Progress::default();
+        for exercise in exercise::exercises().into_iter().filter(|e| e.key != "8") {
+            record.exercise(&exercise.key).attempts.push(Attempt {
+                at: progress::now_stamp(),
+                mutant: exercise.mutant().spec.id.clone(),
+                predicted: vec![],
+                why: String::new(),
+                probe: None,
+                caught_by: vec![],
+                score: Score::of(&[], &[]),
+            });
+        }
+        progress::save(&folder.path().join("progress.json"), &record).unwrap();
+        assert_eq!(record.next_exercise().unwrap().key, "8");
+        let given = GivenPrediction {
+            predict: Some("claim_many_answers_every_owner_in_order".into()),
+            ..GivenPrediction::default()
+        };
+        let (result, shown) = step_in(folder.path(), "8", given, "kept because\nclocks\n", true);
+        result.unwrap();
+        assert!(
+            shown.contains("Every exercise has a recorded prediction."),
+            "{shown}"
+        );
+        let saved = saved(folder.path());
+        let reflection = saved.reflection.clone().expect("the reflection is kept");
+        assert_eq!(
+            (
+                reflection.why_tests_are_kept.as_str(),
+                reflection.not_guaranteed.as_str()
+            ),
+            ("kept because", "clocks")
+        );
+        assert!(saved.next_exercise().is_none());
+    }
+
+    #[test]
+    fn the_step_without_a_terminal_points_to_lab_reflect() {
+        let folder = tempfile::tempdir().unwrap();
+        let given = GivenPrediction {
+            predict: Some("1".into()),
+            ..GivenPrediction::default()
+        };
+        let (result, shown) = step_in(folder.path(), "8", given, "", false);
+        result.unwrap();
+        assert!(shown.contains("lab reflect --why-kept"), "{shown}");
+        assert!(saved(folder.path()).reflection.is_none());
+    }
 }

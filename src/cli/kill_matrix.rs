@@ -1,0 +1,194 @@
+//! The instructor's commands: the kill matrix in every format, the suite
+//! against one variant, and the lists of tests and variants.
+
+use super::{find_variant, say, worker_command, CliError, Outcome, SuiteArgs};
+use colored::Colorize;
+use lease_lab::exercise::step_title;
+use lease_lab::matrix::Matrix;
+use lease_lab::mutant::MutantKind;
+use lease_lab::report;
+use lease_lab::suite::{self, Case};
+use lease_lab::variant::{Variant, MUTANTS, REFERENCE_ID};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+/// `lab matrix`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct MatrixArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = MatrixFormat::Text)]
+    format: MatrixFormat,
+    /// Exit 1 when a mutant survives, the reference fails a test, or a
+    /// mutant is caught by no test of its own step.
+    #[arg(long)]
+    check: bool,
+    /// Only the reference and the mutants of this kind.
+    #[arg(long, value_enum)]
+    kind: Option<KindFilter>,
+    /// Write the report to this file instead of standard output.
+    #[arg(long, short)]
+    output: Option<PathBuf>,
+    #[command(flatten)]
+    run: SuiteArgs,
+}
+
+/// `lab run`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// `reference` or a mutant id, as `lab tests --variants` lists them.
+    variant: String,
+    #[command(flatten)]
+    run: SuiteArgs,
+}
+
+/// `lab tests`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct TestsArgs {
+    /// List the variants (the reference and every mutant) instead.
+    #[arg(long)]
+    variants: bool,
+}
+
+/// A kind of mutant, as `--kind` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum KindFilter {
+    Worksheet,
+    Hardening,
+    Own,
+}
+
+impl KindFilter {
+    fn kind(self) -> MutantKind {
+        match self {
+            KindFilter::Worksheet => MutantKind::Worksheet,
+            KindFilter::Hardening => MutantKind::Hardening,
+            KindFilter::Own => MutantKind::Own,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum MatrixFormat {
+    /// A grid for the terminal.
+    Text,
+    /// JSON for tools.
+    Json,
+    /// A Markdown table.
+    Markdown,
+    /// Stryker's mutation-testing-report schema, version 2.
+    Stryker,
+    /// One self-contained HTML page.
+    Html,
+}
+
+/// `lab matrix`: every test against every variant (of a kind), rendered,
+/// and with `--check` what is wrong with it.
+pub fn matrix(args: &MatrixArgs) -> Outcome {
+    let worker = worker_command()?;
+    let variants: Vec<Variant> = Variant::all_compiled()
+        .into_iter()
+        .filter(|variant| match (args.kind, &variant.mutant) {
+            (Some(kind), Some(mutant)) => mutant.spec.kind == kind.kind(),
+            _ => true,
+        })
+        .collect();
+    let matrix = Matrix::build(
+        &worker,
+        &variants,
+        suite::CASES.iter().collect(),
+        &args.run.options(),
+    );
+    let rendered = match args.format {
+        MatrixFormat::Text => {
+            let mut text = report::text::matrix(&matrix);
+            for summary in matrix.summaries() {
+                if let Some(advice) = report::survivor_advice(&matrix, &summary.id) {
+                    text.push_str(&format!("\n{advice}\n"));
+                }
+            }
+            text
+        }
+        MatrixFormat::Json => json_text(&report::json::report(&matrix)),
+        MatrixFormat::Markdown => report::markdown::report(&matrix),
+        MatrixFormat::Stryker => json_text(&report::stryker::report(&matrix)),
+        MatrixFormat::Html => report::html::page(&matrix),
+    };
+    match &args.output {
+        None => say(&rendered)?,
+        Some(path) => {
+            std::fs::write(path, &rendered).map_err(|error| {
+                CliError::Failed(format!("cannot write {}: {error}", path.display()))
+            })?;
+            eprintln!("lab matrix: wrote {}", path.display());
+        }
+    }
+    if args.check {
+        let problems = matrix.problems();
+        if !problems.is_empty() {
+            for problem in &problems {
+                eprintln!("lab matrix --check: {problem}");
+            }
+            return Err(CliError::Reported);
+        }
+        eprintln!(
+            "lab matrix --check: ok: the reference passes all {} tests and every one of the {} mutants is caught by a test of its own step",
+            matrix.tests.len(),
+            matrix.runs.len() - 1
+        );
+    }
+    Ok(())
+}
+
+fn json_text(value: &serde_json::Value) -> String {
+    serde_json::to_string_pretty(value).expect("a report is JSON") + "\n"
+}
+
+/// `lab run ID`: the suite against one variant, test by test.
+pub fn run(args: &RunArgs) -> Outcome {
+    let variant = find_variant(&args.variant)?;
+    let worker = worker_command()?;
+    let tests: Vec<&'static Case> = suite::CASES.iter().collect();
+    let matrix = Matrix::build(&worker, &[variant], tests, &args.run.options());
+    say(&report::text::run(&matrix.runs[0], &matrix.tests))
+}
+
+/// `lab tests [--variants]`.
+pub fn tests(args: &TestsArgs) -> Outcome {
+    if args.variants {
+        say(&variants_text())
+    } else {
+        say(&tests_text())
+    }
+}
+
+/// The suite's tests, by step.
+fn tests_text() -> String {
+    let mut out = String::new();
+    let mut step = 0;
+    for (number, case) in suite::CASES.iter().enumerate() {
+        if case.step != step {
+            step = case.step;
+            let title = step_title(step);
+            writeln!(out, "{}", format!("step {step}: {title}").bold()).unwrap();
+        }
+        writeln!(out, "  {:>3}  {}", number + 1, case.name).unwrap();
+    }
+    out
+}
+
+/// The variants: the reference and every mutant, with step, kind and title.
+fn variants_text() -> String {
+    let mut out = format!("{REFERENCE_ID:>9}  the reference implementation\n");
+    for mutant in MUTANTS {
+        writeln!(
+            out,
+            "{:>9}  step {}  {:<9}  {}",
+            mutant.id,
+            mutant.step,
+            mutant.kind.name(),
+            mutant.title
+        )
+        .unwrap();
+    }
+    out
+}

@@ -1,0 +1,68 @@
+//! `lab probe`: runs a probe file against the reference and mutants.
+
+use super::{find_variant, millis, say, say_line, CliError, Outcome, ReportFormat};
+use lease_lab::probe::{self, CheckOptions};
+use lease_lab::runner::DEFAULT_TIMEOUT;
+use lease_lab::variant::Variant;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// `lab probe`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The probe file.
+    file: PathBuf,
+    /// The mutant(s) it should kill (default: every mutant).
+    #[arg(long)]
+    variant: Vec<String>,
+    /// How often a probe that races claims is run before it counts as passing.
+    #[arg(long, default_value_t = 1)]
+    attempts: u32,
+    /// The longest one run may take, in milliseconds.
+    #[arg(long, default_value_t = millis(DEFAULT_TIMEOUT))]
+    timeout_ms: u64,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    format: ReportFormat,
+}
+
+/// `lab probe FILE`: the probe's verdict on each mutant it runs against.
+///
+/// Exit 0 when the probe holds on the reference and kills every mutant it
+/// ran against (those named with `--variant`, else all of them); 1 when it
+/// reads the contract wrongly or a mutant survives it; 2 when it cannot be
+/// read or names an unknown mutant.
+pub fn run(args: &Args) -> Outcome {
+    let probe = probe::load(&args.file).map_err(|error| CliError::Usage(error.to_string()))?;
+    let mutants: Vec<Variant> = if args.variant.is_empty() {
+        Variant::all_compiled()
+            .into_iter()
+            .filter(|variant| !variant.is_reference())
+            .collect()
+    } else {
+        args.variant
+            .iter()
+            .map(|id| find_variant(id))
+            .collect::<Result<_, _>>()?
+    };
+    // A crashing mutant is a verdict here, reported in the output.
+    std::panic::set_hook(Box::new(|_| {}));
+    let options = CheckOptions {
+        timeout: Duration::from_millis(args.timeout_ms),
+        attempts: args.attempts,
+        ..CheckOptions::default()
+    };
+    let check = probe::check(&probe, &Variant::reference(), &mutants, &options)
+        .map_err(|error| CliError::Failed(error.to_string()))?;
+    match args.format {
+        ReportFormat::Text => say(&probe::check_text(&probe, &check))?,
+        ReportFormat::Json => {
+            say_line(&serde_json::to_string_pretty(&check).expect("a probe check is JSON"))?
+        }
+    }
+    if check.kills_all() {
+        Ok(())
+    } else {
+        Err(CliError::Reported)
+    }
+}

@@ -1,0 +1,262 @@
+//! The student's own commands around the exercises: the overview (`lab`
+//! alone), hints, reset, the closing reflection, and the recorded progress.
+
+use super::progress::{self, Progress, Reflection};
+use super::{find_exercise, say, say_line, CliError, Context, Outcome, ReportFormat};
+use colored::Colorize;
+use lease_lab::exercise;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// `lab hint`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct HintArgs {
+    /// The exercise: 1 to 8, or 8b.
+    exercise: String,
+    /// Show every hint at once.
+    #[arg(long)]
+    all: bool,
+}
+
+/// `lab reset`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct ResetArgs {
+    /// The exercise to forget; all of them when omitted.
+    exercise: Option<String>,
+}
+
+/// `lab reflect`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct ReflectArgs {
+    /// Why the earlier steps' tests are kept at every later step.
+    #[arg(long)]
+    why_kept: String,
+    /// One operational condition the lab does not guarantee.
+    #[arg(long)]
+    not_guaranteed: String,
+}
+
+/// `lab progress`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct ProgressArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    format: ReportFormat,
+}
+
+/// `lab` alone: every exercise with the student's progress, and what to do next.
+pub fn overview(context: &Context) -> Outcome {
+    let progress = progress::load_reporting(&context.progress)?;
+    say(&overview_text(&progress, &context.progress))
+}
+
+/// `lab hint N`: one more hint each time (or all of them), remembered.
+pub fn hint(args: &HintArgs, context: &Context) -> Outcome {
+    let exercise = find_exercise(&args.exercise)?;
+    let lab = exercise::lab(exercise.step()).ok_or_else(|| {
+        CliError::Failed(format!("step {} has no text in labs/", exercise.step()))
+    })?;
+    let text = progress::update(&context.progress, |progress| {
+        let record = progress.exercise(&exercise.key);
+        let shown = if args.all {
+            lab.hints.len()
+        } else {
+            (record.hints_seen + 1).min(lab.hints.len())
+        };
+        record.hints_seen = record.hints_seen.max(shown);
+        hints_text(&lab.hints, shown, &exercise.key)
+    })?;
+    say(&text)
+}
+
+/// `lab reset [N]`: forgets one exercise, or everything.
+pub fn reset(args: &ResetArgs, context: &Context) -> Outcome {
+    let key = args
+        .exercise
+        .as_deref()
+        .map(find_exercise)
+        .transpose()?
+        .map(|exercise| exercise.key);
+    let message = progress::update(&context.progress, |progress| match key {
+        Some(key) => {
+            progress.exercises.remove(&key);
+            format!("Forgot exercise {key}.")
+        }
+        None => {
+            *progress = Progress::default();
+            "Forgot every exercise and the reflection.".to_string()
+        }
+    })?;
+    say_line(&message)
+}
+
+/// `lab reflect`: records the answers to the worksheet's closing questions.
+pub fn reflect(args: &ReflectArgs, context: &Context) -> Outcome {
+    if args.why_kept.trim().is_empty() || args.not_guaranteed.trim().is_empty() {
+        return Err(CliError::Usage(
+            "give both answers, --why-kept and --not-guaranteed, as non-empty text".into(),
+        ));
+    }
+    progress::update(&context.progress, |progress| {
+        progress.reflection = Some(Reflection {
+            at: progress::now_stamp(),
+            why_tests_are_kept: args.why_kept.clone(),
+            not_guaranteed: args.not_guaranteed.clone(),
+        });
+    })?;
+    say_line("Recorded your reflection.")
+}
+
+/// `lab progress`: the recorded predictions and scores.
+pub fn progress(args: &ProgressArgs, context: &Context) -> Outcome {
+    let progress = progress::load_reporting(&context.progress)?;
+    match args.format {
+        ReportFormat::Json => {
+            say_line(&serde_json::to_string_pretty(&progress).expect("progress is JSON"))
+        }
+        ReportFormat::Text => say(&progress_text(&progress)),
+    }
+}
+
+/// `lab` with no arguments: every exercise with the student's progress,
+/// and what to do next.
+fn overview_text(progress: &Progress, progress_path: &Path) -> String {
+    let mut out = format!(
+        "{}\n\nEach exercise shows a deliberately broken fragment of the store. Predict which\ntests catch it, then run them and compare.\n\n",
+        "lease-lab: a lease alone does not stop a stalled worker; a fence checked at the moment of writing does."
+            .bold()
+    );
+    for exercise in exercise::exercises() {
+        let status = match progress.latest(&exercise.key) {
+            None => "not started".dimmed().to_string(),
+            Some(attempt) if attempt.predicted.is_empty() && attempt.probe.is_some() => format!(
+                "{} (probe: {})",
+                "done".green(),
+                attempt
+                    .probe
+                    .as_ref()
+                    .map_or("", |probe| probe.verdict.as_str())
+            ),
+            Some(attempt) => {
+                let attempts = progress
+                    .exercises
+                    .get(&exercise.key)
+                    .map_or(0, |e| e.attempts.len());
+                format!(
+                    "{} (score {}%, {} attempt{})",
+                    "done".green(),
+                    attempt.score.percent,
+                    attempts,
+                    if attempts == 1 { "" } else { "s" }
+                )
+            }
+        };
+        writeln!(
+            out,
+            "  {:>3}  {:<56} {}",
+            exercise.key,
+            exercise.label(),
+            status
+        )
+        .unwrap();
+    }
+    match progress.next_exercise() {
+        Some(next) => writeln!(
+            out,
+            "\nNext: {}   (hints: lab hint {})",
+            format!("lab step {}", next.key).bold(),
+            next.key
+        ),
+        None if progress.reflection.is_none() => writeln!(
+            out,
+            "\nEvery exercise is done. Last: {}",
+            "lab reflect --why-kept \"...\" --not-guaranteed \"...\"".bold()
+        ),
+        None => writeln!(
+            out,
+            "\n{}",
+            "Every exercise and the reflection are done.".green().bold()
+        ),
+    }
+    .unwrap();
+    writeln!(
+        out,
+        "Progress: {}   Other commands: lab demo, lab matrix, lab tests, lab --help",
+        progress_path.display()
+    )
+    .unwrap();
+    out
+}
+
+/// The first `shown` hints of an exercise, and whether more remain.
+fn hints_text(hints: &[String], shown: usize, key: &str) -> String {
+    let mut out = String::new();
+    for (number, hint) in hints.iter().take(shown).enumerate() {
+        writeln!(out, "{}\n{}\n", format!("Hint {}", number + 1).bold(), hint).unwrap();
+    }
+    if shown < hints.len() {
+        writeln!(
+            out,
+            "({} more: run `lab hint {key}` again)",
+            hints.len() - shown
+        )
+        .unwrap();
+    } else {
+        writeln!(out, "(that was the last hint)").unwrap();
+    }
+    out
+}
+
+/// The recorded predictions and scores, exercise by exercise.
+fn progress_text(progress: &Progress) -> String {
+    let mut out = String::new();
+    if progress.exercises.is_empty() {
+        out.push_str("No prediction recorded yet: start with `lab step 1`.\n");
+    }
+    for exercise in exercise::exercises() {
+        let Some(record) = progress.exercises.get(&exercise.key) else {
+            continue;
+        };
+        writeln!(
+            out,
+            "{}",
+            format!(
+                "exercise {} (mutant {})",
+                exercise.key,
+                exercise.mutant().spec.id
+            )
+            .bold()
+        )
+        .unwrap();
+        for attempt in &record.attempts {
+            writeln!(
+                out,
+                "  {}  score {:>3}%  predicted: {}  caught by: {}",
+                attempt.at,
+                attempt.score.percent,
+                if attempt.predicted.is_empty() {
+                    "-".into()
+                } else {
+                    attempt.predicted.join(", ")
+                },
+                if attempt.caught_by.is_empty() {
+                    "-".into()
+                } else {
+                    attempt.caught_by.join(", ")
+                }
+            )
+            .unwrap();
+        }
+    }
+    if let Some(reflection) = &progress.reflection {
+        writeln!(
+            out,
+            "{}\n  why the tests are kept: {}\n  not guaranteed: {}",
+            "reflection".bold(),
+            reflection.why_tests_are_kept,
+            reflection.not_guaranteed
+        )
+        .unwrap();
+    }
+    out
+}

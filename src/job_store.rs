@@ -1,0 +1,215 @@
+//! The eight operations as one interface, whatever carries them out: the
+//! reference store, a compiled mutant, the kept-connection handle, or a
+//! program speaking the lab's protocol.
+
+use crate::error::Result;
+use crate::job::{Fence, Job};
+use crate::operation::{Answer, Operation};
+use std::path::Path;
+use std::time::Duration;
+
+/// One implementation of the store, path-based as the worksheet's contract
+/// is. The contract suite takes an implementation as a value of this
+/// trait, so one test runs against any of them.
+///
+/// An implementation provides [`JobStore::call`]; the eight typed methods
+/// are built on it.
+pub trait JobStore: Send + Sync {
+    /// Runs `operation` on the database at `db`.
+    ///
+    /// Contract: an `Ok` answer is of the kind the operation gives
+    /// ([`Operation::answers`]): the typed methods rely on it.
+    fn call(&self, db: &Path, operation: &Operation) -> Result<Answer>;
+
+    /// How long this thread's calls wait for a lock (`None`: the default).
+    /// An implementation without such a setting ignores it.
+    fn set_thread_busy_timeout(&self, _timeout: Option<Duration>) {}
+
+    /// `init_db(path)`.
+    fn init_db(&self, db: &Path) -> Result<()> {
+        let answer = self.call(db, &Operation::InitDb)?;
+        match answer {
+            Answer::Done => Ok(()),
+            other => wrong_kind("init_db", &other),
+        }
+    }
+
+    /// `enqueue(path, job_id)`.
+    fn enqueue(&self, db: &Path, job_id: &str) -> Result<bool> {
+        let job_id = job_id.to_string();
+        boolean(self.call(db, &Operation::Enqueue { job_id })?, "enqueue")
+    }
+
+    /// `state(path, job_id)`.
+    fn state(&self, db: &Path, job_id: &str) -> Result<Option<Job>> {
+        let job_id = job_id.to_string();
+        match self.call(db, &Operation::State { job_id })? {
+            Answer::Row(row) => Ok(row),
+            other => wrong_kind("state", &other),
+        }
+    }
+
+    /// `claim(path, job_id, owner, now, ttl)`.
+    fn claim(
+        &self,
+        db: &Path,
+        job_id: &str,
+        owner: &str,
+        now: f64,
+        ttl: f64,
+    ) -> Result<Option<Fence>> {
+        let operation = Operation::Claim {
+            job_id: job_id.into(),
+            owner: owner.into(),
+            now,
+            ttl,
+        };
+        match self.call(db, &operation)? {
+            Answer::Fence(fence) => Ok(fence),
+            other => wrong_kind("claim", &other),
+        }
+    }
+
+    /// `renew(path, job_id, owner, fence, now, ttl)`.
+    fn renew(
+        &self,
+        db: &Path,
+        job_id: &str,
+        owner: &str,
+        fence: Fence,
+        now: f64,
+        ttl: f64,
+    ) -> Result<bool> {
+        let operation = Operation::Renew {
+            job_id: job_id.into(),
+            owner: owner.into(),
+            fence,
+            now,
+            ttl,
+        };
+        boolean(self.call(db, &operation)?, "renew")
+    }
+
+    /// `complete(path, job_id, owner, fence, now, result)`.
+    fn complete(
+        &self,
+        db: &Path,
+        job_id: &str,
+        owner: &str,
+        fence: Fence,
+        now: f64,
+        result: &str,
+    ) -> Result<bool> {
+        let operation = Operation::Complete {
+            job_id: job_id.into(),
+            owner: owner.into(),
+            fence,
+            now,
+            result: result.into(),
+        };
+        boolean(self.call(db, &operation)?, "complete")
+    }
+
+    /// `release(path, job_id, owner, fence)`.
+    fn release(&self, db: &Path, job_id: &str, owner: &str, fence: Fence) -> Result<bool> {
+        let operation = Operation::Release {
+            job_id: job_id.into(),
+            owner: owner.into(),
+            fence,
+        };
+        boolean(self.call(db, &operation)?, "release")
+    }
+
+    /// `claim_many(path, job_id, owners, now, ttl)`.
+    fn claim_many(
+        &self,
+        db: &Path,
+        job_id: &str,
+        owners: &[&str],
+        now: f64,
+        ttl: f64,
+    ) -> Result<Vec<Option<Fence>>> {
+        let operation = Operation::ClaimMany {
+            job_id: job_id.into(),
+            owners: owners.iter().map(|owner| owner.to_string()).collect(),
+            now,
+            ttl,
+        };
+        match self.call(db, &operation)? {
+            Answer::Fences(fences) => Ok(fences),
+            other => wrong_kind("claim_many", &other),
+        }
+    }
+}
+
+fn boolean(answer: Answer, operation: &str) -> Result<bool> {
+    match answer {
+        Answer::Bool(flag) => Ok(flag),
+        other => wrong_kind(operation, &other),
+    }
+}
+
+/// An implementation broke [`JobStore::call`]'s contract: a bug in it,
+/// never an answer, so it is not returned as one.
+fn wrong_kind<T>(operation: &str, answer: &Answer) -> T {
+    panic!(
+        "{operation} was answered with {answer:?}: JobStore::call must answer each operation with the kind of answer it gives"
+    )
+}
+
+/// A store compiled into this binary: the reference, or a mutant's copy
+/// of it. Made by `compiled_store!` from the module's path functions.
+#[derive(Clone, Copy)]
+pub struct CompiledStore {
+    pub(crate) run: fn(&Path, &Operation) -> Result<Answer>,
+    pub(crate) set_busy_timeout: fn(Option<Duration>),
+}
+
+impl JobStore for CompiledStore {
+    fn call(&self, db: &Path, operation: &Operation) -> Result<Answer> {
+        (self.run)(db, operation)
+    }
+
+    fn set_thread_busy_timeout(&self, timeout: Option<Duration>) {
+        (self.set_busy_timeout)(timeout)
+    }
+}
+
+/// The [`CompiledStore`] of a store module (the reference or a mutant's
+/// copy): each operation goes to the module's path function.
+macro_rules! compiled_store {
+    ($($module:ident)::+) => {
+        $crate::job_store::CompiledStore {
+            run: |db, operation| {
+                use $crate::operation::{Answer, Operation};
+                Ok(match operation {
+                    Operation::InitDb => {
+                        $($module)::+::init_db(db)?;
+                        Answer::Done
+                    }
+                    Operation::Enqueue { job_id } => Answer::Bool($($module)::+::enqueue(db, job_id)?),
+                    Operation::State { job_id } => Answer::Row($($module)::+::state(db, job_id)?),
+                    Operation::Claim { job_id, owner, now, ttl } => {
+                        Answer::Fence($($module)::+::claim(db, job_id, owner, *now, *ttl)?)
+                    }
+                    Operation::Renew { job_id, owner, fence, now, ttl } => {
+                        Answer::Bool($($module)::+::renew(db, job_id, owner, *fence, *now, *ttl)?)
+                    }
+                    Operation::Complete { job_id, owner, fence, now, result } => {
+                        Answer::Bool($($module)::+::complete(db, job_id, owner, *fence, *now, result)?)
+                    }
+                    Operation::Release { job_id, owner, fence } => {
+                        Answer::Bool($($module)::+::release(db, job_id, owner, *fence)?)
+                    }
+                    Operation::ClaimMany { job_id, owners, now, ttl } => {
+                        let owners: Vec<&str> = owners.iter().map(String::as_str).collect();
+                        Answer::Fences($($module)::+::claim_many(db, job_id, &owners, *now, *ttl)?)
+                    }
+                })
+            },
+            set_busy_timeout: |timeout| $($module)::+::set_thread_busy_timeout(timeout),
+        }
+    };
+}
+
+pub(crate) use compiled_store;

@@ -1,0 +1,176 @@
+//! Probes: a student's prediction written as store operations and the
+//! answers the student expects, which the lab runs against the reference
+//! and against mutants.
+//!
+//! A probe is good when every line holds on the reference and some line
+//! fails on the mutant: it names an input, error or stored state that tells
+//! the two apart. A probe that fails on the reference reads the contract
+//! wrongly, since the reference is the contract.
+//!
+//! # The probe language
+//!
+//! One operation per line, optionally followed by `->` and the expected
+//! answer. `#` starts a comment (outside quotes); blank lines are ignored.
+//!
+//! ```text
+//! # step 4: a lease that ends exactly now can be taken over
+//! enqueue j1                        -> true
+//! claim j1 A now=100 ttl=10         -> 1
+//! claim j1 B now=110 ttl=5          -> 2    # the boundary
+//! state j1 fence                    -> 2
+//! state j1 -> owner=B until=115 done=false
+//! claim j1 C now=112 ttl=0          -> error invalid-argument
+//! enqueue j2
+//! claim-many j2 w*64 now=100 ttl=10 -> one-winner
+//! ```
+//!
+//! Every probe starts on a new database that `init_db` has already created,
+//! as a worker's start-up would; `init` calls `init_db` again. The
+//! operations mirror `lab db`:
+//!
+//! | line | answer |
+//! |---|---|
+//! | `init` | `ok` |
+//! | `enqueue JOB` | `true` / `false` |
+//! | `state JOB` | `none`, or `FIELD=VALUE ...` (only the fields listed are checked) |
+//! | `state JOB FIELD` | the field's value (`none` for an empty owner or result) |
+//! | `claim JOB OWNER now=N ttl=T` | a fence, or `none` |
+//! | `renew JOB OWNER FENCE now=N ttl=T` | `true` / `false` |
+//! | `complete JOB OWNER FENCE now=N result=TEXT` | `true` / `false` |
+//! | `release JOB OWNER FENCE` | `true` / `false` |
+//! | `claim-many JOB OWNER... now=N ttl=T [lock-ms=N]` | `[1, none, ...]`, `one-winner` or `winners=K` |
+//!
+//! The fields are `id`, `owner`, `until`, `fence`, `result` and `done`.
+//! Any operation may instead expect `error` (any error) or `error KIND`,
+//! KIND being the name of an [`ErrorKind`](crate::error::ErrorKind). A line without `->` must merely
+//! not fail. Names and texts with spaces or special characters are written
+//! in double quotes (`result="all done"`, `""` for an empty id); a quoted
+//! `"none"` is the text, not the absence. In `claim-many`, an unquoted
+//! owner `NAME*K` stands for the K owners `NAME1` to `NAMEK`. `null` is
+//! accepted for `none`.
+//!
+//! `one-winner` and `winners=K` check that every owner got an answer and
+//! that exactly one (or K) of them got a fence; a list checks every answer
+//! in owner order. A race may not show a bug on every run; `claim-many`
+//! takes an optional `lock-ms=N`, with which another client holds the
+//! database's write lock for N milliseconds while the claims start, so that
+//! they all queue behind it (as claims do behind any busy writer).
+
+mod judge;
+mod parse;
+mod reply;
+mod run;
+
+pub use judge::{
+    check, check_text, judge, CheckOptions, Difference, MutantCheck, ProbeCheck, Verdict,
+};
+pub use parse::{load, parse};
+pub use reply::{Expectation, Field, Reply, Value};
+pub use run::{run, LineRun, ProbeRun};
+
+use crate::operation::Operation;
+use std::fmt;
+use std::time::Duration;
+
+/// The most owners one `NAME*K` may stand for: enough for any race the
+/// store can run (it uses at most 64 threads), small enough that a typo
+/// does not make a probe run for minutes.
+pub const MAX_EXPANDED_OWNERS: usize = 1000;
+
+/// A parsed probe: its lines, in file order, after the implicit `init_db`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Probe {
+    /// The file name it was read from, for messages.
+    pub file_name: String,
+    /// The text as written.
+    pub source: String,
+    /// The lines to run. The first is the implicit `init_db` (number 0),
+    /// then every line with an operation, in file order.
+    pub lines: Vec<ProbeLine>,
+}
+
+/// One line of a probe: a call and what it should answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProbeLine {
+    /// The line's number in the file, from 1; 0 for the implicit `init_db`.
+    pub number: usize,
+    /// The call as written, without the expectation and the comment.
+    pub call: String,
+    /// The store operation to run.
+    pub operation: Operation,
+    /// `state JOB FIELD`: the one field the line looks at.
+    pub field: Option<Field>,
+    /// `claim-many ... lock-ms=N`: how long another client holds the
+    /// database's write lock while the claims start, so that they queue
+    /// up behind it.
+    pub hold_lock: Option<Duration>,
+    /// What the student expects it to answer.
+    pub expectation: Expectation,
+}
+
+/// Why a probe cannot be run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProbeError {
+    /// The file cannot be read.
+    Unreadable {
+        /// The file.
+        file: String,
+        /// What the system said.
+        reason: String,
+    },
+    /// A line does not follow the probe language.
+    Syntax {
+        /// The file.
+        file: String,
+        /// The line, from 1.
+        line: usize,
+        /// What the lab expected there.
+        expected: String,
+        /// What it found instead.
+        found: String,
+    },
+}
+
+impl fmt::Display for ProbeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ProbeError::Unreadable { file, reason } => {
+                write!(f, "{file}: cannot read it: {reason}")
+            }
+            ProbeError::Syntax {
+                file,
+                line,
+                expected,
+                found,
+            } => write!(f, "{file}:{line}: expected {expected}, but found {found}"),
+        }
+    }
+}
+
+impl std::error::Error for ProbeError {}
+
+impl ProbeLine {
+    /// Where the line is, for messages: `line 4` or `before line 1`.
+    pub fn place(&self) -> String {
+        if self.number == 0 {
+            "before line 1".into()
+        } else {
+            format!("line {}", self.number)
+        }
+    }
+}
+
+impl Probe {
+    /// Whether the probe races claims, so that one run may not show what
+    /// another run does.
+    pub fn races(&self) -> bool {
+        self.lines
+            .iter()
+            .any(|line| matches!(line.operation, Operation::ClaimMany { .. }))
+    }
+
+    /// The line with this number (0 for the implicit `init_db`).
+    pub fn line(&self, number: usize) -> Option<&ProbeLine> {
+        self.lines.iter().find(|line| line.number == number)
+    }
+}

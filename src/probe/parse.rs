@@ -1,0 +1,805 @@
+//! Reading a probe: the probe language's lines into operations and
+//! expectations, with errors that name the line and what was expected.
+
+use super::reply::{Expectation, Field, Value};
+use super::{Probe, ProbeError, ProbeLine, MAX_EXPANDED_OWNERS};
+use crate::error::ErrorKind;
+use crate::job::Fence;
+use crate::operation::Operation;
+use std::path::Path;
+use std::time::Duration;
+
+/// Reads and parses the probe file at `path`.
+pub fn load(path: &Path) -> Result<Probe, ProbeError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|error| ProbeError::Unreadable {
+        file: file.clone(),
+        reason: error.to_string(),
+    })?;
+    parse(&file, &text)
+}
+
+/// Parses a probe's text; `file_name` is used in error messages only.
+///
+/// Errors: the first line that does not follow the probe language, as
+/// `FILE:LINE: expected ..., but found ...`; a probe without any operation
+/// is an error too, since it predicts nothing.
+pub fn parse(file_name: &str, text: &str) -> Result<Probe, ProbeError> {
+    let mut lines = vec![ProbeLine {
+        number: 0,
+        call: "init_db (implicit, before line 1)".into(),
+        operation: Operation::InitDb,
+        field: None,
+        hold_lock: None,
+        expectation: Expectation::Ok,
+    }];
+    for (index, line) in text.lines().enumerate() {
+        let number = index + 1;
+        let syntax = |(expected, found): (String, String)| ProbeError::Syntax {
+            file: file_name.to_string(),
+            line: number,
+            expected,
+            found,
+        };
+        let lexed = lex(line).map_err(syntax)?;
+        if let Some(parsed) = parse_line(number, line, &lexed).map_err(syntax)? {
+            lines.push(parsed);
+        }
+    }
+    if lines.len() == 1 {
+        return Err(ProbeError::Syntax {
+            file: file_name.to_string(),
+            line: text.lines().count().max(1),
+            expected: "at least one operation (enqueue, state, claim, ...)".into(),
+            found: "the end of the file".into(),
+        });
+    }
+    Ok(Probe {
+        file_name: file_name.to_string(),
+        source: text.to_string(),
+        lines,
+    })
+}
+
+/// A piece of a probe line.
+#[derive(Debug, Clone, PartialEq)]
+enum Token {
+    /// An unquoted word: a name, a number or a keyword.
+    Word(String),
+    /// A double-quoted text, unescaped.
+    Quoted(String),
+    /// `->`.
+    Arrow,
+    /// `=`.
+    Equals,
+    /// `[`.
+    Open,
+    /// `]`.
+    Close,
+    /// `,`.
+    Comma,
+}
+
+impl Token {
+    fn describe(&self) -> String {
+        match self {
+            Token::Word(word) => format!("`{word}`"),
+            Token::Quoted(text) => format!("{text:?}"),
+            Token::Arrow => "`->`".into(),
+            Token::Equals => "`=`".into(),
+            Token::Open => "`[`".into(),
+            Token::Close => "`]`".into(),
+            Token::Comma => "`,`".into(),
+        }
+    }
+}
+
+/// What a parse step expected and what it found, for [`ProbeError::Syntax`].
+type Mismatch = (String, String);
+
+fn mismatch(expected: impl Into<String>, found: Option<&Token>) -> Mismatch {
+    let found = found.map_or_else(|| "the end of the line".to_string(), Token::describe);
+    (expected.into(), found)
+}
+
+/// A line split into tokens, and where its call's text ends.
+struct Lexed {
+    tokens: Vec<Token>,
+    /// The byte offset of the first `->`, or else of the comment or the
+    /// line's end: the call as written is the text before it.
+    call_end: usize,
+}
+
+/// Splits a line into tokens, dropping a `#` comment.
+fn lex(line: &str) -> Result<Lexed, Mismatch> {
+    let mut tokens = Vec::new();
+    let mut arrow_at = None;
+    let mut chars = line.char_indices().peekable();
+    let mut code_end = line.len();
+    while let Some(&(at, c)) = chars.peek() {
+        match c {
+            '#' => {
+                code_end = at;
+                break;
+            }
+            c if c.is_whitespace() => {
+                chars.next();
+            }
+            '"' => {
+                chars.next();
+                tokens.push(Token::Quoted(quoted(&mut chars)?));
+            }
+            '=' | '[' | ']' | ',' => {
+                chars.next();
+                tokens.push(match c {
+                    '=' => Token::Equals,
+                    '[' => Token::Open,
+                    ']' => Token::Close,
+                    _ => Token::Comma,
+                });
+            }
+            '-' if line[at..].starts_with("->") => {
+                chars.next();
+                chars.next();
+                arrow_at.get_or_insert(at);
+                tokens.push(Token::Arrow);
+            }
+            _ => {
+                let mut word = String::new();
+                while let Some(&(at, c)) = chars.peek() {
+                    let ends =
+                        c.is_whitespace() || "#\"=[],".contains(c) || line[at..].starts_with("->");
+                    if ends {
+                        break;
+                    }
+                    word.push(c);
+                    chars.next();
+                }
+                tokens.push(Token::Word(word));
+            }
+        }
+    }
+    Ok(Lexed {
+        tokens,
+        call_end: arrow_at.unwrap_or(code_end),
+    })
+}
+
+/// The rest of a quoted text after its opening `"`, unescaping `\"`, `\\`,
+/// `\n` and `\t`.
+fn quoted(chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>) -> Result<String, Mismatch> {
+    let mut text = String::new();
+    loop {
+        match chars.next().map(|(_, c)| c) {
+            None => return Err(("a closing `\"`".into(), "the end of the line".into())),
+            Some('"') => return Ok(text),
+            Some('\\') => match chars.next().map(|(_, c)| c) {
+                Some('"') => text.push('"'),
+                Some('\\') => text.push('\\'),
+                Some('n') => text.push('\n'),
+                Some('t') => text.push('\t'),
+                other => {
+                    return Err((
+                        "an escape `\\\"`, `\\\\`, `\\n` or `\\t`".into(),
+                        other.map_or("the end of the line".into(), |c| format!("`\\{c}`")),
+                    ))
+                }
+            },
+            Some(c) => text.push(c),
+        }
+    }
+}
+
+const OPERATIONS: &str =
+    "an operation (init, enqueue, state, claim, renew, complete, release, claim-many)";
+
+/// Parses one line's tokens; `None` for a blank or comment line.
+fn parse_line(number: usize, line: &str, lexed: &Lexed) -> Result<Option<ProbeLine>, Mismatch> {
+    let tokens = &lexed.tokens;
+    if tokens.is_empty() {
+        return Ok(None);
+    }
+    let arrow = tokens.iter().position(|token| *token == Token::Arrow);
+    let (call_tokens, expected_tokens) = match arrow {
+        Some(at) => (&tokens[..at], Some(&tokens[at + 1..])),
+        None => (&tokens[..], None),
+    };
+    let mut call = Cursor::new(call_tokens);
+    let parsed = parse_operation(&mut call)?;
+    call.end("`->` or the end of the line")?;
+    let expectation = match expected_tokens {
+        None => Expectation::Runs,
+        Some(tokens) => {
+            let mut cursor = Cursor::new(tokens);
+            let expectation = parse_expectation(&parsed, &mut cursor)?;
+            cursor.end("the end of the line")?;
+            expectation
+        }
+    };
+    Ok(Some(ProbeLine {
+        number,
+        call: line[..lexed.call_end].trim().to_string(),
+        operation: parsed.operation,
+        field: parsed.field,
+        hold_lock: parsed.hold_lock,
+        expectation,
+    }))
+}
+
+/// Reads tokens left to right.
+struct Cursor<'a> {
+    tokens: &'a [Token],
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn new(tokens: &'a [Token]) -> Cursor<'a> {
+        Cursor { tokens, at: 0 }
+    }
+
+    fn peek(&self) -> Option<&'a Token> {
+        self.tokens.get(self.at)
+    }
+
+    fn next(&mut self) -> Option<&'a Token> {
+        let token = self.tokens.get(self.at);
+        self.at += 1;
+        token
+    }
+
+    /// Whether the next tokens are `WORD =`: a named argument.
+    fn at_named(&self) -> bool {
+        matches!(self.tokens.get(self.at), Some(Token::Word(_)))
+            && self.tokens.get(self.at + 1) == Some(&Token::Equals)
+    }
+
+    fn end(&mut self, expected: &str) -> Result<(), Mismatch> {
+        match self.peek() {
+            None => Ok(()),
+            found => Err(mismatch(expected, found)),
+        }
+    }
+
+    fn word(&mut self, expected: &str) -> Result<&'a str, Mismatch> {
+        match self.peek() {
+            Some(Token::Word(word)) => {
+                self.at += 1;
+                Ok(word)
+            }
+            found => Err(mismatch(expected, found)),
+        }
+    }
+
+    /// A name or text: a word or a quoted text, but not a named argument.
+    fn text(&mut self, expected: &str) -> Result<String, Mismatch> {
+        let found = self.peek();
+        let text = match found {
+            Some(Token::Word(key)) if self.at_named() => {
+                return Err((expected.into(), format!("`{key}=`")))
+            }
+            Some(Token::Word(text) | Token::Quoted(text)) => text.clone(),
+            _ => return Err(mismatch(expected, found)),
+        };
+        self.at += 1;
+        Ok(text)
+    }
+
+    /// A word read as a number of type `T` (a fence, or seconds).
+    fn parsed<T: std::str::FromStr>(&mut self, expected: &str) -> Result<T, Mismatch> {
+        let found = self.peek();
+        let Some(Token::Word(word)) = found else {
+            return Err(mismatch(expected, found));
+        };
+        let value = word.parse().map_err(|_| mismatch(expected, found))?;
+        self.at += 1;
+        Ok(value)
+    }
+
+    fn integer(&mut self, expected: &str) -> Result<i64, Mismatch> {
+        self.parsed(expected)
+    }
+
+    fn fence(&mut self) -> Result<Fence, Mismatch> {
+        self.integer("a fence (a whole number)").map(Fence)
+    }
+
+    fn number(&mut self, expected: &str) -> Result<f64, Mismatch> {
+        self.parsed(expected)
+    }
+
+    /// `key=value` arguments in any order, each at most once, the first
+    /// `required` of `keys` necessarily; `value` reads the value of the key
+    /// at its index. Stops at the first token that is not `key=` once every
+    /// required key is given.
+    fn named<T>(
+        &mut self,
+        keys: &[&str],
+        required: usize,
+        mut value: impl FnMut(&mut Self, usize) -> Result<T, Mismatch>,
+    ) -> Result<Vec<Option<T>>, Mismatch> {
+        let mut values: Vec<Option<T>> = keys.iter().map(|_| None).collect();
+        loop {
+            let complete = values[..required].iter().all(Option::is_some);
+            if complete && !self.at_named() {
+                return Ok(values);
+            }
+            let unused: Vec<String> = keys
+                .iter()
+                .zip(&values)
+                .filter(|(_, value)| value.is_none())
+                .map(|(key, _)| format!("`{key}=`"))
+                .collect();
+            let found = self.peek();
+            let key = self.word(&unused.join(" or "))?;
+            let Some(index) = keys.iter().position(|known| *known == key) else {
+                return Err(mismatch(unused.join(" or "), found));
+            };
+            if values[index].is_some() {
+                return Err(("each argument once".into(), format!("`{key}=` twice")));
+            }
+            match self.next() {
+                Some(Token::Equals) => {}
+                other => return Err(mismatch(format!("`=` after `{key}`"), other)),
+            }
+            values[index] = Some(value(self, index)?);
+        }
+    }
+}
+
+/// A line's call: the operation, and what the probe language adds to it.
+struct ParsedCall {
+    operation: Operation,
+    field: Option<Field>,
+    hold_lock: Option<Duration>,
+}
+
+fn parse_operation(cursor: &mut Cursor) -> Result<ParsedCall, Mismatch> {
+    let found = cursor.peek();
+    let name = cursor.word(OPERATIONS)?;
+    let mut field_looked_at = None;
+    let mut hold_lock = None;
+    let operation = match name {
+        "init" => Operation::InitDb,
+        "enqueue" => Operation::Enqueue {
+            job_id: cursor.text("a job id")?,
+        },
+        "state" => {
+            let job_id = cursor.text("a job id")?;
+            let found = cursor.peek();
+            if found.is_some() {
+                field_looked_at = Some(field(cursor.word(FIELDS)?, found)?);
+            }
+            Operation::State { job_id }
+        }
+        "claim" => {
+            let job_id = cursor.text("a job id")?;
+            let owner = cursor.text("an owner")?;
+            let [now, ttl] = lease_times(cursor)?;
+            Operation::Claim {
+                job_id,
+                owner,
+                now,
+                ttl,
+            }
+        }
+        "renew" => {
+            let job_id = cursor.text("a job id")?;
+            let owner = cursor.text("an owner")?;
+            let fence = cursor.fence()?;
+            let [now, ttl] = lease_times(cursor)?;
+            Operation::Renew {
+                job_id,
+                owner,
+                fence,
+                now,
+                ttl,
+            }
+        }
+        "complete" => {
+            let job_id = cursor.text("a job id")?;
+            let owner = cursor.text("an owner")?;
+            let fence = cursor.fence()?;
+            let mut now = 0.0;
+            let mut result = String::new();
+            cursor.named(&["now", "result"], 2, |cursor, index| {
+                if index == 0 {
+                    now = cursor.number("a number of seconds")?;
+                } else {
+                    result = cursor.text("a result text")?;
+                }
+                Ok(())
+            })?;
+            Operation::Complete {
+                job_id,
+                owner,
+                fence,
+                now,
+                result,
+            }
+        }
+        "release" => Operation::Release {
+            job_id: cursor.text("a job id")?,
+            owner: cursor.text("an owner")?,
+            fence: cursor.fence()?,
+        },
+        "claim-many" => {
+            let job_id = cursor.text("a job id")?;
+            let mut owners = Vec::new();
+            while cursor.peek().is_some() && !cursor.at_named() {
+                owners.extend(owner_group(cursor)?);
+            }
+            let mut times = [0.0; 2];
+            cursor.named(&["now", "ttl", "lock-ms"], 2, |cursor, index| {
+                if index < 2 {
+                    times[index] = cursor.number("a number of seconds")?;
+                } else {
+                    let millis: u64 = cursor.parsed("a whole number of milliseconds")?;
+                    hold_lock = Some(Duration::from_millis(millis));
+                }
+                Ok(())
+            })?;
+            Operation::ClaimMany {
+                job_id,
+                owners,
+                now: times[0],
+                ttl: times[1],
+            }
+        }
+        _ => return Err(mismatch(OPERATIONS, found)),
+    };
+    Ok(ParsedCall {
+        operation,
+        field: field_looked_at,
+        hold_lock,
+    })
+}
+
+/// `now=N ttl=T`, in either order.
+fn lease_times(cursor: &mut Cursor) -> Result<[f64; 2], Mismatch> {
+    let times = cursor.named(&["now", "ttl"], 2, |cursor, _| {
+        cursor.number("a number of seconds")
+    })?;
+    Ok([0, 1].map(|index| times[index].expect("both keys are required")))
+}
+
+/// One owner of `claim-many`, or the owners `NAME1..NAMEK` of `NAME*K`.
+fn owner_group(cursor: &mut Cursor) -> Result<Vec<String>, Mismatch> {
+    let found = cursor.peek();
+    if let Some(Token::Word(word)) = found {
+        if let Some((name, count)) = word.rsplit_once('*') {
+            let expected = format!("`NAME*K` with K from 1 to {MAX_EXPANDED_OWNERS}");
+            let count: usize = count
+                .parse()
+                .ok()
+                .filter(|count| (1..=MAX_EXPANDED_OWNERS).contains(count))
+                .ok_or_else(|| mismatch(expected.clone(), found))?;
+            if name.is_empty() {
+                return Err(mismatch(expected, found));
+            }
+            cursor.next();
+            return Ok((1..=count).map(|i| format!("{name}{i}")).collect());
+        }
+    }
+    Ok(vec![cursor.text("an owner, or `now=`")?])
+}
+
+const FIELDS: &str = "a field (id, owner, until, fence, result, done)";
+
+fn field(name: &str, found: Option<&Token>) -> Result<Field, Mismatch> {
+    Ok(match name {
+        "id" => Field::Id,
+        "owner" => Field::Owner,
+        "until" => Field::Until,
+        "fence" => Field::Fence,
+        "result" => Field::Result,
+        "done" => Field::Done,
+        _ => return Err(mismatch(FIELDS, found)),
+    })
+}
+
+fn is_none_word(token: Option<&Token>) -> bool {
+    matches!(token, Some(Token::Word(word)) if word == "none" || word == "null")
+}
+
+fn parse_expectation(call: &ParsedCall, cursor: &mut Cursor) -> Result<Expectation, Mismatch> {
+    if matches!(cursor.peek(), Some(Token::Word(word)) if word == "error") {
+        cursor.next();
+        if cursor.peek().is_none() {
+            return Ok(Expectation::Error(None));
+        }
+        let found = cursor.peek();
+        let name = cursor.word(&error_kinds())?;
+        return ErrorKind::from_name(name)
+            .map(|kind| Expectation::Error(Some(kind)))
+            .ok_or_else(|| mismatch(error_kinds(), found));
+    }
+    match &call.operation {
+        Operation::InitDb => keyword(cursor, "`ok` or `error`", |word| {
+            (word == "ok").then_some(Expectation::Ok)
+        }),
+        Operation::Enqueue { .. }
+        | Operation::Renew { .. }
+        | Operation::Complete { .. }
+        | Operation::Release { .. } => keyword(cursor, "`true`, `false` or `error`", |word| {
+            word.parse().ok().map(Expectation::Bool)
+        }),
+        Operation::Claim { .. } => {
+            fence_answer(cursor, "a fence, `none` or `error`").map(Expectation::Fence)
+        }
+        Operation::State { .. } => match call.field {
+            None => row_expectation(cursor),
+            Some(field) => Ok(Expectation::Field(field, field_value(field, cursor)?)),
+        },
+        Operation::ClaimMany { owners, .. } => claims_expectation(cursor, owners.len()),
+    }
+}
+
+fn error_kinds() -> String {
+    let names: Vec<&str> = ErrorKind::ALL.iter().map(|kind| kind.name()).collect();
+    format!("an error kind ({})", names.join(", "))
+}
+
+fn keyword(
+    cursor: &mut Cursor,
+    expected: &str,
+    meaning: impl Fn(&str) -> Option<Expectation>,
+) -> Result<Expectation, Mismatch> {
+    let found = cursor.peek();
+    let word = cursor.word(expected)?;
+    meaning(word).ok_or_else(|| mismatch(expected, found))
+}
+
+fn fence_answer(cursor: &mut Cursor, expected: &str) -> Result<Option<Fence>, Mismatch> {
+    if is_none_word(cursor.peek()) {
+        cursor.next();
+        return Ok(None);
+    }
+    cursor.integer(expected).map(|fence| Some(Fence(fence)))
+}
+
+fn row_expectation(cursor: &mut Cursor) -> Result<Expectation, Mismatch> {
+    const EXPECTED: &str = "`none`, `FIELD=VALUE ...` or `error`";
+    if is_none_word(cursor.peek()) {
+        cursor.next();
+        return Ok(Expectation::NoJob);
+    }
+    if !cursor.at_named() {
+        return Err(mismatch(EXPECTED, cursor.peek()));
+    }
+    let mut fields: Vec<(Field, Value)> = Vec::new();
+    while cursor.peek().is_some() {
+        let found = cursor.peek();
+        let name = cursor.word("`FIELD=VALUE` or the end of the line")?;
+        let field = field(name, found)?;
+        if fields.iter().any(|(seen, _)| *seen == field) {
+            return Err(("each field once".into(), format!("`{name}=` twice")));
+        }
+        match cursor.next() {
+            Some(Token::Equals) => {}
+            other => return Err(mismatch(format!("`=` after `{name}`"), other)),
+        }
+        fields.push((field, field_value(field, cursor)?));
+    }
+    Ok(Expectation::Row(fields))
+}
+
+fn field_value(field: Field, cursor: &mut Cursor) -> Result<Value, Mismatch> {
+    match field {
+        Field::Id => Ok(Value::Text(Some(cursor.text("a job id")?))),
+        Field::Owner | Field::Result => {
+            if is_none_word(cursor.peek()) {
+                cursor.next();
+                return Ok(Value::Text(None));
+            }
+            let what = if field == Field::Owner {
+                "an owner or `none`"
+            } else {
+                "a result text or `none`"
+            };
+            Ok(Value::Text(Some(cursor.text(what)?)))
+        }
+        Field::Until => Ok(Value::Number(cursor.number("a number of seconds")?)),
+        Field::Fence => Ok(Value::Integer(cursor.integer("a fence (a whole number)")?)),
+        Field::Done => {
+            let found = cursor.peek();
+            let word = cursor.word("`true` or `false`")?;
+            word.parse()
+                .map(Value::Bool)
+                .map_err(|_| mismatch("`true` or `false`", found))
+        }
+    }
+}
+
+fn claims_expectation(cursor: &mut Cursor, owners: usize) -> Result<Expectation, Mismatch> {
+    const EXPECTED: &str = "`[FENCE-OR-none, ...]`, `one-winner`, `winners=K` or `error`";
+    let found = cursor.peek();
+    match found {
+        Some(Token::Open) => {
+            cursor.next();
+            let mut fences = Vec::new();
+            loop {
+                if cursor.peek() == Some(&Token::Close) {
+                    cursor.next();
+                    return Ok(Expectation::Fences(fences));
+                }
+                fences.push(fence_answer(cursor, "a fence, `none` or `]`")?);
+                if cursor.peek() == Some(&Token::Comma) {
+                    cursor.next();
+                }
+            }
+        }
+        Some(Token::Word(word)) if word == "one-winner" => {
+            cursor.next();
+            Ok(Expectation::Winners { winners: 1, owners })
+        }
+        Some(Token::Word(word)) if word == "winners" => {
+            cursor.next();
+            match cursor.next() {
+                Some(Token::Equals) => {}
+                other => return Err(mismatch("`=` after `winners`", other)),
+            }
+            let winners = cursor.integer("a number of winners")?;
+            let winners = usize::try_from(winners)
+                .map_err(|_| ("a number of winners from 0".into(), winners.to_string()))?;
+            Ok(Expectation::Winners { winners, owners })
+        }
+        _ => Err(mismatch(EXPECTED, found)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(line: &str) -> ProbeLine {
+        let probe = parse("t.probe", line).unwrap_or_else(|e| panic!("{e}"));
+        probe.lines[1].clone()
+    }
+
+    fn error(text: &str) -> String {
+        parse("t.probe", text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn reads_every_operation() {
+        assert_eq!(one("init").operation, Operation::InitDb);
+        let state = one("state j1 fence -> 2");
+        assert_eq!(
+            state.operation,
+            Operation::State {
+                job_id: "j1".into()
+            }
+        );
+        assert_eq!(state.field, Some(Field::Fence));
+        assert_eq!(
+            one("renew j A 3 ttl=5 now=-1").operation,
+            Operation::Renew {
+                job_id: "j".into(),
+                owner: "A".into(),
+                fence: Fence(3),
+                now: -1.0,
+                ttl: 5.0
+            }
+        );
+        assert_eq!(
+            one(r#"complete j A 1 now=2 result="all \"done\"""#).operation,
+            Operation::Complete {
+                job_id: "j".into(),
+                owner: "A".into(),
+                fence: Fence(1),
+                now: 2.0,
+                result: "all \"done\"".into()
+            }
+        );
+        assert_eq!(
+            one("release j A 1").operation,
+            Operation::Release {
+                job_id: "j".into(),
+                owner: "A".into(),
+                fence: Fence(1)
+            }
+        );
+        let race = one("claim-many j A B now=0 ttl=1 lock-ms=40");
+        assert_eq!(race.hold_lock, Some(Duration::from_millis(40)));
+        assert_eq!(one("claim-many j A now=0 ttl=1").hold_lock, None);
+    }
+
+    #[test]
+    fn expands_owner_ranges_only_when_unquoted() {
+        let Operation::ClaimMany { owners, .. } =
+            one(r#"claim-many j w*3 "x*2" B now=0 ttl=1"#).operation
+        else {
+            panic!("a claim-many line");
+        };
+        assert_eq!(owners, ["w1", "w2", "w3", "x*2", "B"]);
+    }
+
+    #[test]
+    fn reads_every_kind_of_expectation() {
+        assert_eq!(one("init -> ok").expectation, Expectation::Ok);
+        assert_eq!(one("enqueue j").expectation, Expectation::Runs);
+        assert_eq!(
+            one("claim j A now=0 ttl=1 -> null").expectation,
+            Expectation::Fence(None)
+        );
+        assert_eq!(
+            one("state j -> owner=none until=1.5 done=true").expectation,
+            Expectation::Row(vec![
+                (Field::Owner, Value::Text(None)),
+                (Field::Until, Value::Number(1.5)),
+                (Field::Done, Value::Bool(true)),
+            ])
+        );
+        assert_eq!(
+            one(r#"state j result -> "none""#).expectation,
+            Expectation::Field(Field::Result, Value::Text(Some("none".into())))
+        );
+        assert_eq!(
+            one("claim-many j A B now=0 ttl=1 -> [1 none]").expectation,
+            Expectation::Fences(vec![Some(Fence(1)), None])
+        );
+        assert_eq!(
+            one("claim-many j A*4 now=0 ttl=1 -> one-winner").expectation,
+            Expectation::Winners {
+                winners: 1,
+                owners: 4
+            }
+        );
+        assert_eq!(
+            one("claim j A now=0 ttl=0 -> error invalid-argument # ttl must be > 0").expectation,
+            Expectation::Error(Some(ErrorKind::InvalidArgument))
+        );
+    }
+
+    #[test]
+    fn keeps_the_call_as_written() {
+        assert_eq!(
+            one("claim j1 A now=0 ttl=10   -> 1   # first").call,
+            "claim j1 A now=0 ttl=10"
+        );
+    }
+
+    #[test]
+    fn names_what_it_expected_and_found() {
+        assert_eq!(
+            error("enqueue j\nclaim j A now=0 -> 1"),
+            "t.probe:2: expected `ttl=`, but found the end of the line"
+        );
+        assert_eq!(
+            error("claim j now=0 ttl=1"),
+            "t.probe:1: expected an owner, but found `now=`"
+        );
+        assert_eq!(
+            error("enqueue j -> yes"),
+            "t.probe:1: expected `true`, `false` or `error`, but found `yes`"
+        );
+        assert_eq!(
+            error("grab j"),
+            format!("t.probe:1: expected {OPERATIONS}, but found `grab`")
+        );
+        assert_eq!(
+            error("enqueue \"j"),
+            "t.probe:1: expected a closing `\"`, but found the end of the line"
+        );
+        assert_eq!(
+            error("claim j A now=0 now=1 ttl=1"),
+            "t.probe:1: expected each argument once, but found `now=` twice"
+        );
+        assert_eq!(
+            error("state j colour -> 1"),
+            format!("t.probe:1: expected {FIELDS}, but found `colour`")
+        );
+        assert_eq!(
+            error("claim j A now=0 ttl=1 -> error oops"),
+            format!("t.probe:1: expected {}, but found `oops`", error_kinds())
+        );
+        assert_eq!(
+            error("claim-many j w*0 now=0 ttl=1"),
+            "t.probe:1: expected `NAME*K` with K from 1 to 1000, but found `w*0`"
+        );
+        assert_eq!(
+            error("# nothing but a comment\n"),
+            "t.probe:1: expected at least one operation (enqueue, state, claim, ...), but found the end of the file"
+        );
+    }
+}

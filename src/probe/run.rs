@@ -1,0 +1,152 @@
+//! Running a probe: its lines in order against one implementation, on a
+//! fresh database, on a thread of its own with a time limit.
+
+use super::reply::Reply;
+use super::{Probe, ProbeLine};
+use crate::job_store::JobStore;
+use crate::operation::Operation;
+use serde::Serialize;
+use std::io;
+use std::panic::{self, AssertUnwindSafe};
+use std::path::Path;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+impl ProbeLine {
+    /// Runs the line's call on `store` with the database `db`; with
+    /// `lock-ms`, while another client holds the write lock.
+    pub fn call(&self, store: &dyn JobStore, db: &Path) -> Reply {
+        let call = || Reply::of(store.call(db, &self.operation));
+        match (self.hold_lock, &self.operation) {
+            (Some(hold), Operation::ClaimMany { .. }) => behind_write_lock(db, hold, call)
+                .unwrap_or_else(|error| Reply::Crash {
+                    message: format!(
+                        "the probe could not hold the write lock for lock-ms: {error}"
+                    ),
+                }),
+            _ => call(),
+        }
+    }
+}
+
+/// One line's answer in a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LineRun {
+    /// The line's number (0 for the implicit `init_db`).
+    pub line: usize,
+    /// What the call replied.
+    pub answer: Reply,
+    /// Whether the line's expectation accepted it.
+    pub holds: bool,
+}
+
+/// A probe's run against one implementation: the lines in order, up to and
+/// including the first that did not hold (a run stops there, since every
+/// later answer would follow from a state the student did not predict).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProbeRun {
+    /// The lines that ran.
+    pub lines: Vec<LineRun>,
+}
+
+impl ProbeRun {
+    /// The line that did not hold, if any.
+    pub fn failure(&self) -> Option<&LineRun> {
+        self.lines.iter().find(|line| !line.holds)
+    }
+
+    /// The reply of the line with this number, if it ran.
+    pub fn answer(&self, line: usize) -> Option<&Reply> {
+        self.lines
+            .iter()
+            .find(|run| run.line == line)
+            .map(|run| &run.answer)
+    }
+}
+
+/// Runs `probe` against `store` on a new database in a new folder under
+/// `scratch`, on a thread of its own.
+///
+/// A panic in the store is the reply [`Reply::Crash`], and a probe still
+/// running after `timeout` gets [`Reply::Timeout`] for the line it was on
+/// (its thread is left behind, and so is its folder, which it may still use).
+///
+/// Errors: only when the folder or the thread cannot be made.
+pub fn run(
+    probe: &Probe,
+    store: Arc<dyn JobStore>,
+    scratch: &Path,
+    timeout: Duration,
+) -> io::Result<ProbeRun> {
+    let folder = tempfile::Builder::new()
+        .prefix("lease-lab-probe-")
+        .tempdir_in(scratch)?;
+    let db = folder.path().join("jobs.db");
+    let lines = probe.lines.clone();
+    let (sender, receiver) = mpsc::channel();
+    thread::Builder::new()
+        .name(format!("probe {}", probe.file_name))
+        .spawn(move || {
+            for line in &lines {
+                let answer =
+                    panic::catch_unwind(AssertUnwindSafe(|| line.call(store.as_ref(), &db)))
+                        .unwrap_or_else(|payload| Reply::Crash {
+                            message: crate::runner::panic_text(payload.as_ref()),
+                        });
+                let holds = line.expectation.holds(&answer);
+                let sent = sender.send(LineRun {
+                    line: line.number,
+                    answer,
+                    holds,
+                });
+                if sent.is_err() || !holds {
+                    return;
+                }
+            }
+        })?;
+    let deadline = Instant::now() + timeout;
+    let mut runs: Vec<LineRun> = Vec::new();
+    loop {
+        match receiver.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(line) => runs.push(line),
+            Err(RecvTimeoutError::Disconnected) => break,
+            Err(RecvTimeoutError::Timeout) => {
+                runs.push(LineRun {
+                    line: probe.lines[runs.len()].number,
+                    answer: Reply::Timeout {
+                        limit_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+                    },
+                    holds: false,
+                });
+                let _ = folder.keep();
+                break;
+            }
+        }
+    }
+    Ok(ProbeRun { lines: runs })
+}
+
+/// Runs `action` while a separate plain connection holds the database's
+/// write lock (`BEGIN IMMEDIATE`), releasing it after `hold` without
+/// writing. Claims started meanwhile all wait for the lock, so each of them
+/// looks at the job while no other claim has taken it yet: a claim that
+/// reads the lease before taking the lock is then sure to be caught.
+fn behind_write_lock<T: Send>(
+    db: &Path,
+    hold: Duration,
+    action: impl FnOnce() -> T + Send,
+) -> rusqlite::Result<T> {
+    let holder = rusqlite::Connection::open(db)?;
+    holder.execute_batch("BEGIN IMMEDIATE")?;
+    thread::scope(|scope| {
+        let releaser = scope.spawn(move || {
+            thread::sleep(hold);
+            holder.execute_batch("ROLLBACK")
+        });
+        let result = action();
+        let released = releaser.join().expect("the lock holder does not panic");
+        released.map(|()| result)
+    })
+}
