@@ -27,6 +27,7 @@
 
 #![warn(missing_docs)]
 
+pub mod child_process;
 pub mod error;
 pub mod exercise;
 pub mod handle;

@@ -6,23 +6,23 @@
 mod cli;
 
 use clap::Parser;
-use cli::{Cli, Command, Context};
+use cli::{Cli, Command};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     lease_lab::terminal::apply_color(cli.color);
-    let context = Context::new(&cli);
+    let progress = cli::progress::location(cli.progress.as_deref());
     let Some(command) = cli.command else {
-        return finish("lab", cli::study::overview(&context));
+        return finish("lab", cli::study::overview(&progress));
     };
     let name = command.name();
     let outcome = match command {
-        Command::Step(args) => cli::step::run(args, &context),
-        Command::Hint(args) => cli::study::hint(&args, &context),
-        Command::Reset(args) => cli::study::reset(&args, &context),
-        Command::Reflect(args) => cli::study::reflect(&args, &context),
-        Command::Progress(args) => cli::study::progress(&args, &context),
+        Command::Step(args) => cli::step::run(args, &progress),
+        Command::Hint(args) => cli::study::hint(&args, &progress),
+        Command::Reset(args) => cli::study::reset(&args, &progress),
+        Command::Reflect(args) => cli::study::reflect(&args, &progress),
+        Command::Progress(args) => cli::study::progress(&args, &progress),
         Command::Probe(args) => cli::probe::run(&args),
         Command::Mutant { action } => cli::own_mutant::run(action),
         Command::Grade(args) => cli::grade::run(&args),
@@ -31,14 +31,14 @@ fn main() -> ExitCode {
         Command::Run(args) => cli::kill_matrix::run(&args),
         Command::Tests(args) => cli::kill_matrix::tests(&args),
         Command::Db(args) => cli::db::run(args),
-        Command::Worker(args) => cli::worker(&args),
+        Command::Worker(args) => cli::kill_matrix::worker(&args),
     };
     finish(&format!("lab {name}"), outcome)
 }
 
 /// Prints a failed command's message as `lab <command>: <message>` and
 /// gives its exit code.
-fn finish(command: &str, outcome: cli::Outcome) -> ExitCode {
+fn finish(command: &str, outcome: cli::outcome::Outcome) -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

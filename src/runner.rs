@@ -9,15 +9,16 @@
 //! overflow, say) takes down only its worker: the test that was running is
 //! reported as a crash and a new worker carries on with the rest.
 
+use crate::child_process::{LineChild, NoLine};
 use crate::job_store::JobStore;
 use crate::outcome::{Outcome, TestRun};
 use crate::suite::{self, Bench, Case};
 use crate::variant::Variant;
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -357,34 +358,23 @@ fn run_worker(
     tests: &[&'static Case],
     options: &RunOptions,
 ) -> WorkerResult {
-    let spawned = Command::new(&command.program)
+    let mut process = Command::new(&command.program);
+    process
         .args(&command.args)
-        .args(WorkerArgs::new(variant, tests, options).to_args())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn();
-    let mut child = match spawned {
+        .args(WorkerArgs::new(variant, tests, options).to_args());
+    let mut child = match LineChild::spawn(&mut process, false) {
         Ok(child) => child,
         Err(error) => {
+            let message = format!(
+                "cannot start a worker ({}): {error}",
+                command.program.display()
+            );
             return WorkerResult {
                 runs: Vec::new(),
-                ending: Outcome::Crash {
-                    message: format!(
-                        "cannot start a worker ({}): {error}",
-                        command.program.display()
-                    ),
-                },
-            }
+                ending: Outcome::Crash { message },
+            };
         }
     };
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let stderr = child.stderr.take().expect("stderr is piped");
-    let stderr_reader = thread::spawn(move || {
-        let mut text = String::new();
-        let _ = std::io::Read::read_to_string(&mut BufReader::new(stderr), &mut text);
-        text
-    });
     // A worker that stops answering (a test stuck outside its own thread)
     // is killed once every test it was given could have timed out, with one
     // more test's time (at least a second) for starting and stopping.
@@ -392,78 +382,33 @@ fn run_worker(
         .timeout
         .saturating_mul(u32::try_from(tests.len()).unwrap_or(u32::MAX))
         + options.timeout.max(Duration::from_secs(1));
-    let (lines_sender, lines) = mpsc::channel();
-    let reader = thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if lines_sender.send(line).is_err() {
-                break;
-            }
-        }
-    });
     let started = Instant::now();
     let mut runs = Vec::new();
-    let mut killed = false;
     loop {
-        let left = deadline.saturating_sub(started.elapsed());
-        match lines.recv_timeout(left) {
+        match child.next_line(deadline.saturating_sub(started.elapsed())) {
             Ok(line) => {
                 if let Ok(WorkerEvent::Done(run)) = serde_json::from_str::<WorkerEvent>(&line) {
                     runs.push(run);
                 }
             }
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                let _ = child.kill();
-                killed = true;
-                break;
+            Err(NoLine::Closed) => break,
+            Err(NoLine::Timeout) => {
+                child.kill();
+                let limit_ms = u64::try_from(deadline.as_millis()).unwrap_or(u64::MAX);
+                return WorkerResult {
+                    runs,
+                    ending: Outcome::Timeout { limit_ms },
+                };
             }
         }
     }
-    let status = child.wait();
-    // After a kill, a process the worker started may still hold its pipes
-    // open; the readers are then left to end with it instead of waited for.
-    let stderr_text = if killed {
-        String::new()
-    } else {
-        let _ = reader.join();
-        stderr_reader.join().unwrap_or_default()
+    let how = child.wait();
+    let message = match child.stderr_tail().last() {
+        Some(last_words) => format!("the worker process {how}: {last_words}"),
+        None => format!("the worker process {how}"),
     };
-    let ending = if killed {
-        Outcome::Timeout {
-            limit_ms: u64::try_from(deadline.as_millis()).unwrap_or(u64::MAX),
-        }
-    } else {
-        let how = match status {
-            Ok(status) => describe_exit(status),
-            Err(error) => format!("could not be waited for: {error}"),
-        };
-        let last_words = stderr_text
-            .lines()
-            .rev()
-            .find(|line| !line.trim().is_empty())
-            .unwrap_or("");
-        Outcome::Crash {
-            message: if last_words.is_empty() {
-                format!("the worker process {how}")
-            } else {
-                format!("the worker process {how}: {last_words}")
-            },
-        }
-    };
-    WorkerResult { runs, ending }
-}
-
-fn describe_exit(status: std::process::ExitStatus) -> String {
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt;
-        if let Some(signal) = status.signal() {
-            return format!("was killed by signal {signal}");
-        }
-    }
-    match status.code() {
-        Some(code) => format!("exited with code {code}"),
-        None => "ended".to_string(),
+    WorkerResult {
+        runs,
+        ending: Outcome::Crash { message },
     }
 }

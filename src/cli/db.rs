@@ -1,6 +1,7 @@
 //! `lab db`: the store's eight operations from the shell, answering JSON.
 
-use super::{find_variant, say_line, CliError, Outcome};
+use super::args::find_variant;
+use super::outcome::{say_line, CliError, Outcome};
 use lease_lab::error::StoreError;
 use lease_lab::operation::Operation;
 use lease_lab::variant::REFERENCE_ID;

@@ -7,7 +7,8 @@
 //! lab concludes comes from the answers and the final row, whatever the
 //! variant did.
 
-use super::{find_variant, say, CliError, Outcome};
+use super::args::find_variant;
+use super::outcome::{say, CliError, Outcome};
 use colored::Colorize;
 use lease_lab::error::StoreError;
 use lease_lab::job::{Fence, Job};

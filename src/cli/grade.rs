@@ -1,8 +1,8 @@
 //! `lab grade`: many students' progress files summarised per exercise, so
 //! an instructor sees which observations a class found and which it missed.
 
+use super::outcome::{say, say_line, CliError, Outcome, ReportFormat};
 use super::progress::{self, Progress};
-use super::{say, say_line, CliError, Outcome, ReportFormat};
 use lease_lab::exercise;
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -1,12 +1,14 @@
 //! The instructor's commands: the kill matrix in every format, the suite
 //! against one variant, and the lists of tests and variants.
 
-use super::{find_variant, say, worker_command, CliError, Outcome, SuiteArgs};
+use super::args::{find_variant, worker_command, SuiteArgs};
+use super::outcome::{say, CliError, Outcome};
 use colored::Colorize;
 use lease_lab::exercise::step_title;
 use lease_lab::matrix::Matrix;
 use lease_lab::mutant::MutantKind;
 use lease_lab::report;
+use lease_lab::runner::{self, WorkerArgs};
 use lease_lab::suite::{self, Case};
 use lease_lab::variant::{Variant, MUTANTS, REFERENCE_ID};
 use std::fmt::Write as _;
@@ -191,4 +193,13 @@ fn variants_text() -> String {
         .unwrap();
     }
     out
+}
+
+/// The body of `lab __worker`.
+pub fn worker(args: &WorkerArgs) -> Outcome {
+    let mut stdout = std::io::stdout().lock();
+    runner::serve(args, &mut stdout).map_err(|error| match error {
+        runner::WorkerError::Usage(message) => CliError::Usage(message),
+        runner::WorkerError::Io(error) => CliError::from(error),
+    })
 }

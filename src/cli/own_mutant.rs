@@ -11,7 +11,7 @@
 //! seconds and needs Rust installed, which is why it is a step of its own
 //! that the command line runs after validation, rather than part of it.
 
-use super::{say_line, CliError, Outcome};
+use super::outcome::{say_line, CliError, Outcome};
 use lease_lab::mutant::{MutantSpec, SpecError, MUTABLE_FILE};
 use lease_lab::variant::{self, REFERENCE_SOURCE};
 use std::fmt::{self, Write as _};

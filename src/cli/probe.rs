@@ -1,6 +1,7 @@
 //! `lab probe`: runs a probe file against the reference and mutants.
 
-use super::{find_variant, millis, say, say_line, CliError, Outcome, ReportFormat};
+use super::args::{find_variant, millis};
+use super::outcome::{say, say_line, CliError, Outcome, ReportFormat};
 use lease_lab::probe::{self, CheckOptions};
 use lease_lab::runner::DEFAULT_TIMEOUT;
 use lease_lab::variant::Variant;

@@ -5,8 +5,8 @@
 //! old one), so an interrupted write never leaves half a file. A file that
 //! cannot be read as progress is moved aside, never silently overwritten.
 
+use super::outcome::CliError;
 use super::prediction::Score;
-use super::CliError;
 use lease_lab::exercise::{self, Exercise};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

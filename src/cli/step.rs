@@ -3,9 +3,10 @@
 //! reference and the mutant, sets the prediction beside the result, and
 //! records it.
 
+use super::args::{find_exercise, worker_command, SuiteArgs};
+use super::outcome::{CliError, Outcome};
 use super::prediction::{parse_selection, Score};
 use super::progress::{self, Attempt, ProbeRecord, Reflection};
-use super::{find_exercise, worker_command, CliError, Context, Outcome, SuiteArgs};
 use colored::Colorize;
 use lease_lab::exercise::{self, Exercise};
 use lease_lab::matrix::Matrix;
@@ -43,7 +44,7 @@ pub struct Args {
 }
 
 /// `lab step N`: the exercise from start to end, on this terminal.
-pub fn run(args: Args, context: &Context) -> Outcome {
+pub fn run(args: Args, progress_path: &Path) -> Outcome {
     let exercise = find_exercise(&args.exercise)?;
     let worker = worker_command()?;
     let probe = args
@@ -77,7 +78,7 @@ pub fn run(args: Args, context: &Context) -> Outcome {
         &mut console,
         &suite_runner,
         &options,
-        &context.progress,
+        progress_path,
     ) {
         Ok(_) => Ok(()),
         Err(error @ (StepError::NoPrediction | StepError::BadPrediction(_))) => {
@@ -164,7 +165,11 @@ pub fn step_through(
         return Err(StepError::NoPrediction);
     }
     present(exercise, console)?;
-    let (predicted, why, typed_probe) = prediction(exercise, &given, &menu, console)?;
+    let Prediction {
+        tests: predicted,
+        why,
+        typed_probe,
+    } = prediction(exercise, &given, &menu, console)?;
     let probe = match given.probe.clone().or(typed_probe) {
         Some(probe) => Some(run_probe(exercise, probe, options, console)?),
         None => None,
@@ -292,8 +297,15 @@ fn present(exercise: &Exercise, console: &mut Console) -> io::Result<()> {
     Ok(())
 }
 
-/// The tests predicted, the student's words, and a probe typed at the prompt.
-type Prediction = (Vec<String>, String, Option<Probe>);
+/// The prediction as made: at the prompt, or from the command line.
+struct Prediction {
+    /// The tests predicted to catch the mutant.
+    tests: Vec<String>,
+    /// The student's words: which input, error or stored state reveals it.
+    why: String,
+    /// A probe typed at the prompt, if any.
+    typed_probe: Option<Probe>,
+}
 
 fn prediction(
     exercise: &Exercise,
@@ -357,11 +369,11 @@ fn prediction(
             .ask("What input, error or stored state will reveal the difference?")?
             .ok_or(StepError::InputEnded)?,
     };
-    Ok((
-        chosen.into_iter().map(String::from).collect(),
+    Ok(Prediction {
+        tests: chosen.into_iter().map(String::from).collect(),
         why,
         typed_probe,
-    ))
+    })
 }
 
 /// Reads a probe typed at the prompt, up to an empty line; on a parse

@@ -1,8 +1,9 @@
 //! The student's own commands around the exercises: the overview (`lab`
 //! alone), hints, reset, the closing reflection, and the recorded progress.
 
+use super::args::find_exercise;
+use super::outcome::{say, say_line, CliError, Outcome, ReportFormat};
 use super::progress::{self, Progress, Reflection};
-use super::{find_exercise, say, say_line, CliError, Context, Outcome, ReportFormat};
 use colored::Colorize;
 use lease_lab::exercise;
 use std::fmt::Write as _;
@@ -45,18 +46,18 @@ pub struct ProgressArgs {
 }
 
 /// `lab` alone: every exercise with the student's progress, and what to do next.
-pub fn overview(context: &Context) -> Outcome {
-    let progress = progress::load_reporting(&context.progress)?;
-    say(&overview_text(&progress, &context.progress))
+pub fn overview(progress_path: &Path) -> Outcome {
+    let progress = progress::load_reporting(progress_path)?;
+    say(&overview_text(&progress, progress_path))
 }
 
 /// `lab hint N`: one more hint each time (or all of them), remembered.
-pub fn hint(args: &HintArgs, context: &Context) -> Outcome {
+pub fn hint(args: &HintArgs, progress_path: &Path) -> Outcome {
     let exercise = find_exercise(&args.exercise)?;
     let lab = exercise::lab(exercise.step()).ok_or_else(|| {
         CliError::Failed(format!("step {} has no text in labs/", exercise.step()))
     })?;
-    let text = progress::update(&context.progress, |progress| {
+    let text = progress::update(progress_path, |progress| {
         let record = progress.exercise(&exercise.key);
         let shown = if args.all {
             lab.hints.len()
@@ -70,14 +71,14 @@ pub fn hint(args: &HintArgs, context: &Context) -> Outcome {
 }
 
 /// `lab reset [N]`: forgets one exercise, or everything.
-pub fn reset(args: &ResetArgs, context: &Context) -> Outcome {
+pub fn reset(args: &ResetArgs, progress_path: &Path) -> Outcome {
     let key = args
         .exercise
         .as_deref()
         .map(find_exercise)
         .transpose()?
         .map(|exercise| exercise.key);
-    let message = progress::update(&context.progress, |progress| match key {
+    let message = progress::update(progress_path, |progress| match key {
         Some(key) => {
             progress.exercises.remove(&key);
             format!("Forgot exercise {key}.")
@@ -91,13 +92,13 @@ pub fn reset(args: &ResetArgs, context: &Context) -> Outcome {
 }
 
 /// `lab reflect`: records the answers to the worksheet's closing questions.
-pub fn reflect(args: &ReflectArgs, context: &Context) -> Outcome {
+pub fn reflect(args: &ReflectArgs, progress_path: &Path) -> Outcome {
     if args.why_kept.trim().is_empty() || args.not_guaranteed.trim().is_empty() {
         return Err(CliError::Usage(
             "give both answers, --why-kept and --not-guaranteed, as non-empty text".into(),
         ));
     }
-    progress::update(&context.progress, |progress| {
+    progress::update(progress_path, |progress| {
         progress.reflection = Some(Reflection {
             at: progress::now_stamp(),
             why_tests_are_kept: args.why_kept.clone(),
@@ -108,8 +109,8 @@ pub fn reflect(args: &ReflectArgs, context: &Context) -> Outcome {
 }
 
 /// `lab progress`: the recorded predictions and scores.
-pub fn progress(args: &ProgressArgs, context: &Context) -> Outcome {
-    let progress = progress::load_reporting(&context.progress)?;
+pub fn progress(args: &ProgressArgs, progress_path: &Path) -> Outcome {
+    let progress = progress::load_reporting(progress_path)?;
     match args.format {
         ReportFormat::Json => {
             say_line(&serde_json::to_string_pretty(&progress).expect("progress is JSON"))

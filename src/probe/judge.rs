@@ -1,9 +1,9 @@
 //! Judging a probe: its runs on the reference and on mutants, and what
 //! they say about the prediction it writes down.
 
+use super::line::Probe;
 use super::reply::Reply;
 use super::run::{run, LineRun, ProbeRun};
-use super::Probe;
 use crate::runner::{default_scratch, DEFAULT_TIMEOUT};
 use crate::variant::Variant;
 use colored::Colorize;

@@ -57,6 +57,7 @@
 //! they all queue behind it (as claims do behind any busy writer).
 
 mod judge;
+mod line;
 mod parse;
 mod reply;
 mod run;
@@ -64,113 +65,7 @@ mod run;
 pub use judge::{
     check, check_text, judge, CheckOptions, Difference, MutantCheck, ProbeCheck, Verdict,
 };
+pub use line::{Expectation, Field, Probe, ProbeError, ProbeLine, Value, MAX_EXPANDED_OWNERS};
 pub use parse::{load, parse};
-pub use reply::{Expectation, Field, Reply, Value};
+pub use reply::Reply;
 pub use run::{run, LineRun, ProbeRun};
-
-use crate::operation::Operation;
-use std::fmt;
-use std::time::Duration;
-
-/// The most owners one `NAME*K` may stand for: enough for any race the
-/// store can run (it uses at most 64 threads), small enough that a typo
-/// does not make a probe run for minutes.
-pub const MAX_EXPANDED_OWNERS: usize = 1000;
-
-/// A parsed probe: its lines, in file order, after the implicit `init_db`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Probe {
-    /// The file name it was read from, for messages.
-    pub file_name: String,
-    /// The text as written.
-    pub source: String,
-    /// The lines to run. The first is the implicit `init_db` (number 0),
-    /// then every line with an operation, in file order.
-    pub lines: Vec<ProbeLine>,
-}
-
-/// One line of a probe: a call and what it should answer.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ProbeLine {
-    /// The line's number in the file, from 1; 0 for the implicit `init_db`.
-    pub number: usize,
-    /// The call as written, without the expectation and the comment.
-    pub call: String,
-    /// The store operation to run.
-    pub operation: Operation,
-    /// `state JOB FIELD`: the one field the line looks at.
-    pub field: Option<Field>,
-    /// `claim-many ... lock-ms=N`: how long another client holds the
-    /// database's write lock while the claims start, so that they queue
-    /// up behind it.
-    pub hold_lock: Option<Duration>,
-    /// What the student expects it to answer.
-    pub expectation: Expectation,
-}
-
-/// Why a probe cannot be run.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ProbeError {
-    /// The file cannot be read.
-    Unreadable {
-        /// The file.
-        file: String,
-        /// What the system said.
-        reason: String,
-    },
-    /// A line does not follow the probe language.
-    Syntax {
-        /// The file.
-        file: String,
-        /// The line, from 1.
-        line: usize,
-        /// What the lab expected there.
-        expected: String,
-        /// What it found instead.
-        found: String,
-    },
-}
-
-impl fmt::Display for ProbeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ProbeError::Unreadable { file, reason } => {
-                write!(f, "{file}: cannot read it: {reason}")
-            }
-            ProbeError::Syntax {
-                file,
-                line,
-                expected,
-                found,
-            } => write!(f, "{file}:{line}: expected {expected}, but found {found}"),
-        }
-    }
-}
-
-impl std::error::Error for ProbeError {}
-
-impl ProbeLine {
-    /// Where the line is, for messages: `line 4` or `before line 1`.
-    pub fn place(&self) -> String {
-        if self.number == 0 {
-            "before line 1".into()
-        } else {
-            format!("line {}", self.number)
-        }
-    }
-}
-
-impl Probe {
-    /// Whether the probe races claims, so that one run may not show what
-    /// another run does.
-    pub fn races(&self) -> bool {
-        self.lines
-            .iter()
-            .any(|line| matches!(line.operation, Operation::ClaimMany { .. }))
-    }
-
-    /// The line with this number (0 for the implicit `init_db`).
-    pub fn line(&self, number: usize) -> Option<&ProbeLine> {
-        self.lines.iter().find(|line| line.number == number)
-    }
-}

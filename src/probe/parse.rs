@@ -1,8 +1,7 @@
 //! Reading a probe: the probe language's lines into operations and
 //! expectations, with errors that name the line and what was expected.
 
-use super::reply::{Expectation, Field, Value};
-use super::{Probe, ProbeError, ProbeLine, MAX_EXPANDED_OWNERS};
+use super::line::{Expectation, Field, Probe, ProbeError, ProbeLine, Value, MAX_EXPANDED_OWNERS};
 use crate::error::ErrorKind;
 use crate::job::Fence;
 use crate::operation::Operation;
@@ -35,7 +34,7 @@ pub fn parse(file_name: &str, text: &str) -> Result<Probe, ProbeError> {
     }];
     for (index, line) in text.lines().enumerate() {
         let number = index + 1;
-        let syntax = |(expected, found): (String, String)| ProbeError::Syntax {
+        let syntax = |Mismatch { expected, found }| ProbeError::Syntax {
             file: file_name.to_string(),
             line: number,
             expected,
@@ -95,11 +94,25 @@ impl Token {
 }
 
 /// What a parse step expected and what it found, for [`ProbeError::Syntax`].
-type Mismatch = (String, String);
+struct Mismatch {
+    expected: String,
+    found: String,
+}
 
+impl Mismatch {
+    fn new(expected: impl Into<String>, found: impl Into<String>) -> Mismatch {
+        Mismatch {
+            expected: expected.into(),
+            found: found.into(),
+        }
+    }
+}
+
+/// What a parse step expected, and the token it found instead (`None`:
+/// the end of the line).
 fn mismatch(expected: impl Into<String>, found: Option<&Token>) -> Mismatch {
     let found = found.map_or_else(|| "the end of the line".to_string(), Token::describe);
-    (expected.into(), found)
+    Mismatch::new(expected, found)
 }
 
 /// A line split into tokens, and where its call's text ends.
@@ -171,7 +184,7 @@ fn quoted(chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>) -> Result<
     let mut text = String::new();
     loop {
         match chars.next().map(|(_, c)| c) {
-            None => return Err(("a closing `\"`".into(), "the end of the line".into())),
+            None => return Err(Mismatch::new("a closing `\"`", "the end of the line")),
             Some('"') => return Ok(text),
             Some('\\') => match chars.next().map(|(_, c)| c) {
                 Some('"') => text.push('"'),
@@ -179,8 +192,8 @@ fn quoted(chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>) -> Result<
                 Some('n') => text.push('\n'),
                 Some('t') => text.push('\t'),
                 other => {
-                    return Err((
-                        "an escape `\\\"`, `\\\\`, `\\n` or `\\t`".into(),
+                    return Err(Mismatch::new(
+                        "an escape `\\\"`, `\\\\`, `\\n` or `\\t`",
                         other.map_or("the end of the line".into(), |c| format!("`\\{c}`")),
                     ))
                 }
@@ -275,7 +288,7 @@ impl<'a> Cursor<'a> {
         let found = self.peek();
         let text = match found {
             Some(Token::Word(key)) if self.at_named() => {
-                return Err((expected.into(), format!("`{key}=`")))
+                return Err(Mismatch::new(expected, format!("`{key}=`")))
             }
             Some(Token::Word(text) | Token::Quoted(text)) => text.clone(),
             _ => return Err(mismatch(expected, found)),
@@ -335,7 +348,10 @@ impl<'a> Cursor<'a> {
                 return Err(mismatch(unused.join(" or "), found));
             };
             if values[index].is_some() {
-                return Err(("each argument once".into(), format!("`{key}=` twice")));
+                return Err(Mismatch::new(
+                    "each argument once",
+                    format!("`{key}=` twice"),
+                ));
             }
             match self.next() {
                 Some(Token::Equals) => {}
@@ -395,55 +411,16 @@ fn parse_operation(cursor: &mut Cursor) -> Result<ParsedCall, Mismatch> {
                 ttl,
             }
         }
-        "complete" => {
-            let job_id = cursor.text("a job id")?;
-            let owner = cursor.text("an owner")?;
-            let fence = cursor.fence()?;
-            let mut now = 0.0;
-            let mut result = String::new();
-            cursor.named(&["now", "result"], 2, |cursor, index| {
-                if index == 0 {
-                    now = cursor.number("a number of seconds")?;
-                } else {
-                    result = cursor.text("a result text")?;
-                }
-                Ok(())
-            })?;
-            Operation::Complete {
-                job_id,
-                owner,
-                fence,
-                now,
-                result,
-            }
-        }
+        "complete" => complete_call(cursor)?,
         "release" => Operation::Release {
             job_id: cursor.text("a job id")?,
             owner: cursor.text("an owner")?,
             fence: cursor.fence()?,
         },
         "claim-many" => {
-            let job_id = cursor.text("a job id")?;
-            let mut owners = Vec::new();
-            while cursor.peek().is_some() && !cursor.at_named() {
-                owners.extend(owner_group(cursor)?);
-            }
-            let mut times = [0.0; 2];
-            cursor.named(&["now", "ttl", "lock-ms"], 2, |cursor, index| {
-                if index < 2 {
-                    times[index] = cursor.number("a number of seconds")?;
-                } else {
-                    let millis: u64 = cursor.parsed("a whole number of milliseconds")?;
-                    hold_lock = Some(Duration::from_millis(millis));
-                }
-                Ok(())
-            })?;
-            Operation::ClaimMany {
-                job_id,
-                owners,
-                now: times[0],
-                ttl: times[1],
-            }
+            let (operation, lock) = claim_many_call(cursor)?;
+            hold_lock = lock;
+            operation
         }
         _ => return Err(mismatch(OPERATIONS, found)),
     };
@@ -452,6 +429,58 @@ fn parse_operation(cursor: &mut Cursor) -> Result<ParsedCall, Mismatch> {
         field: field_looked_at,
         hold_lock,
     })
+}
+
+/// The arguments of `complete JOB OWNER FENCE now=N result=TEXT`.
+fn complete_call(cursor: &mut Cursor) -> Result<Operation, Mismatch> {
+    let job_id = cursor.text("a job id")?;
+    let owner = cursor.text("an owner")?;
+    let fence = cursor.fence()?;
+    let mut now = 0.0;
+    let mut result = String::new();
+    cursor.named(&["now", "result"], 2, |cursor, index| {
+        if index == 0 {
+            now = cursor.number("a number of seconds")?;
+        } else {
+            result = cursor.text("a result text")?;
+        }
+        Ok(())
+    })?;
+    Ok(Operation::Complete {
+        job_id,
+        owner,
+        fence,
+        now,
+        result,
+    })
+}
+
+/// The arguments of `claim-many JOB OWNER... now=N ttl=T [lock-ms=N]`, and
+/// how long to hold the write lock.
+fn claim_many_call(cursor: &mut Cursor) -> Result<(Operation, Option<Duration>), Mismatch> {
+    let job_id = cursor.text("a job id")?;
+    let mut owners = Vec::new();
+    while cursor.peek().is_some() && !cursor.at_named() {
+        owners.extend(owner_group(cursor)?);
+    }
+    let mut times = [0.0; 2];
+    let mut hold_lock = None;
+    cursor.named(&["now", "ttl", "lock-ms"], 2, |cursor, index| {
+        if index < 2 {
+            times[index] = cursor.number("a number of seconds")?;
+        } else {
+            let millis: u64 = cursor.parsed("a whole number of milliseconds")?;
+            hold_lock = Some(Duration::from_millis(millis));
+        }
+        Ok(())
+    })?;
+    let operation = Operation::ClaimMany {
+        job_id,
+        owners,
+        now: times[0],
+        ttl: times[1],
+    };
+    Ok((operation, hold_lock))
 }
 
 /// `now=N ttl=T`, in either order.
@@ -572,7 +601,7 @@ fn row_expectation(cursor: &mut Cursor) -> Result<Expectation, Mismatch> {
         let name = cursor.word("`FIELD=VALUE` or the end of the line")?;
         let field = field(name, found)?;
         if fields.iter().any(|(seen, _)| *seen == field) {
-            return Err(("each field once".into(), format!("`{name}=` twice")));
+            return Err(Mismatch::new("each field once", format!("`{name}=` twice")));
         }
         match cursor.next() {
             Some(Token::Equals) => {}
@@ -640,7 +669,7 @@ fn claims_expectation(cursor: &mut Cursor, owners: usize) -> Result<Expectation,
             }
             let winners = cursor.integer("a number of winners")?;
             let winners = usize::try_from(winners)
-                .map_err(|_| ("a number of winners from 0".into(), winners.to_string()))?;
+                .map_err(|_| Mismatch::new("a number of winners from 0", winners.to_string()))?;
             Ok(Expectation::Winners { winners, owners })
         }
         _ => Err(mismatch(EXPECTED, found)),

@@ -1,76 +1,10 @@
-//! What a probe line expects and what its call replied: the values of a
-//! row's fields, expectations, replies, and how each reads in the probe
-//! language.
+//! What a probe line's call replied, whether the line's expectation
+//! accepts it, and how it reads in the probe language.
 
-use super::ProbeLine;
+use super::line::{fence_text, fences_text, row_text, Expectation, ProbeLine};
 use crate::error::{ErrorKind, StoreError};
-use crate::job::{Fence, Job};
 use crate::operation::{Answer, Operation};
 use serde::ser::{Serialize, SerializeMap, Serializer};
-use std::fmt;
-
-/// A column of the `jobs` table, as named in probes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Field {
-    /// `id`.
-    Id,
-    /// `owner`.
-    Owner,
-    /// `until`.
-    Until,
-    /// `fence`.
-    Fence,
-    /// `result`.
-    Result,
-    /// `done`.
-    Done,
-}
-
-/// The value of one field of a stored row.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-#[serde(untagged)]
-pub enum Value {
-    /// A text column; `None` is SQL NULL.
-    Text(Option<String>),
-    /// `until`.
-    Number(f64),
-    /// `fence`.
-    Integer(i64),
-    /// `done`.
-    Bool(bool),
-}
-
-/// What a line expects its call to answer.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Expectation {
-    /// No `->`: any answer but an error.
-    Runs,
-    /// `ok`: `init_db` succeeded.
-    Ok,
-    /// `true` or `false`.
-    Bool(bool),
-    /// A fence, or `none`.
-    Fence(Option<Fence>),
-    /// `state JOB -> none`: no such job.
-    NoJob,
-    /// `state JOB -> FIELD=VALUE ...`: a row with these values.
-    Row(Vec<(Field, Value)>),
-    /// `state JOB FIELD -> VALUE`: a row whose field has this value.
-    Field(Field, Value),
-    /// `claim-many ... -> [..]`: exactly these answers, in owner order.
-    Fences(Vec<Option<Fence>>),
-    /// `claim-many ... -> winners=K` (`one-winner` is K = 1): an answer per
-    /// owner, `winners` of them fences.
-    Winners {
-        /// How many owners should get a fence.
-        winners: usize,
-        /// How many owners the line names.
-        owners: usize,
-    },
-    /// `error` (any kind) or `error KIND`.
-    Error(Option<ErrorKind>),
-}
 
 /// What one call of a probe replied.
 #[derive(Debug, Clone, PartialEq)]
@@ -94,125 +28,6 @@ pub enum Reply {
         /// The limit, in milliseconds.
         limit_ms: u64,
     },
-}
-
-impl Field {
-    /// The field's name in probes and in the `jobs` table.
-    pub fn name(self) -> &'static str {
-        match self {
-            Field::Id => "id",
-            Field::Owner => "owner",
-            Field::Until => "until",
-            Field::Fence => "fence",
-            Field::Result => "result",
-            Field::Done => "done",
-        }
-    }
-
-    /// The field's value in a stored row.
-    pub fn of(self, job: &Job) -> Value {
-        match self {
-            Field::Id => Value::Text(Some(job.id.clone())),
-            Field::Owner => Value::Text(job.owner.clone()),
-            Field::Until => Value::Number(job.until),
-            Field::Fence => Value::Integer(job.fence.0),
-            Field::Result => Value::Text(job.result.clone()),
-            Field::Done => Value::Bool(job.done),
-        }
-    }
-}
-
-const ALL_FIELDS: [Field; 6] = [
-    Field::Id,
-    Field::Owner,
-    Field::Until,
-    Field::Fence,
-    Field::Result,
-    Field::Done,
-];
-
-/// A text as a probe writes it: bare when it reads back as the same text,
-/// quoted otherwise.
-fn probe_text(text: &str) -> String {
-    let bare = !text.is_empty()
-        && !text.contains(|c: char| c.is_whitespace() || "#\"=[],*".contains(c))
-        && !text.contains("->")
-        && text != "none"
-        && text != "null";
-    if bare {
-        text.to_string()
-    } else {
-        let escaped = text
-            .replace('\\', "\\\\")
-            .replace('"', "\\\"")
-            .replace('\n', "\\n")
-            .replace('\t', "\\t");
-        format!("\"{escaped}\"")
-    }
-}
-
-impl fmt::Display for Value {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Value::Text(None) => write!(f, "none"),
-            Value::Text(Some(text)) => write!(f, "{}", probe_text(text)),
-            Value::Number(number) => write!(f, "{number}"),
-            Value::Integer(number) => write!(f, "{number}"),
-            Value::Bool(flag) => write!(f, "{flag}"),
-        }
-    }
-}
-
-fn fence_text(fence: Option<Fence>) -> String {
-    fence.map_or_else(|| "none".to_string(), |fence| fence.to_string())
-}
-
-/// Fences as a probe list, or, past eight, counted: a race of 64 owners
-/// would not fit a line.
-fn fences_text(fences: &[Option<Fence>]) -> String {
-    if fences.len() <= 8 {
-        let items: Vec<String> = fences.iter().map(|fence| fence_text(*fence)).collect();
-        return format!("[{}]", items.join(", "));
-    }
-    let won: Vec<String> = fences.iter().flatten().map(Fence::to_string).collect();
-    match won.len() {
-        0 => format!("{} answers, no fence", fences.len()),
-        1 => format!("{} answers, 1 fence ({})", fences.len(), won[0]),
-        n => format!("{} answers, {n} fences ({})", fences.len(), won.join(", ")),
-    }
-}
-
-fn row_text(job: &Job) -> String {
-    ALL_FIELDS
-        .iter()
-        .map(|field| format!("{}={}", field.name(), field.of(job)))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-impl fmt::Display for Expectation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Expectation::Runs => write!(f, "any answer but an error"),
-            Expectation::Ok => write!(f, "ok"),
-            Expectation::Bool(flag) => write!(f, "{flag}"),
-            Expectation::Fence(fence) => write!(f, "{}", fence_text(*fence)),
-            Expectation::NoJob => write!(f, "none"),
-            Expectation::Row(fields) => {
-                let pairs: Vec<String> = fields
-                    .iter()
-                    .map(|(field, value)| format!("{}={value}", field.name()))
-                    .collect();
-                write!(f, "{}", pairs.join(" "))
-            }
-            Expectation::Field(_, value) => write!(f, "{value}"),
-            Expectation::Fences(fences) => write!(f, "{}", fences_text(fences)),
-            Expectation::Winners { winners: 1, .. } => write!(f, "one-winner"),
-            Expectation::Winners { winners, .. } => write!(f, "winners={winners}"),
-            Expectation::Error(None) => write!(f, "error"),
-            Expectation::Error(Some(kind)) => write!(f, "error {}", kind.name()),
-        }
-    }
 }
 
 impl Expectation {
@@ -338,7 +153,8 @@ impl ProbeLine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::parse;
+    use crate::job::{Fence, Job};
+    use crate::probe::{parse, Field, Value};
 
     fn one(line: &str) -> ProbeLine {
         parse("t.probe", line).unwrap().lines[1].clone()

@@ -1,8 +1,8 @@
 //! Running a probe: its lines in order against one implementation, on a
 //! fresh database, on a thread of its own with a time limit.
 
+use super::line::{Probe, ProbeLine};
 use super::reply::Reply;
-use super::{Probe, ProbeLine};
 use crate::job_store::JobStore;
 use crate::operation::Operation;
 use serde::Serialize;

@@ -146,10 +146,11 @@ fn starts_group(matrix: &Matrix, index: usize) -> bool {
     index > 0 && kind(&matrix.runs[index]) != kind(&matrix.runs[index - 1])
 }
 
-fn matrix_section(matrix: &Matrix) -> String {
+/// The table's opening and its header row: a column per variant, its id
+/// upright, a mutant's linked to its section and titled with its status.
+fn header_row(matrix: &Matrix) -> String {
     let summaries = matrix.summaries();
-    let mut out = String::from("<section id=\"matrix\">\n<h2>The kill matrix</h2>\n");
-    out.push_str(&legend());
+    let mut out = String::new();
     out.push_str("<table class=\"matrix\">\n<thead><tr><th scope=\"col\">test</th>");
     for (index, run) in matrix.runs.iter().enumerate() {
         let group = if starts_group(matrix, index) {
@@ -178,6 +179,14 @@ fn matrix_section(matrix: &Matrix) -> String {
         .unwrap();
     }
     out.push_str("</tr></thead>\n");
+    out
+}
+
+fn matrix_section(matrix: &Matrix) -> String {
+    let mut out = String::from("<section id=\"matrix\">\n<h2>The kill matrix</h2>\n");
+    out.push_str(&legend());
+    out.push_str(&header_row(matrix));
+
     let mut step = None;
     for case in &matrix.tests {
         if step != Some(case.step) {
