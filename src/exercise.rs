@@ -139,6 +139,9 @@ pub struct LabSections {
     pub hints: Vec<String>,
     /// `## After the run`.
     pub after: String,
+    /// `## Closing reflection`: example answers to the worksheet's closing
+    /// questions, shown only once the student has answered them.
+    pub closing: String,
 }
 
 /// Splits a lab text into its sections. The `# ` title is left out (see
@@ -157,6 +160,7 @@ pub fn parse_lab(text: &str) -> LabSections {
             Some("Why it matters") => sections.why = text,
             Some("Predict before you run") => sections.predict = text,
             Some("After the run") => sections.after = text,
+            Some("Closing reflection") => sections.closing = text,
             Some(other) if other.starts_with("Hint") => sections.hints.push(text),
             Some(other) => {
                 sections.introduction =
@@ -244,5 +248,7 @@ mod tests {
             }
             assert_eq!(lab.hints.len(), 3, "step {step} should have three hints");
         }
+        assert!(lab(8).unwrap().closing.contains("Why are the tests"));
+        assert!(!lab(8).unwrap().after.contains("Why are the tests"));
     }
 }

@@ -25,6 +25,12 @@ pub trait JobStore: Send + Sync {
     /// An implementation without such a setting ignores it.
     fn set_thread_busy_timeout(&self, _timeout: Option<Duration>) {}
 
+    /// Whether the implementation's database connections are this
+    /// process's own (so that the lab's VFS shim sees them).
+    fn in_this_process(&self) -> bool {
+        true
+    }
+
     /// `init_db(path)`.
     fn init_db(&self, db: &Path) -> Result<()> {
         let answer = self.call(db, &Operation::InitDb)?;

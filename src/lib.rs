@@ -38,6 +38,7 @@ pub mod mutant;
 pub mod operation;
 pub mod outcome;
 pub mod probe;
+pub mod race;
 pub mod report;
 pub mod runner;
 pub mod store;
@@ -45,6 +46,7 @@ pub mod store;
 pub mod suite;
 pub mod terminal;
 pub mod variant;
+pub mod vfs_shim;
 
 pub use error::{ErrorKind, Result, StoreError};
 pub use job::{Fence, Job};

@@ -402,9 +402,10 @@ fn fences_text(fences: &[Option<Fence>]) -> String {
     }
 }
 
-/// A race of named owners summarised by its winners:
+/// A race of named owners summarised by its winners, the first few named:
 /// `2 winners: queued-03 got 5, queued-17 got 6; 30 got none`.
 pub fn race_text(owners: &[&str], answers: &[Option<Fence>]) -> String {
+    const NAMED: usize = 4;
     let winners: Vec<String> = owners
         .iter()
         .zip(answers)
@@ -414,7 +415,12 @@ pub fn race_text(owners: &[&str], answers: &[Option<Fence>]) -> String {
     let head = match winners.len() {
         0 => "no winner".to_string(),
         1 => format!("1 winner: {}", winners[0]),
-        n => format!("{n} winners: {}", winners.join(", ")),
+        n if n <= NAMED => format!("{n} winners: {}", winners.join(", ")),
+        n => format!(
+            "{n} winners: {}, and {} more",
+            winners[..NAMED].join(", "),
+            n - NAMED
+        ),
     };
     if none == 0 {
         head
@@ -557,5 +563,11 @@ mod tests {
             "1 winner: b got 5; 2 got none"
         );
         assert_eq!(race_text(&["a"], &[None]), "no winner; 1 got none");
+        let owners = ["a", "b", "c", "d", "e", "f"];
+        let all: Vec<Option<Fence>> = (1..=6).map(|n| Some(Fence(n))).collect();
+        assert_eq!(
+            race_text(&owners, &all),
+            "6 winners: a got 1, b got 2, c got 3, d got 4, and 2 more"
+        );
     }
 }

@@ -1,5 +1,5 @@
-//! The terminal: whether to colour, and the coloured unified diffs and
-//! failed checks that the lab's screens share.
+//! The terminal: whether to colour, how wide to write, and the text, the
+//! coloured diffs and the failed checks that the lab's screens share.
 
 use colored::Colorize;
 use similar::{ChangeTag, TextDiff};
@@ -31,6 +31,103 @@ pub fn apply_color(choice: ColorChoice) {
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty());
     let on = use_color(choice, no_color, std::io::stdout().is_terminal());
     colored::control::set_override(on);
+}
+
+/// The width to write for: the terminal's columns when standard output is
+/// a terminal, else 80.
+pub fn width() -> usize {
+    terminal_size::terminal_size_of(std::io::stdout())
+        .map_or(80, |(terminal_size::Width(columns), _)| {
+            usize::from(columns)
+        })
+        .max(40)
+}
+
+/// The width for running text: the terminal's, but no wider than 100
+/// columns, which is easier to read.
+pub fn text_width() -> usize {
+    width().min(100)
+}
+
+/// `text` filled to `width` columns, broken only at spaces (never inside
+/// a word, nor at a hyphen: a test name longer than the line stays whole),
+/// its first line indented by `first` and the others by `rest`.
+pub fn fill(text: &str, width: usize, first: &str, rest: &str) -> String {
+    let options = textwrap::Options::new(width)
+        .initial_indent(first)
+        .subsequent_indent(rest)
+        .break_words(false)
+        .word_separator(textwrap::WordSeparator::AsciiSpace)
+        .word_splitter(textwrap::WordSplitter::NoHyphenation);
+    textwrap::fill(text, options)
+}
+
+/// Lab text (Markdown as `labs/` writes it) wrapped again at `width`:
+/// paragraphs and list items are refilled, their continuation lines
+/// indented under the item's text; code blocks and indented lines are
+/// kept as they are.
+pub fn reflow(text: &str, width: usize) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut paragraph: Vec<&str> = Vec::new();
+    let mut in_code = false;
+    let flush = |paragraph: &mut Vec<&str>, out: &mut Vec<String>| {
+        if paragraph.is_empty() {
+            return;
+        }
+        let joined = paragraph.join(" ");
+        let rest = if joined.starts_with("- ") { "  " } else { "" };
+        out.push(fill(&joined, width, "", rest));
+        paragraph.clear();
+    };
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            flush(&mut paragraph, &mut out);
+            in_code = !in_code;
+            out.push(line.to_string());
+        } else if in_code
+            || line.starts_with("  ") && !line.trim_start().is_empty() && paragraph.is_empty()
+        {
+            out.push(line.to_string());
+        } else if line.trim().is_empty() {
+            flush(&mut paragraph, &mut out);
+            out.push(String::new());
+        } else if line.starts_with("- ") {
+            flush(&mut paragraph, &mut out);
+            paragraph.push(line);
+        } else {
+            paragraph.push(line.trim());
+        }
+    }
+    flush(&mut paragraph, &mut out);
+    out.join("\n")
+}
+
+/// The changed lines of `new` against `old` with `context` lines around
+/// each change, as a student sees a mutant before predicting: code only.
+/// Comment lines of the context (`comment` starts them) are left out, since
+/// the reference's comments may explain the very bug; each hunk is headed
+/// by where it is in `file`.
+pub fn code_diff(old: &str, new: &str, file: &str, comment: &str, context: usize) -> String {
+    let diff = TextDiff::from_lines(old, new);
+    let mut out = String::new();
+    for group in diff.grouped_ops(context) {
+        let Some(first) = group.first() else { continue };
+        let start = first.old_range().start + 1;
+        writeln!(out, "{}", format!("{file}, line {start}:").cyan()).unwrap();
+        for op in &group {
+            for change in diff.iter_changes(op) {
+                let text = change.value().trim_end_matches('\n');
+                let line = match change.tag() {
+                    ChangeTag::Delete => format!("-{text}").red().to_string(),
+                    ChangeTag::Insert => format!("+{text}").green().to_string(),
+                    ChangeTag::Equal if text.trim_start().starts_with(comment) => continue,
+                    ChangeTag::Equal => format!(" {text}"),
+                };
+                writeln!(out, "{line}").unwrap();
+            }
+        }
+    }
+    out
 }
 
 /// A unified diff of `old` against `new` with `context` lines around each
@@ -82,10 +179,28 @@ pub fn unified_diff(
 }
 
 /// A failed check: what was checked, then expected against actual, as a
-/// line diff when the values span several lines (stored rows do).
-pub fn failure_text(check: &str, expected: &str, actual: &str, indent: usize) -> String {
+/// line diff when the values span several lines (stored rows do); long
+/// lines wrapped at `width` between words.
+pub fn failure_text(
+    check: &str,
+    expected: &str,
+    actual: &str,
+    indent: usize,
+    width: usize,
+) -> String {
     let pad = " ".repeat(indent);
-    let mut out = format!("{pad}{} {check}\n", "check:".bold());
+    let wrap = |label: &str, text: &str| {
+        let first = format!("{pad}{label} ");
+        let rest = " ".repeat(first.chars().count());
+        let filled = fill(text, width.max(first.len() + 20), &first, &rest);
+        // The label is bold; the text is not.
+        format!(
+            "{pad}{}{}\n",
+            label.bold(),
+            &filled[pad.len() + label.len()..]
+        )
+    };
+    let mut out = wrap("check:", check);
     if expected.contains('\n') || actual.contains('\n') {
         let diff = TextDiff::from_lines(expected, actual);
         writeln!(out, "{pad}{}", "- expected  + actual".dimmed()).unwrap();
@@ -99,8 +214,64 @@ pub fn failure_text(check: &str, expected: &str, actual: &str, indent: usize) ->
             writeln!(out, "{pad}{line}").unwrap();
         }
     } else {
-        writeln!(out, "{pad}{} {expected}", "expected:".bold()).unwrap();
-        writeln!(out, "{pad}{} {actual}", "actual:  ".bold()).unwrap();
+        out.push_str(&wrap("expected:", expected));
+        out.push_str(&wrap("actual:  ", actual));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colour_follows_the_choice_then_no_color_then_the_terminal() {
+        assert!(use_color(ColorChoice::Always, true, false));
+        assert!(!use_color(ColorChoice::Never, false, true));
+        assert!(use_color(ColorChoice::Auto, false, true));
+        assert!(!use_color(ColorChoice::Auto, true, true));
+        assert!(!use_color(ColorChoice::Auto, false, false));
+    }
+
+    #[test]
+    fn lab_text_is_refilled_to_the_width_and_never_broken_inside_a_word() {
+        let text = "A paragraph of several words that goes on\nacross two lines.\n\n- an item whose text is long enough to wrap\n  onto a second line\n- a short item\n\n```\nclaim(p, \"j\")   -> 1\n```\n";
+        let shown = reflow(text, 24);
+        assert_eq!(
+            shown,
+            "A paragraph of several\nwords that goes on\nacross two lines.\n\n- an item whose text is\n  long enough to wrap\n  onto a second line\n- a short item\n\n```\nclaim(p, \"j\")   -> 1\n```"
+        );
+        for line in shown.lines().filter(|line| !line.contains("claim(")) {
+            assert!(line.chars().count() <= 24, "{line:?}");
+        }
+    }
+
+    #[test]
+    fn a_code_diff_leaves_out_the_comments_around_the_change() {
+        let old = "fn f() {\n    // the lock comes first, or two could win\n    let tx = lock();\n    let row = read();\n}\n";
+        let new = "fn f() {\n    // the lock comes first, or two could win\n    let row = read();\n    let tx = lock();\n}\n";
+        colored::control::set_override(false);
+        let diff = code_diff(old, new, "src/store.rs", "//", 3);
+        assert!(!diff.contains("two could win"), "{diff}");
+        assert!(
+            diff.starts_with("src/store.rs, line 1:\n fn f() {\n"),
+            "{diff}"
+        );
+        assert!(
+            diff.contains("\n-    let ") && diff.contains("\n+    let "),
+            "{diff}"
+        );
+    }
+
+    #[test]
+    fn a_failure_is_wrapped_between_words_under_its_label() {
+        colored::control::set_override(false);
+        let actual =
+            "6 winners: worker-00 got 2, worker-01 got 14, worker-02 got 1, worker-03 got 16";
+        let text = failure_text("claim_many", "exactly one owner", actual, 4, 50);
+        assert_eq!(
+            text,
+            "    check: claim_many\n    expected: exactly one owner\n    actual:   6 winners: worker-00 got 2,\n              worker-01 got 14, worker-02 got 1,\n              worker-03 got 16\n"
+        );
+    }
 }

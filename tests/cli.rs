@@ -250,7 +250,7 @@ fn step_with_a_prediction_runs_compares_and_records() {
         "predicted and caught:        claim_at_exact_expiry_is_reassigned",
         "predicted but it survived:   init_db_twice_keeps_jobs_and_fences",
         "score: 50%",
-        "Next: lab step 1",
+        "Next: lab step 5",
     ] {
         assert!(
             shown.contains(expected),
@@ -301,7 +301,7 @@ fn step_rejects_an_unknown_test_or_exercise() {
     let lab = Sandbox::new();
     let output = lab.lab(&["step", "4", "--predict", "no_such_test"]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(text(&output.stderr).contains("\"no_such_test\" is not a test in force"));
+    assert!(text(&output.stderr).contains("\"no_such_test\" is not a test"));
     let output = lab.lab(&["step", "2", "--predict", "99"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(text(&output.stderr).contains("there is no test number 99"));
@@ -521,4 +521,158 @@ fn every_command_that_reads_progress_reports_a_corrupt_file() {
             "{args:?}: {warning}"
         );
     }
+}
+
+/// The example probes, for the tests that run one.
+fn example_probe(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("labs/probes")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn a_probe_that_kills_scores_as_a_right_prediction_in_every_view() {
+    let lab = Sandbox::new();
+    let probe = example_probe("04-claim-expired.probe");
+    let output = lab.lab(&["step", "4", "--probe", &probe, "--color", "never"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let shown = text(&output.stdout);
+    assert!(shown.contains("mutant 04 killed:"), "{shown}");
+    assert!(shown.contains("score: 100%"), "{shown}");
+    assert!(
+        shown.contains("caught but not predicted:    none"),
+        "{shown}"
+    );
+    let progress: Value =
+        serde_json::from_slice(&lab.lab(&["progress", "--format", "json"]).stdout).unwrap();
+    let attempt = &progress["exercises"]["4"]["attempts"][0];
+    assert_eq!(attempt["score"]["percent"], 100);
+    assert_eq!(attempt["probe"]["killed"], true);
+    let overview = text(&lab.lab(&["--color", "never"]).stdout);
+    assert!(
+        overview.contains("done (score 100%, 1 attempt, probe: good prediction)"),
+        "{overview}"
+    );
+    let listed = text(&lab.lab(&["progress", "--color", "never"]).stdout);
+    assert!(listed.contains("score 100%"), "{listed}");
+    assert!(listed.contains("probe: "), "{listed}");
+    let class = text(
+        &lab.lab(&[
+            "grade",
+            &lab.path("lease-lab-progress.json").display().to_string(),
+        ])
+        .stdout,
+    );
+    let row = class
+        .lines()
+        .find(|line| line.trim_start().starts_with("4 "))
+        .unwrap();
+    assert!(row.contains("100%"), "{class}");
+}
+
+#[test]
+fn every_wrong_entry_of_a_prediction_is_reported_at_once() {
+    let lab = Sandbox::new();
+    let output = lab.lab(&[
+        "step",
+        "4",
+        "--predict",
+        "99,claim_at_exact_expiry,claim_many_answers_every_owner_in_order",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    let error = text(&output.stderr);
+    assert!(error.contains("there is no test number 99"), "{error}");
+    assert!(
+        error.contains("did you mean claim_at_exact_expiry_is_reassigned?"),
+        "{error}"
+    );
+    assert!(
+        error.contains("is a test of step 8, not in force yet"),
+        "{error}"
+    );
+    assert!(
+        !lab.path("lease-lab-progress.json").exists(),
+        "nothing is recorded"
+    );
+}
+
+#[test]
+fn a_reader_that_goes_away_ends_the_output_quietly() {
+    let lab = Sandbox::new();
+    let mut child = lab
+        .command(&["step", "4", "--predict", "26", "--color", "never"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 16];
+    std::io::Read::read_exact(&mut stdout, &mut first).unwrap();
+    drop(stdout);
+    let output = child.wait_with_output().unwrap();
+    let error = text(&output.stderr);
+    assert!(!error.contains("Broken pipe"), "{error}");
+    assert!(!error.contains("panicked"), "{error}");
+    assert_eq!(output.status.code(), Some(0), "{error}");
+}
+
+#[test]
+fn a_probe_exits_0_only_when_it_holds_and_kills_what_it_ran_against() {
+    let lab = Sandbox::new();
+    let probe = example_probe("04-claim-expired.probe");
+    let killed = lab.lab(&["probe", &probe, "--variant", "04"]);
+    assert_eq!(killed.status.code(), Some(0), "{}", text(&killed.stderr));
+    let survived = lab.lab(&["probe", &probe, "--variant", "07"]);
+    assert_eq!(survived.status.code(), Some(1));
+    let every = lab.lab(&["probe", &probe, "--color", "never"]);
+    assert_eq!(
+        every.status.code(),
+        Some(1),
+        "most mutants survive a step-4 probe"
+    );
+    assert!(text(&every.stdout).contains("mutant 04 killed:"));
+    std::fs::write(lab.path("one.probe"), "enqueue j1 -> true\n").unwrap();
+    let one = lab.lab(&["probe", "one.probe", "--variant", "04", "--color", "never"]);
+    assert!(
+        text(&one.stdout).contains("reference: the one line holds"),
+        "{}",
+        text(&one.stdout)
+    );
+    std::fs::write(lab.path("bad.probe"), "grab j1\n").unwrap();
+    assert_eq!(lab.lab(&["probe", "bad.probe"]).status.code(), Some(2));
+}
+
+#[test]
+fn a_mutant_file_can_be_started_outside_the_lab_s_folder() {
+    let lab = Sandbox::new();
+    let output = lab.lab(&["mutant", "new", "--step", "4"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(lab.path("mutants/o04a-own.toml").is_file());
+    let output = lab.lab(&["mutant", "new", "--step", "4", "--dir", "mine/deeper"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(lab.path("mine/deeper/o04a-own.toml").is_file());
+    std::fs::write(lab.path("blocked"), "a file, not a folder").unwrap();
+    let output = lab.lab(&["mutant", "new", "--step", "4", "--dir", "blocked"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output.stderr).contains("blocked"),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
+#[test]
+fn counts_of_one_read_in_the_singular() {
+    let lab = Sandbox::new();
+    let markdown = text(
+        &lab.lab(&["matrix", "--kind", "worksheet", "--format", "markdown"])
+            .stdout,
+    );
+    assert!(
+        markdown.contains("| 03 | 3 | killed | 1 test (1 of step 3) |"),
+        "{markdown}"
+    );
+    assert!(!markdown.contains(" 1 tests"), "{markdown}");
 }

@@ -32,8 +32,8 @@ fn uses_the_database(bench: &Bench) -> Checked {
     bench.init_with(&["j"])?;
     suite::expect_eq(
         "the job's fence",
-        bench.row("j")?.map(|row| row.fence.0),
-        Some(0),
+        bench.row("j")?.map(|row| row.fence),
+        Some(lease_lab::Fence(0)),
     )
 }
 

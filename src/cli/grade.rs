@@ -99,11 +99,7 @@ pub fn grade(class: &[Progress]) -> ClassGrade {
                 predicted_a_killer: latest.iter().filter(|a| a.score.found_a_killer()).count(),
                 probe_killed: latest
                     .iter()
-                    .filter(|a| {
-                        a.probe
-                            .as_ref()
-                            .is_some_and(|probe| probe.verdict == "good prediction")
-                    })
+                    .filter(|a| a.probe.as_ref().is_some_and(|probe| probe.killed))
                     .count(),
                 mean_score,
                 most_common_wrong_guess,

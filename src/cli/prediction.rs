@@ -1,33 +1,71 @@
 //! A student's prediction of which tests catch a mutant, and its score.
 
-use lease_lab::suite::Case;
+use lease_lab::suite::{self, Case};
 use serde::{Deserialize, Serialize};
 
 /// Reads a selection of tests from a menu: numbers (1-based positions in
-/// `menu`) or test names, separated by commas or spaces, in any mix.
+/// `menu`, which are the tests' numbers in the suite) or test names,
+/// separated by commas or spaces, in any mix.
 ///
-/// Errors name the token that is neither and say what is accepted.
-pub fn parse_selection(input: &str, menu: &[&'static Case]) -> Result<Vec<&'static str>, String> {
+/// Every entry that is neither is reported at once, each with what is
+/// wrong and, for a name close to a test's, the test it may have meant.
+pub fn parse_selection(
+    input: &str,
+    menu: &[&'static Case],
+) -> Result<Vec<&'static str>, Vec<String>> {
     let mut chosen: Vec<&'static str> = Vec::new();
+    let mut wrong = Vec::new();
     for token in input
         .split(|c: char| c == ',' || c.is_whitespace())
         .filter(|t| !t.is_empty())
     {
-        let case = match token.parse::<usize>() {
-            Ok(number) => number
-                .checked_sub(1)
-                .and_then(|index| menu.get(index))
-                .ok_or_else(|| format!("there is no test number {number}: choose from 1 to {}", menu.len()))?,
-            Err(_) => menu
-                .iter()
-                .find(|case| case.name == token)
-                .ok_or_else(|| format!("{token:?} is not a test in force at this step: give its number or its exact name"))?,
-        };
-        if !chosen.contains(&case.name) {
-            chosen.push(case.name);
+        match find(token, menu) {
+            Ok(name) if !chosen.contains(&name) => chosen.push(name),
+            Ok(_) => {}
+            Err(problem) => wrong.push(problem),
         }
     }
-    Ok(chosen)
+    if wrong.is_empty() {
+        Ok(chosen)
+    } else {
+        Err(wrong)
+    }
+}
+
+/// The test an entry names, or what is wrong with it.
+fn find(token: &str, menu: &[&'static Case]) -> Result<&'static str, String> {
+    if let Ok(number) = token.parse::<usize>() {
+        return number
+            .checked_sub(1)
+            .and_then(|index| menu.get(index))
+            .map(|case| case.name)
+            .ok_or_else(|| {
+                format!(
+                    "there is no test number {number}: choose from 1 to {}",
+                    menu.len()
+                )
+            });
+    }
+    if let Some(case) = menu.iter().find(|case| case.name == token) {
+        return Ok(case.name);
+    }
+    if let Some(later) = suite::case(token) {
+        return Err(format!(
+            "{token} is a test of step {}, not in force yet at this step",
+            later.step
+        ));
+    }
+    let nearest = menu
+        .iter()
+        .map(|case| (strsim::jaro_winkler(token, case.name), case.name))
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .filter(|(similarity, _)| *similarity >= 0.85);
+    Err(match nearest {
+        Some((_, name)) => format!("{token:?} is not a test; did you mean {name}?"),
+        None => {
+            format!("{token:?} is not a test: give its number or its exact name (? lists them)")
+        }
+    })
 }
 
 /// The prediction beside the result.
@@ -62,6 +100,43 @@ impl Score {
             .filter(|t| !predicted.contains(t))
             .cloned()
             .collect();
+        Score::from_lists(
+            predicted_and_caught,
+            predicted_but_survived,
+            caught_not_predicted,
+        )
+    }
+
+    /// The score of a prediction made of tests and, or only, a probe.
+    ///
+    /// A probe predicts an observation of its own, which no test need
+    /// share: it counts as one more prediction, right when it kills the
+    /// mutant. With a probe alone, the tests that caught the mutant are
+    /// not held against it, so a killing probe scores 100%.
+    pub fn with_probe(predicted: &[String], caught: &[String], probe: &str, killed: bool) -> Score {
+        let mut score = if predicted.is_empty() {
+            Score::from_lists(Vec::new(), Vec::new(), Vec::new())
+        } else {
+            Score::of(predicted, caught)
+        };
+        let name = format!("probe {probe}");
+        if killed {
+            score.predicted_and_caught.push(name);
+        } else {
+            score.predicted_but_survived.push(name);
+        }
+        Score::from_lists(
+            score.predicted_and_caught,
+            score.predicted_but_survived,
+            score.caught_not_predicted,
+        )
+    }
+
+    fn from_lists(
+        predicted_and_caught: Vec<String>,
+        predicted_but_survived: Vec<String>,
+        caught_not_predicted: Vec<String>,
+    ) -> Score {
         let union =
             predicted_and_caught.len() + predicted_but_survived.len() + caught_not_predicted.len();
         // Nothing predicted and nothing caught is full agreement.
@@ -76,7 +151,7 @@ impl Score {
         }
     }
 
-    /// Whether at least one predicted test caught the mutant.
+    /// Whether at least one prediction (a test or the probe) caught the mutant.
     pub fn found_a_killer(&self) -> bool {
         !self.predicted_and_caught.is_empty()
     }
@@ -113,22 +188,29 @@ mod tests {
     }
 
     #[test]
-    fn a_selection_refuses_what_is_not_on_the_menu() {
+    fn a_selection_reports_every_wrong_entry_at_once() {
         let menu = menu(2);
-        let error = parse_selection("0", &menu).unwrap_err();
-        assert!(
-            error.contains("no test number 0") && error.contains(&format!("1 to {}", menu.len())),
-            "{error}"
+        let errors = parse_selection(
+            "0, 2, claim_at_exact_expiry_is_reassigned, enqueue_of_an_existing_job, nonsense",
+            &menu,
+        )
+        .unwrap_err();
+        assert_eq!(errors.len(), 4, "{errors:?}");
+        assert_eq!(
+            errors[0],
+            format!("there is no test number 0: choose from 1 to {}", menu.len())
         );
-        let error = parse_selection(&(menu.len() + 1).to_string(), &menu).unwrap_err();
-        assert!(
-            error.contains(&format!("no test number {}", menu.len() + 1)),
-            "{error}"
+        assert_eq!(
+            errors[1],
+            "claim_at_exact_expiry_is_reassigned is a test of step 4, not in force yet at this step"
         );
-        let error = parse_selection("claim_at_exact_expiry_is_reassigned", &menu).unwrap_err();
+        assert_eq!(
+            errors[2],
+            "\"enqueue_of_an_existing_job\" is not a test; did you mean enqueue_of_an_existing_job_answers_false?"
+        );
         assert!(
-            error.contains("not a test in force"),
-            "tests of later steps are not on the menu: {error}"
+            errors[3].contains("\"nonsense\" is not a test: give its number"),
+            "{errors:?}"
         );
     }
 
@@ -158,5 +240,19 @@ mod tests {
             Score::of(&names(&["a", "b"]), &names(&["a", "b", "c"])).percent,
             66
         );
+    }
+
+    #[test]
+    fn a_probe_that_kills_is_a_right_prediction() {
+        let alone = Score::with_probe(&[], &names(&["t1", "t2"]), "mine.probe", true);
+        assert_eq!(alone.percent, 100);
+        assert_eq!(alone.predicted_and_caught, ["probe mine.probe"]);
+        assert!(alone.caught_not_predicted.is_empty());
+        assert!(alone.found_a_killer());
+        let missed = Score::with_probe(&[], &names(&["t1"]), "mine.probe", false);
+        assert_eq!(missed.percent, 0);
+        assert_eq!(missed.predicted_but_survived, ["probe mine.probe"]);
+        let both = Score::with_probe(&names(&["t1"]), &names(&["t1", "t2"]), "p", true);
+        assert_eq!(both.percent, 66, "t1 and the probe right, t2 missed");
     }
 }

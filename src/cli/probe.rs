@@ -16,9 +16,6 @@ pub struct Args {
     /// The mutant(s) it should kill (default: every mutant).
     #[arg(long)]
     variant: Vec<String>,
-    /// How often a probe that races claims is run before it counts as passing.
-    #[arg(long, default_value_t = 1)]
-    attempts: u32,
     /// The longest one run may take, in milliseconds.
     #[arg(long, default_value_t = millis(DEFAULT_TIMEOUT))]
     timeout_ms: u64,
@@ -50,7 +47,6 @@ pub fn run(args: &Args) -> Outcome {
     std::panic::set_hook(Box::new(|_| {}));
     let options = CheckOptions {
         timeout: Duration::from_millis(args.timeout_ms),
-        attempts: args.attempts,
         ..CheckOptions::default()
     };
     let check = probe::check(&probe, &Variant::reference(), &mutants, &options)

@@ -87,6 +87,9 @@ pub struct ProbeRecord {
     pub text: String,
     /// What the lab made of it.
     pub verdict: String,
+    /// Whether it killed the mutant: a right prediction.
+    #[serde(default)]
+    pub killed: bool,
 }
 
 /// The answers to the worksheet's closing questions.
@@ -118,6 +121,21 @@ impl Progress {
         exercise::exercises()
             .into_iter()
             .find(|exercise| self.latest(&exercise.key).is_none())
+    }
+
+    /// What to do after exercise `key`: the first exercise after it without
+    /// a recorded attempt, else the first one before it.
+    pub fn next_exercise_after(&self, key: &str) -> Option<Exercise> {
+        let all = exercise::exercises();
+        let at = all
+            .iter()
+            .position(|exercise| exercise.key == key)
+            .unwrap_or(0);
+        all[at..]
+            .iter()
+            .chain(&all[..at])
+            .find(|exercise| self.latest(&exercise.key).is_none())
+            .cloned()
     }
 }
 

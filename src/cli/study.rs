@@ -115,7 +115,7 @@ pub fn progress(args: &ProgressArgs, progress_path: &Path) -> Outcome {
         ReportFormat::Json => {
             say_line(&serde_json::to_string_pretty(&progress).expect("progress is JSON"))
         }
-        ReportFormat::Text => say(&progress_text(&progress)),
+        ReportFormat::Text => say(&progress_text(&progress, lease_lab::terminal::width())),
     }
 }
 
@@ -130,25 +130,20 @@ fn overview_text(progress: &Progress, progress_path: &Path) -> String {
     for exercise in exercise::exercises() {
         let status = match progress.latest(&exercise.key) {
             None => "not started".dimmed().to_string(),
-            Some(attempt) if attempt.predicted.is_empty() && attempt.probe.is_some() => format!(
-                "{} (probe: {})",
-                "done".green(),
-                attempt
-                    .probe
-                    .as_ref()
-                    .map_or("", |probe| probe.verdict.as_str())
-            ),
             Some(attempt) => {
                 let attempts = progress
                     .exercises
                     .get(&exercise.key)
                     .map_or(0, |e| e.attempts.len());
+                let probe = attempt
+                    .probe
+                    .as_ref()
+                    .map_or(String::new(), |probe| format!(", probe: {}", probe.verdict));
                 format!(
-                    "{} (score {}%, {} attempt{})",
+                    "{} (score {}%, {}{probe})",
                     "done".green(),
                     attempt.score.percent,
-                    attempts,
-                    if attempts == 1 { "" } else { "s" }
+                    plural(attempts, "attempt")
                 )
             }
         };
@@ -209,55 +204,127 @@ fn hints_text(hints: &[String], shown: usize, key: &str) -> String {
 }
 
 /// The recorded predictions and scores, exercise by exercise.
-fn progress_text(progress: &Progress) -> String {
+fn progress_text(progress: &Progress, width: usize) -> String {
     let mut out = String::new();
     if progress.exercises.is_empty() {
         out.push_str("No prediction recorded yet: start with `lab step 1`.\n");
     }
+    let item =
+        |label: &str, text: &str| wrapped(&format!("{label}: {text}"), width, "    ", "      ");
     for exercise in exercise::exercises() {
         let Some(record) = progress.exercises.get(&exercise.key) else {
             continue;
         };
+        let hints = exercise::lab(exercise.step()).map_or(0, |lab| lab.hints.len());
         writeln!(
             out,
-            "{}",
+            "{}, hints seen: {} of {hints}",
             format!(
                 "exercise {} (mutant {})",
                 exercise.key,
                 exercise.mutant().spec.id
             )
-            .bold()
+            .bold(),
+            record.hints_seen
         )
         .unwrap();
         for attempt in &record.attempts {
-            writeln!(
-                out,
-                "  {}  score {:>3}%  predicted: {}  caught by: {}",
-                attempt.at,
-                attempt.score.percent,
-                if attempt.predicted.is_empty() {
-                    "-".into()
+            writeln!(out, "  {}  score {}%", attempt.at, attempt.score.percent).unwrap();
+            let listed = |names: &[String]| {
+                if names.is_empty() {
+                    "-".to_string()
                 } else {
-                    attempt.predicted.join(", ")
-                },
-                if attempt.caught_by.is_empty() {
-                    "-".into()
-                } else {
-                    attempt.caught_by.join(", ")
+                    names.join(", ")
                 }
-            )
-            .unwrap();
+            };
+            out.push_str(&item("predicted", &listed(&attempt.predicted)));
+            if let Some(probe) = &attempt.probe {
+                out.push_str(&item(
+                    "probe",
+                    &format!("{}, {}", probe.file, probe.verdict),
+                ));
+            }
+            if !attempt.why.is_empty() {
+                out.push_str(&item("why", &attempt.why));
+            }
+            out.push_str(&item("caught by", &listed(&attempt.caught_by)));
         }
     }
     if let Some(reflection) = &progress.reflection {
-        writeln!(
-            out,
-            "{}\n  why the tests are kept: {}\n  not guaranteed: {}",
-            "reflection".bold(),
-            reflection.why_tests_are_kept,
-            reflection.not_guaranteed
-        )
-        .unwrap();
+        writeln!(out, "{}", "reflection".bold()).unwrap();
+        out.push_str(&wrapped(
+            &format!("why the tests are kept: {}", reflection.why_tests_are_kept),
+            width,
+            "  ",
+            "    ",
+        ));
+        out.push_str(&wrapped(
+            &format!("not guaranteed: {}", reflection.not_guaranteed),
+            width,
+            "  ",
+            "    ",
+        ));
     }
     out
+}
+
+/// `text` wrapped at `width` between words, never inside one (a test name
+/// longer than the line stays whole), each line ending in a line break.
+fn wrapped(text: &str, width: usize, first: &str, rest: &str) -> String {
+    lease_lab::terminal::fill(text, width, first, rest) + "\n"
+}
+
+/// "1 attempt", "3 attempts".
+fn plural(count: usize, noun: &str) -> String {
+    if count == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{count} {noun}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::prediction::Score;
+    use crate::cli::progress::Attempt;
+
+    #[test]
+    fn progress_lines_break_between_words_and_show_the_hints_seen() {
+        let mut progress = Progress::default();
+        let record = progress.exercise("4");
+        record.hints_seen = 2;
+        let predicted = vec![
+            "claim_at_exact_expiry_is_reassigned".to_string(),
+            "claim_just_before_expiry_is_refused".to_string(),
+        ];
+        record.attempts.push(Attempt {
+            at: "2026-01-01T00:00:00Z".into(),
+            mutant: "04".into(),
+            score: Score::of(&predicted, &predicted[..1]),
+            caught_by: predicted[..1].to_vec(),
+            predicted,
+            why: "a claim at exactly the end of the lease".into(),
+            probe: None,
+        });
+        let text = progress_text(&progress, 60);
+        assert!(text.contains("hints seen: 2 of 3"), "{text}");
+        for line in text.lines() {
+            for word in line.split_whitespace() {
+                assert!(
+                    text.contains(word) && !word.ends_with('-'),
+                    "a word was cut: {word}"
+                );
+            }
+        }
+        assert!(
+            text.contains("\n      claim_just_before_expiry_is_refused\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("    predicted: claim_at_exact_expiry_is_reassigned,"),
+            "{text}"
+        );
+        assert!(text.lines().all(|line| line.len() <= 60), "{text}");
+    }
 }

@@ -6,7 +6,6 @@ use crate::error::ErrorKind;
 use crate::job::{Fence, Job};
 use crate::operation::Operation;
 use std::fmt;
-use std::time::Duration;
 
 /// The most owners one `NAME*K` may stand for: enough for any race the
 /// store can run (it uses at most 64 threads), small enough that a typo
@@ -36,10 +35,6 @@ pub struct ProbeLine {
     pub operation: Operation,
     /// `state JOB FIELD`: the one field the line looks at.
     pub field: Option<Field>,
-    /// `claim-many ... lock-ms=N`: how long another client holds the
-    /// database's write lock while the claims start, so that they queue
-    /// up behind it.
-    pub hold_lock: Option<Duration>,
     /// What the student expects it to answer.
     pub expectation: Expectation,
 }
@@ -97,14 +92,6 @@ impl ProbeLine {
 }
 
 impl Probe {
-    /// Whether the probe races claims, so that one run may not show what
-    /// another run does.
-    pub fn races(&self) -> bool {
-        self.lines
-            .iter()
-            .any(|line| matches!(line.operation, Operation::ClaimMany { .. }))
-    }
-
     /// The line with this number (0 for the implicit `init_db`).
     pub fn line(&self, number: usize) -> Option<&ProbeLine> {
         self.lines.iter().find(|line| line.number == number)

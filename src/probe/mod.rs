@@ -38,12 +38,12 @@
 //! | `renew JOB OWNER FENCE now=N ttl=T` | `true` / `false` |
 //! | `complete JOB OWNER FENCE now=N result=TEXT` | `true` / `false` |
 //! | `release JOB OWNER FENCE` | `true` / `false` |
-//! | `claim-many JOB OWNER... now=N ttl=T [lock-ms=N]` | `[1, none, ...]`, `one-winner` or `winners=K` |
+//! | `claim-many JOB OWNER... now=N ttl=T` | `[1, none, ...]`, `one-winner` or `winners=K` |
 //!
 //! The fields are `id`, `owner`, `until`, `fence`, `result` and `done`.
 //! Any operation may instead expect `error` (any error) or `error KIND`,
-//! KIND being the name of an [`ErrorKind`](crate::error::ErrorKind). A line without `->` must merely
-//! not fail. Names and texts with spaces or special characters are written
+//! KIND being the name of an [`ErrorKind`](crate::error::ErrorKind). A
+//! line without `->` must merely not fail. Names and texts with spaces or special characters are written
 //! in double quotes (`result="all done"`, `""` for an empty id); a quoted
 //! `"none"` is the text, not the absence. In `claim-many`, an unquoted
 //! owner `NAME*K` stands for the K owners `NAME1` to `NAMEK`. `null` is
@@ -51,10 +51,10 @@
 //!
 //! `one-winner` and `winners=K` check that every owner got an answer and
 //! that exactly one (or K) of them got a fence; a list checks every answer
-//! in owner order. A race may not show a bug on every run; `claim-many`
-//! takes an optional `lock-ms=N`, with which another client holds the
-//! database's write lock for N milliseconds while the claims start, so that
-//! they all queue behind it (as claims do behind any busy writer).
+//! in owner order. A race left to the scheduler shows a bug on some runs
+//! only, so the claims of `claim-many` queue behind another client's write
+//! lock until every one of them waits for it, and race when it is let go
+//! (see [`crate::race`]): a probe's verdict is the same on every run.
 
 mod judge;
 mod line;

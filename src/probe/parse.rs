@@ -6,7 +6,6 @@ use crate::error::ErrorKind;
 use crate::job::Fence;
 use crate::operation::Operation;
 use std::path::Path;
-use std::time::Duration;
 
 /// Reads and parses the probe file at `path`.
 pub fn load(path: &Path) -> Result<Probe, ProbeError> {
@@ -29,7 +28,6 @@ pub fn parse(file_name: &str, text: &str) -> Result<Probe, ProbeError> {
         call: "init_db (implicit, before line 1)".into(),
         operation: Operation::InitDb,
         field: None,
-        hold_lock: None,
         expectation: Expectation::Ok,
     }];
     for (index, line) in text.lines().enumerate() {
@@ -234,7 +232,6 @@ fn parse_line(number: usize, line: &str, lexed: &Lexed) -> Result<Option<ProbeLi
         call: line[..lexed.call_end].trim().to_string(),
         operation: parsed.operation,
         field: parsed.field,
-        hold_lock: parsed.hold_lock,
         expectation,
     }))
 }
@@ -366,14 +363,12 @@ impl<'a> Cursor<'a> {
 struct ParsedCall {
     operation: Operation,
     field: Option<Field>,
-    hold_lock: Option<Duration>,
 }
 
 fn parse_operation(cursor: &mut Cursor) -> Result<ParsedCall, Mismatch> {
     let found = cursor.peek();
     let name = cursor.word(OPERATIONS)?;
     let mut field_looked_at = None;
-    let mut hold_lock = None;
     let operation = match name {
         "init" => Operation::InitDb,
         "enqueue" => Operation::Enqueue {
@@ -417,17 +412,12 @@ fn parse_operation(cursor: &mut Cursor) -> Result<ParsedCall, Mismatch> {
             owner: cursor.text("an owner")?,
             fence: cursor.fence()?,
         },
-        "claim-many" => {
-            let (operation, lock) = claim_many_call(cursor)?;
-            hold_lock = lock;
-            operation
-        }
+        "claim-many" => claim_many_call(cursor)?,
         _ => return Err(mismatch(OPERATIONS, found)),
     };
     Ok(ParsedCall {
         operation,
         field: field_looked_at,
-        hold_lock,
     })
 }
 
@@ -455,32 +445,20 @@ fn complete_call(cursor: &mut Cursor) -> Result<Operation, Mismatch> {
     })
 }
 
-/// The arguments of `claim-many JOB OWNER... now=N ttl=T [lock-ms=N]`, and
-/// how long to hold the write lock.
-fn claim_many_call(cursor: &mut Cursor) -> Result<(Operation, Option<Duration>), Mismatch> {
+/// The arguments of `claim-many JOB OWNER... now=N ttl=T`.
+fn claim_many_call(cursor: &mut Cursor) -> Result<Operation, Mismatch> {
     let job_id = cursor.text("a job id")?;
     let mut owners = Vec::new();
     while cursor.peek().is_some() && !cursor.at_named() {
         owners.extend(owner_group(cursor)?);
     }
-    let mut times = [0.0; 2];
-    let mut hold_lock = None;
-    cursor.named(&["now", "ttl", "lock-ms"], 2, |cursor, index| {
-        if index < 2 {
-            times[index] = cursor.number("a number of seconds")?;
-        } else {
-            let millis: u64 = cursor.parsed("a whole number of milliseconds")?;
-            hold_lock = Some(Duration::from_millis(millis));
-        }
-        Ok(())
-    })?;
-    let operation = Operation::ClaimMany {
+    let [now, ttl] = lease_times(cursor)?;
+    Ok(Operation::ClaimMany {
         job_id,
         owners,
-        now: times[0],
-        ttl: times[1],
-    };
-    Ok((operation, hold_lock))
+        now,
+        ttl,
+    })
 }
 
 /// `now=N ttl=T`, in either order.
@@ -728,9 +706,6 @@ mod tests {
                 fence: Fence(1)
             }
         );
-        let race = one("claim-many j A B now=0 ttl=1 lock-ms=40");
-        assert_eq!(race.hold_lock, Some(Duration::from_millis(40)));
-        assert_eq!(one("claim-many j A now=0 ttl=1").hold_lock, None);
     }
 
     #[test]

@@ -5,6 +5,7 @@ use super::line::{Probe, ProbeLine};
 use super::reply::Reply;
 use crate::job_store::JobStore;
 use crate::operation::Operation;
+use crate::race;
 use serde::Serialize;
 use std::io;
 use std::panic::{self, AssertUnwindSafe};
@@ -15,17 +16,21 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 impl ProbeLine {
-    /// Runs the line's call on `store` with the database `db`; with
-    /// `lock-ms`, while another client holds the write lock.
+    /// Runs the line's call on `store` with the database `db`. The claims
+    /// of `claim-many` queue behind another client's write lock and race
+    /// when it is let go (see [`crate::race`]), so that a probe's verdict
+    /// on a racing mutant is the same on every run.
     pub fn call(&self, store: &dyn JobStore, db: &Path) -> Reply {
         let call = || Reply::of(store.call(db, &self.operation));
-        match (self.hold_lock, &self.operation) {
-            (Some(hold), Operation::ClaimMany { .. }) => behind_write_lock(db, hold, call)
-                .unwrap_or_else(|error| Reply::Crash {
-                    message: format!(
-                        "the probe could not hold the write lock for lock-ms: {error}"
-                    ),
-                }),
+        match &self.operation {
+            Operation::ClaimMany { owners, .. } => {
+                let racers = owners.len().min(crate::store::MAX_CLAIM_THREADS);
+                race::behind_a_held_lock(db, racers, store.in_this_process(), call).unwrap_or_else(
+                    |error| Reply::Crash {
+                        message: format!("the probe could not queue the claims: {error}"),
+                    },
+                )
+            }
             _ => call(),
         }
     }
@@ -126,27 +131,4 @@ pub fn run(
         }
     }
     Ok(ProbeRun { lines: runs })
-}
-
-/// Runs `action` while a separate plain connection holds the database's
-/// write lock (`BEGIN IMMEDIATE`), releasing it after `hold` without
-/// writing. Claims started meanwhile all wait for the lock, so each of them
-/// looks at the job while no other claim has taken it yet: a claim that
-/// reads the lease before taking the lock is then sure to be caught.
-fn behind_write_lock<T: Send>(
-    db: &Path,
-    hold: Duration,
-    action: impl FnOnce() -> T + Send,
-) -> rusqlite::Result<T> {
-    let holder = rusqlite::Connection::open(db)?;
-    holder.execute_batch("BEGIN IMMEDIATE")?;
-    thread::scope(|scope| {
-        let releaser = scope.spawn(move || {
-            thread::sleep(hold);
-            holder.execute_batch("ROLLBACK")
-        });
-        let result = action();
-        let released = releaser.join().expect("the lock holder does not panic");
-        released.map(|()| result)
-    })
 }

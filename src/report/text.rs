@@ -145,7 +145,12 @@ pub fn run(run: &VariantRun, tests: &[&'static Case]) -> String {
                 actual,
             } => {
                 caught += 1;
-                write!(out, "{}", failure_text(check, expected, actual, 9)).unwrap();
+                write!(
+                    out,
+                    "{}",
+                    failure_text(check, expected, actual, 9, crate::terminal::text_width())
+                )
+                .unwrap();
             }
             other => {
                 caught += 1;

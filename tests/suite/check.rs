@@ -6,7 +6,7 @@ use crate::error::StoreError;
 use crate::job::{Fence, Job};
 use crate::job_store::JobStore;
 use rusqlite::{Connection, OpenFlags};
-use std::fmt::{self, Debug};
+use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// Why a test failed: the check that did not hold, what the contract
@@ -39,8 +39,91 @@ pub type Checked = Result<(), Failure>;
 /// The answer of one store call, or the failure of a call that should not fail.
 pub type Answered<T> = Result<T, Failure>;
 
+/// A value as the contract writes it, for failure messages: `true`,
+/// `fence 2`, `none`, a stored row on one line, one row per line.
+pub trait Shown {
+    /// The value in the contract's words.
+    fn shown(&self) -> String;
+}
+
+/// What `init_db` answers when it succeeds.
+impl Shown for () {
+    fn shown(&self) -> String {
+        "success".into()
+    }
+}
+
+impl Shown for bool {
+    fn shown(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl Shown for usize {
+    fn shown(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl Shown for String {
+    fn shown(&self) -> String {
+        format!("{self:?}")
+    }
+}
+
+impl Shown for Fence {
+    fn shown(&self) -> String {
+        format!("fence {self}")
+    }
+}
+
+impl Shown for Job {
+    fn shown(&self) -> String {
+        crate::operation::row_text(self)
+    }
+}
+
+impl<T: Shown> Shown for Option<T> {
+    fn shown(&self) -> String {
+        self.as_ref()
+            .map_or_else(|| "none".to_string(), Shown::shown)
+    }
+}
+
+/// A list on one line when it is short, else one item per line (stored
+/// rows are), so that a failure's expected and actual diff line by line.
+impl<T: Shown> Shown for Vec<T> {
+    fn shown(&self) -> String {
+        if self.is_empty() {
+            return "nothing".into();
+        }
+        let items: Vec<String> = self.iter().map(Shown::shown).collect();
+        let line = format!("[{}]", items.join(", "));
+        if line.len() <= 60 && !line.contains('\n') {
+            line
+        } else {
+            items.join("\n")
+        }
+    }
+}
+
+impl<T: Shown> Shown for Result<T, String> {
+    fn shown(&self) -> String {
+        match self {
+            Ok(value) => value.shown(),
+            Err(error) => format!("error: {error}"),
+        }
+    }
+}
+
+impl<A: Shown, B: Shown> Shown for (A, B) {
+    fn shown(&self) -> String {
+        format!("{}, {}", self.0.shown(), self.1.shown())
+    }
+}
+
 /// Checks that `actual` equals `expected`.
-pub fn expect_eq<T: Debug + PartialEq>(
+pub fn expect_eq<T: Shown + PartialEq>(
     check: impl Into<String>,
     actual: T,
     expected: T,
@@ -50,25 +133,14 @@ pub fn expect_eq<T: Debug + PartialEq>(
     } else {
         Err(Failure {
             check: check.into(),
-            expected: show(&expected),
-            actual: show(&actual),
+            expected: expected.shown(),
+            actual: actual.shown(),
         })
     }
 }
 
-/// A value on one line when it is short, else spread over lines (stored
-/// rows are), so that a failure's expected and actual diff line by line.
-fn show<T: Debug>(value: &T) -> String {
-    let compact = format!("{value:?}");
-    if compact.len() <= 60 {
-        compact
-    } else {
-        format!("{value:#?}")
-    }
-}
-
 /// Checks that a call was refused as an invalid argument (the worksheet's `ValueError`).
-pub fn expect_invalid<T: Debug>(
+pub fn expect_invalid<T: Shown>(
     check: impl Into<String>,
     result: Result<T, StoreError>,
 ) -> Checked {
@@ -76,14 +148,14 @@ pub fn expect_invalid<T: Debug>(
         Err(StoreError::InvalidArgument(_)) => Ok(()),
         other => Err(Failure {
             check: check.into(),
-            expected: "Err(InvalidArgument(..))".into(),
+            expected: "error invalid-argument".into(),
             actual: describe(&other),
         }),
     }
 }
 
 /// Checks that a call failed with an error that `matches` accepts.
-pub fn expect_error<T: Debug>(
+pub fn expect_error<T: Shown>(
     check: impl Into<String>,
     result: Result<T, StoreError>,
     expected: &str,
@@ -99,12 +171,13 @@ pub fn expect_error<T: Debug>(
     }
 }
 
-/// Checks a condition that has no single expected value.
+/// Checks a condition that has no single expected value; `actual` says
+/// what was found, in the contract's words.
 pub fn expect_that(
     check: impl Into<String>,
     holds: bool,
     expected: &str,
-    actual: impl Debug,
+    actual: String,
 ) -> Checked {
     if holds {
         Ok(())
@@ -112,16 +185,23 @@ pub fn expect_that(
         Err(Failure {
             check: check.into(),
             expected: expected.into(),
-            actual: show(&actual),
+            actual,
         })
     }
 }
 
-fn describe<T: Debug>(result: &Result<T, StoreError>) -> String {
+/// An answer or an error as the contract writes them: the value, or
+/// `error KIND: what went wrong` (without the test's temporary path).
+pub fn describe<T: Shown>(result: &Result<T, StoreError>) -> String {
     match result {
-        Ok(value) => format!("Ok({})", show(value)),
-        Err(error) => format!("Err({error})"),
+        Ok(value) => value.shown(),
+        Err(error) => error_text(error),
     }
+}
+
+/// `error KIND: what went wrong`.
+fn error_text(error: &StoreError) -> String {
+    format!("error {}: {}", error.kind().name(), error.detail())
 }
 
 /// One implementation of the store and a fresh database path for one test.
@@ -158,7 +238,7 @@ impl<'a> Bench<'a> {
         result.map_err(|error| Failure {
             check: call,
             expected: "an answer (the call is valid)".into(),
-            actual: format!("Err({error})"),
+            actual: error_text(&error),
         })
     }
 
@@ -337,11 +417,27 @@ impl<'a> Bench<'a> {
         })
     }
 
+    /// Runs `race` on another thread while another client holds the
+    /// database's write lock, and lets the lock go once `racers`
+    /// connections are queued behind it (see [`crate::race`]): a claim
+    /// that looks the lease up before locking is then caught on every run.
+    pub fn behind_a_held_lock<T: Send>(
+        &self,
+        racers: usize,
+        race: impl FnOnce() -> T + Send,
+    ) -> Answered<T> {
+        crate::race::behind_a_held_lock(&self.db, racers, self.store.in_this_process(), race)
+            .map_err(|error| Failure {
+                check: "queueing the racing calls behind another client's write lock".into(),
+                expected: "a held lock".into(),
+                actual: error.to_string(),
+            })
+    }
+
     /// Calls `claim(job, owner, now, ttl)` for every owner at once, each on
-    /// a thread and connection of its own, while this thread holds the
-    /// write lock through a plain connection; the lock is released once
-    /// every thread has started its call, and a little later, so that each
-    /// call has reached the database. Returns the answers in owner order.
+    /// a thread and connection of its own, queued behind a held write lock
+    /// (see [`Bench::behind_a_held_lock`]). Returns the answers in owner
+    /// order.
     pub fn claims_behind_a_held_lock(
         &self,
         job: &str,
@@ -349,44 +445,22 @@ impl<'a> Bench<'a> {
         now: f64,
         ttl: f64,
     ) -> Answered<Vec<Option<Fence>>> {
-        // Time for a started call to open its connection and look at the job.
-        const SETTLE: std::time::Duration = std::time::Duration::from_millis(30);
-        let holder = self.take_write_lock()?;
         let store = self.store;
         let db = self.db.as_path();
-        let answers = std::thread::scope(|scope| {
-            let (started, starts) = std::sync::mpsc::channel();
-            let calls: Vec<_> = owners
-                .iter()
-                .map(|owner| {
-                    let started = started.clone();
-                    scope.spawn(move || {
-                        let _ = started.send(());
-                        store.claim(db, job, owner, now, ttl)
+        let answers = self.behind_a_held_lock(owners.len(), || {
+            std::thread::scope(|scope| {
+                let calls: Vec<_> = owners
+                    .iter()
+                    .map(|owner| scope.spawn(move || store.claim(db, job, owner, now, ttl)))
+                    .collect();
+                calls
+                    .into_iter()
+                    .map(|call| {
+                        call.join()
+                            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
                     })
-                })
-                .collect();
-            for _ in owners {
-                // A thread that cannot start is reported by its join below.
-                if starts
-                    .recv_timeout(std::time::Duration::from_secs(10))
-                    .is_err()
-                {
-                    break;
-                }
-            }
-            std::thread::sleep(SETTLE);
-            let released = holder.execute_batch("ROLLBACK");
-            let answers: Vec<_> = calls
-                .into_iter()
-                .map(|call| call.join().expect("a claim does not panic"))
-                .collect();
-            released.map(|()| answers)
-        });
-        let answers = answers.map_err(|error| Failure {
-            check: "releasing the write lock of the plain connection".into(),
-            expected: "success".into(),
-            actual: format!("Err({error})"),
+                    .collect::<Vec<_>>()
+            })
         })?;
         answers
             .into_iter()
@@ -398,6 +472,28 @@ impl<'a> Bench<'a> {
                 )
             })
             .collect()
+    }
+
+    /// `claim_many(job, owners, now, ttl)` queued behind a held write lock
+    /// (see [`Bench::behind_a_held_lock`]): the claims race when it lets go.
+    pub fn claim_many_behind_a_held_lock(
+        &self,
+        job: &str,
+        owners: &[&str],
+        now: f64,
+        ttl: f64,
+    ) -> Answered<Vec<Option<Fence>>> {
+        let racers = owners.len().min(crate::store::MAX_CLAIM_THREADS);
+        let answer = self.behind_a_held_lock(racers, || {
+            self.store.claim_many(&self.db, job, owners, now, ttl)
+        })?;
+        self.answer(
+            format!(
+                "claim_many({job:?}, {} owners, now={now}, ttl={ttl}) behind a held lock",
+                owners.len()
+            ),
+            answer,
+        )
     }
 
     /// Runs `action` on another thread, whose calls wait at most `busy` for

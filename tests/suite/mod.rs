@@ -90,6 +90,7 @@ macro_rules! for_each_suite_step {
                 claim_with_an_empty_owner_or_id_is_invalid,
                 claim_while_the_lock_is_held_is_a_busy_error,
                 claim_with_a_ttl_lost_to_rounding_is_invalid,
+                a_returned_fence_survives_a_power_cut,
             ],
             step5 (5) [
                 renew_by_the_holder_extends_the_lease,

@@ -170,3 +170,28 @@ pub fn claim_with_a_ttl_lost_to_rounding_is_invalid(bench: &Bench) -> Checked {
     )?;
     bench.expect_unchanged("the refused claim", &before)
 }
+
+/// A fence, once returned, survives a power cut: the claim's commit reached
+/// the disk before the claim answered. After the cut and a restarted
+/// worker's `init_db`, the next claim hands out fence 2, never fence 1
+/// again. (With `synchronous=NORMAL` the commit is still in the disk's
+/// write cache when the power goes: B gets fence 1 too.) The power cut is
+/// simulated by the power-loss shim, which becomes this process's default
+/// SQLite VFS (see `crate::vfs_shim`).
+pub fn a_returned_fence_survives_a_power_cut(bench: &Bench) -> Checked {
+    use crate::vfs_shim::{install, Disk, ShimError};
+    let shim = |check: &str, error: ShimError| Failure {
+        check: check.into(),
+        expected: "the power-loss shim at work".into(),
+        actual: error.to_string(),
+    };
+    install().map_err(|error| shim("installing the power-loss shim", error))?;
+    bench.init_with(&["j"])?;
+    let disk = Disk::track(bench.db()).map_err(|error| shim("tracking the database", error))?;
+    bench.claim_expecting("j", "A", 100.0, 10.0, Some(1))?;
+    disk.cut()
+        .map_err(|error| shim("cutting the power after A's claim", error))?;
+    bench.init()?;
+    bench.claim_expecting("j", "B", 120.0, 10.0, Some(2))?;
+    bench.expect_row("B's claim after the power cut", held("j", "B", 2, 130.0))
+}

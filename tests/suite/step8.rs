@@ -4,18 +4,19 @@
 use super::check::*;
 use crate::job::Fence;
 
-/// Checks one `claim_many` answer: one entry per owner, exactly one fence,
-/// and the stored owner is the one whose entry holds it.
+/// Checks the answers of racing claims (`claim_many`'s, or `claim`'s on
+/// threads of their own, as `race` says): one entry per owner, exactly one
+/// fence, and the stored owner is the one whose entry holds it.
 fn expect_one_winner(
     bench: &Bench,
     job: &str,
     owners: &[&str],
-    answers: &[Option<Fence>],
+    (race, answers): (&str, &[Option<Fence>]),
     fence: i64,
 ) -> Checked {
     expect_eq(
         format!(
-            "the number of answers of claim_many with {} owners",
+            "the number of answers of {race} with {} owners",
             owners.len()
         ),
         answers.len(),
@@ -25,13 +26,10 @@ fn expect_one_winner(
         .filter(|&i| answers[i].is_some())
         .collect();
     expect_that(
-        format!("the owners that got a fence from claim_many on {job:?}"),
+        format!("the owners that got a fence from {race} on {job:?}"),
         winners.len() == 1,
         "exactly one owner with a fence",
-        winners
-            .iter()
-            .map(|&i| (owners[i], answers[i]))
-            .collect::<Vec<_>>(),
+        crate::operation::race_text(owners, answers),
     )?;
     let winner = winners[0];
     expect_eq(
@@ -48,11 +46,12 @@ fn expect_one_winner(
 }
 
 /// Every owner gets an answer, in input order: one fence, the rest `None`.
+/// The claims queue behind another client's write and race when it ends.
 pub fn claim_many_answers_every_owner_in_order(bench: &Bench) -> Checked {
     bench.init_with(&["j"])?;
     let owners = ["A", "B", "C", "D"];
-    let answers = bench.claim_many("j", &owners, 100.0, 10.0)?;
-    expect_one_winner(bench, "j", &owners, &answers, 1)
+    let answers = bench.claim_many_behind_a_held_lock("j", &owners, 100.0, 10.0)?;
+    expect_one_winner(bench, "j", &owners, ("claim_many", &answers), 1)
 }
 
 /// A job whose lease is held gives every owner `None`, and stays as it was.
@@ -80,37 +79,45 @@ pub fn claim_many_with_no_owners_answers_an_empty_list(bench: &Bench) -> Checked
     bench.expect_unchanged("claim_many with no owners", &before)
 }
 
-/// 64 claims released together race for one new job: exactly one wins.
+/// 16 claims queued behind another client's write race for one new job
+/// when it ends: exactly one wins.
 pub fn claim_many_has_one_winner_under_contention(bench: &Bench) -> Checked {
-    let owners: Vec<String> = (0..64).map(|i| format!("worker-{i:02}")).collect();
+    let owners: Vec<String> = (0..16).map(|i| format!("worker-{i:02}")).collect();
     let owners: Vec<&str> = owners.iter().map(String::as_str).collect();
     bench.init_with(&["j"])?;
-    let answers = bench.claim_many("j", &owners, 100.0, 10.0)?;
-    expect_one_winner(bench, "j", &owners, &answers, 1)
+    let answers = bench.claim_many_behind_a_held_lock("j", &owners, 100.0, 10.0)?;
+    expect_one_winner(bench, "j", &owners, ("claim_many", &answers), 1)
 }
 
-/// 32 claims for one new job, each on its own thread and connection, all
+/// 16 claims for one new job, each on its own thread and connection, all
 /// made while another client holds the write lock, so that every claim
 /// reaches the job before any of them can take the lock. A claim that
 /// looks the lease up before it locks lets them all see the job free and
 /// all win; exactly one may.
 pub fn claims_queued_behind_a_writer_have_one_winner(bench: &Bench) -> Checked {
-    let owners: Vec<String> = (0..32).map(|i| format!("queued-{i:02}")).collect();
+    let owners: Vec<String> = (0..16).map(|i| format!("queued-{i:02}")).collect();
     let owners: Vec<&str> = owners.iter().map(String::as_str).collect();
     bench.init_with(&["j"])?;
     let answers = bench.claims_behind_a_held_lock("j", &owners, 100.0, 10.0)?;
-    expect_one_winner(bench, "j", &owners, &answers, 1)
+    expect_one_winner(
+        bench,
+        "j",
+        &owners,
+        ("claims on threads of their own", &answers),
+        1,
+    )
 }
 
-/// More owners than threads: every owner still gets its answer, and one wins.
+/// More owners than threads: every owner still gets its answer, and one
+/// wins (the claims queue behind another client's write, as above).
 pub fn claim_many_with_more_owners_than_threads(bench: &Bench) -> Checked {
     let owners: Vec<String> = (0..=crate::store::MAX_CLAIM_THREADS)
         .map(|i| format!("w{i}"))
         .collect();
     let owners: Vec<&str> = owners.iter().map(String::as_str).collect();
     bench.init_with(&["j"])?;
-    let answers = bench.claim_many("j", &owners, 100.0, 10.0)?;
-    expect_one_winner(bench, "j", &owners, &answers, 1)
+    let answers = bench.claim_many_behind_a_held_lock("j", &owners, 100.0, 10.0)?;
+    expect_one_winner(bench, "j", &owners, ("claim_many", &answers), 1)
 }
 
 /// An invalid ttl is refused before any claim runs: nothing changes.

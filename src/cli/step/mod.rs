@@ -3,6 +3,9 @@
 //! reference and the mutant, sets the prediction beside the result, and
 //! records it.
 
+mod prompt;
+mod screen;
+
 use super::args::{find_exercise, worker_command, SuiteArgs};
 use super::outcome::{CliError, Outcome};
 use super::prediction::{parse_selection, Score};
@@ -10,13 +13,12 @@ use super::progress::{self, Attempt, ProbeRecord, Reflection};
 use colored::Colorize;
 use lease_lab::exercise::{self, Exercise};
 use lease_lab::matrix::Matrix;
-use lease_lab::outcome::Outcome as TestOutcome;
 use lease_lab::probe::{self, CheckOptions, Probe};
 use lease_lab::runner::RunOptions;
 use lease_lab::suite::{self, Case};
-use lease_lab::terminal::{failure_text, unified_diff};
 use lease_lab::variant::Variant;
-use std::io::{self, BufRead, IsTerminal, Write};
+pub use prompt::Console;
+use std::io::{self, IsTerminal};
 use std::path::{Path, PathBuf};
 
 /// `lab step`'s arguments.
@@ -67,6 +69,8 @@ pub fn run(args: Args, progress_path: &Path) -> Outcome {
         input: &mut input,
         interactive,
         output: &mut output,
+        width: lease_lab::terminal::text_width(),
+        columns: lease_lab::terminal::width(),
     };
     let options = args.run.options();
     let suite_runner = |variants: &[Variant], tests: Vec<&'static Case>| {
@@ -93,29 +97,6 @@ pub fn run(args: Args, progress_path: &Path) -> Outcome {
 /// How a step-through runs the suite: the variants and tests given, into
 /// a matrix (the lab's workers; a made-up matrix in tests).
 pub type SuiteRunner<'a> = dyn Fn(&[Variant], Vec<&'static Case>) -> Matrix + 'a;
-
-/// Where the step-through reads answers and writes its text.
-pub struct Console<'a> {
-    /// Answers typed by the student.
-    pub input: &'a mut dyn BufRead,
-    /// Whether `input` is a person at a terminal (prompts are only shown then).
-    pub interactive: bool,
-    /// Everything shown.
-    pub output: &'a mut dyn Write,
-}
-
-impl Console<'_> {
-    /// Shows `prompt` and reads one line; `None` at the end of input.
-    fn ask(&mut self, prompt: &str) -> io::Result<Option<String>> {
-        write!(self.output, "{} ", prompt.bold())?;
-        self.output.flush()?;
-        let mut line = String::new();
-        if self.input.read_line(&mut line)? == 0 {
-            return Ok(None);
-        }
-        Ok(Some(line.trim().to_string()))
-    }
-}
 
 /// The prediction as far as the command line gave it.
 #[derive(Debug, Clone, Default)]
@@ -159,22 +140,21 @@ pub fn step_through(
     options: &RunOptions,
     progress_path: &Path,
 ) -> Result<Attempt, StepError> {
-    let step = exercise.step();
-    let menu: Vec<&'static Case> = suite::cases_through(step).collect();
     if given.predict.is_none() && given.probe.is_none() && !console.interactive {
         return Err(StepError::NoPrediction);
     }
-    present(exercise, console)?;
-    let Prediction {
-        tests: predicted,
-        why,
-        typed_probe,
-    } = prediction(exercise, &given, &menu, console)?;
-    let probe = match given.probe.clone().or(typed_probe) {
+    let step = exercise.step();
+    let menu: Vec<&'static Case> = suite::cases_through(step).collect();
+    write!(
+        console.output,
+        "{}",
+        screen::exercise(exercise, console.width)
+    )?;
+    let prediction = prediction(&given, &menu, console)?;
+    let probe = match given.probe.clone().or(prediction.typed_probe) {
         Some(probe) => Some(run_probe(exercise, probe, options, console)?),
         None => None,
     };
-
     writeln!(
         console.output,
         "\n{}",
@@ -185,45 +165,48 @@ pub fn step_through(
         )
         .bold()
     )?;
-    let matrix = suite_runner(
-        &[Variant::reference(), exercise.variant.clone()],
-        menu.clone(),
-    );
-    let caught = verdicts(&matrix, console)?;
-
-    let score = Score::of(&predicted, &caught);
-    compare(&score, console)?;
-    writeln!(
+    let matrix = suite_runner(&[Variant::reference(), exercise.variant.clone()], menu);
+    let (shown, caught) = screen::verdicts(&matrix, step, console.width);
+    write!(console.output, "{shown}")?;
+    let score = match &probe {
+        Some(probe) => Score::with_probe(&prediction.tests, &caught, &probe.file, probe.killed),
+        None => Score::of(&prediction.tests, &caught),
+    };
+    write!(console.output, "{}", screen::comparison(&score))?;
+    write!(
         console.output,
-        "\n{}\n{}",
-        "Why it breaks the contract".bold(),
-        exercise.mutant().spec.explanation
+        "{}",
+        screen::after_the_run(exercise, console.width)
     )?;
-    if let Some(lab) = exercise::lab(step) {
-        writeln!(
-            console.output,
-            "\n{}\n{}",
-            "After the run".bold(),
-            lab.after
-        )?;
-    }
-
     let attempt = Attempt {
         at: progress::now_stamp(),
         mutant: exercise.mutant().spec.id.clone(),
-        predicted,
-        why,
+        predicted: prediction.tests,
+        why: prediction.why,
         probe,
         caught_by: caught,
         score,
     };
+    record(exercise, &attempt, &given, console, progress_path)?;
+    Ok(attempt)
+}
+
+/// Records the attempt (and after step 8 the closing reflection) in the
+/// progress file, and says what to do next.
+fn record(
+    exercise: &Exercise,
+    attempt: &Attempt,
+    given: &GivenPrediction,
+    console: &mut Console,
+    progress_path: &Path,
+) -> Result<(), StepError> {
     let mut record = progress::load_reporting(progress_path).map_err(StepError::Progress)?;
     record
         .exercise(&exercise.key)
         .attempts
         .push(attempt.clone());
-    if step == 8 && record.reflection.is_none() {
-        record.reflection = reflection(&given, console)?;
+    if exercise.step() == 8 && record.reflection.is_none() {
+        record.reflection = reflection(given, console)?;
     }
     progress::save(progress_path, &record).map_err(|error| {
         StepError::Progress(CliError::Failed(format!(
@@ -232,7 +215,7 @@ pub fn step_through(
         )))
     })?;
     writeln!(console.output, "\nRecorded in {}.", progress_path.display())?;
-    match record.next_exercise() {
+    match record.next_exercise_after(&exercise.key) {
         Some(next) => writeln!(
             console.output,
             "Next: {}",
@@ -243,56 +226,6 @@ pub fn step_through(
             "{}",
             "Every exercise has a recorded prediction.".bold()
         )?,
-    }
-    Ok(attempt)
-}
-
-fn present(exercise: &Exercise, console: &mut Console) -> io::Result<()> {
-    let step = exercise.step();
-    let out = &mut *console.output;
-    writeln!(
-        out,
-        "{}",
-        format!(
-            "Step {step} of 8: {} (exercise {})",
-            exercise::step_title(step),
-            exercise.key
-        )
-        .bold()
-    )?;
-    if let Some(lab) = exercise::lab(step) {
-        writeln!(out, "\n{}\n", lab.introduction)?;
-        writeln!(out, "{}\n{}\n", "Contract".bold(), lab.contract)?;
-        writeln!(out, "{}\n{}\n", "Why it matters".bold(), lab.why)?;
-    }
-    let mutant = exercise.mutant();
-    let spec = &mutant.spec;
-    writeln!(
-        out,
-        "{}",
-        format!("The broken fragment: mutant {}, {}", spec.id, spec.title).bold()
-    )?;
-    if let Some(original) = &spec.worksheet {
-        writeln!(out, "(the worksheet's fragment: {original})")?;
-    }
-    write!(
-        out,
-        "{}",
-        unified_diff(
-            &mutant.original,
-            &mutant.source,
-            &format!("{} (reference)", spec.file),
-            &format!("{} (mutant {})", spec.file, spec.id),
-            3
-        )
-    )?;
-    if let Some(lab) = exercise::lab(step) {
-        writeln!(
-            out,
-            "\n{}\n{}",
-            "Predict before you run".bold(),
-            lab.predict
-        )?;
     }
     Ok(())
 }
@@ -308,50 +241,28 @@ struct Prediction {
 }
 
 fn prediction(
-    exercise: &Exercise,
     given: &GivenPrediction,
     menu: &[&'static Case],
     console: &mut Console,
 ) -> Result<Prediction, StepError> {
     let mut typed_probe = None;
     let chosen = match &given.predict {
-        Some(text) => parse_selection(text, menu).map_err(StepError::BadPrediction)?,
+        Some(text) => parse_selection(text, menu)
+            .map_err(|problems| StepError::BadPrediction(problems.join("; ")))?,
         None if given.probe.is_some() => Vec::new(),
         None if !console.interactive => return Err(StepError::NoPrediction),
         None => {
-            writeln!(
+            let step = menu.last().map_or(1, |case| case.step);
+            write!(
                 console.output,
-                "\n{}",
-                format!("The tests in force at step {}:", exercise.step()).bold()
+                "{}",
+                screen::menu(menu, step, console.columns)
             )?;
-            let mut step = 0;
-            for (number, case) in menu.iter().enumerate() {
-                if case.step != step {
-                    step = case.step;
-                    writeln!(console.output, "  step {step}")?;
-                }
-                writeln!(console.output, "  {:>4}  {}", number + 1, case.name)?;
-            }
-            loop {
-                let Some(answer) = console.ask(
-                    "\nWhich tests will catch the mutant? (numbers or names, comma-separated; or `probe` to write one)",
-                )?
-                else {
-                    return Err(StepError::InputEnded);
-                };
-                if answer == "probe" {
-                    match read_probe(console)? {
-                        Some(probe) => {
-                            typed_probe = Some(probe);
-                            break Vec::new();
-                        }
-                        None => continue,
-                    }
-                }
-                match parse_selection(&answer, menu) {
-                    Ok(chosen) if !chosen.is_empty() => break chosen,
-                    Ok(_) => writeln!(console.output, "Name at least one test.")?,
-                    Err(problem) => writeln!(console.output, "{problem}")?,
+            match prompt::ask_prediction(menu, console)? {
+                prompt::Predicted::Tests(chosen) => chosen,
+                prompt::Predicted::Probe(probe) => {
+                    typed_probe = Some(probe);
+                    Vec::new()
                 }
             }
         }
@@ -376,33 +287,6 @@ fn prediction(
     })
 }
 
-/// Reads a probe typed at the prompt, up to an empty line; on a parse
-/// error, says where and returns `None` so the question is asked again.
-fn read_probe(console: &mut Console) -> Result<Option<Probe>, StepError> {
-    writeln!(
-        console.output,
-        "Type the probe, one operation per line (as in labs/probes/), and an empty line to end it."
-    )?;
-    let mut text = String::new();
-    loop {
-        let Some(line) = console.ask(">")? else {
-            return Err(StepError::InputEnded);
-        };
-        if line.is_empty() {
-            break;
-        }
-        text.push_str(&line);
-        text.push('\n');
-    }
-    match probe::parse("<typed>", &text) {
-        Ok(probe) => Ok(Some(probe)),
-        Err(error) => {
-            writeln!(console.output, "{error}")?;
-            Ok(None)
-        }
-    }
-}
-
 /// Runs a probe against the reference and the exercise's mutant, shows the
 /// verdict, and returns what the progress file keeps of it.
 fn run_probe(
@@ -414,7 +298,6 @@ fn run_probe(
     let check_options = CheckOptions {
         scratch: options.scratch.clone(),
         timeout: options.timeout,
-        attempts: CheckOptions::default().attempts,
     };
     let check = probe::check(
         &probe,
@@ -433,136 +316,17 @@ fn run_probe(
         file: probe.file_name.clone(),
         text: probe.source.clone(),
         verdict,
+        killed: check.kills_all() && !check.mutants.is_empty(),
     })
 }
 
-/// Shows every test's verdict and returns the tests that caught the mutant.
-fn verdicts(matrix: &Matrix, console: &mut Console) -> io::Result<Vec<String>> {
-    let reference = &matrix.runs[0];
-    let mutant = &matrix.runs[1];
-    let out = &mut *console.output;
-    let mut caught = Vec::new();
-    let mut still_pass = Vec::new();
-    writeln!(
-        out,
-        "\n{:<62} {:<10} {}",
-        "test".bold(),
-        "reference".bold(),
-        "mutant".bold()
-    )?;
-    for case in &matrix.tests {
-        let on_reference = reference.outcome(case.name);
-        let on_mutant = mutant.outcome(case.name);
-        let reference_cell = match on_reference {
-            Some(TestOutcome::Pass) => "pass".green().to_string(),
-            Some(other) => other.label().to_uppercase().red().bold().to_string(),
-            None => "-".into(),
-        };
-        let mutant_cell = match on_mutant {
-            Some(TestOutcome::Pass) => "pass (survives)".dimmed().to_string(),
-            Some(other) => format!("{} (caught)", other.label().to_uppercase())
-                .yellow()
-                .bold()
-                .to_string(),
-            None => "-".into(),
-        };
-        // Pad by the visible width: colour codes must not count.
-        let reference_label = match on_reference {
-            Some(TestOutcome::Pass) => "pass".len(),
-            Some(other) => other.label().len(),
-            None => 1,
-        };
-        writeln!(
-            out,
-            "{:<62} {reference_cell}{} {mutant_cell}",
-            case.name,
-            " ".repeat(10usize.saturating_sub(reference_label))
-        )?;
-        match on_mutant {
-            Some(TestOutcome::Pass) | None => still_pass.push(case.name),
-            Some(TestOutcome::Fail {
-                check,
-                expected,
-                actual,
-            }) => {
-                caught.push(case.name.to_string());
-                write!(out, "{}", failure_text(check, expected, actual, 6))?;
-            }
-            Some(other) => {
-                caught.push(case.name.to_string());
-                writeln!(out, "      {}", other.reason().unwrap_or_default())?;
-            }
-        }
-    }
-    if let Some(problem) = reference
-        .runs
-        .iter()
-        .find_map(|run| run.outcome.reason().map(|r| (run.test.clone(), r)))
-    {
-        writeln!(
-            out,
-            "\n{} the reference fails {}: {}. The suite or this machine is broken; the comparison below is not to be trusted.",
-            "warning:".red().bold(),
-            problem.0,
-            problem.1
-        )?;
-    }
-    writeln!(
-        out,
-        "\n{} of {} tests caught the mutant; {} normal cases still pass on it, as the worksheet warns they may.",
-        caught.len(),
-        matrix.tests.len(),
-        still_pass.len()
-    )?;
-    Ok(caught)
-}
-
-fn compare(score: &Score, console: &mut Console) -> io::Result<()> {
-    let out = &mut *console.output;
-    writeln!(out, "\n{}", "Your prediction beside the result".bold())?;
-    let list = |names: &[String]| {
-        if names.is_empty() {
-            "none".to_string()
-        } else {
-            names.join(", ")
-        }
-    };
-    writeln!(
-        out,
-        "  {} {}",
-        "predicted and caught:       ".green(),
-        list(&score.predicted_and_caught)
-    )?;
-    writeln!(
-        out,
-        "  {} {}",
-        "predicted but it survived:  ".red(),
-        list(&score.predicted_but_survived)
-    )?;
-    writeln!(
-        out,
-        "  {} {}",
-        "caught but not predicted:   ".yellow(),
-        list(&score.caught_not_predicted)
-    )?;
-    writeln!(out, "  {} {}%", "score:".bold(), score.percent)?;
-    Ok(())
-}
-
+/// The closing reflection after step 8: from the command line, or asked
+/// at a terminal; else how to give it later. Once answered, the example
+/// answers of the step's text are shown, to set beside the student's own.
 fn reflection(given: &GivenPrediction, console: &mut Console) -> io::Result<Option<Reflection>> {
     let answers = match &given.reflection {
         Some((kept, not_guaranteed)) => Some((kept.clone(), not_guaranteed.clone())),
-        None if console.interactive => {
-            writeln!(
-                console.output,
-                "\n{}",
-                "The worksheet's closing questions".bold()
-            )?;
-            let kept = console.ask("Why are the earlier steps' tests kept at every later step?")?;
-            let not_guaranteed =
-                console.ask("Name one operational condition this lab does not guarantee:")?;
-            kept.zip(not_guaranteed)
-        }
+        None if console.interactive => prompt::ask_reflection(console)?,
         None => {
             writeln!(
                 console.output,
@@ -571,13 +335,30 @@ fn reflection(given: &GivenPrediction, console: &mut Console) -> io::Result<Opti
             None
         }
     };
-    Ok(answers
-        .filter(|(kept, not_guaranteed)| !kept.is_empty() && !not_guaranteed.is_empty())
-        .map(|(why_tests_are_kept, not_guaranteed)| Reflection {
-            at: progress::now_stamp(),
-            why_tests_are_kept,
-            not_guaranteed,
-        }))
+    let Some((why_tests_are_kept, not_guaranteed)) =
+        answers.filter(|(kept, not_guaranteed)| !kept.is_empty() && !not_guaranteed.is_empty())
+    else {
+        return Ok(None);
+    };
+    write!(console.output, "{}", closing_examples(console.width))?;
+    Ok(Some(Reflection {
+        at: progress::now_stamp(),
+        why_tests_are_kept,
+        not_guaranteed,
+    }))
+}
+
+/// The example answers to the closing questions, shown once the student
+/// has answered them.
+pub fn closing_examples(width: usize) -> String {
+    match exercise::lab(8).map(|lab| lab.closing) {
+        Some(examples) if !examples.is_empty() => format!(
+            "\n{}\n{}\n",
+            "Set beside your answers".bold(),
+            lease_lab::terminal::reflow(&examples, width)
+        ),
+        _ => String::new(),
+    }
 }
 
 #[cfg(test)]
@@ -617,6 +398,8 @@ mod tests {
             input: &mut input,
             interactive,
             output: &mut output,
+            width: 100,
+            columns: 160,
         };
         let result = step_through(
             &exercise::find(key).unwrap(),
@@ -665,6 +448,10 @@ mod tests {
             "{shown}"
         );
         assert_eq!(saved(folder.path()).latest("2"), Some(&attempt));
+        assert!(
+            shown.contains("Next: lab step 3"),
+            "the exercise after this one: {shown}"
+        );
     }
 
     #[test]

@@ -1,0 +1,327 @@
+//! What the step-through shows: the exercise before the prediction (laid
+//! out so that the contract, the diff, the question and the step's own
+//! tests end on one screen of 50 rows, right above the prompt), and the
+//! run and the comparison after it.
+
+use crate::cli::prediction::Score;
+use colored::Colorize;
+use lease_lab::exercise::{self, Exercise};
+use lease_lab::matrix::Matrix;
+use lease_lab::outcome::Outcome;
+use lease_lab::runner::VariantRun;
+use lease_lab::suite::Case;
+use lease_lab::terminal::{code_diff, failure_text, reflow};
+use std::fmt::Write as _;
+
+/// How many lines of unchanged code surround a change in the diff.
+const DIFF_CONTEXT: usize = 2;
+
+/// The exercise before the prediction: its title, the step's text, the
+/// broken fragment as a diff of code (without the reference's comments,
+/// which may explain the bug), and the question to answer. The parts the
+/// student reasons from come last, next to the prompt.
+pub fn exercise(exercise: &Exercise, width: usize) -> String {
+    let step = exercise.step();
+    let mut out = format!(
+        "{}\n",
+        format!(
+            "Step {step} of 8: {} (exercise {})",
+            exercise::step_title(step),
+            exercise.key
+        )
+        .bold()
+    );
+    let lab = exercise::lab(step).unwrap_or_default();
+    let section = |title: &str, text: &str| {
+        if text.is_empty() {
+            String::new()
+        } else {
+            format!("\n{}\n{}\n", title.bold(), reflow(text, width))
+        }
+    };
+    out.push_str(&section("About this step", &lab.introduction));
+    out.push_str(&section("Why it matters", &lab.why));
+    out.push_str(&section("Contract", &lab.contract));
+    let mutant = exercise.mutant();
+    let spec = &mutant.spec;
+    write!(
+        out,
+        "\n{}\n",
+        format!("The broken fragment: mutant {}, {}", spec.id, spec.title).bold()
+    )
+    .unwrap();
+    if let Some(original) = &spec.worksheet {
+        writeln!(out, "(the worksheet's fragment: {original})").unwrap();
+    }
+    let comment = if spec.file.ends_with(".py") {
+        "#"
+    } else {
+        "//"
+    };
+    out.push_str(&code_diff(
+        &mutant.original,
+        &mutant.source,
+        &spec.file,
+        comment,
+        DIFF_CONTEXT,
+    ));
+    out.push_str(&section("Predict before you run", &lab.predict));
+    out
+}
+
+/// The menu before the prompt: the step's own tests, in columns when the
+/// width allows, and a line for the earlier steps' tests, which are in
+/// force too and listed on request.
+pub fn menu(menu: &[&'static Case], step: u8, width: usize) -> String {
+    let own: Vec<(usize, &Case)> = numbered(menu)
+        .filter(|(_, case)| case.step == step)
+        .collect();
+    let earlier = menu.len() - own.len();
+    let mut out = format!("\n{}\n", format!("The tests of step {step}:").bold());
+    out.push_str(&columns(&own, width));
+    if earlier > 0 {
+        writeln!(
+            out,
+            "Tests 1 to {earlier}, of steps 1 to {}, are in force too: type ? to list them.",
+            step - 1
+        )
+        .unwrap();
+    }
+    let question = "Which tests will catch the mutant? Numbers or names, comma-separated; ? lists all tests, probe lets you write a probe instead.";
+    writeln!(out, "\n{}", reflow(question, width.min(100)).bold()).unwrap();
+    out
+}
+
+/// Every test in force, by step, in columns.
+pub fn all_tests(menu: &[&'static Case], width: usize) -> String {
+    let mut out = String::new();
+    let mut steps: Vec<u8> = menu.iter().map(|case| case.step).collect();
+    steps.dedup();
+    for step in steps {
+        writeln!(out, "{}", format!("step {step}").bold()).unwrap();
+        let tests: Vec<(usize, &Case)> = numbered(menu)
+            .filter(|(_, case)| case.step == step)
+            .collect();
+        out.push_str(&columns(&tests, width));
+    }
+    out
+}
+
+/// The tests with their numbers in the suite (from 1).
+fn numbered<'a>(menu: &'a [&'static Case]) -> impl Iterator<Item = (usize, &'static Case)> + 'a {
+    menu.iter()
+        .enumerate()
+        .map(|(index, case)| (index + 1, *case))
+}
+
+/// Numbered test names in as many columns as fit `width`, filled down
+/// each column first.
+fn columns(tests: &[(usize, &Case)], width: usize) -> String {
+    let cell = tests
+        .iter()
+        .map(|(_, case)| case.name.len() + 7)
+        .max()
+        .unwrap_or(0);
+    let count = (width.saturating_sub(2) / cell.max(1)).clamp(1, 3);
+    let rows = tests.len().div_ceil(count);
+    let mut out = String::new();
+    for row in 0..rows {
+        let mut line = String::from(" ");
+        for column in 0..count {
+            if let Some((number, case)) = tests.get(column * rows + row) {
+                write!(
+                    line,
+                    " {number:>4}  {:<width$}",
+                    case.name,
+                    width = cell - 7
+                )
+                .unwrap();
+            }
+        }
+        writeln!(out, "{}", line.trim_end()).unwrap();
+    }
+    out
+}
+
+/// The run: the step's own tests with the verdict of each, the earlier
+/// steps' summed up (each one that caught the mutant shown too), with the
+/// reason of every catch. Answers the tests that caught the mutant.
+pub fn verdicts(matrix: &Matrix, step: u8, width: usize) -> (String, Vec<String>) {
+    let (reference, mutant) = (&matrix.runs[0], &matrix.runs[1]);
+    let name_width = matrix
+        .tests
+        .iter()
+        .map(|case| case.name.len())
+        .max()
+        .unwrap_or(0)
+        .min(width.saturating_sub(30));
+    let mut out = format!(
+        "\n  {:>4}  {:<name_width$}  {:<9} {}\n",
+        "",
+        "test".bold(),
+        "reference".bold(),
+        format!("mutant {}", mutant.variant.id).bold()
+    );
+    let mut caught = Vec::new();
+    let earlier: Vec<&Case> = matrix
+        .tests
+        .iter()
+        .copied()
+        .filter(|case| case.step < step)
+        .collect();
+    for (number, case) in matrix.tests.iter().enumerate() {
+        let on_mutant = mutant.outcome(case.name);
+        let catches = on_mutant.is_some_and(Outcome::catches);
+        if catches {
+            caught.push(case.name.to_string());
+        }
+        if case.step < step && !catches && reference.outcome(case.name) == Some(&Outcome::Pass) {
+            continue;
+        }
+        out.push_str(&verdict_line(
+            number + 1,
+            case,
+            (reference, mutant),
+            name_width,
+            width,
+        ));
+    }
+    let quiet = earlier
+        .iter()
+        .filter(|case| !mutant.outcome(case.name).is_some_and(Outcome::catches))
+        .count();
+    let steps = match step {
+        2 => "step 1".to_string(),
+        _ => format!("steps 1 to {}", step - 1),
+    };
+    match (earlier.len(), quiet) {
+        (0, _) => {}
+        (all, quiet) if all == quiet => writeln!(
+            out,
+            "  The {} of {steps} pass on the reference and on the mutant alike (not listed).",
+            tests_phrase(all)
+        )
+        .unwrap(),
+        (all, quiet) => writeln!(
+            out,
+            "  The other {quiet} of the {all} tests of {steps} pass on both alike (not listed)."
+        )
+        .unwrap(),
+    }
+    if let Some(problem) = reference.runs.iter().find_map(|run| {
+        run.outcome
+            .reason()
+            .map(|reason| (run.test.clone(), reason))
+    }) {
+        writeln!(
+            out,
+            "\n{} the reference fails {}: {}. The suite or this machine is broken; the comparison below is not to be trusted.",
+            "warning:".red().bold(),
+            problem.0,
+            problem.1
+        )
+        .unwrap();
+    }
+    let still_pass = matrix.tests.len() - caught.len();
+    writeln!(
+        out,
+        "\n{} of {} caught the mutant; {still_pass} still pass on it, as the worksheet warns normal cases may.",
+        tests_phrase(caught.len()),
+        matrix.tests.len()
+    )
+    .unwrap();
+    (out, caught)
+}
+
+/// "1 test", "3 tests".
+fn tests_phrase(count: usize) -> String {
+    lease_lab::report::tests_phrase(count)
+}
+
+/// One test's verdict on both sides, and why the mutant failed it.
+fn verdict_line(
+    number: usize,
+    case: &Case,
+    (reference, mutant): (&VariantRun, &VariantRun),
+    name_width: usize,
+    width: usize,
+) -> String {
+    let reference_cell = match reference.outcome(case.name) {
+        Some(Outcome::Pass) => format!("{:<9}", "pass").green().to_string(),
+        Some(other) => format!("{:<9}", other.label().to_uppercase())
+            .red()
+            .bold()
+            .to_string(),
+        None => format!("{:<9}", "-"),
+    };
+    let on_mutant = mutant.outcome(case.name);
+    let mutant_cell = match on_mutant {
+        Some(Outcome::Pass) => "pass (survives)".dimmed().to_string(),
+        Some(other) => format!("{} (caught)", other.label().to_uppercase())
+            .yellow()
+            .bold()
+            .to_string(),
+        None => "-".into(),
+    };
+    let mut name = case.name.to_string();
+    if name.len() > name_width {
+        name.truncate(name_width.saturating_sub(1));
+        name.push('…');
+    }
+    let mut out = format!("  {number:>4}  {name:<name_width$}  {reference_cell} {mutant_cell}\n");
+    match on_mutant {
+        Some(Outcome::Fail {
+            check,
+            expected,
+            actual,
+        }) => out.push_str(&failure_text(check, expected, actual, 8, width)),
+        Some(other @ (Outcome::Timeout { .. } | Outcome::Crash { .. })) => {
+            writeln!(out, "        {}", other.reason().unwrap_or_default()).unwrap();
+        }
+        _ => {}
+    }
+    out
+}
+
+/// The prediction beside the result, with its score.
+pub fn comparison(score: &Score) -> String {
+    let list = |names: &[String]| {
+        if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        }
+    };
+    format!(
+        "\n{}\n  {} {}\n  {} {}\n  {} {}\n  {} {}%\n",
+        "Your prediction beside the result".bold(),
+        "predicted and caught:       ".green(),
+        list(&score.predicted_and_caught),
+        "predicted but it survived:  ".red(),
+        list(&score.predicted_but_survived),
+        "caught but not predicted:   ".yellow(),
+        list(&score.caught_not_predicted),
+        "score:".bold(),
+        score.percent
+    )
+}
+
+/// After the comparison: why the mutant breaks the contract, and what to
+/// notice now, from the step's text.
+pub fn after_the_run(exercise: &Exercise, width: usize) -> String {
+    let mut out = format!(
+        "\n{}\n{}\n",
+        "Why it breaks the contract".bold(),
+        reflow(exercise.mutant().spec.explanation.trim(), width)
+    );
+    if let Some(lab) = exercise::lab(exercise.step()) {
+        write!(
+            out,
+            "\n{}\n{}\n",
+            "After the run".bold(),
+            reflow(&lab.after, width)
+        )
+        .unwrap();
+    }
+    out
+}

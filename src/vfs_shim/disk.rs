@@ -1,0 +1,154 @@
+//! The disk under one tracked database: power cuts and injected I/O
+//! errors, on the model of [`super::model`].
+
+use super::model::{self, CutPoint, CutReport, IoCounts, IoFault, Tearing, Tracked};
+use super::{names, vfs};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Why the shim could not be installed or a database not tracked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShimError {
+    /// The shim could not be registered as SQLite's default VFS.
+    #[error("the VFS shim could not become SQLite's default VFS: {0}")]
+    Install(String),
+    /// SQLite could not turn the path into the name it opens files under.
+    #[error("{}: SQLite cannot name this database path ({detail})", path.display())]
+    Path {
+        /// The path as given.
+        path: PathBuf,
+        /// What failed.
+        detail: String,
+    },
+    /// Another [`Disk`] tracks this database already.
+    #[error("{}: another Disk tracks this database already; drop it first", path.display())]
+    AlreadyTracked {
+        /// The database's full path.
+        path: PathBuf,
+    },
+    /// A cut could not put a file back as it was at its last sync.
+    #[error("the power cut could not restore a file: {0}")]
+    Restore(String),
+}
+
+/// Registers the shim as the process's default SQLite VFS, once.
+///
+/// Idempotent and thread-safe: every call after the first answers the same.
+/// From then on every connection that names no VFS (rusqlite's
+/// `Connection::open*`, the store and its compiled mutants) goes through
+/// the shim; connections already open are not affected. Fails when the
+/// default VFS is not SQLite's `unix` one.
+pub fn install() -> Result<(), ShimError> {
+    vfs::install().map_err(ShimError::Install)
+}
+
+/// The disk under one database's files (the database, `-wal`, `-journal`),
+/// tracked by the shim from [`Disk::track`] until the `Disk` is dropped.
+///
+/// After dropping it, the files pass straight through again; drop it only
+/// once the connections opened before its last cut are closed.
+#[derive(Debug)]
+pub struct Disk {
+    tracked: Arc<Tracked>,
+}
+
+impl std::fmt::Debug for Tracked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Tracked({})", self.db_path().display())
+    }
+}
+
+impl Disk {
+    /// Installs the shim (see [`install`]) and starts tracking the database
+    /// at `db`, which need not exist yet. Everything its files hold now
+    /// counts as durable. Handles already open on them through the shim are
+    /// tracked from their next call.
+    ///
+    /// Errors: [`ShimError::AlreadyTracked`] when another `Disk`
+    /// tracks the same database.
+    pub fn track(db: impl AsRef<Path>) -> Result<Disk, ShimError> {
+        install()?;
+        let path = db.as_ref();
+        let name = names::full_pathname(path.as_os_str().as_bytes()).map_err(|detail| {
+            ShimError::Path {
+                path: path.to_path_buf(),
+                detail,
+            }
+        })?;
+        let tracked = Arc::new(Tracked::new(&name));
+        if !model::register(&tracked) {
+            return Err(ShimError::AlreadyTracked {
+                path: tracked.db_path(),
+            });
+        }
+        Ok(Disk { tracked })
+    }
+
+    /// The database's path, as SQLite names it (absolute, links resolved).
+    pub fn db(&self) -> PathBuf {
+        self.tracked.db_path()
+    }
+
+    /// Cuts the power now, losing every unsynced write whole.
+    ///
+    /// Every handle open on the database dies; close them all before
+    /// opening the database again (the reboot rule, in the module docs).
+    pub fn cut(&self) -> Result<CutReport, ShimError> {
+        self.cut_tearing(Tearing::None)
+    }
+
+    /// Cuts the power now, letting `tearing` choose the unsynced sectors
+    /// that reach the disk after all.
+    pub fn cut_tearing(&self, tearing: Tearing) -> Result<CutReport, ShimError> {
+        let mut state = self.tracked.lock();
+        let report = self.tracked.cut(&mut state, None, tearing);
+        match &report.error {
+            Some(error) => Err(ShimError::Restore(error.clone())),
+            None => Ok(report),
+        }
+    }
+
+    /// Arms a power cut at `point` (replacing any cut armed before). It
+    /// falls inside the I/O call that reaches the point, which then fails;
+    /// see [`Disk::cuts`] for whether it has.
+    pub fn cut_at(&self, point: CutPoint, tearing: Tearing) {
+        self.tracked.lock().arm_cut(point, tearing);
+    }
+
+    /// Disarms the armed cut, if it has not fallen yet.
+    pub fn disarm(&self) {
+        self.tracked.lock().disarm_cut();
+    }
+
+    /// Arms an injected I/O error (several may be armed; each fires once).
+    pub fn fail_at(&self, fault: IoFault) {
+        self.tracked.lock().arm_fault(fault);
+    }
+
+    /// The I/O calls counted so far.
+    pub fn counts(&self) -> IoCounts {
+        self.tracked.lock().counts()
+    }
+
+    /// How many armed faults have fired.
+    pub fn faults_fired(&self) -> u64 {
+        self.tracked.lock().faults_fired()
+    }
+
+    /// Every cut so far, oldest first (armed ones that fell, and [`Disk::cut`]s).
+    pub fn cuts(&self) -> Vec<CutReport> {
+        self.tracked.lock().reports().to_vec()
+    }
+
+    /// How many cuts have happened so far.
+    pub fn cut_count(&self) -> usize {
+        self.tracked.lock().reports().len()
+    }
+}
+
+impl Drop for Disk {
+    fn drop(&mut self) {
+        model::unregister(&self.tracked);
+    }
+}

@@ -1,0 +1,196 @@
+//! A watch on who waits for a database's write lock.
+//!
+//! In WAL mode a connection that begins a write transaction takes the
+//! WAL's write lock (`xShmLock` on slot 0, exclusive); while another
+//! connection holds it, the attempt is refused (`SQLITE_BUSY`) and the
+//! connection's busy handler tries again. The shim notes every such
+//! refusal on a watched database, by the file handle refused, so a test
+//! that holds the lock itself can tell when every racer it started is
+//! queued behind it: a claim that looks the lease up before taking the
+//! lock has looked by then, so letting them go shows the race every time.
+
+use super::disk::{install, ShimError};
+use super::names;
+use std::collections::BTreeSet;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError, Weak};
+use std::time::{Duration, Instant};
+
+/// The watches alive now, and how many (so that unwatched I/O costs one
+/// atomic load).
+static WATCHES: Mutex<Vec<Weak<Watched>>> = Mutex::new(Vec::new());
+static WATCH_COUNT: AtomicUsize = AtomicUsize::new(0);
+
+/// One watched database.
+struct Watched {
+    /// The full name of its main file, as SQLite opens it.
+    name: Vec<u8>,
+    /// The file handles refused its write lock so far.
+    refused: Mutex<BTreeSet<u64>>,
+    /// Signalled at each new refused handle.
+    changed: Condvar,
+}
+
+/// Notes that the file handle `handle`, opened under `name`, was refused
+/// the write lock. Called by the shim's `xShmLock`.
+pub(super) fn note_refusal(name: &[u8], handle: u64) {
+    if WATCH_COUNT.load(Ordering::Acquire) == 0 {
+        return;
+    }
+    let watches = WATCHES.lock().unwrap_or_else(PoisonError::into_inner);
+    for watched in watches.iter().filter_map(Weak::upgrade) {
+        if watched.name == name {
+            let mut refused = watched
+                .refused
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if refused.insert(handle) {
+                watched.changed.notify_all();
+            }
+        }
+    }
+}
+
+/// Counts the connections refused a database's write lock, from
+/// [`WriteLockWatch::new`] until it is dropped.
+pub struct WriteLockWatch {
+    watched: Arc<Watched>,
+    db: PathBuf,
+}
+
+impl WriteLockWatch {
+    /// Installs the shim (see [`install`]) and starts watching the database
+    /// at `db`. Only connections opened through the shim are seen.
+    pub fn new(db: impl AsRef<Path>) -> Result<WriteLockWatch, ShimError> {
+        install()?;
+        let path = db.as_ref();
+        let name = names::full_pathname(path.as_os_str().as_bytes()).map_err(|detail| {
+            ShimError::Path {
+                path: path.to_path_buf(),
+                detail,
+            }
+        })?;
+        let watched = Arc::new(Watched {
+            name,
+            refused: Mutex::new(BTreeSet::new()),
+            changed: Condvar::new(),
+        });
+        let mut watches = WATCHES.lock().unwrap_or_else(PoisonError::into_inner);
+        watches.retain(|watch| watch.strong_count() > 0);
+        watches.push(Arc::downgrade(&watched));
+        WATCH_COUNT.store(watches.len(), Ordering::Release);
+        Ok(WriteLockWatch {
+            watched,
+            db: path.to_path_buf(),
+        })
+    }
+
+    /// How many distinct connections have been refused the write lock.
+    pub fn refused(&self) -> usize {
+        self.watched
+            .refused
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
+    /// Waits until `count` connections have been refused the write lock,
+    /// or until none has newly been for `quiet` (fewer will come: the
+    /// implementation runs fewer claims at once), or until `limit` has
+    /// passed. Answers how many were refused.
+    pub fn wait_for(&self, count: usize, quiet: Duration, limit: Duration) -> usize {
+        let started = Instant::now();
+        let mut refused = self
+            .watched
+            .refused
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut last_change = Instant::now();
+        let mut seen = refused.len();
+        while refused.len() < count {
+            let now = Instant::now();
+            let until_quiet = quiet.saturating_sub(now - last_change);
+            let until_limit = limit.saturating_sub(now - started);
+            if until_quiet.is_zero() || until_limit.is_zero() {
+                break;
+            }
+            refused = self
+                .watched
+                .changed
+                .wait_timeout(refused, until_quiet.min(until_limit))
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+            if refused.len() != seen {
+                seen = refused.len();
+                last_change = Instant::now();
+            }
+        }
+        refused.len()
+    }
+
+    /// The database watched, as given.
+    pub fn db(&self) -> &Path {
+        &self.db
+    }
+}
+
+impl Drop for WriteLockWatch {
+    fn drop(&mut self) {
+        let mut watches = WATCHES.lock().unwrap_or_else(PoisonError::into_inner);
+        watches.retain(|watch| {
+            watch
+                .upgrade()
+                .is_some_and(|watched| !Arc::ptr_eq(&watched, &self.watched))
+        });
+        WATCH_COUNT.store(watches.len(), Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rusqlite::Connection;
+    use std::thread;
+
+    #[test]
+    fn every_connection_queued_behind_the_lock_is_counted_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("jobs.db");
+        crate::init_db(&db).unwrap();
+        let watch = WriteLockWatch::new(&db).unwrap();
+        let holder = Connection::open(&db).unwrap();
+        holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+        thread::scope(|scope| {
+            for _ in 0..3 {
+                scope.spawn(|| {
+                    let conn = Connection::open(&db).unwrap();
+                    conn.busy_timeout(Duration::from_secs(5)).unwrap();
+                    conn.execute_batch("BEGIN IMMEDIATE; COMMIT").unwrap();
+                });
+            }
+            let queued = watch.wait_for(3, Duration::from_secs(5), Duration::from_secs(10));
+            assert_eq!(queued, 3);
+            holder.execute_batch("ROLLBACK").unwrap();
+        });
+        assert_eq!(
+            watch.refused(),
+            3,
+            "each connection once, however often it retried"
+        );
+    }
+
+    #[test]
+    fn a_wait_for_more_than_come_ends_when_all_is_quiet() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("jobs.db");
+        crate::init_db(&db).unwrap();
+        let watch = WriteLockWatch::new(&db).unwrap();
+        let started = Instant::now();
+        let queued = watch.wait_for(2, Duration::from_millis(50), Duration::from_secs(10));
+        assert_eq!(queued, 0);
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert_eq!(watch.db(), db.as_path());
+    }
+}
