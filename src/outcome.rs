@@ -79,8 +79,14 @@ impl Outcome {
     }
 }
 
+/// A value spread over lines (stored rows, one per line) on one line, the
+/// lines joined by `; `.
 fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    text.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// One test's outcome against one variant.

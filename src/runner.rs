@@ -28,10 +28,11 @@ use std::time::{Duration, Instant};
 /// before it counts as a timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// How many workers run at once unless told otherwise: twice the cores,
-/// since some tests sleep while another client holds a lock.
+/// How many workers run at once unless told otherwise: four per core,
+/// since many tests wait (for a lock another client holds, for racing
+/// claims to queue up) while others work.
 pub fn default_jobs() -> usize {
-    2 * thread::available_parallelism().map_or(2, usize::from)
+    4 * thread::available_parallelism().map_or(2, usize::from)
 }
 
 /// How a run is carried out.

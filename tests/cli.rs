@@ -676,3 +676,32 @@ fn counts_of_one_read_in_the_singular() {
     );
     assert!(!markdown.contains(" 1 tests"), "{markdown}");
 }
+
+#[test]
+fn example_answers_to_the_closing_questions_come_only_after_the_student_s_own() {
+    let lab = Sandbox::new();
+    let step = text(
+        &lab.lab(&["step", "8", "--predict", "64", "--color", "never"])
+            .stdout,
+    );
+    assert!(step.contains("lab reflect --why-kept"), "{step}");
+    assert!(
+        !step.contains("Why are the tests of steps 1 to 7"),
+        "no examples before answering: {step}"
+    );
+    let reflected = lab.lab(&[
+        "reflect",
+        "--why-kept",
+        "mine",
+        "--not-guaranteed",
+        "clocks",
+        "--color",
+        "never",
+    ]);
+    let shown = text(&reflected.stdout);
+    assert!(shown.starts_with("Recorded your reflection."), "{shown}");
+    assert!(
+        shown.contains("Why are the tests of steps 1 to 7 still run at step 8?"),
+        "{shown}"
+    );
+}

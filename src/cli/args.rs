@@ -53,8 +53,8 @@ pub struct SuiteArgs {
     /// The longest one test may run, in milliseconds, before it counts as a timeout.
     #[arg(long, default_value_t = millis(runner::DEFAULT_TIMEOUT))]
     pub timeout_ms: u64,
-    /// How many variants to run at once (default: twice the number of cores,
-    /// since some tests wait on a lock while others work).
+    /// How many variants to run at once (default: four per core, since many
+    /// tests wait for a lock while others work).
     #[arg(long)]
     pub jobs: Option<usize>,
     /// Where to put the tests' temporary databases.

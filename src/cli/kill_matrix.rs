@@ -102,9 +102,11 @@ pub fn matrix(args: &MatrixArgs) -> Outcome {
     );
     let rendered = match args.format {
         MatrixFormat::Text => {
-            let mut text = report::text::matrix(&matrix);
+            let width = lease_lab::terminal::width();
+            let mut text = report::text::matrix(&matrix, width);
             for summary in matrix.summaries() {
                 if let Some(advice) = report::survivor_advice(&matrix, &summary.id) {
+                    let advice = lease_lab::terminal::fill(&advice, width.min(100), "", "");
                     text.push_str(&format!("\n{advice}\n"));
                 }
             }

@@ -105,7 +105,10 @@ pub fn reflect(args: &ReflectArgs, progress_path: &Path) -> Outcome {
             not_guaranteed: args.not_guaranteed.clone(),
         });
     })?;
-    say_line("Recorded your reflection.")
+    say_line("Recorded your reflection.")?;
+    say(&crate::cli::step::closing_examples(
+        lease_lab::terminal::text_width(),
+    ))
 }
 
 /// `lab progress`: the recorded predictions and scores.

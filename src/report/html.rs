@@ -34,6 +34,8 @@ table.matrix thead th.variant { writing-mode: vertical-rl; transform: rotate(180
 table.matrix thead th.variant a { color: inherit; text-decoration: none; }
 table.matrix th.test { text-align: left; font-weight: normal; font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12px; padding: 1px 8px 1px 16px; white-space: nowrap; }
 table.matrix tr.step-title th { text-align: left; background: #f6f6f6; padding: 6px 8px; font-size: 13px; }
+table.matrix tr.reasons td { padding: 0 8px 2px 16px; font-size: 12px; border-top: none; }
+table.matrix tr.reasons summary { color: #555; cursor: pointer; }
 td.cell { width: 20px; min-width: 20px; text-align: center; font-size: 12px; padding: 1px 0; }
 .group-start { border-left: 3px solid #999 !important; }
 .ok { background: #c8e6c9; color: #1b5e20; }
@@ -135,7 +137,7 @@ fn legend() -> String {
         )
         .unwrap();
     }
-    out.push_str(". Point at a cell for the failure behind it; a column's id links to the mutant's diff.</p>\n");
+    out.push_str(". Under a test that did not pass everywhere, <em>why</em> unfolds the failures; a column's id links to the mutant's diff.</p>\n");
     out
 }
 
@@ -231,11 +233,46 @@ fn matrix_section(matrix: &Matrix) -> String {
             .unwrap();
         }
         out.push_str("</tr>\n");
+        out.push_str(&reasons_row(matrix, case.name));
     }
     if step.is_some() {
         out.push_str("</tbody>\n");
     }
     out.push_str("</table>\n</section>\n");
+    out
+}
+
+/// Under a test that did not pass everywhere, a row that tells why, per
+/// variant, folded so the table stays compact, and readable without
+/// pointing at a cell.
+fn reasons_row(matrix: &Matrix, test: &str) -> String {
+    let reasons: Vec<(&str, String)> = matrix
+        .runs
+        .iter()
+        .filter_map(|run| Some((run.variant.id.as_str(), run.outcome(test)?.reason()?)))
+        .collect();
+    if reasons.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "<tr class=\"reasons\"><td colspan=\"{}\"><details><summary>why {} did not pass on {}</summary><ul>",
+        matrix.runs.len() + 1,
+        text(test),
+        match reasons.len() {
+            1 => "1 variant".to_string(),
+            n => format!("{n} variants"),
+        }
+    );
+    for (id, reason) in reasons {
+        write!(
+            out,
+            "<li><code>{}</code> {}</li>",
+            text(id),
+            reason_html(&reason)
+        )
+        .unwrap();
+    }
+    out.push_str("</ul></details></td></tr>\n");
     out
 }
 
@@ -417,10 +454,29 @@ mod tests {
     }
 
     #[test]
+    fn a_test_that_did_not_pass_everywhere_has_its_reasons_under_it() {
+        let matrix = matrix();
+        let page = page(&matrix);
+        assert!(page.contains("<tr class=\"reasons\"><td colspan=\"6\"><details><summary>why claim_at_exact_expiry_is_reassigned did not pass on 1 variant</summary><ul><li><code>04</code> <span class=\"reason\">claim(\"j\", \"B\", now=110, ttl=5): expected fence 2, got none &lt;script&gt;&amp;</span></li></ul></details></td></tr>"), "{page}");
+        let passing = page
+            .split("<th scope=\"row\" class=\"test\">claim_of_a_new_job_returns_fence_1</th>")
+            .nth(1)
+            .unwrap();
+        assert!(
+            passing
+                .split("</tr>")
+                .nth(1)
+                .unwrap()
+                .contains("<tr class=\"test\">"),
+            "no reasons row under a test that passed everywhere"
+        );
+    }
+
+    #[test]
     fn cells_carry_their_failure_escaped() {
         let page = page(&matrix());
-        assert!(page.contains("class=\"cell killed group-start\" title=\"04 × claim_at_exact_expiry_is_reassigned: claim(&quot;j&quot;, &quot;B&quot;, now=110, ttl=5): expected Some( Fence(2), ), got None &lt;script&gt;&amp;\""));
-        assert!(page.contains("<code>claim_at_exact_expiry_is_reassigned</code> <span class=\"reason\">claim(\"j\", \"B\", now=110, ttl=5): expected Some( Fence(2), ), got None &lt;script&gt;&amp;</span>"));
+        assert!(page.contains("class=\"cell killed group-start\" title=\"04 × claim_at_exact_expiry_is_reassigned: claim(&quot;j&quot;, &quot;B&quot;, now=110, ttl=5): expected fence 2, got none &lt;script&gt;&amp;\""));
+        assert!(page.contains("<code>claim_at_exact_expiry_is_reassigned</code> <span class=\"reason\">claim(\"j\", \"B\", now=110, ttl=5): expected fence 2, got none &lt;script&gt;&amp;</span>"));
         assert!(page.contains("class=\"cell timeout\""));
         assert!(page.contains("class=\"cell crash\""));
     }

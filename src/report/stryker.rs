@@ -220,7 +220,7 @@ mod tests {
         );
         assert_eq!(
             killed["statusReason"],
-            "claim_at_exact_expiry_is_reassigned: claim(\"j\", \"B\", now=110, ttl=5): expected Some( Fence(2), ), got None <script>&"
+            "claim_at_exact_expiry_is_reassigned: claim(\"j\", \"B\", now=110, ttl=5): expected fence 2, got none <script>&"
         );
         assert_eq!(
             killed["coveredBy"].as_array().unwrap().len(),

@@ -1,20 +1,24 @@
 //! The kill matrix as terminal text: a grid of tests against variants,
 //! one variant's run test by test, and the summary of each mutant.
 
-use super::{look, status_look, LOOKS};
+use super::{look, status_look, tests_phrase, LOOKS};
 use crate::matrix::Matrix;
 use crate::outcome::Outcome;
 use crate::runner::VariantRun;
 use crate::suite::Case;
-use crate::terminal::failure_text;
+use crate::terminal::{failure_text, fill};
 use colored::Colorize;
 use std::fmt::Write as _;
 
-/// The matrix as a grid: tests by step down the side, variants across
-/// (the reference, then the worksheet's mutants, then the others), and a
-/// summary of each mutant below.
-pub fn matrix(matrix: &Matrix) -> String {
-    let name_width = 56;
+/// The matrix as a grid for a terminal `width` columns wide: tests by
+/// step down the side (names shortened to fit, with their numbers in the
+/// suite), variants across (the reference, then the worksheet's mutants,
+/// then the others), a key, a summary of each mutant, and the tests that
+/// kill none.
+pub fn matrix(matrix: &Matrix, width: usize) -> String {
+    let groups = column_groups(matrix);
+    let grid_width = matrix.runs.len() + 2 * groups.len();
+    let name_width = width.saturating_sub(grid_width + 8).clamp(20, 62);
     let ids: Vec<&str> = matrix
         .runs
         .iter()
@@ -22,35 +26,30 @@ pub fn matrix(matrix: &Matrix) -> String {
         .collect();
     let tall = ids.iter().map(|id| id.chars().count()).max().unwrap_or(0);
     let mut out = String::new();
-    let groups = column_groups(matrix);
     for row in 0..tall {
-        let mut line = format!("{:width$}", "", width = name_width + 2);
+        let mut line = format!("{:width$}", "", width = name_width + 7);
         for (index, id) in ids.iter().enumerate() {
             if groups.contains(&index) {
                 line.push_str("  ");
             }
             // Ids are written downwards, aligned at the bottom.
-            let offset = tall - id.chars().count().min(tall);
-            line.push(if row >= offset {
-                id.chars().nth(row - offset).unwrap_or(' ')
-            } else {
-                ' '
-            });
+            let offset = tall - id.chars().count();
+            line.push(
+                id.chars()
+                    .nth(row.wrapping_sub(offset))
+                    .filter(|_| row >= offset)
+                    .unwrap_or(' '),
+            );
         }
         writeln!(out, "{}", line.trim_end().bold()).unwrap();
     }
     let mut step = 0;
-    for case in &matrix.tests {
+    for (number, case) in matrix.tests.iter().enumerate() {
         if case.step != step {
             step = case.step;
             writeln!(out, "{}", format!("step {step}").bold()).unwrap();
         }
-        let mut name: String = case.name.chars().take(name_width).collect();
-        if case.name.chars().count() > name_width {
-            name.pop();
-            name.push('…');
-        }
-        let mut line = format!("  {name:name_width$}");
+        let mut line = format!("  {:>3} {} ", number + 1, shortened(case.name, name_width));
         for (index, run) in matrix.runs.iter().enumerate() {
             if groups.contains(&index) {
                 line.push_str("  ");
@@ -65,32 +64,39 @@ pub fn matrix(matrix: &Matrix) -> String {
         .filter(|look| look.glyph != " ")
         .map(|look| format!("{} {}", look.glyph, look.meaning))
         .collect();
-    writeln!(out, "\n{}  {}\n", "key:".bold(), key.join("   ")).unwrap();
+    let key = format!("the first column is the reference; {}", key.join(", "));
+    write!(out, "\n{}\n\n", fill(&key, width, "key: ", "     ")).unwrap();
     for (summary, (_, mutant)) in matrix.summaries().iter().zip(matrix.mutant_runs()) {
-        let status = status_look(summary.status).paint(summary.status.label());
-        writeln!(
-            out,
-            "{:>5}  step {}  {:<8}  {:>2} tests ({} of its step)  {}",
+        let label = summary.status.label();
+        let line = format!(
+            "{:>5}  step {}  {label:<8}  {:>8} ({} of its step)  {}",
             summary.id,
             summary.step,
-            status,
-            summary.killers.len(),
+            tests_phrase(summary.killers.len()),
             summary.own_step_killers,
             mutant.spec.title
-        )
-        .unwrap();
+        );
+        let filled = fill(&line, width, "", "       ");
+        // Coloured after filling, so that colour codes do not count as width.
+        let painted = status_look(summary.status).paint(label).to_string();
+        writeln!(out, "{}", filled.replacen(label, &painted, 1)).unwrap();
     }
     let idle = matrix.idle_tests();
     if !idle.is_empty() {
-        writeln!(
-            out,
-            "\n{} {}",
-            "tests that kill no mutant:".bold(),
-            idle.join(", ")
-        )
-        .unwrap();
+        let text = format!("tests that kill no mutant: {}", idle.join(", "));
+        write!(out, "\n{}\n", fill(&text, width, "", "  ")).unwrap();
     }
     out
+}
+
+/// A test name cut to `width` characters, its end replaced by `…`.
+fn shortened(name: &str, width: usize) -> String {
+    if name.chars().count() <= width {
+        return format!("{name:width$}");
+    }
+    let mut short: String = name.chars().take(width.saturating_sub(1)).collect();
+    short.push('…');
+    short
 }
 
 /// Where a new group of columns starts: after the reference, and where the
@@ -160,4 +166,44 @@ pub fn run(run: &VariantRun, tests: &[&'static Case]) -> String {
     }
     writeln!(out, "\n{passed} passed, {caught} failed").unwrap();
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::sample;
+
+    #[test]
+    fn the_grid_fits_80_columns_and_starts_with_its_header() {
+        colored::control::set_override(false);
+        let text = matrix(&sample::matrix(), 80);
+        for line in text.lines() {
+            assert!(
+                line.chars().count() <= 80,
+                "{} columns: {line}",
+                line.chars().count()
+            );
+        }
+        assert!(!text.starts_with('\n') && !text.lines().next().unwrap().trim().is_empty());
+        let header: Vec<&str> = text.lines().take(9).collect();
+        let reference: String = header
+            .iter()
+            .filter_map(|line| line.chars().nth(header[8].find('e').unwrap()))
+            .collect();
+        assert_eq!(
+            reference, "reference",
+            "the reference is called reference: {header:?}"
+        );
+        let idle = text
+            .split("tests that kill no mutant:")
+            .nth(1)
+            .expect("the sample has tests that kill no mutant");
+        assert!(idle.lines().count() > 1, "a long list is wrapped");
+    }
+
+    #[test]
+    fn long_test_names_are_shortened_with_an_ellipsis() {
+        assert_eq!(shortened("claim_at_exact_expiry", 8), "claim_a…");
+        assert_eq!(shortened("short", 8), "short   ");
+    }
 }

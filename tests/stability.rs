@@ -1,0 +1,82 @@
+//! Verdicts that never depend on luck: every cell of the kill matrix, and
+//! every test's verdict on the racing mutant 08b, is the same run after run.
+//!
+//! The racing tests queue their claims behind a held write lock until all
+//! of them wait (see `src/race.rs`), so a check-then-act claim is caught on
+//! every run, not on some.
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::process::Command;
+
+/// Every cell of one run of the matrix: (variant, test) → outcome.
+type Cells = BTreeMap<(String, String), String>;
+
+fn lab(args: &[&str]) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_lab"))
+        .args(args)
+        .args(["--color", "never"])
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("lab runs");
+    assert!(
+        output.status.success(),
+        "lab {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("UTF-8")
+}
+
+fn matrix_cells() -> Cells {
+    let matrix: Value = serde_json::from_str(&lab(&["matrix", "--format", "json"])).unwrap();
+    let mut cells = Cells::new();
+    for variant in matrix["variants"].as_array().unwrap() {
+        let id = variant["id"].as_str().unwrap().to_string();
+        for (test, outcome) in variant["outcomes"].as_object().unwrap() {
+            cells.insert((id.clone(), test.clone()), outcome.as_str().unwrap().into());
+        }
+    }
+    cells
+}
+
+/// The verdict lines of `lab run 08b`: each test with pass, FAIL, TIME or CRASH.
+fn race_verdicts() -> Vec<String> {
+    lab(&["run", "08b"])
+        .lines()
+        .filter(|line| {
+            let word = line.split_whitespace().next().unwrap_or("");
+            ["pass", "FAIL", "TIME", "CRASH"].contains(&word)
+        })
+        .map(|line| line.trim().to_string())
+        .collect()
+}
+
+const RUNS: usize = 20;
+
+#[test]
+#[ignore = "runs lab run 08b and the whole kill matrix 20 times each (a few minutes); .ci/run runs it"]
+fn twenty_runs_give_the_same_outcome_in_every_cell() {
+    let first = race_verdicts();
+    assert!(
+        first.iter().filter(|line| line.starts_with("FAIL")).count() >= 4,
+        "08b is caught by the racing tests: {first:#?}"
+    );
+    for run in 2..=RUNS {
+        assert_eq!(race_verdicts(), first, "lab run 08b, run {run} of {RUNS}");
+    }
+    let first = matrix_cells();
+    assert!(first.len() > 2000, "{} cells", first.len());
+    for run in 2..=RUNS {
+        let cells = matrix_cells();
+        let changed: Vec<_> = cells
+            .iter()
+            .filter(|(cell, outcome)| first.get(*cell) != Some(outcome))
+            .collect();
+        assert!(
+            changed.is_empty(),
+            "run {run} of {RUNS} differs from the first in {} cells: {changed:?}",
+            changed.len()
+        );
+        assert_eq!(cells.len(), first.len());
+    }
+}
