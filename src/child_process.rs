@@ -26,6 +26,8 @@ pub struct LineChild {
     stderr: Arc<Mutex<VecDeque<String>>>,
     /// Signalled when the child's standard error has been read to its end.
     stderr_read: Receiver<()>,
+    /// Whether the lab killed it: it then has no last words to wait for.
+    killed: bool,
 }
 
 /// Why no line came.
@@ -82,6 +84,7 @@ impl LineChild {
             lines,
             stderr: tail,
             stderr_read,
+            killed: false,
         })
     }
 
@@ -91,6 +94,13 @@ impl LineChild {
             RecvTimeoutError::Timeout => NoLine::Timeout,
             RecvTimeoutError::Disconnected => NoLine::Closed,
         })
+    }
+
+    /// Hands over the lines of standard output, for a reader of its own;
+    /// [`LineChild::next_line`] then answers [`NoLine::Closed`].
+    pub fn take_lines(&mut self) -> Receiver<String> {
+        let (_, closed) = mpsc::channel();
+        std::mem::replace(&mut self.lines, closed)
     }
 
     /// Writes `line` and a line break to the child's standard input.
@@ -110,10 +120,11 @@ impl LineChild {
     }
 
     /// The last lines the child wrote on standard error, oldest first
-    /// (blank lines left out). Once the child has ended, what it wrote last
-    /// is waited for, briefly: a process it started may hold the pipe open.
+    /// (blank lines left out). Once the child has ended by itself, what it
+    /// wrote last is waited for, briefly: a process it started may hold the
+    /// pipe open.
     pub fn stderr_tail(&mut self) -> Vec<String> {
-        if self.ended().is_some() {
+        if !self.killed && self.ended().is_some() {
             let _ = self.stderr_read.recv_timeout(Duration::from_millis(500));
         }
         self.stderr
@@ -127,6 +138,7 @@ impl LineChild {
 
     /// Kills the child (if it still runs) and reaps it.
     pub fn kill(&mut self) {
+        self.killed = true;
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -136,6 +148,22 @@ impl LineChild {
         match self.child.wait() {
             Ok(status) => describe_exit(status),
             Err(error) => format!("could not be waited for: {error}"),
+        }
+    }
+
+    /// How the child ended, waiting at most `limit` for it to end: a child
+    /// that closes its output as it exits may not be reaped yet when the
+    /// lab reads the end of its output. `None` if it still runs.
+    pub fn ended_within(&mut self, limit: Duration) -> Option<String> {
+        let deadline = std::time::Instant::now() + limit;
+        loop {
+            if let Some(how) = self.ended() {
+                return Some(how);
+            }
+            if std::time::Instant::now() >= deadline {
+                return None;
+            }
+            thread::sleep(Duration::from_millis(5));
         }
     }
 

@@ -5,8 +5,9 @@
 //! worksheet's `claim_many` fragment (exercise `8`) and the check-then-act
 //! race its basis warns about (exercise `8b`).
 
+use crate::family::{self, Family};
 use crate::mutant::MutantKind;
-use crate::variant::{Variant, MUTANTS};
+use crate::variant::{Variant, MUTANTS, REFERENCE_ID};
 
 /// An exercise text of `labs/`, compiled in.
 #[derive(Debug, Clone, Copy)]
@@ -53,6 +54,8 @@ pub struct Exercise {
     pub key: String,
     /// The mutant it is about.
     pub variant: Variant,
+    /// The reference implementation that mutant is a change of.
+    pub reference: Variant,
 }
 
 impl Exercise {
@@ -62,14 +65,20 @@ impl Exercise {
     /// # Panics
     ///
     /// If the variant is not a mutant.
-    fn of(variant: Variant) -> Exercise {
+    fn of(variant: Variant, reference: Variant) -> Exercise {
         let mutant = variant
             .mutant
             .as_ref()
             .expect("an exercise is about a mutant");
         Exercise {
-            key: mutant.spec.id.trim_start_matches('0').to_string(),
+            key: mutant
+                .spec
+                .id
+                .trim_start_matches(|c: char| c.is_ascii_alphabetic())
+                .trim_start_matches('0')
+                .to_string(),
             variant,
+            reference,
         }
     }
 
@@ -103,14 +112,50 @@ pub fn exercises() -> Vec<Exercise> {
     MUTANTS
         .iter()
         .filter(|mutant| mutant.kind == MutantKind::Worksheet)
-        .map(|mutant| Exercise::of(Variant::compiled(mutant)))
+        .map(|mutant| Exercise::of(Variant::compiled(mutant), Variant::reference()))
         .collect()
+}
+
+/// The exercises of a family of implementations: the Rust store's
+/// ([`exercises`]), or the Python store's, where each is the worksheet's
+/// literal fragment applied to the Python store (`py04` is exercise `4`;
+/// the Python store has no `8b`).
+///
+/// Errors: a program of one's own has no mutants, so no exercises; the
+/// Python store's files cannot be written.
+pub fn exercises_of(family: &Family) -> Result<Vec<Exercise>, String> {
+    match family {
+        Family::Rust => Ok(exercises()),
+        Family::Python => {
+            let unwritable =
+                |error: std::io::Error| format!("cannot write the Python store to run it: {error}");
+            let reference = family::python_variant(REFERENCE_ID, None).map_err(unwritable)?;
+            family::python_mutants()
+                .into_iter()
+                .map(|mutant| {
+                    let id = mutant.spec.id.clone();
+                    family::python_variant(&id, Some(mutant))
+                        .map(|variant| Exercise::of(variant, reference.clone()))
+                        .map_err(unwritable)
+                })
+                .collect()
+        }
+        Family::Program(command) => Err(format!(
+            "{} is an implementation of your own: the exercises are about the lab's mutants (--impl rust or python); give your implementation to `lab check`, or record it with `lab check --impl`, and `lab step` runs it too",
+            command.display()
+        )),
+    }
 }
 
 /// The exercise a student named: `4`, `04`, `8b` or `08b`.
 pub fn find(key: &str) -> Option<Exercise> {
+    find_among(exercises(), key)
+}
+
+/// The exercise named `key` among `exercises`.
+pub fn find_among(exercises: Vec<Exercise>, key: &str) -> Option<Exercise> {
     let wanted = key.trim().trim_start_matches('0').to_ascii_lowercase();
-    exercises()
+    exercises
         .into_iter()
         .find(|exercise| exercise.key == wanted)
 }

@@ -31,6 +31,12 @@ pub trait JobStore: Send + Sync {
         true
     }
 
+    /// A test that used this implementation ran out of time and was left
+    /// behind: whatever it left running is stopped, so that the next test
+    /// starts afresh (an implementation in another program is started
+    /// again). An implementation that keeps nothing running does nothing.
+    fn abandon(&self) {}
+
     /// `init_db(path)`.
     fn init_db(&self, db: &Path) -> Result<()> {
         let answer = self.call(db, &Operation::InitDb)?;

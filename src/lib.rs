@@ -30,6 +30,8 @@
 pub mod child_process;
 pub mod error;
 pub mod exercise;
+pub mod external;
+pub mod family;
 pub mod handle;
 pub mod job;
 pub mod job_store;

@@ -267,6 +267,9 @@ impl Answer {
             },
             AnswerKind::Row => match value {
                 Value::Null => Ok(Answer::Row(None)),
+                // An empty object is an empty row (Python's `{}`): a wrong
+                // answer the tests judge, not a broken protocol.
+                Value::Object(fields) if fields.is_empty() => Ok(Answer::Row(Some(Job::default()))),
                 Value::Object(_) => row_of(value).map(|row| Answer::Row(Some(row))),
                 _ => wrong(),
             },
@@ -526,6 +529,11 @@ mod tests {
                 done: true,
                 ..Job::default()
             })))
+        );
+        assert_eq!(
+            Answer::from_json(AnswerKind::Row, &json!({})),
+            Ok(Answer::Row(Some(Job::default()))),
+            "an empty dict is an empty row"
         );
         let no_fence = json!({"id": "j", "owner": null, "until": 0, "result": null, "done": 0});
         assert_eq!(

@@ -24,6 +24,10 @@ pub enum Outcome {
     Timeout {
         /// The limit it ran out of, in milliseconds.
         limit_ms: u64,
+        /// What was waited for, when the lab knows: the request a program
+        /// left unanswered and the last lines of its standard error.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
     },
     /// The test panicked or its process died: the variant crashed.
     Crash {
@@ -55,6 +59,19 @@ impl Outcome {
         }
     }
 
+    /// What the implementation said when a call answered that it is not
+    /// written yet (the `not-implemented` error of the lab's protocol,
+    /// which the starters answer from their stubs), if that is why the
+    /// test failed.
+    pub fn not_implemented(&self) -> Option<&str> {
+        match self {
+            Outcome::Fail { actual, .. } => actual
+                .strip_prefix("error not-implemented")
+                .map(|message| message.trim_start_matches(':').trim()),
+            _ => None,
+        }
+    }
+
     /// Whether the test noticed something wrong (any outcome but a pass).
     pub fn catches(&self) -> bool {
         !matches!(self, Outcome::Pass)
@@ -73,7 +90,14 @@ impl Outcome {
                 one_line(expected),
                 one_line(actual)
             )),
-            Outcome::Timeout { limit_ms } => Some(format!("did not finish within {limit_ms} ms")),
+            Outcome::Timeout {
+                limit_ms,
+                detail: None,
+            } => Some(format!("did not finish within {limit_ms} ms")),
+            Outcome::Timeout {
+                detail: Some(detail),
+                ..
+            } => Some(format!("timed out: {detail}")),
             Outcome::Crash { message } => Some(format!("crashed: {message}")),
         }
     }
@@ -174,15 +198,21 @@ mod tests {
     fn outcomes_have_labels_and_reasons() {
         let fail = Outcome::Fail {
             check: "c".into(),
-            expected: "Some(\n    1,\n)".into(),
-            actual: "None".into(),
+            expected: "row j: owner A\n  row k: owner B\n".into(),
+            actual: "none".into(),
         };
         assert_eq!(fail.label(), "fail");
-        assert_eq!(fail.reason().unwrap(), "c: expected Some( 1, ), got None");
+        assert_eq!(
+            fail.reason().unwrap(),
+            "c: expected row j: owner A; row k: owner B, got none"
+        );
         assert_eq!(Outcome::Pass.label(), "pass");
         assert_eq!(Outcome::Pass.reason(), None);
         assert!(!Outcome::Pass.catches());
-        let timeout = Outcome::Timeout { limit_ms: 5 };
+        let timeout = Outcome::Timeout {
+            limit_ms: 5,
+            detail: None,
+        };
         assert_eq!(
             (timeout.label(), timeout.reason().unwrap()),
             ("timeout", "did not finish within 5 ms".to_string())
@@ -210,7 +240,10 @@ mod tests {
             expected: String::new(),
             actual: String::new(),
         };
-        let timeout = Outcome::Timeout { limit_ms: 1 };
+        let timeout = Outcome::Timeout {
+            limit_ms: 1,
+            detail: None,
+        };
         let crash = Outcome::Crash {
             message: String::new(),
         };

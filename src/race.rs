@@ -88,7 +88,7 @@ mod tests {
 
     #[test]
     fn a_check_then_act_claim_wins_more_than_once_every_time() {
-        let racing = Variant::find("08b").unwrap().open();
+        let racing = Variant::find("08b").unwrap().open(LIMIT);
         for _ in 0..5 {
             let dir = tempfile::tempdir().unwrap();
             let db = new_job(dir.path());

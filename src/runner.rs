@@ -10,6 +10,7 @@
 //! reported as a crash and a new worker carries on with the rest.
 
 use crate::child_process::{LineChild, NoLine};
+use crate::external::ImplementationFault;
 use crate::job_store::JobStore;
 use crate::outcome::{Outcome, TestRun};
 use crate::suite::{self, Bench, Case};
@@ -44,6 +45,11 @@ pub struct RunOptions {
     pub scratch: PathBuf,
     /// How many workers run at once.
     pub jobs: usize,
+    /// After this many tests of one variant run out of time, the rest are
+    /// not run but reported as crashes that say why: an implementation
+    /// that hangs at every call would otherwise cost the time limit once
+    /// per test. `None`: every test runs (the kill matrix needs them all).
+    pub give_up_after_timeouts: Option<usize>,
 }
 
 impl Default for RunOptions {
@@ -52,6 +58,7 @@ impl Default for RunOptions {
             timeout: DEFAULT_TIMEOUT,
             scratch: default_scratch(),
             jobs: default_jobs(),
+            give_up_after_timeouts: None,
         }
     }
 }
@@ -95,10 +102,11 @@ pub fn run_case(
     };
     let db = folder.path().join("jobs.db");
     let (sender, receiver) = mpsc::channel();
+    let tested = Arc::clone(&store);
     let spawned = thread::Builder::new()
         .name(case.name.to_string())
         .spawn(move || {
-            let bench = Bench::new(store.as_ref(), db);
+            let bench = Bench::new(tested.as_ref(), db);
             let result = panic::catch_unwind(AssertUnwindSafe(|| (case.run)(&bench)));
             let _ = sender.send(result);
         });
@@ -108,18 +116,47 @@ pub fn run_case(
     }
     let outcome = match receiver.recv_timeout(timeout) {
         Ok(Ok(checked)) => Outcome::from_checked(checked),
-        Ok(Err(payload)) => Outcome::Crash {
-            message: format!("panicked: {}", panic_text(payload.as_ref())),
-        },
+        Ok(Err(payload)) => outcome_of_panic(payload.as_ref()),
         Err(_) => {
-            // The thread still runs and may still use the folder: keep it.
+            // The thread still runs and may still use the folder: keep it,
+            // and stop whatever it left running in the implementation.
             let _ = folder.keep();
+            store.abandon();
             Outcome::Timeout {
                 limit_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+                detail: None,
             }
         }
     };
     TestRun::new(case.name, outcome, started.elapsed())
+}
+
+/// How long one call of a program may wait for its answer within a test's
+/// time limit: a little less than the limit, so that a program that hangs
+/// is caught by the call, which knows the request left unanswered and can
+/// say so, before the test's own limit strikes.
+pub fn call_limit(test_limit: Duration) -> Duration {
+    test_limit.saturating_sub((test_limit / 10).min(Duration::from_millis(500)))
+}
+
+/// The outcome of a test that panicked: a fault of an implementation in
+/// another program (see [`crate::external`]) is a timeout when it hung and
+/// a crash saying what it did otherwise; any other panic is a crash.
+pub fn outcome_of_panic(payload: &(dyn std::any::Any + Send)) -> Outcome {
+    if let Some(fault) = payload.downcast_ref::<ImplementationFault>() {
+        return match fault.hang() {
+            Some(limit) => Outcome::Timeout {
+                limit_ms: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
+                detail: Some(fault.to_string()),
+            },
+            None => Outcome::Crash {
+                message: fault.to_string(),
+            },
+        };
+    }
+    Outcome::Crash {
+        message: format!("panicked: {}", panic_text(payload)),
+    }
 }
 
 /// The message of a caught panic, whether it was a `&str` or a `String`.
@@ -154,6 +191,7 @@ pub fn work(
 ) -> std::io::Result<()> {
     // A panic is an outcome here, reported as a crash: keep stderr quiet.
     panic::set_hook(Box::new(|_| {}));
+    let mut timed_out: Vec<&str> = Vec::new();
     for case in tests {
         emit(
             out,
@@ -161,7 +199,22 @@ pub fn work(
                 test: case.name.to_string(),
             },
         )?;
-        let run = run_case(case, Arc::clone(&store), &options.scratch, options.timeout);
+        let run = if options
+            .give_up_after_timeouts
+            .is_some_and(|limit| timed_out.len() >= limit)
+        {
+            let message = format!(
+                "not run: the implementation already ran out of time in {} ({}); fix that first",
+                timed_out.len(),
+                timed_out.join(", ")
+            );
+            TestRun::new(case.name, Outcome::Crash { message }, Duration::ZERO)
+        } else {
+            run_case(case, Arc::clone(&store), &options.scratch, options.timeout)
+        };
+        if matches!(run.outcome, Outcome::Timeout { .. }) {
+            timed_out.push(case.name);
+        }
         emit(out, &WorkerEvent::Done(run))?;
     }
     Ok(())
@@ -175,6 +228,9 @@ pub struct WorkerArgs {
     /// The variant's id.
     #[arg(long)]
     pub variant: String,
+    /// For a program that speaks the lab's protocol: how to start it, as JSON.
+    #[arg(long)]
+    pub command: Option<String>,
     /// The tests to run, by name, in order.
     #[arg(long, value_delimiter = ',')]
     pub tests: Vec<String>,
@@ -184,6 +240,9 @@ pub struct WorkerArgs {
     /// Where the tests' temporary databases go.
     #[arg(long)]
     pub scratch: PathBuf,
+    /// See [`RunOptions::give_up_after_timeouts`].
+    #[arg(long)]
+    pub give_up_after_timeouts: Option<usize>,
 }
 
 impl WorkerArgs {
@@ -191,24 +250,39 @@ impl WorkerArgs {
     pub fn new(variant: &Variant, tests: &[&'static Case], options: &RunOptions) -> WorkerArgs {
         WorkerArgs {
             variant: variant.id.clone(),
+            command: variant
+                .command()
+                .map(|command| serde_json::to_string(command).expect("a command is JSON")),
             tests: tests.iter().map(|case| case.name.to_string()).collect(),
             timeout_ms: u64::try_from(options.timeout.as_millis()).unwrap_or(u64::MAX),
             scratch: options.scratch.clone(),
+            give_up_after_timeouts: options.give_up_after_timeouts,
         }
     }
 
     /// The command-line form, after the worker's verb.
     pub fn to_args(&self) -> Vec<std::ffi::OsString> {
-        vec![
-            "--variant".into(),
-            self.variant.clone().into(),
-            "--tests".into(),
-            self.tests.join(",").into(),
-            "--timeout-ms".into(),
-            self.timeout_ms.to_string().into(),
-            "--scratch".into(),
-            self.scratch.clone().into(),
-        ]
+        let command = self
+            .command
+            .iter()
+            .flat_map(|command| ["--command".into(), command.into()]);
+        command
+            .chain([
+                "--variant".into(),
+                self.variant.clone().into(),
+                "--tests".into(),
+                self.tests.join(",").into(),
+                "--timeout-ms".into(),
+                self.timeout_ms.to_string().into(),
+                "--scratch".into(),
+                self.scratch.clone().into(),
+            ])
+            .chain(
+                self.give_up_after_timeouts.iter().flat_map(|limit| {
+                    ["--give-up-after-timeouts".into(), limit.to_string().into()]
+                }),
+            )
+            .collect()
     }
 }
 
@@ -226,8 +300,16 @@ pub enum WorkerError {
 /// The body of `lab __worker`: runs the tests its arguments name against
 /// its variant and writes the events to `out`.
 pub fn serve(args: &WorkerArgs, out: &mut dyn Write) -> Result<(), WorkerError> {
-    let variant = Variant::find(&args.variant)
-        .ok_or_else(|| WorkerError::Usage(format!("no variant {:?}", args.variant)))?;
+    let variant = match &args.command {
+        Some(command) => {
+            let command = serde_json::from_str(command).map_err(|error| {
+                WorkerError::Usage(format!("--command is not a command ({error})"))
+            })?;
+            Variant::program(&args.variant, command)
+        }
+        None => Variant::find(&args.variant)
+            .ok_or_else(|| WorkerError::Usage(format!("no variant {:?}", args.variant)))?,
+    };
     let cases = args
         .tests
         .iter()
@@ -239,8 +321,9 @@ pub fn serve(args: &WorkerArgs, out: &mut dyn Write) -> Result<(), WorkerError> 
         timeout: Duration::from_millis(args.timeout_ms),
         scratch: args.scratch.clone(),
         jobs: 1,
+        give_up_after_timeouts: args.give_up_after_timeouts,
     };
-    let store = variant.open();
+    let store = variant.open(call_limit(options.timeout));
     work(store, &cases, &options, out)?;
     Ok(())
 }
@@ -398,7 +481,10 @@ fn run_worker(
                 let limit_ms = u64::try_from(deadline.as_millis()).unwrap_or(u64::MAX);
                 return WorkerResult {
                     runs,
-                    ending: Outcome::Timeout { limit_ms },
+                    ending: Outcome::Timeout {
+                        limit_ms,
+                        detail: None,
+                    },
                 };
             }
         }

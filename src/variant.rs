@@ -4,10 +4,12 @@
 //! A [`Variant`] is one column of the kill matrix: an id, the mutant it is
 //! (none for the reference), and what carries out its operations.
 
+use crate::external::{ExternalStore, ImplCommand};
 use crate::job_store::{compiled_store, CompiledStore, JobStore};
 use crate::mutant::{MutantKind, MutantSpec, MUTABLE_FILE};
 use std::borrow::Cow;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// A mutant compiled into the binary by the build step (`build.rs`).
 #[derive(Clone, Copy)]
@@ -93,10 +95,22 @@ impl From<&'static CompiledMutant> for Mutant {
 }
 
 /// What carries out a variant's operations.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub enum Engine {
     /// A store compiled into this binary.
     Compiled(&'static CompiledStore),
+    /// A program that speaks the lab's protocol.
+    Process(Arc<Program>),
+}
+
+/// A program that speaks the lab's protocol, and the files it runs from
+/// (a mutated copy of a store, written for the run), kept while it may run.
+#[derive(Debug)]
+pub struct Program {
+    /// How to start it.
+    pub command: ImplCommand,
+    /// The folder of its files, removed when the last variant using it goes.
+    pub files: Option<tempfile::TempDir>,
 }
 
 /// One implementation the lab runs the suite against: a column of the
@@ -150,10 +164,34 @@ impl Variant {
         self.mutant.is_none()
     }
 
-    /// The implementation, ready to run its operations.
-    pub fn open(&self) -> Arc<dyn JobStore> {
-        match self.engine {
-            Engine::Compiled(store) => Arc::new(*store),
+    /// A program of one's own (or a store run by one), under `id`.
+    pub fn program(id: &str, command: ImplCommand) -> Variant {
+        Variant {
+            id: id.into(),
+            mutant: None,
+            engine: Engine::Process(Arc::new(Program {
+                command,
+                files: None,
+            })),
+        }
+    }
+
+    /// The implementation, ready to run its operations; a program's calls
+    /// each wait at most `limit` for their answer.
+    pub fn open(&self, limit: Duration) -> Arc<dyn JobStore> {
+        match &self.engine {
+            Engine::Compiled(store) => Arc::new(**store),
+            Engine::Process(program) => {
+                Arc::new(ExternalStore::new(program.command.clone(), limit))
+            }
+        }
+    }
+
+    /// The command that runs it, when it is a program.
+    pub fn command(&self) -> Option<&ImplCommand> {
+        match &self.engine {
+            Engine::Compiled(_) => None,
+            Engine::Process(program) => Some(&program.command),
         }
     }
 }
@@ -225,7 +263,7 @@ mod tests {
     fn the_busy_timeout_reaches_the_store_of_each_variant() {
         // A thread's setting must not leak to other threads or tests.
         let handle = std::thread::spawn(|| {
-            let store = Variant::find("04").unwrap().open();
+            let store = Variant::find("04").unwrap().open(Duration::from_secs(10));
             store.set_thread_busy_timeout(Some(std::time::Duration::from_millis(7)));
             crate::store::busy_timeout()
         });
@@ -235,7 +273,7 @@ mod tests {
             crate::store::busy_timeout(),
             "the reference's own setting is untouched"
         );
-        let reference = Variant::reference().open();
+        let reference = Variant::reference().open(Duration::from_secs(10));
         reference.set_thread_busy_timeout(Some(std::time::Duration::from_millis(9)));
         assert_eq!(
             crate::store::busy_timeout(),

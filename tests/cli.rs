@@ -237,7 +237,7 @@ fn step_with_a_prediction_runs_compares_and_records() {
         "step",
         "4",
         "--predict",
-        "claim_at_exact_expiry_is_reassigned,3",
+        "claim_at_exact_expiry_is_reassigned,4",
         "--why",
         "a claim at now == until",
     ]);
@@ -307,7 +307,7 @@ fn step_rejects_an_unknown_test_or_exercise() {
     assert!(text(&output.stderr).contains("there is no test number 99"));
     let output = lab.lab(&["step", "9"]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(text(&output.stderr).contains("the exercises are: 1, 2, 3, 4, 5, 6, 7, 8, 8b"));
+    assert!(text(&output.stderr).contains("its exercises are: 1, 2, 3, 4, 5, 6, 7, 8, 8b"));
 }
 
 #[test]

@@ -16,7 +16,7 @@ fn run(name: &str) {
 }
 
 macro_rules! contract_tests {
-    ($($module:ident ($step:literal) [$($name:ident),* $(,)?]),* $(,)?) => {
+    ($($module:ident ($step:literal) [$($tag:ident $name:ident),* $(,)?]),* $(,)?) => {
         $(
             mod $module {
                 $(

@@ -23,7 +23,7 @@ fn run(name: &str) {
 }
 
 macro_rules! handle_tests {
-    ($($module:ident ($step:literal) [$($name:ident),* $(,)?]),* $(,)?) => {
+    ($($module:ident ($step:literal) [$($tag:ident $name:ident),* $(,)?]),* $(,)?) => {
         $(
             mod $module {
                 $(

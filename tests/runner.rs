@@ -3,7 +3,7 @@
 
 use lease_lab::outcome::Outcome;
 use lease_lab::runner::{self, RunOptions, WorkerCommand, WorkerEvent};
-use lease_lab::suite::{self, Bench, Case, Checked, Failure};
+use lease_lab::suite::{self, Bench, Case, Checked, Failure, Tag};
 use lease_lab::variant::Variant;
 use std::time::{Duration, Instant};
 
@@ -40,26 +40,31 @@ fn uses_the_database(bench: &Bench) -> Checked {
 static PASSES: Case = Case {
     name: "passes",
     step: 1,
+    tag: Tag::Contract,
     run: passes,
 };
 static FAILS: Case = Case {
     name: "fails",
     step: 1,
+    tag: Tag::Contract,
     run: fails,
 };
 static PANICS: Case = Case {
     name: "panics",
     step: 1,
+    tag: Tag::Contract,
     run: panics,
 };
 static HANGS: Case = Case {
     name: "hangs",
     step: 1,
+    tag: Tag::Contract,
     run: hangs,
 };
 static USES_THE_DATABASE: Case = Case {
     name: "uses_the_database",
     step: 1,
+    tag: Tag::Contract,
     run: uses_the_database,
 };
 
@@ -72,7 +77,7 @@ fn a_passing_test_passes_on_a_fresh_database() {
     let folder = scratch();
     let run = runner::run_case(
         &USES_THE_DATABASE,
-        Variant::reference().open(),
+        Variant::reference().open(Duration::from_secs(10)),
         folder.path(),
         Duration::from_secs(10),
     );
@@ -87,7 +92,7 @@ fn a_failing_check_is_a_fail_with_its_reason() {
     let folder = scratch();
     let run = runner::run_case(
         &FAILS,
-        Variant::reference().open(),
+        Variant::reference().open(Duration::from_secs(10)),
         folder.path(),
         Duration::from_secs(10),
     );
@@ -110,7 +115,7 @@ fn a_panic_is_a_crash_with_its_message() {
     let folder = scratch();
     let run = runner::run_case(
         &PANICS,
-        Variant::reference().open(),
+        Variant::reference().open(Duration::from_secs(10)),
         folder.path(),
         Duration::from_secs(10),
     );
@@ -126,11 +131,17 @@ fn a_hanging_test_is_a_timeout_and_does_not_hold_the_caller() {
     let started = Instant::now();
     let run = runner::run_case(
         &HANGS,
-        Variant::reference().open(),
+        Variant::reference().open(Duration::from_secs(10)),
         folder.path(),
         Duration::from_millis(200),
     );
-    assert_eq!(run.outcome, Outcome::Timeout { limit_ms: 200 });
+    assert_eq!(
+        run.outcome,
+        Outcome::Timeout {
+            limit_ms: 200,
+            detail: None
+        }
+    );
     assert!(
         started.elapsed() < Duration::from_secs(5),
         "took {:?}",
@@ -142,7 +153,7 @@ fn a_hanging_test_is_a_timeout_and_does_not_hold_the_caller() {
 fn a_scratch_folder_that_cannot_be_used_is_reported() {
     let run = runner::run_case(
         &PASSES,
-        Variant::reference().open(),
+        Variant::reference().open(Duration::from_secs(10)),
         std::path::Path::new("/no/such/folder/for/lease-lab"),
         Duration::from_secs(1),
     );
@@ -159,10 +170,11 @@ fn a_worker_reports_each_start_and_end_as_json_lines() {
         timeout: Duration::from_secs(10),
         scratch: folder.path().to_path_buf(),
         jobs: 1,
+        give_up_after_timeouts: None,
     };
     let mut out = Vec::new();
     runner::work(
-        Variant::reference().open(),
+        Variant::reference().open(Duration::from_secs(10)),
         &[&PASSES, &FAILS],
         &options,
         &mut out,
@@ -207,16 +219,19 @@ fn scripted_worker() -> WorkerCommand {
 static DIES: Case = Case {
     name: "dies_here",
     step: 1,
+    tag: Tag::Contract,
     run: passes,
 };
 static STALLS: Case = Case {
     name: "stalls_here",
     step: 1,
+    tag: Tag::Contract,
     run: passes,
 };
 static AFTER: Case = Case {
     name: "after",
     step: 2,
+    tag: Tag::Contract,
     run: passes,
 };
 
@@ -226,6 +241,7 @@ fn a_worker_that_dies_costs_only_the_test_it_was_running() {
         timeout: Duration::from_secs(5),
         scratch: std::env::temp_dir(),
         jobs: 1,
+        give_up_after_timeouts: None,
     };
     let runs = runner::run_variant(
         &scripted_worker(),
@@ -252,6 +268,7 @@ fn a_worker_that_stops_answering_is_killed_and_its_test_timed_out() {
         timeout: Duration::from_millis(300),
         scratch: std::env::temp_dir(),
         jobs: 1,
+        give_up_after_timeouts: None,
     };
     let started = Instant::now();
     let runs = runner::run_variant(
@@ -283,6 +300,7 @@ fn a_worker_that_cannot_start_crashes_every_test_with_the_reason() {
         timeout: Duration::from_secs(1),
         scratch: std::env::temp_dir(),
         jobs: 1,
+        give_up_after_timeouts: None,
     };
     let runs = runner::run_variant(
         &command,
@@ -308,6 +326,7 @@ fn run_all_keeps_the_variants_in_the_order_given() {
         timeout: Duration::from_secs(5),
         scratch: std::env::temp_dir(),
         jobs: 3,
+        give_up_after_timeouts: None,
     };
     let runs = runner::run_all(&scripted_worker(), &variants, &[&PASSES, &AFTER], &options);
     let ids: Vec<&str> = runs.iter().map(|run| run.variant.id.as_str()).collect();

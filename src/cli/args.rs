@@ -2,10 +2,15 @@
 //! a suite run is carried out.
 
 use super::outcome::CliError;
+use super::own_mutant;
+use super::rust_project;
 use lease_lab::exercise::{self, Exercise};
+use lease_lab::external::{ImplCommand, ImplementationFault};
+use lease_lab::family::{self, Family};
 use lease_lab::runner::{self, RunOptions, WorkerCommand};
-use lease_lab::variant::Variant;
-use std::path::PathBuf;
+use lease_lab::variant::{Variant, REFERENCE_ID};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The exercise named on the command line, or a usage error listing them.
@@ -18,23 +23,206 @@ pub fn find_exercise(key: &str) -> Result<Exercise, CliError> {
     })
 }
 
-/// The variant named on the command line, or a usage error listing the ids.
-pub fn find_variant(id: &str) -> Result<Variant, CliError> {
-    // `correct` is what earlier versions called the reference.
-    let id = if id == "correct" {
-        lease_lab::variant::REFERENCE_ID
-    } else {
-        id
-    };
-    Variant::find(id).ok_or_else(|| {
-        let ids: Vec<String> = Variant::all_compiled()
-            .into_iter()
-            .map(|variant| variant.id)
-            .collect();
-        CliError::Usage(format!(
-            "no variant {id:?}; the variants are: {}",
-            ids.join(", ")
-        ))
+/// A student's own implementation, as `--impl` names it and the progress
+/// file records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Implementation {
+    /// One Python file, run with `python3`.
+    Python {
+        /// The file, as an absolute path.
+        file: PathBuf,
+    },
+    /// A cargo project, built (`cargo build`) before every run.
+    Rust {
+        /// The project's folder (holding `Cargo.toml`), as an absolute path.
+        project: PathBuf,
+    },
+    /// Any program that speaks the lab's protocol.
+    Command {
+        /// Its command line, as typed.
+        line: String,
+    },
+}
+
+impl Implementation {
+    /// What `--impl` names when it is not `rust` or `python`: a folder
+    /// holding `Cargo.toml` is a Rust project, an existing `.py` file a
+    /// Python store, and anything else a command line.
+    ///
+    /// Errors: an empty command line, unbalanced quotes, or a folder
+    /// without `Cargo.toml`.
+    pub fn parse(text: &str) -> Result<Implementation, String> {
+        let path = Path::new(text.trim());
+        if path.is_dir() {
+            if !path.join("Cargo.toml").is_file() {
+                return Err(format!(
+                    "{} is a folder without Cargo.toml: name a Rust project (lab new --lang rust DIR makes one), a .py file, or a command line",
+                    path.display()
+                ));
+            }
+            return Ok(Implementation::Rust {
+                project: absolute(path),
+            });
+        }
+        if path.is_file() && path.extension().is_some_and(|ext| ext == "py") {
+            return Ok(Implementation::Python {
+                file: absolute(path),
+            });
+        }
+        ImplCommand::parse(text).map(|_| Implementation::Command {
+            line: text.trim().to_string(),
+        })
+    }
+
+    /// How it is named in messages: the file, the project or the command.
+    pub fn describe(&self) -> String {
+        match self {
+            Implementation::Python { file } => format!("python3 {}", file.display()),
+            Implementation::Rust { project } => format!("the Rust project {}", project.display()),
+            Implementation::Command { line } => line.clone(),
+        }
+    }
+
+    /// Where its operations are written: the Python file, the project's
+    /// `src/store.rs`, or the command line.
+    pub fn source(&self) -> String {
+        match self {
+            Implementation::Python { file } => file.display().to_string(),
+            Implementation::Rust { project } => {
+                project.join("src").join("store.rs").display().to_string()
+            }
+            Implementation::Command { line } => line.clone(),
+        }
+    }
+
+    /// The files whose change calls for a new check (`lab watch`): the
+    /// Python file; the project's `Cargo.toml` and `src/`; the files and
+    /// folders a command line names.
+    pub fn watched(&self) -> Vec<PathBuf> {
+        match self {
+            Implementation::Python { file } => vec![file.clone()],
+            Implementation::Rust { project } => {
+                vec![project.join("Cargo.toml"), project.join("src")]
+            }
+            Implementation::Command { line } => shell_words::split(line)
+                .unwrap_or_default()
+                .iter()
+                .skip(1)
+                .map(PathBuf::from)
+                .filter(|path| path.exists())
+                .map(|path| absolute(&path))
+                .collect(),
+        }
+    }
+
+    /// The command that runs it; a Rust project is built first, saying so
+    /// on standard error (the build's errors are the failure's message).
+    pub fn command(&self) -> Result<ImplCommand, CliError> {
+        match self {
+            Implementation::Python { file } => Ok(family::python_command(file)),
+            Implementation::Rust { project } => {
+                eprintln!(
+                    "lab: building {} (cargo build; the first build compiles SQLite, about a minute)...",
+                    project.display()
+                );
+                let program = rust_project::build(project, None)
+                    .map_err(|failure| CliError::Failed(failure.to_string()))?;
+                Ok(ImplCommand {
+                    argv: vec![program.display().to_string()],
+                    dir: Some(project.clone()),
+                })
+            }
+            Implementation::Command { line } => ImplCommand::parse(line).map_err(CliError::Usage),
+        }
+    }
+
+    /// The implementation as a variant of its own, reported as `yours`.
+    pub fn variant(&self) -> Result<Variant, CliError> {
+        Ok(Variant::program(family::PROGRAM_ID, self.command()?))
+    }
+}
+
+/// `path` made absolute against the current folder (kept as it is if the
+/// current folder cannot be read).
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// Which implementations a command is about.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ImplArgs {
+    /// `rust` (the built-in store and its mutants), `python` (the worksheet's
+    /// Python store and its mutants), or your own implementation: a .py
+    /// file, a Rust project's folder, or a command line
+    /// (`"python3 my_store.py"`; see labs/protocol.md).
+    #[arg(long = "impl", value_name = "IMPL", default_value = "rust")]
+    pub implementation: String,
+    /// The folder of your own mutant files: those that are not compiled
+    /// into lab run beside the built-in ones.
+    #[arg(long, value_name = "DIR", default_value = "mutants")]
+    pub mutants: PathBuf,
+}
+
+impl ImplArgs {
+    /// The family `--impl` names; your own implementation is prepared
+    /// (a Rust project built) to run.
+    pub fn family(&self) -> Result<Family, CliError> {
+        match self.implementation.trim() {
+            "rust" => Ok(Family::Rust),
+            "python" => Ok(Family::Python),
+            text => {
+                let own = Implementation::parse(text).map_err(CliError::Usage)?;
+                Ok(Family::Program(own.command()?))
+            }
+        }
+    }
+
+    /// Its implementations: the reference (or the program) first, then the
+    /// mutants, built-in ones and then those of [`ImplArgs::mutants`].
+    pub fn variants(&self) -> Result<Vec<Variant>, CliError> {
+        let family = self.family()?;
+        let mut variants = family.variants().map_err(|error| {
+            CliError::Failed(format!(
+                "cannot prepare the {} implementations: {error}",
+                family.name()
+            ))
+        })?;
+        own_mutant::add_own_variants(&mut variants, &family, &self.mutants)?;
+        Ok(variants)
+    }
+
+    /// The implementation of the family with this id (`reference` and
+    /// `correct` name the reference; a program is `yours` or `reference`).
+    pub fn variant(&self, id: &str) -> Result<Variant, CliError> {
+        let wanted = if id == "correct" { REFERENCE_ID } else { id };
+        let variants = self.variants()?;
+        let found = variants.iter().position(|variant| {
+            variant.id == wanted || (wanted == REFERENCE_ID && variant.is_reference())
+        });
+        match found {
+            Some(index) => Ok(variants.into_iter().nth(index).expect("found")),
+            None => {
+                let ids: Vec<&str> = variants.iter().map(|variant| variant.id.as_str()).collect();
+                Err(CliError::Usage(format!(
+                    "no variant {id:?} for --impl {}; the variants are: {}",
+                    self.implementation,
+                    ids.join(", ")
+                )))
+            }
+        }
+    }
+}
+
+/// Runs `call`, which drives an implementation; a fault of an
+/// implementation in another program (it ended, hung or broke the
+/// protocol) is the command's failure, saying what happened.
+pub fn without_faults<T>(call: impl FnOnce() -> T) -> Result<T, CliError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(call)).map_err(|panic| {
+        match panic.downcast::<ImplementationFault>() {
+            Ok(fault) => CliError::Failed(fault.to_string()),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
     })
 }
 
@@ -75,6 +263,7 @@ impl SuiteArgs {
             timeout: Duration::from_millis(self.timeout_ms),
             scratch: self.scratch.clone().unwrap_or(defaults.scratch),
             jobs: self.jobs.unwrap_or(defaults.jobs).max(1),
+            give_up_after_timeouts: None,
         }
     }
 }
@@ -85,8 +274,12 @@ mod tests {
 
     #[test]
     fn the_reference_is_found_by_its_old_name_too() {
-        assert_eq!(find_variant("correct").unwrap().id, "reference");
-        let error = find_variant("99").unwrap_err();
+        let rust = ImplArgs {
+            implementation: "rust".into(),
+            mutants: PathBuf::from("/no/such/folder"),
+        };
+        assert_eq!(rust.variant("correct").unwrap().id, "reference");
+        let error = rust.variant("99").unwrap_err();
         assert!(
             error
                 .to_string()

@@ -1,9 +1,10 @@
 //! `lab db`: the store's eight operations from the shell, answering JSON.
 
-use super::args::find_variant;
+use super::args::{without_faults, ImplArgs};
 use super::outcome::{say_line, CliError, Outcome};
 use lease_lab::error::StoreError;
 use lease_lab::operation::Operation;
+use lease_lab::runner::DEFAULT_TIMEOUT;
 use lease_lab::variant::REFERENCE_ID;
 use std::path::PathBuf;
 
@@ -17,6 +18,8 @@ pub struct Args {
     /// Drive a mutant instead of the reference store.
     #[arg(long, global = true, default_value = REFERENCE_ID)]
     variant: String,
+    #[command(flatten)]
+    implementation: ImplArgs,
     /// The operation.
     #[command(subcommand)]
     operation: Operation,
@@ -29,8 +32,11 @@ pub struct Args {
 /// Exit codes: 0 whenever the operation ran (a `false` or `null` is an
 /// answer), 2 for an invalid argument, 1 for any other failure.
 pub fn run(args: Args) -> Outcome {
-    let store = find_variant(&args.variant)?.open();
-    match store.call(&args.db, &args.operation) {
+    let store = args
+        .implementation
+        .variant(&args.variant)?
+        .open(DEFAULT_TIMEOUT);
+    match without_faults(|| store.call(&args.db, &args.operation))? {
         Ok(answer) => say_line(&answer.to_json().to_string()),
         Err(error @ StoreError::InvalidArgument(_)) => Err(CliError::Usage(error.to_string())),
         Err(error) => Err(CliError::Failed(error.to_string())),

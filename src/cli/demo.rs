@@ -7,12 +7,13 @@
 //! lab concludes comes from the answers and the final row, whatever the
 //! variant did.
 
-use super::args::find_variant;
+use super::args::{without_faults, ImplArgs};
 use super::outcome::{say, CliError, Outcome};
 use colored::Colorize;
 use lease_lab::error::StoreError;
 use lease_lab::job::{Fence, Job};
 use lease_lab::job_store::JobStore;
+use lease_lab::runner::DEFAULT_TIMEOUT;
 use lease_lab::variant::{Variant, REFERENCE_ID};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -26,18 +27,21 @@ pub struct Args {
     /// Keep the database at this path (default: a temporary one).
     #[arg(long)]
     db: Option<PathBuf>,
+    #[command(flatten)]
+    implementation: ImplArgs,
 }
 
 /// `lab demo`: plays the story and tells it.
 pub fn run(args: &Args) -> Outcome {
-    let variant = find_variant(&args.variant)?;
+    let variant = args.implementation.variant(&args.variant)?;
     let folder = tempfile::tempdir()
         .map_err(|error| CliError::Failed(format!("cannot make a temporary folder: {error}")))?;
     let path = args
         .db
         .clone()
         .unwrap_or_else(|| folder.path().join("demo.db"));
-    let story = play(variant.open().as_ref(), &path)
+    let store = variant.open(DEFAULT_TIMEOUT);
+    let story = without_faults(|| play(store.as_ref(), &path))?
         .map_err(|error| CliError::Failed(error.to_string()))?;
     say(&story_text(&story, &variant))
 }
@@ -266,7 +270,11 @@ mod tests {
 
     fn play_on(id: &str, folder: &Path) -> Story {
         let variant = Variant::find(id).unwrap();
-        play(variant.open().as_ref(), &folder.join(format!("{id}.db"))).unwrap()
+        play(
+            variant.open(DEFAULT_TIMEOUT).as_ref(),
+            &folder.join(format!("{id}.db")),
+        )
+        .unwrap()
     }
 
     #[test]
@@ -323,7 +331,7 @@ mod tests {
     fn a_missing_folder_is_the_store_s_error() {
         let folder = tempfile::tempdir().unwrap();
         let error = play(
-            Variant::reference().open().as_ref(),
+            Variant::reference().open(DEFAULT_TIMEOUT).as_ref(),
             &folder.path().join("missing/x.db"),
         )
         .unwrap_err();

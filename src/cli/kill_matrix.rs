@@ -1,7 +1,7 @@
 //! The instructor's commands: the kill matrix in every format, the suite
 //! against one variant, and the lists of tests and variants.
 
-use super::args::{find_variant, worker_command, SuiteArgs};
+use super::args::{worker_command, ImplArgs, SuiteArgs};
 use super::outcome::{say, CliError, Outcome};
 use colored::Colorize;
 use lease_lab::exercise::step_title;
@@ -9,7 +9,7 @@ use lease_lab::matrix::Matrix;
 use lease_lab::mutant::MutantKind;
 use lease_lab::report;
 use lease_lab::runner::{self, WorkerArgs};
-use lease_lab::suite::{self, Case};
+use lease_lab::suite::{self, Case, Tag};
 use lease_lab::variant::{Variant, MUTANTS, REFERENCE_ID};
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -31,6 +31,8 @@ pub struct MatrixArgs {
     #[arg(long, short)]
     output: Option<PathBuf>,
     #[command(flatten)]
+    implementation: ImplArgs,
+    #[command(flatten)]
     run: SuiteArgs,
 }
 
@@ -39,6 +41,8 @@ pub struct MatrixArgs {
 pub struct RunArgs {
     /// `reference` or a mutant id, as `lab tests --variants` lists them.
     variant: String,
+    #[command(flatten)]
+    implementation: ImplArgs,
     #[command(flatten)]
     run: SuiteArgs,
 }
@@ -87,7 +91,9 @@ enum MatrixFormat {
 /// and with `--check` what is wrong with it.
 pub fn matrix(args: &MatrixArgs) -> Outcome {
     let worker = worker_command()?;
-    let variants: Vec<Variant> = Variant::all_compiled()
+    let variants: Vec<Variant> = args
+        .implementation
+        .variants()?
         .into_iter()
         .filter(|variant| match (args.kind, &variant.mutant) {
             (Some(kind), Some(mutant)) => mutant.spec.kind == kind.kind(),
@@ -134,9 +140,17 @@ pub fn matrix(args: &MatrixArgs) -> Outcome {
             }
             return Err(CliError::Reported);
         }
+        let beyond = matrix.beyond_the_worksheet().len();
+        let passes = if beyond == 0 {
+            format!("passes all {} tests", matrix.tests.len())
+        } else {
+            format!(
+                "passes all {} tests of the worksheet's contract ({beyond} of the Rust store's own promises, beyond the worksheet, do not count)",
+                matrix.tests.len() - beyond
+            )
+        };
         eprintln!(
-            "lab matrix --check: ok: the reference passes all {} tests and every one of the {} mutants is caught by a test of its own step",
-            matrix.tests.len(),
+            "lab matrix --check: ok: the reference {passes} and every one of the {} mutants is caught by a test of its own step",
             matrix.runs.len() - 1
         );
     }
@@ -149,7 +163,7 @@ fn json_text(value: &serde_json::Value) -> String {
 
 /// `lab run ID`: the suite against one variant, test by test.
 pub fn run(args: &RunArgs) -> Outcome {
-    let variant = find_variant(&args.variant)?;
+    let variant = args.implementation.variant(&args.variant)?;
     let worker = worker_command()?;
     let tests: Vec<&'static Case> = suite::CASES.iter().collect();
     let matrix = Matrix::build(&worker, &[variant], tests, &args.run.options());
@@ -165,9 +179,14 @@ pub fn tests(args: &TestsArgs) -> Outcome {
     }
 }
 
-/// The suite's tests, by step.
+/// The suite's tests, by step; those of the Rust store's own promises
+/// marked as beyond the worksheet.
 fn tests_text() -> String {
-    let mut out = String::new();
+    let mut out = format!(
+        "{}\n",
+        "The contract suite by step (* beyond the worksheet: the Rust store's own stricter promises)"
+            .dimmed()
+    );
     let mut step = 0;
     for (number, case) in suite::CASES.iter().enumerate() {
         if case.step != step {
@@ -175,7 +194,8 @@ fn tests_text() -> String {
             let title = step_title(step);
             writeln!(out, "{}", format!("step {step}: {title}").bold()).unwrap();
         }
-        writeln!(out, "  {:>3}  {}", number + 1, case.name).unwrap();
+        let mark = if case.tag == Tag::Reference { "*" } else { " " };
+        writeln!(out, "  {:>3}{mark} {}", number + 1, case.name).unwrap();
     }
     out
 }

@@ -15,10 +15,13 @@ pub mod demo;
 pub mod grade;
 pub mod kill_matrix;
 pub mod outcome;
+pub mod own_impl;
 pub mod own_mutant;
 pub mod prediction;
 pub mod probe;
 pub mod progress;
+pub mod rust_project;
+pub mod starter;
 pub mod step;
 pub mod study;
 
@@ -59,6 +62,12 @@ pub enum Command {
     Progress(study::ProgressArgs),
     /// Run a probe: your prediction as store operations and expected answers.
     Probe(probe::Args),
+    /// Write your own implementation: a starter in Python or Rust, recorded for check and watch.
+    New(own_impl::NewArgs),
+    /// Run the contract tests of steps 1 to N against your implementation, step by step.
+    Check(own_impl::CheckArgs),
+    /// Check your implementation again each time you save it.
+    Watch(own_impl::WatchArgs),
     /// Write or check a mutant of your own.
     Mutant {
         /// What to do with it.
@@ -93,6 +102,9 @@ impl Command {
             Command::Reflect(_) => "reflect",
             Command::Progress(_) => "progress",
             Command::Probe(_) => "probe",
+            Command::New(_) => "new",
+            Command::Check(_) => "check",
+            Command::Watch(_) => "watch",
             Command::Mutant { .. } => "mutant",
             Command::Grade(_) => "grade",
             Command::Demo(_) => "demo",

@@ -1,6 +1,6 @@
 //! `lab probe`: runs a probe file against the reference and mutants.
 
-use super::args::{find_variant, millis};
+use super::args::{millis, ImplArgs};
 use super::outcome::{say, say_line, CliError, Outcome, ReportFormat};
 use lease_lab::probe::{self, CheckOptions};
 use lease_lab::runner::DEFAULT_TIMEOUT;
@@ -22,6 +22,8 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     format: ReportFormat,
+    #[command(flatten)]
+    implementation: ImplArgs,
 }
 
 /// `lab probe FILE`: the probe's verdict on each mutant it runs against.
@@ -32,15 +34,19 @@ pub struct Args {
 /// read or names an unknown mutant.
 pub fn run(args: &Args) -> Outcome {
     let probe = probe::load(&args.file).map_err(|error| CliError::Usage(error.to_string()))?;
+    let reference = args
+        .implementation
+        .variant(lease_lab::variant::REFERENCE_ID)?;
     let mutants: Vec<Variant> = if args.variant.is_empty() {
-        Variant::all_compiled()
+        args.implementation
+            .variants()?
             .into_iter()
             .filter(|variant| !variant.is_reference())
             .collect()
     } else {
         args.variant
             .iter()
-            .map(|id| find_variant(id))
+            .map(|id| args.implementation.variant(id))
             .collect::<Result<_, _>>()?
     };
     // A crashing mutant is a verdict here, reported in the output.
@@ -49,7 +55,7 @@ pub fn run(args: &Args) -> Outcome {
         timeout: Duration::from_millis(args.timeout_ms),
         ..CheckOptions::default()
     };
-    let check = probe::check(&probe, &Variant::reference(), &mutants, &options)
+    let check = probe::check(&probe, &reference, &mutants, &options)
         .map_err(|error| CliError::Failed(error.to_string()))?;
     match args.format {
         ReportFormat::Text => say(&probe::check_text(&probe, &check))?,

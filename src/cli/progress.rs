@@ -5,7 +5,9 @@
 //! old one), so an interrupted write never leaves half a file. A file that
 //! cannot be read as progress is moved aside, never silently overwritten.
 
+use super::args::Implementation;
 use super::outcome::CliError;
+use super::own_impl::StepStatus;
 use super::prediction::Score;
 use lease_lab::exercise::{self, Exercise};
 use serde::{Deserialize, Serialize};
@@ -35,6 +37,15 @@ pub struct Progress {
     /// The answers to the worksheet's closing questions, once given.
     #[serde(default)]
     pub reflection: Option<Reflection>,
+    /// The student's own implementation (`lab new`, `lab check --impl`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub implementation: Option<Implementation>,
+    /// The last `lab check` of it, per step (`1` to `8`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub checks: BTreeMap<String, StepCheck>,
+    /// Predictions about deliberate breaks of it (`lab check --predict`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub own_predictions: Vec<OwnPrediction>,
 }
 
 impl Default for Progress {
@@ -43,8 +54,41 @@ impl Default for Progress {
             version: VERSION,
             exercises: BTreeMap::new(),
             reflection: None,
+            implementation: None,
+            checks: BTreeMap::new(),
+            own_predictions: Vec::new(),
         }
     }
+}
+
+/// One step of the last check of the student's implementation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepCheck {
+    /// When it ran (RFC 3339, UTC).
+    pub at: String,
+    /// Passed, failing or not implemented.
+    pub status: StepStatus,
+    /// The step's contract tests that did not pass.
+    #[serde(default)]
+    pub failing: Vec<String>,
+}
+
+/// A prediction of which tests fail after the student broke their own
+/// code on purpose (the worksheet's last instruction), and its score.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OwnPrediction {
+    /// When it was made.
+    pub at: String,
+    /// The last step whose tests ran (steps 1 to this one).
+    pub through: u8,
+    /// The tests predicted to fail.
+    pub predicted: Vec<String>,
+    /// The student's words: which input, error or stored state shows the break.
+    pub why: String,
+    /// The contract tests that did fail.
+    pub failed: Vec<String>,
+    /// The prediction beside the result.
+    pub score: Score,
 }
 
 /// One exercise's record.

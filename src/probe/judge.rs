@@ -224,7 +224,14 @@ pub fn check(
     mutants: &[Variant],
     options: &CheckOptions,
 ) -> io::Result<ProbeCheck> {
-    let run_on = |variant: &Variant| run(probe, variant.open(), &options.scratch, options.timeout);
+    let run_on = |variant: &Variant| {
+        run(
+            probe,
+            variant.open(options.timeout),
+            &options.scratch,
+            options.timeout,
+        )
+    };
     let reference = run_on(reference)?;
     let mut checks = Vec::new();
     if reference.failure().is_none() {
@@ -372,7 +379,13 @@ mod tests {
         let runs = 50;
         let survived = (0..runs)
             .filter(|_| {
-                let run = run(&probe, racing.open(), &scratch, Duration::from_secs(10)).unwrap();
+                let run = run(
+                    &probe,
+                    racing.open(Duration::from_secs(10)),
+                    &scratch,
+                    Duration::from_secs(10),
+                )
+                .unwrap();
                 run.failure().is_none()
             })
             .count();
@@ -538,7 +551,13 @@ mod tests {
             parse("enqueue j1 -> true\nclaim j1 A now=0 ttl=10 -> 1\nstate j1 fence -> 1\n");
         let scratch = default_scratch();
         let timeout = Duration::from_secs(10);
-        let reference = run(&probe, Variant::reference().open(), &scratch, timeout).unwrap();
+        let reference = run(
+            &probe,
+            Variant::reference().open(timeout),
+            &scratch,
+            timeout,
+        )
+        .unwrap();
         let crashed = run(
             &probe,
             Arc::new(Misbehaving { sleep: None }),

@@ -75,6 +75,23 @@ impl Reply {
         }
     }
 
+    /// The reply of a call that panicked: a crash, or a timeout for an
+    /// implementation in another program that hung.
+    pub fn of_panic(payload: &(dyn std::any::Any + Send)) -> Reply {
+        let fault = payload.downcast_ref::<crate::external::ImplementationFault>();
+        match (fault, fault.and_then(|fault| fault.hang())) {
+            (_, Some(limit)) => Reply::Timeout {
+                limit_ms: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
+            },
+            (Some(fault), None) => Reply::Crash {
+                message: fault.to_string(),
+            },
+            (None, _) => Reply::Crash {
+                message: crate::runner::panic_text(payload),
+            },
+        }
+    }
+
     /// Whether two replies say the same thing: errors of the same kind (the
     /// messages name different temporary files), and `claim_many` answers
     /// with the same fences in any order (which owner wins a race is not

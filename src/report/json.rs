@@ -11,7 +11,7 @@ pub fn report(matrix: &Matrix) -> Value {
     let tests: Vec<Value> = matrix
         .tests
         .iter()
-        .map(|case| json!({"name": case.name, "step": case.step}))
+        .map(|case| json!({"name": case.name, "step": case.step, "tag": case.tag.name()}))
         .collect();
     let variants: Vec<Value> = matrix
         .runs
@@ -59,6 +59,7 @@ pub fn report(matrix: &Matrix) -> Value {
         "tests": tests,
         "variants": variants,
         "idle_tests": matrix.idle_tests(),
+        "beyond_the_worksheet": matrix.beyond_the_worksheet(),
         "problems": matrix.problems(),
     })
 }
@@ -80,7 +81,7 @@ mod tests {
         let value = report(&matrix);
         assert_eq!(
             value["tests"][1],
-            json!({"name": "claim_at_exact_expiry_is_reassigned", "step": 4})
+            json!({"name": "claim_at_exact_expiry_is_reassigned", "step": 4, "tag": "contract"})
         );
         assert_eq!(value["variants"][0]["id"], "reference");
         assert_eq!(value["variants"][0]["step"], json!(null));

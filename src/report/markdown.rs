@@ -62,7 +62,10 @@ mod tests {
                 Outcome::Crash {
                     message: "x".into(),
                 },
-                Outcome::Timeout { limit_ms: 1 },
+                Outcome::Timeout {
+                    limit_ms: 1,
+                    detail: None,
+                },
             ],
         );
         let markdown = report(&matrix);

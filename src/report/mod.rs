@@ -247,7 +247,10 @@ pub(crate) mod sample {
                 expected: "fence 2".into(),
                 actual: "none <script>&".into(),
             },
-            ("05", "renew_at_exact_expiry_is_refused") => Outcome::Timeout { limit_ms: 10 },
+            ("05", "renew_at_exact_expiry_is_refused") => Outcome::Timeout {
+                limit_ms: 10,
+                detail: None,
+            },
             ("06", "second_completion_is_refused_and_keeps_the_result") => Outcome::Crash {
                 message: "panicked: boom".into(),
             },

@@ -81,6 +81,14 @@ pub fn matrix(matrix: &Matrix, width: usize) -> String {
         let painted = status_look(summary.status).paint(label).to_string();
         writeln!(out, "{}", filled.replacen(label, &painted, 1)).unwrap();
     }
+    let beyond = matrix.beyond_the_worksheet();
+    if !beyond.is_empty() {
+        let text = format!(
+            "beyond the worksheet (the Rust store's own promises, which this reference does not keep and which do not count): {}",
+            beyond.join(", ")
+        );
+        write!(out, "\n{}\n", fill(&text, width, "", "  ")).unwrap();
+    }
     let idle = matrix.idle_tests();
     if !idle.is_empty() {
         let text = format!("tests that kill no mutant: {}", idle.join(", "));

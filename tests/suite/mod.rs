@@ -36,112 +36,150 @@ pub struct Case {
     pub name: &'static str,
     /// The worksheet step it belongs to.
     pub step: u8,
+    /// Whose promise it checks.
+    pub tag: Tag,
     /// The test itself.
     pub run: fn(&Bench) -> Checked,
 }
 
-/// Calls `$callback!` with the whole suite, as `module (step) [test, ...]`
-/// groups. The suite's table below and the `#[test]` functions of
-/// `tests/contract.rs` are both generated from this one list.
+/// Whose promise a test checks, and so which implementations it judges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tag {
+    /// What the worksheet promises: every implementation must do it.
+    Contract,
+    /// A stricter promise of the Rust store's own (typed errors for a
+    /// foreign table, a read-only file or a busy lock; empty ids refused;
+    /// durability across a power cut; ...): beyond the worksheet, so it
+    /// does not count against another implementation.
+    Reference,
+}
+
+impl Tag {
+    /// `contract` or `reference`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tag::Contract => "contract",
+            Tag::Reference => "reference",
+        }
+    }
+}
+
+/// Calls `$callback!` with the whole suite, as `module (step) [tag test,
+/// ...]` groups, the tag `contract` or `reference` (see [`Tag`]). The
+/// suite's table below and the `#[test]` functions of `tests/contract.rs`
+/// and `tests/handle.rs` are all generated from this one list.
 #[macro_export]
 macro_rules! for_each_suite_step {
     ($callback:ident) => {
         $callback! {
             step1 (1) [
-                init_db_creates_the_jobs_table,
-                init_db_creates_exactly_the_worksheet_schema,
-                init_db_twice_keeps_jobs_and_fences,
-                init_db_refuses_a_jobs_table_with_other_columns,
-                init_db_refuses_a_file_that_is_not_a_database,
-                init_db_in_a_missing_folder_is_an_error,
-                init_db_on_a_directory_is_an_error,
-                init_db_with_a_bare_file_name_uses_the_current_folder,
-                init_db_with_an_empty_path_is_invalid,
+                contract init_db_creates_the_jobs_table,
+                contract init_db_creates_exactly_the_worksheet_schema,
+                reference init_db_puts_the_file_in_wal_mode,
+                contract init_db_twice_keeps_jobs_and_fences,
+                reference init_db_refuses_a_jobs_table_with_other_columns,
+                reference init_db_refuses_a_file_that_is_not_a_database,
+                reference init_db_in_a_missing_folder_is_an_error,
+                reference init_db_on_a_directory_is_an_error,
+                reference init_db_with_a_bare_file_name_uses_the_current_folder,
+                reference init_db_with_an_empty_path_is_invalid,
             ],
             step2 (2) [
-                enqueue_adds_a_job_in_the_default_state,
-                enqueue_of_an_existing_job_answers_false,
-                enqueue_of_a_claimed_job_keeps_its_lease_and_fence,
-                enqueue_of_a_done_job_keeps_its_result,
-                enqueue_of_an_empty_id_is_invalid,
-                enqueue_without_a_database_is_an_error,
-                enqueue_on_a_read_only_file_is_an_error,
-                enqueue_into_a_foreign_or_missing_jobs_table_is_refused,
+                contract enqueue_adds_a_job_in_the_default_state,
+                contract enqueue_of_an_existing_job_answers_false,
+                contract enqueue_of_a_claimed_job_keeps_its_lease_and_fence,
+                contract enqueue_of_a_done_job_keeps_its_result,
+                reference enqueue_of_an_empty_id_is_invalid,
+                reference enqueue_without_a_database_is_an_error,
+                reference enqueue_on_a_read_only_file_is_an_error,
+                reference enqueue_into_a_foreign_or_missing_jobs_table_is_refused,
             ],
             step3 (3) [
-                state_of_a_missing_job_is_none,
-                state_of_a_new_job_is_the_default_row,
-                state_returns_every_stored_column,
-                state_tells_jobs_apart,
-                state_sees_what_another_client_wrote,
-                state_of_an_empty_id_is_invalid,
+                contract state_of_a_missing_job_is_none,
+                contract state_of_a_new_job_is_the_default_row,
+                contract state_returns_every_stored_column,
+                contract state_tells_jobs_apart,
+                contract state_sees_what_another_client_wrote,
+                reference state_of_an_empty_id_is_invalid,
             ],
             step4 (4) [
-                claim_of_a_new_job_returns_fence_1,
-                claim_of_a_held_job_is_refused,
-                claim_at_exact_expiry_is_reassigned,
-                claim_just_before_expiry_is_refused,
-                claim_after_expiry_raises_the_fence_by_one,
-                claim_of_a_missing_job_is_none_and_creates_nothing,
-                claim_of_a_done_job_is_refused,
-                claim_touches_only_its_job,
-                claim_with_ttl_zero_or_less_is_invalid,
-                claim_with_non_finite_time_is_invalid,
-                claim_with_an_empty_owner_or_id_is_invalid,
-                claim_while_the_lock_is_held_is_a_busy_error,
-                claim_with_a_ttl_lost_to_rounding_is_invalid,
-                a_returned_fence_survives_a_power_cut,
+                contract claim_of_a_new_job_returns_fence_1,
+                contract claim_of_a_held_job_is_refused,
+                contract claim_at_exact_expiry_is_reassigned,
+                contract claim_just_before_expiry_is_refused,
+                contract claim_after_expiry_raises_the_fence_by_one,
+                contract claim_of_a_missing_job_is_none_and_creates_nothing,
+                contract claim_of_a_done_job_is_refused,
+                contract claim_touches_only_its_job,
+                contract claim_with_ttl_zero_or_less_is_invalid,
+                reference claim_with_non_finite_time_is_invalid,
+                reference claim_with_an_empty_owner_or_id_is_invalid,
+                reference claim_while_the_lock_is_held_is_a_busy_error,
+                reference claim_with_a_ttl_lost_to_rounding_is_invalid,
+                reference a_returned_fence_survives_a_power_cut,
             ],
             step5 (5) [
-                renew_by_the_holder_extends_the_lease,
-                renew_at_exact_expiry_is_refused,
-                renew_after_expiry_is_refused,
-                renew_by_another_owner_is_refused,
-                renew_with_a_stale_fence_is_refused,
-                renew_of_a_done_job_is_refused,
-                renew_touches_only_its_job,
-                renew_of_a_missing_job_is_refused,
-                renew_with_an_invalid_ttl_or_time_is_invalid,
+                contract renew_by_the_holder_extends_the_lease,
+                contract renew_at_exact_expiry_is_refused,
+                contract renew_after_expiry_is_refused,
+                contract renew_by_another_owner_is_refused,
+                contract renew_with_a_stale_fence_is_refused,
+                contract renew_of_a_done_job_is_refused,
+                contract renew_touches_only_its_job,
+                contract renew_of_a_missing_job_is_refused,
+                contract renew_with_ttl_zero_or_less_is_invalid,
+                reference renew_with_non_finite_time_or_an_empty_owner_is_invalid,
             ],
             step6 (6) [
-                complete_by_the_holder_stores_the_result,
-                stale_completion_after_takeover_is_refused,
-                completion_with_a_stale_fence_of_the_same_owner_is_refused,
-                second_completion_is_refused_and_keeps_the_result,
-                completion_at_exact_expiry_is_refused,
-                completion_after_expiry_is_refused_even_unclaimed,
-                completion_by_another_owner_is_refused,
-                completion_touches_only_its_job,
-                completion_with_an_invalid_time_is_invalid,
+                contract complete_by_the_holder_stores_the_result,
+                contract stale_completion_after_takeover_is_refused,
+                contract completion_with_a_stale_fence_of_the_same_owner_is_refused,
+                contract second_completion_is_refused_and_keeps_the_result,
+                contract completion_at_exact_expiry_is_refused,
+                contract completion_after_expiry_is_refused_even_unclaimed,
+                contract completion_by_another_owner_is_refused,
+                contract completion_touches_only_its_job,
+                reference completion_with_an_invalid_time_is_invalid,
             ],
             step7 (7) [
-                release_by_the_holder_frees_the_lease_and_keeps_the_fence,
-                claim_after_release_gets_the_next_fence,
-                second_release_is_refused,
-                release_by_another_owner_is_refused,
-                release_with_a_stale_fence_is_refused,
-                release_of_a_done_job_is_refused,
-                release_touches_only_its_job,
-                release_with_an_empty_owner_or_id_is_invalid,
+                contract release_by_the_holder_frees_the_lease_and_keeps_the_fence,
+                contract claim_after_release_gets_the_next_fence,
+                contract second_release_is_refused,
+                contract release_by_another_owner_is_refused,
+                contract release_with_a_stale_fence_is_refused,
+                contract release_of_a_done_job_is_refused,
+                contract release_touches_only_its_job,
+                reference release_with_an_empty_owner_or_id_is_invalid,
             ],
             step8 (8) [
-                claim_many_answers_every_owner_in_order,
-                claim_many_on_a_held_job_gives_no_fence,
-                claim_many_with_no_owners_answers_an_empty_list,
-                claim_many_has_one_winner_under_contention,
-                claims_queued_behind_a_writer_have_one_winner,
-                claim_many_with_more_owners_than_threads,
-                claim_many_with_an_invalid_ttl_is_invalid_and_claims_nothing,
+                contract claim_many_answers_every_owner_in_order,
+                contract claim_many_on_a_held_job_gives_no_fence,
+                contract claim_many_with_no_owners_answers_an_empty_list,
+                contract claim_many_has_one_winner_under_contention,
+                contract claims_queued_behind_a_writer_have_one_winner,
+                contract claim_many_with_more_owners_than_threads,
+                contract claim_many_with_an_invalid_ttl_is_invalid_and_claims_nothing,
+                reference claim_many_with_an_empty_owner_is_invalid_and_claims_nothing,
             ],
         }
     };
 }
 
+macro_rules! tag {
+    (contract) => {
+        Tag::Contract
+    };
+    (reference) => {
+        Tag::Reference
+    };
+}
+
 macro_rules! case_table {
-    ($($module:ident ($step:literal) [$($name:ident),* $(,)?]),* $(,)?) => {
+    ($($module:ident ($step:literal) [$($tag:ident $name:ident),* $(,)?]),* $(,)?) => {
         /// Every test of the suite, in step order.
         pub static CASES: &[Case] = &[
-            $($(Case { name: stringify!($name), step: $step, run: $module::$name },)*)*
+            $($(Case { name: stringify!($name), step: $step, tag: tag!($tag), run: $module::$name },)*)*
         ];
     };
 }

@@ -60,7 +60,7 @@ pub fn enqueue_without_a_database_is_an_error(bench: &Bench) -> Checked {
     expect_error(
         "enqueue before init_db",
         bench.store().enqueue(bench.db(), "j"),
-        "Err(NoDatabase)",
+        "error no-database",
         |e| matches!(e, StoreError::NoDatabase { .. }),
     )?;
     expect_eq("whether a file was created", bench.db().exists(), false)
@@ -92,7 +92,7 @@ pub fn enqueue_on_a_read_only_file_is_an_error(bench: &Bench) -> Checked {
     expect_error(
         "enqueue(\"k\") on a read-only file",
         answer,
-        "Err(ReadOnly)",
+        "error read-only",
         |e| matches!(e, StoreError::ReadOnly { .. }),
     )?;
     expect_eq(
@@ -127,14 +127,14 @@ pub fn enqueue_into_a_foreign_or_missing_jobs_table_is_refused(bench: &Bench) ->
     expect_error(
         "enqueue(\"new\") into another program's jobs table",
         bench.store().enqueue(&foreign, "new"),
-        "Err(IncompatibleSchema)",
+        "error incompatible-schema",
         |e| matches!(e, StoreError::IncompatibleSchema { .. }),
     )?;
     unchanged("another program's jobs table", &foreign, before)?;
     expect_error(
         "enqueue(\"new\") into an empty file",
         bench.store().enqueue(&empty, "new"),
-        "Err(NoJobsTable)",
+        "error no-jobs-table",
         |e| matches!(e, StoreError::NoJobsTable { .. }),
     )?;
     unchanged("the empty file", &empty, Vec::new())

@@ -148,7 +148,7 @@ pub fn claim_while_the_lock_is_held_is_a_busy_error(bench: &Bench) -> Checked {
     expect_error(
         "claim while another client holds the write lock",
         answer,
-        "Err(Busy) saying the database stayed locked for 50 ms",
+        "error busy, saying the database stayed locked for 50 ms",
         |error| {
             matches!(error, StoreError::Busy { waited, .. } if *waited == busy)
                 && error

@@ -130,6 +130,13 @@ pub fn claim_many_with_an_invalid_ttl_is_invalid_and_claims_nothing(bench: &Benc
             .store()
             .claim_many(bench.db(), "j", &["A", "B"], 100.0, 0.0),
     )?;
+    bench.expect_unchanged("the refused claim_many", &before)
+}
+
+/// An empty owner is refused before any claim runs: nothing changes.
+pub fn claim_many_with_an_empty_owner_is_invalid_and_claims_nothing(bench: &Bench) -> Checked {
+    bench.init_with(&["j"])?;
+    let before = bench.rows()?;
     expect_invalid(
         "claim_many(\"j\", [A, \"\"], now=100, ttl=10)",
         bench

@@ -6,18 +6,21 @@
 mod prompt;
 mod screen;
 
-use super::args::{find_exercise, worker_command, SuiteArgs};
+use super::args::{worker_command, Implementation, SuiteArgs};
 use super::outcome::{CliError, Outcome};
+use super::own_impl;
 use super::prediction::{parse_selection, Score};
 use super::progress::{self, Attempt, ProbeRecord, Reflection};
 use colored::Colorize;
 use lease_lab::exercise::{self, Exercise};
+use lease_lab::family::Family;
 use lease_lab::matrix::Matrix;
 use lease_lab::probe::{self, CheckOptions, Probe};
 use lease_lab::runner::RunOptions;
 use lease_lab::suite::{self, Case};
 use lease_lab::variant::Variant;
 pub use prompt::Console;
+pub use screen::comparison;
 use std::io::{self, IsTerminal};
 use std::path::{Path, PathBuf};
 
@@ -41,13 +44,70 @@ pub struct Args {
     /// After step 8: one operational condition the lab does not guarantee.
     #[arg(long)]
     not_guaranteed: Option<String>,
+    /// Whose mutants: `rust` (the built-in store's) or `python` (the
+    /// worksheet's own fragments, applied to the Python store). Anything
+    /// else is your own implementation (a .py file, a Rust project, a
+    /// command line), whose tests of steps 1 to N run after the verdicts;
+    /// without it, the one `lab new` or `lab check` recorded runs.
+    #[arg(long = "impl", value_name = "IMPL")]
+    implementation: Option<String>,
     #[command(flatten)]
     run: SuiteArgs,
 }
 
+/// What `lab step --impl` and the progress file say to run: the family
+/// whose mutant the exercise shows, and the student's own implementation.
+struct Chosen {
+    family: Family,
+    own: Option<Implementation>,
+}
+
+impl Chosen {
+    /// `rust` and `python` name the family; anything else is the student's
+    /// implementation, as is the one recorded. Without a family named, the
+    /// exercises follow the student's language: Python mutants for a Python
+    /// implementation, the Rust store's otherwise.
+    fn of(given: Option<&str>, progress_path: &Path) -> Result<Chosen, CliError> {
+        let recorded = || -> Result<Option<Implementation>, CliError> {
+            Ok(progress::load_reporting(progress_path)?.implementation)
+        };
+        let (named, own) = match given.map(str::trim) {
+            Some("rust") => (Some(Family::Rust), recorded()?),
+            Some("python") => (Some(Family::Python), recorded()?),
+            Some(text) => (
+                None,
+                Some(Implementation::parse(text).map_err(CliError::Usage)?),
+            ),
+            None => (None, recorded()?),
+        };
+        let family = named.unwrap_or(match own {
+            Some(Implementation::Python { .. }) => Family::Python,
+            _ => Family::Rust,
+        });
+        Ok(Chosen { family, own })
+    }
+
+    /// The exercise `key` among the family's.
+    fn exercise(&self, key: &str) -> Result<Exercise, CliError> {
+        let exercises = exercise::exercises_of(&self.family).map_err(CliError::Failed)?;
+        let keys: Vec<String> = exercises
+            .iter()
+            .map(|exercise| exercise.key.clone())
+            .collect();
+        exercise::find_among(exercises, key).ok_or_else(|| {
+            CliError::Usage(format!(
+                "no exercise {key:?} for the {} store; its exercises are: {}",
+                self.family.name(),
+                keys.join(", ")
+            ))
+        })
+    }
+}
+
 /// `lab step N`: the exercise from start to end, on this terminal.
 pub fn run(args: Args, progress_path: &Path) -> Outcome {
-    let exercise = find_exercise(&args.exercise)?;
+    let chosen = Chosen::of(args.implementation.as_deref(), progress_path)?;
+    let exercise = chosen.exercise(&args.exercise)?;
     let worker = worker_command()?;
     let probe = args
         .probe
@@ -84,7 +144,17 @@ pub fn run(args: Args, progress_path: &Path) -> Outcome {
         &options,
         progress_path,
     ) {
-        Ok(_) => Ok(()),
+        Ok(_) => match &chosen.own {
+            Some(own) => yours(
+                own,
+                &exercise,
+                &worker,
+                &options,
+                &mut console,
+                progress_path,
+            ),
+            None => Ok(()),
+        },
         Err(error @ (StepError::NoPrediction | StepError::BadPrediction(_))) => {
             Err(CliError::Usage(error.to_string()))
         }
@@ -92,6 +162,44 @@ pub fn run(args: Args, progress_path: &Path) -> Outcome {
         Err(StepError::Progress(error)) => Err(error),
         Err(error) => Err(CliError::Failed(error.to_string())),
     }
+}
+
+/// After the exercise, the student's own implementation against the tests
+/// of steps 1 to the exercise's step, as `lab check --step N` runs them, and
+/// recorded the same way.
+fn yours(
+    own: &Implementation,
+    exercise: &Exercise,
+    worker: &lease_lab::runner::WorkerCommand,
+    options: &RunOptions,
+    console: &mut Console,
+    progress_path: &Path,
+) -> Outcome {
+    let step = exercise.step();
+    let variant = own.variant()?;
+    own_impl::hear_greeting(&variant, options.timeout)?;
+    writeln!(
+        console.output,
+        "\n{}\n",
+        format!(
+            "Your implementation, {}, against the tests of steps 1 to {step}:",
+            own.describe()
+        )
+        .bold()
+    )?;
+    let report = own_impl::run_check(worker, &variant, step, options);
+    write!(
+        console.output,
+        "{}",
+        own_impl::check_text(&report, console.width)
+    )?;
+    own_impl::record_checks(progress_path, own, &report)?;
+    write!(
+        console.output,
+        "{}",
+        own_impl::next_text(&report, &own.source(), step)
+    )?;
+    Ok(())
 }
 
 /// How a step-through runs the suite: the variants and tests given, into
@@ -165,7 +273,10 @@ pub fn step_through(
         )
         .bold()
     )?;
-    let matrix = suite_runner(&[Variant::reference(), exercise.variant.clone()], menu);
+    let matrix = suite_runner(
+        &[exercise.reference.clone(), exercise.variant.clone()],
+        menu,
+    );
     let (shown, caught) = screen::verdicts(&matrix, step, console.width);
     write!(console.output, "{shown}")?;
     let score = match &probe {
@@ -301,7 +412,7 @@ fn run_probe(
     };
     let check = probe::check(
         &probe,
-        &Variant::reference(),
+        &exercise.reference,
         std::slice::from_ref(&exercise.variant),
         &check_options,
     )?;
@@ -378,7 +489,14 @@ mod tests {
                 variant: variant.clone(),
                 runs: tests
                     .iter()
-                    .map(|case| run_case(case, variant.open(), &options.scratch, options.timeout))
+                    .map(|case| {
+                        run_case(
+                            case,
+                            variant.open(options.timeout),
+                            &options.scratch,
+                            options.timeout,
+                        )
+                    })
                     .collect(),
             })
             .collect();

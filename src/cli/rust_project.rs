@@ -1,0 +1,206 @@
+//! A small cargo project around a Rust store: the starter a student fills
+//! in (`lab new --lang rust`), and the worker that runs a mutant of the
+//! Rust store that is not compiled into `lab` (a student's own). Both are
+//! the protocol loop of `labs/starters/rust/src/main.rs` around a
+//! `store.rs`, with the lab's own `error.rs` and `job.rs`.
+
+use std::fmt;
+use std::fs;
+use std::hash::{Hash, Hasher};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The project's manifest.
+const MANIFEST: &str = include_str!("../../labs/starters/rust/Cargo.toml");
+/// The protocol loop.
+const MAIN: &str = include_str!("../../labs/starters/rust/src/main.rs");
+/// The starter's stubs.
+pub const STUBS: &str = include_str!("../../labs/starters/rust/src/store.rs");
+/// The lab's error type, which the store's functions return.
+const ERROR: &str = include_str!("../error.rs");
+/// The lab's row and fence types.
+const JOB: &str = include_str!("../job.rs");
+/// The lab's own lock file: the project builds with the same crate
+/// versions, which the lab's build has already fetched.
+const LOCK: &str = include_str!("../../Cargo.lock");
+
+/// The binary the project builds.
+const BINARY: &str = "my-lease-store";
+
+/// Writes the project into `folder` (made if missing) with `store` as its
+/// `src/store.rs`. Never overwrites a file that differs: a student's work
+/// is not lost.
+pub fn write(folder: &Path, store: &str) -> io::Result<()> {
+    fs::create_dir_all(folder.join("src"))?;
+    for (name, text) in files(store) {
+        super::starter::write_once(&folder.join(name), text)?;
+    }
+    Ok(())
+}
+
+/// The project's files, by path, with `store` as `src/store.rs`.
+fn files(store: &str) -> [(&'static str, &str); 6] {
+    [
+        ("Cargo.toml", MANIFEST),
+        ("Cargo.lock", LOCK),
+        ("src/main.rs", MAIN),
+        ("src/store.rs", store),
+        ("src/error.rs", ERROR),
+        ("src/job.rs", JOB),
+    ]
+}
+
+/// Why a project did not build.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildFailure {
+    /// What went wrong, with the compiler's error lines.
+    pub message: String,
+}
+
+impl fmt::Display for BuildFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Builds the project in `folder` (`cargo build`, its build in `target`,
+/// else in `CARGO_TARGET_DIR` if set, else in the folder's own `target/`)
+/// and returns the program built. A debug build: it rebuilds quickest after a change, and SQLite,
+/// where the tests spend their time, is optimised by the manifest anyway.
+///
+/// Uses the cargo that runs this process if any (`CARGO`), else `cargo`
+/// from the path. Errors: cargo cannot be started, or the build fails; the
+/// message then holds the compiler's error lines.
+pub fn build(folder: &Path, target: Option<&Path>) -> Result<PathBuf, BuildFailure> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(&cargo);
+    command
+        .args(["build", "--quiet", "--manifest-path"])
+        .arg(folder.join("Cargo.toml"));
+    // Cargo's own convention: CARGO_TARGET_DIR, when set, holds every build.
+    let target = target
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from))
+        .unwrap_or_else(|| folder.join("target"));
+    command.env("CARGO_TARGET_DIR", &target);
+    let output = command.output().map_err(|error| BuildFailure {
+        message: format!(
+            "cannot run {}: {error}; building a Rust store needs Rust's toolchain (rustup.rs)",
+            Path::new(&cargo).display()
+        ),
+    })?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let errors: Vec<&str> = stderr
+            .lines()
+            .skip_while(|line| !line.starts_with("error"))
+            .collect();
+        let detail = if errors.is_empty() {
+            stderr.trim_end().to_string()
+        } else {
+            errors.join("\n")
+        };
+        return Err(BuildFailure {
+            message: format!(
+                "cargo build in {} failed ({}):\n{detail}",
+                folder.display(),
+                output.status
+            ),
+        });
+    }
+    Ok(target.join("debug").join(BINARY))
+}
+
+/// Where the lab keeps the workers it builds for mutants of the Rust store
+/// that are not compiled in: `$LEASE_LAB_CACHE`, else `lease-lab` in the
+/// user's cache folder (`$XDG_CACHE_HOME`, else `~/.cache`), else in the
+/// system's temporary folder.
+pub fn cache_folder() -> PathBuf {
+    if let Some(folder) = std::env::var_os("LEASE_LAB_CACHE") {
+        return PathBuf::from(folder);
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    base.join("lease-lab")
+}
+
+/// The worker program for a Rust store `source`: built into the cache the
+/// first time (`on_build` is told the project's folder first, to say so),
+/// found there after. The cache is keyed by a hash of every file of the
+/// project, so a change of the source builds anew. All workers share one
+/// build folder, so the crates they use build once.
+pub fn worker(source: &str, on_build: impl FnOnce(&Path)) -> Result<PathBuf, BuildFailure> {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    files(source).hash(&mut hasher);
+    let cache = cache_folder();
+    let folder = cache
+        .join("workers")
+        .join(format!("{:016x}", hasher.finish()));
+    let built = folder.join(BINARY);
+    if built.is_file() {
+        return Ok(built);
+    }
+    on_build(&folder);
+    write(&folder, source).map_err(|error| BuildFailure {
+        message: format!(
+            "cannot write the worker's project in {}: {error}",
+            folder.display()
+        ),
+    })?;
+    let program = build(&folder, Some(&cache.join("target")))?;
+    fs::copy(&program, &built).map_err(|error| BuildFailure {
+        message: format!("cannot keep the worker at {}: {error}", built.display()),
+    })?;
+    Ok(built)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_project_is_written_once_and_a_student_s_file_never_overwritten() {
+        let folder = tempfile::tempdir().unwrap();
+        write(folder.path(), STUBS).unwrap();
+        for name in [
+            "Cargo.toml",
+            "Cargo.lock",
+            "src/main.rs",
+            "src/store.rs",
+            "src/error.rs",
+            "src/job.rs",
+        ] {
+            assert!(folder.path().join(name).is_file(), "{name}");
+        }
+        write(folder.path(), STUBS).unwrap();
+        fs::write(folder.path().join("src/store.rs"), "// my work").unwrap();
+        let error = write(folder.path(), STUBS).unwrap_err();
+        assert!(
+            error.to_string().contains("src/store.rs exists already"),
+            "{error}"
+        );
+        assert_eq!(
+            fs::read_to_string(folder.path().join("src/store.rs")).unwrap(),
+            "// my work"
+        );
+    }
+
+    #[test]
+    #[ignore = "builds rusqlite with cargo, a minute when cold; .ci/run runs it"]
+    fn a_build_that_fails_reports_the_compiler_s_errors() {
+        let folder = tempfile::tempdir().unwrap();
+        write(folder.path(), "pub fn broken() -> u8 { \"one\" }\n").unwrap();
+        let failure = build(folder.path(), Some(&cache_folder().join("target"))).unwrap_err();
+        assert!(failure.message.contains("error[E0308]"), "{failure}");
+        assert!(failure.message.contains("src/store.rs"), "{failure}");
+    }
+
+    #[test]
+    fn the_cache_folder_is_lease_lab_s_own() {
+        let folder = cache_folder();
+        assert!(folder.ends_with("lease-lab") || std::env::var_os("LEASE_LAB_CACHE").is_some());
+    }
+}

@@ -1,0 +1,141 @@
+//! What an implementation in another program can do wrong, besides
+//! answering wrongly: end, hang, or break the protocol.
+//!
+//! A fault is not an answer to the call, so [`ExternalStore`] does not
+//! return it: it panics with the fault as its payload, and whoever runs the
+//! test (the lab's runner, a probe) turns it into the test's verdict: a
+//! timeout for a hang, a crash otherwise, with the message below.
+//!
+//! [`ExternalStore`]: super::ExternalStore
+
+use std::fmt;
+use std::time::Duration;
+
+/// What went wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FaultKind {
+    /// The program could not be started.
+    NotStarted(String),
+    /// Its first line was not the protocol's greeting.
+    WrongGreeting(String),
+    /// It ended (how, in words).
+    Exited(String),
+    /// It gave no answer within the time limit.
+    Hang(Duration),
+    /// A line that is not a JSON object.
+    NotJson(String),
+    /// A JSON object that is not an answer (`{"ok": ..}` or `{"error": .., "message": ..}`).
+    WrongShape(String),
+    /// An answer whose value is not of the operation's kind.
+    WrongType {
+        /// The line.
+        line: String,
+        /// What the operation answers.
+        expected: String,
+    },
+    /// A line that answers no request (a debugging print, an unknown id).
+    Stray(String),
+}
+
+/// A fault of the implementation, with what the lab had asked and the last
+/// lines the program wrote on standard error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImplementationFault {
+    /// The implementation, as the lab names it (its command line).
+    pub implementation: String,
+    /// What went wrong.
+    pub kind: FaultKind,
+    /// The request being answered, if any, as sent.
+    pub request: Option<String>,
+    /// The last lines of its standard error, oldest first.
+    pub stderr: Vec<String>,
+}
+
+impl ImplementationFault {
+    /// Whether the fault is a hang (its verdict is a timeout).
+    pub fn hang(&self) -> Option<Duration> {
+        match self.kind {
+            FaultKind::Hang(limit) => Some(limit),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ImplementationFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let who = &self.implementation;
+        match &self.kind {
+            FaultKind::NotStarted(why) => write!(f, "{who} could not be started: {why}")?,
+            FaultKind::WrongGreeting(line) => write!(
+                f,
+                "{who} did not greet the lab with the protocol's first line ({{\"protocol\": \"lease-lab\", \"version\": 1, ...}}): it wrote `{line}`; is it the right program?"
+            )?,
+            FaultKind::Exited(how) => write!(f, "{who} {how}")?,
+            FaultKind::Hang(limit) => {
+                write!(f, "{who} gave no answer within {} ms", limit.as_millis())?
+            }
+            FaultKind::NotJson(line) => {
+                write!(f, "{who} broke the protocol: a line that is not JSON: `{line}`")?
+            }
+            FaultKind::WrongShape(line) => write!(
+                f,
+                "{who} broke the protocol: `{line}` is neither {{\"ok\": VALUE}} nor {{\"error\": KIND, \"message\": TEXT}}"
+            )?,
+            FaultKind::WrongType { line, expected } => write!(
+                f,
+                "{who} answered with a value of the wrong type: `{line}` ({expected})"
+            )?,
+            FaultKind::Stray(line) => write!(
+                f,
+                "{who} wrote a line that answers no request: `{line}` (print traces on standard error, not standard output)"
+            )?,
+        }
+        if let Some(request) = &self.request {
+            write!(f, "; the request was `{request}`")?;
+        }
+        if !self.stderr.is_empty() {
+            write!(
+                f,
+                "; its standard error ended with: {}",
+                self.stderr.join(" | ")
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ImplementationFault {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fault_quotes_the_line_the_request_and_standard_error() {
+        let fault = ImplementationFault {
+            implementation: "python3 mine.py".into(),
+            kind: FaultKind::NotJson("hello".into()),
+            request: Some(r#"{"op":"init_db","path":"x.db"}"#.into()),
+            stderr: vec![
+                "Traceback (most recent call last):".into(),
+                "KeyError: 'x'".into(),
+            ],
+        };
+        assert_eq!(
+            fault.to_string(),
+            r#"python3 mine.py broke the protocol: a line that is not JSON: `hello`; the request was `{"op":"init_db","path":"x.db"}`; its standard error ended with: Traceback (most recent call last): | KeyError: 'x'"#
+        );
+        assert_eq!(fault.hang(), None);
+        let hang = ImplementationFault {
+            kind: FaultKind::Hang(Duration::from_millis(300)),
+            request: None,
+            stderr: Vec::new(),
+            ..fault
+        };
+        assert_eq!(
+            hang.to_string(),
+            "python3 mine.py gave no answer within 300 ms"
+        );
+        assert_eq!(hang.hang(), Some(Duration::from_millis(300)));
+    }
+}

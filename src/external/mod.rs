@@ -1,0 +1,649 @@
+//! An implementation of the store in another program, in any language,
+//! driven over the lab's protocol (`labs/protocol.md`): one long-lived
+//! process, one JSON request a line on its standard input, one answer a
+//! line on its standard output.
+//!
+//! [`ExternalStore`] is a [`JobStore`], so every test of the suite runs
+//! against such a program unchanged. It never trusts the program: a crash,
+//! an exit, a hang, a line that is not an answer, an answer of the wrong
+//! type, stray output or a wrong greeting is an [`ImplementationFault`],
+//! which ends the call with a panic carrying the fault (the test's verdict
+//! says what happened), and the next call starts the program again.
+
+mod fault;
+
+pub use fault::{FaultKind, ImplementationFault};
+
+use crate::child_process::{LineChild, NoLine};
+use crate::error::{ErrorKind, Result, StoreError};
+use crate::job_store::JobStore;
+use crate::operation::{Answer, Operation};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread;
+use std::time::Duration;
+
+/// The protocol's name and version, as the greeting gives them.
+pub const PROTOCOL: &str = "lease-lab";
+/// See [`PROTOCOL`].
+pub const VERSION: u64 = 1;
+
+thread_local! {
+    static THREAD_BUSY_TIMEOUT: Cell<Option<Duration>> = const { Cell::new(None) };
+}
+
+/// How to start an implementation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImplCommand {
+    /// The program and its arguments.
+    pub argv: Vec<String>,
+    /// The folder to start it in, if not the lab's own.
+    pub dir: Option<PathBuf>,
+}
+
+impl ImplCommand {
+    /// A command line as a person types it (`python3 my_store.py`, with
+    /// quotes for arguments that hold spaces).
+    ///
+    /// Errors: an empty line, or unbalanced quotes.
+    pub fn parse(line: &str) -> std::result::Result<ImplCommand, String> {
+        let argv = shell_words::split(line)
+            .map_err(|error| format!("cannot read the command line {line:?}: {error}"))?;
+        if argv.is_empty() {
+            return Err("the command line is empty: name the program that runs your store".into());
+        }
+        Ok(ImplCommand { argv, dir: None })
+    }
+
+    /// The command line, for messages.
+    pub fn display(&self) -> String {
+        shell_words::join(&self.argv)
+    }
+}
+
+/// The store of a program that speaks the lab's protocol.
+pub struct ExternalStore {
+    command: ImplCommand,
+    /// The longest a call waits for its answer.
+    limit: Duration,
+    session: Mutex<Option<Arc<Session>>>,
+}
+
+impl ExternalStore {
+    /// The implementation `command` runs; each call waits at most `limit`
+    /// for its answer. The program starts at the first call.
+    pub fn new(command: ImplCommand, limit: Duration) -> ExternalStore {
+        ExternalStore {
+            command,
+            limit,
+            session: Mutex::new(None),
+        }
+    }
+
+    /// The name the program gives itself in its greeting, starting it if
+    /// it is not running.
+    ///
+    /// Errors: the fault that kept it from greeting.
+    pub fn name(&self) -> std::result::Result<String, ImplementationFault> {
+        Ok(self.session()?.name.clone())
+    }
+
+    /// The running session, or a new one when there is none or the last
+    /// one broke.
+    fn session(&self) -> std::result::Result<Arc<Session>, ImplementationFault> {
+        let mut current = self.session.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(session) = current.as_ref().filter(|session| !session.broken()) {
+            return Ok(Arc::clone(session));
+        }
+        let session = Arc::new(Session::start(&self.command, self.limit)?);
+        *current = Some(Arc::clone(&session));
+        Ok(session)
+    }
+
+    /// Sends `operation` on `db` and waits for its answer.
+    fn ask(
+        &self,
+        db: &Path,
+        operation: &Operation,
+    ) -> std::result::Result<Result<Answer>, ImplementationFault> {
+        let session = self.session()?;
+        let mut request = serde_json::to_value(operation).expect("an operation is JSON");
+        request["path"] = json!(db.to_string_lossy());
+        if let Some(timeout) = THREAD_BUSY_TIMEOUT.with(Cell::get) {
+            request["busy_timeout_ms"] = json!(timeout.as_millis());
+        }
+        let sent = request.to_string();
+        let value = session.ask(request)?;
+        decode(operation, &value).map_err(|kind| session.fail(kind, Some(sent)))
+    }
+}
+
+impl JobStore for ExternalStore {
+    /// The program's answer. A fault of the program (see the module's
+    /// documentation) panics with the [`ImplementationFault`] as payload.
+    fn call(&self, db: &Path, operation: &Operation) -> Result<Answer> {
+        match self.ask(db, operation) {
+            Ok(answer) => answer,
+            Err(fault) => std::panic::panic_any(fault),
+        }
+    }
+
+    fn in_this_process(&self) -> bool {
+        false
+    }
+
+    /// The requests this thread sends from now on carry
+    /// `"busy_timeout_ms"`, which a program may honour (the Python store
+    /// does) and is free to ignore.
+    fn set_thread_busy_timeout(&self, timeout: Option<Duration>) {
+        THREAD_BUSY_TIMEOUT.with(|cell| cell.set(timeout));
+    }
+
+    /// Stops the program: a call left waiting on it gets a fault, and the
+    /// next call starts the program again.
+    fn abandon(&self) {
+        let session = self
+            .session
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(session) = session {
+            session
+                .child
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .kill();
+        }
+    }
+}
+
+/// One run of the program: its greeting, and the calls waiting for answers.
+struct Session {
+    implementation: String,
+    name: String,
+    concurrent: bool,
+    limit: Duration,
+    child: Mutex<LineChild>,
+    /// The calls waiting for an answer, by request id.
+    waiting: Arc<Mutex<HashMap<u64, Sender<Arrived>>>>,
+    /// Taken by a call from sending its request to receiving its answer,
+    /// when the program answers one request at a time.
+    one_at_a_time: Mutex<()>,
+    next_id: AtomicU64,
+    /// Set once the program broke: the next call starts it again.
+    failed: Mutex<Option<ImplementationFault>>,
+    /// A fault seen while no call waited (a line after the last answer),
+    /// reported to the next call.
+    unheard: Arc<Mutex<Option<FaultKind>>>,
+}
+
+/// What arrives for a waiting call: its answer line, or the fault that
+/// means it never will.
+type Arrived = std::result::Result<(String, Value), FaultKind>;
+
+impl Session {
+    /// Starts the program and reads its greeting.
+    fn start(
+        command: &ImplCommand,
+        limit: Duration,
+    ) -> std::result::Result<Session, ImplementationFault> {
+        let implementation = command.display();
+        let fault = |kind: FaultKind, child: Option<&mut LineChild>| ImplementationFault {
+            implementation: implementation.clone(),
+            kind,
+            request: None,
+            stderr: child.map(LineChild::stderr_tail).unwrap_or_default(),
+        };
+        let mut process = Command::new(&command.argv[0]);
+        process.args(&command.argv[1..]);
+        if let Some(dir) = &command.dir {
+            process.current_dir(dir);
+        }
+        let mut child = LineChild::spawn(&mut process, true).map_err(|error| {
+            fault(
+                FaultKind::NotStarted(format!("{}: {error}", command.argv[0])),
+                None,
+            )
+        })?;
+        let greeting = match child.next_line(limit) {
+            Ok(line) => line,
+            Err(NoLine::Timeout) => {
+                child.kill();
+                return Err(fault(FaultKind::Hang(limit), Some(&mut child)));
+            }
+            Err(NoLine::Closed) => {
+                let how = child.wait();
+                return Err(fault(
+                    FaultKind::Exited(format!("{how} before it greeted the lab")),
+                    Some(&mut child),
+                ));
+            }
+        };
+        let Some((name, concurrent)) = read_greeting(&greeting) else {
+            child.kill();
+            return Err(fault(FaultKind::WrongGreeting(greeting), Some(&mut child)));
+        };
+        let lines = child.take_lines();
+        let session = Session {
+            implementation,
+            name,
+            concurrent,
+            limit,
+            child: Mutex::new(child),
+            waiting: Arc::new(Mutex::new(HashMap::new())),
+            one_at_a_time: Mutex::new(()),
+            next_id: AtomicU64::new(1),
+            failed: Mutex::new(None),
+            unheard: Arc::new(Mutex::new(None)),
+        };
+        session.dispatch(lines);
+        Ok(session)
+    }
+
+    /// Reads the program's lines on a thread of its own and hands each
+    /// answer to the call waiting for it; a line that answers no call, or
+    /// the end of the program, fails every waiting call.
+    fn dispatch(&self, lines: Receiver<String>) {
+        let waiting = Arc::clone(&self.waiting);
+        let unheard = Arc::clone(&self.unheard);
+        let concurrent = self.concurrent;
+        thread::spawn(move || {
+            let fail_all = |kind: FaultKind| {
+                let mut waiting = waiting.lock().unwrap_or_else(PoisonError::into_inner);
+                if waiting.is_empty() {
+                    unheard
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .get_or_insert(kind.clone());
+                }
+                for (_, call) in waiting.drain() {
+                    let _ = call.send(Err(kind.clone()));
+                }
+            };
+            for line in lines.iter() {
+                let value: Value = match serde_json::from_str(&line) {
+                    Ok(value @ Value::Object(_)) => value,
+                    _ => {
+                        fail_all(FaultKind::NotJson(line));
+                        continue;
+                    }
+                };
+                let mut waiting = waiting.lock().unwrap_or_else(PoisonError::into_inner);
+                let call = match value.get("id").and_then(Value::as_u64) {
+                    Some(id) if concurrent => waiting.remove(&id),
+                    None if !concurrent && waiting.len() == 1 => {
+                        let id = *waiting.keys().next().expect("one call waits");
+                        waiting.remove(&id)
+                    }
+                    _ => None,
+                };
+                drop(waiting);
+                match call {
+                    Some(call) => {
+                        let _ = call.send(Ok((line, value)));
+                    }
+                    None => fail_all(FaultKind::Stray(line)),
+                }
+            }
+            fail_all(FaultKind::Exited(String::new()));
+        });
+    }
+
+    fn broken(&self) -> bool {
+        self.failed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
+    }
+
+    /// Sends a request and waits for its answer line.
+    fn ask(&self, mut request: Value) -> std::result::Result<Value, ImplementationFault> {
+        let _turn = (!self.concurrent).then(|| {
+            self.one_at_a_time
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+        });
+        let unheard = self
+            .unheard
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(kind) = unheard {
+            return Err(self.fail(kind, None));
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        if self.concurrent {
+            request["id"] = json!(id);
+        }
+        let line = request.to_string();
+        let (sender, receiver) = mpsc::channel();
+        self.waiting
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id, sender);
+        let sent = self
+            .child
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .send_line(&line);
+        let arrived = match sent {
+            Ok(()) => receiver
+                .recv_timeout(self.limit)
+                .map_err(|error| match error {
+                    mpsc::RecvTimeoutError::Timeout => FaultKind::Hang(self.limit),
+                    mpsc::RecvTimeoutError::Disconnected => FaultKind::Exited(String::new()),
+                }),
+            Err(_) => Err(FaultKind::Exited(String::new())),
+        };
+        match arrived.and_then(|arrived| arrived) {
+            Ok((_, value)) => Ok(value),
+            Err(kind) => Err(self.fail(kind, Some(line))),
+        }
+    }
+
+    /// Marks the session broken with `kind`, stops the program, and gives
+    /// the fault with the program's last words.
+    fn fail(&self, kind: FaultKind, request: Option<String>) -> ImplementationFault {
+        self.waiting
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+        let mut child = self.child.lock().unwrap_or_else(PoisonError::into_inner);
+        let kind = match kind {
+            FaultKind::Exited(how) if how.is_empty() => {
+                let ended = child.ended_within(Duration::from_millis(500));
+                let how = ended.unwrap_or_else(|| {
+                    child.kill();
+                    "closed its standard output".to_string()
+                });
+                FaultKind::Exited(format!("{how} in the middle of the run"))
+            }
+            other => {
+                child.kill();
+                other
+            }
+        };
+        let fault = ImplementationFault {
+            implementation: self.implementation.clone(),
+            kind,
+            request,
+            stderr: child.stderr_tail(),
+        };
+        *self.failed.lock().unwrap_or_else(PoisonError::into_inner) = Some(fault.clone());
+        fault
+    }
+}
+
+/// The name and whether requests may overlap, from a greeting line; `None`
+/// when the line is not the protocol's greeting.
+fn read_greeting(line: &str) -> Option<(String, bool)> {
+    let greeting: Value = serde_json::from_str(line).ok()?;
+    if greeting.get("protocol")? != PROTOCOL || greeting.get("version")?.as_u64()? != VERSION {
+        return None;
+    }
+    let name = greeting
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let concurrent = match greeting.get("concurrent") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(flag)) => *flag,
+        Some(_) => return None,
+    };
+    Some((name, concurrent))
+}
+
+/// The answer line `value` to `operation`, as the store's answer or error;
+/// `Err` when it is no answer to it.
+fn decode(operation: &Operation, value: &Value) -> std::result::Result<Result<Answer>, FaultKind> {
+    let line = || {
+        let mut value = value.clone();
+        if let Some(object) = value.as_object_mut() {
+            object.remove("id");
+        }
+        value.to_string()
+    };
+    if let Some(ok) = value.get("ok") {
+        return match Answer::from_json(operation.answers(), ok) {
+            Ok(answer) => Ok(Ok(answer)),
+            Err(expected) => Err(FaultKind::WrongType {
+                line: line(),
+                expected: format!("{} answers {expected}", operation.name()),
+            }),
+        };
+    }
+    let kind = value
+        .get("error")
+        .and_then(Value::as_str)
+        .and_then(ErrorKind::from_name);
+    let message = value.get("message").and_then(Value::as_str);
+    match (kind, message) {
+        (Some(ErrorKind::InvalidArgument), Some(message)) => {
+            Ok(Err(StoreError::InvalidArgument(message.to_string())))
+        }
+        (Some(kind), Some(message)) => Ok(Err(StoreError::Reported {
+            kind,
+            message: message.to_string(),
+        })),
+        _ => Err(FaultKind::WrongShape(line())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+
+    /// A store of a shell script that greets, then does what `script` says
+    /// with each request line (`$line`).
+    fn scripted(script: &str, limit: Duration) -> ExternalStore {
+        let program = format!(
+            "echo '{{\"protocol\":\"lease-lab\",\"version\":1,\"name\":\"script\"}}'; while read line; do {script}; done"
+        );
+        ExternalStore::new(
+            ImplCommand {
+                argv: vec!["sh".into(), "-c".into(), program],
+                dir: None,
+            },
+            limit,
+        )
+    }
+
+    fn fault_of(store: &ExternalStore, operation: &Operation) -> ImplementationFault {
+        let panic = catch_unwind(AssertUnwindSafe(|| {
+            store.call(Path::new("x.db"), operation)
+        }))
+        .expect_err("the call faults");
+        panic
+            .downcast::<ImplementationFault>()
+            .map(|fault| *fault)
+            .expect("the payload is the fault")
+    }
+
+    fn enqueue() -> Operation {
+        Operation::Enqueue { job_id: "j".into() }
+    }
+
+    #[test]
+    fn answers_and_errors_come_back_as_the_store_s() {
+        let store = scripted(
+            r#"case "$line" in *enqueue*) echo '{"ok": true}';; *) echo '{"error": "invalid-argument", "message": "ttl must be above 0"}';; esac"#,
+            Duration::from_secs(5),
+        );
+        assert!(store.enqueue(Path::new("x.db"), "j").unwrap());
+        let error = store
+            .claim(Path::new("x.db"), "j", "A", 1.0, 0.0)
+            .unwrap_err();
+        assert!(
+            matches!(error, StoreError::InvalidArgument(message) if message == "ttl must be above 0")
+        );
+        assert_eq!(store.name().unwrap(), "script");
+        assert!(!store.in_this_process());
+    }
+
+    #[test]
+    fn every_way_of_breaking_the_protocol_is_a_fault_that_says_which() {
+        let limit = Duration::from_millis(500);
+        /// A script, the fault it must give, and words of its message.
+        type Case<'a> = (&'a str, fn(&FaultKind) -> bool, &'a str);
+        let cases: [Case; 5] = [
+            (
+                "echo 'not json'",
+                |k| matches!(k, FaultKind::NotJson(_)),
+                "not JSON: `not json`",
+            ),
+            (
+                r#"echo '{"answer": 1}'"#,
+                |k| matches!(k, FaultKind::WrongShape(_)),
+                "is neither",
+            ),
+            (
+                r#"echo '{"ok": "yes"}'"#,
+                |k| matches!(k, FaultKind::WrongType { .. }),
+                "enqueue answers expected true or false",
+            ),
+            (
+                "sleep 5",
+                |k| matches!(k, FaultKind::Hang(_)),
+                "gave no answer within 500 ms",
+            ),
+            (
+                "echo 'dying' >&2; exit 3",
+                |k| matches!(k, FaultKind::Exited(_)),
+                "exited with code 3 in the middle of the run",
+            ),
+        ];
+        for (script, is_kind, says) in &cases {
+            let store = scripted(script, limit);
+            let fault = fault_of(&store, &enqueue());
+            assert!(is_kind(&fault.kind), "{script}: {fault}");
+            assert!(fault.to_string().contains(says), "{script}: {fault}");
+            assert_eq!(
+                fault.request.as_deref(),
+                Some(r#"{"op":"enqueue","job_id":"j","path":"x.db"}"#),
+                "{script}"
+            );
+        }
+        let dying = fault_of(&scripted("echo 'dying' >&2; exit 3", limit), &enqueue());
+        assert_eq!(dying.stderr, ["dying"], "{dying}");
+    }
+
+    #[test]
+    fn a_line_that_answers_no_request_is_stray_output() {
+        // A print after an answer is heard by the next call.
+        let chatty = scripted(
+            r#"echo '{"ok": true}'; echo 'done!'"#,
+            Duration::from_secs(5),
+        );
+        assert!(chatty.enqueue(Path::new("x.db"), "j").unwrap());
+        std::thread::sleep(Duration::from_millis(200));
+        let fault = fault_of(&chatty, &enqueue());
+        assert_eq!(fault.kind, FaultKind::NotJson("done!".into()), "{fault}");
+        // An answer with an id no request has.
+        let program = r#"echo '{"protocol":"lease-lab","version":1,"concurrent":true}'; while read line; do echo '{"id": 999, "ok": true}'; done"#;
+        let wrong_id = ExternalStore::new(
+            ImplCommand {
+                argv: vec!["sh".into(), "-c".into(), program.into()],
+                dir: None,
+            },
+            Duration::from_secs(5),
+        );
+        let fault = fault_of(&wrong_id, &enqueue());
+        assert_eq!(
+            fault.kind,
+            FaultKind::Stray(r#"{"id": 999, "ok": true}"#.into()),
+            "{fault}"
+        );
+        assert!(
+            fault.to_string().contains("print traces on standard error"),
+            "{fault}"
+        );
+    }
+
+    #[test]
+    fn a_wrong_greeting_or_program_is_said_plainly() {
+        let wrong = ExternalStore::new(
+            ImplCommand {
+                argv: vec!["sh".into(), "-c".into(), "echo hello; sleep 5".into()],
+                dir: None,
+            },
+            Duration::from_secs(5),
+        );
+        let fault = wrong.name().unwrap_err();
+        assert_eq!(fault.kind, FaultKind::WrongGreeting("hello".into()));
+        assert!(
+            fault.to_string().contains("is it the right program?"),
+            "{fault}"
+        );
+        let missing = ExternalStore::new(
+            ImplCommand::parse("/no/such/program --flag").unwrap(),
+            Duration::from_secs(1),
+        );
+        let fault = missing.name().unwrap_err();
+        assert!(matches!(fault.kind, FaultKind::NotStarted(_)), "{fault}");
+        assert!(
+            fault
+                .to_string()
+                .starts_with("/no/such/program --flag could not be started"),
+            "{fault}"
+        );
+    }
+
+    #[test]
+    fn after_a_fault_the_next_call_starts_the_program_again() {
+        let store = scripted(
+            r#"case "$line" in *state*) exit 1;; *) echo '{"ok": true}';; esac"#,
+            Duration::from_secs(5),
+        );
+        let fault = fault_of(&store, &Operation::State { job_id: "j".into() });
+        assert!(matches!(fault.kind, FaultKind::Exited(_)), "{fault}");
+        assert!(
+            store.enqueue(Path::new("x.db"), "j").unwrap(),
+            "a new process answers"
+        );
+    }
+
+    #[test]
+    fn a_command_line_is_read_as_a_shell_would() {
+        let command = ImplCommand::parse(r#"python3 "my store.py" --fast"#).unwrap();
+        assert_eq!(command.argv, ["python3", "my store.py", "--fast"]);
+        assert_eq!(command.display(), "python3 'my store.py' --fast");
+        assert!(ImplCommand::parse("  ").is_err());
+        assert!(ImplCommand::parse("python3 'open").is_err());
+    }
+
+    #[test]
+    fn only_the_protocol_s_greeting_is_one() {
+        assert_eq!(
+            read_greeting(
+                r#"{"protocol": "lease-lab", "version": 1, "name": "mine", "concurrent": true}"#
+            ),
+            Some(("mine".into(), true))
+        );
+        assert_eq!(
+            read_greeting(r#"{"protocol": "lease-lab", "version": 1}"#),
+            Some((String::new(), false))
+        );
+        assert_eq!(
+            read_greeting(r#"{"protocol": "lease-lab", "version": 2}"#),
+            None
+        );
+        assert_eq!(
+            read_greeting(r#"{"protocol": "other", "version": 1}"#),
+            None
+        );
+        assert_eq!(
+            read_greeting(r#"{"protocol": "lease-lab", "version": 1, "concurrent": "yes"}"#),
+            None
+        );
+        assert_eq!(read_greeting("hello"), None);
+    }
+}
