@@ -6,6 +6,13 @@
 //! mutant, the same story shows where that protection breaks; what the
 //! lab concludes comes from the answers and the final row, whatever the
 //! variant did.
+//!
+//! `lab demo --power-cut` tells the other story the fence must survive: A
+//! claims, the power fails before the disk has what was not synced, the
+//! machine restarts, B claims. B must get a greater fence than A's, or two
+//! workers hold the same token. The power cut is the lab's VFS shim
+//! ([`lease_lab::vfs_shim`]), so this story runs only on the stores
+//! compiled into `lab`.
 
 use super::args::{without_faults, ImplArgs};
 use super::outcome::{say, CliError, Outcome};
@@ -15,6 +22,7 @@ use lease_lab::job::{Fence, Job};
 use lease_lab::job_store::JobStore;
 use lease_lab::runner::DEFAULT_TIMEOUT;
 use lease_lab::variant::{Variant, REFERENCE_ID};
+use lease_lab::vfs_shim::{Disk, ShimError};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -27,6 +35,10 @@ pub struct Args {
     /// Keep the database at this path (default: a temporary one).
     #[arg(long)]
     db: Option<PathBuf>,
+    /// Tell the power-cut story instead: A claims, the power fails, B claims
+    /// (try it with --variant h04g, a store that does not sync each commit).
+    #[arg(long)]
+    power_cut: bool,
     #[command(flatten)]
     implementation: ImplArgs,
 }
@@ -41,6 +53,16 @@ pub fn run(args: &Args) -> Outcome {
         .clone()
         .unwrap_or_else(|| folder.path().join("demo.db"));
     let store = variant.open(DEFAULT_TIMEOUT);
+    if args.power_cut {
+        if !store.in_this_process() {
+            return Err(CliError::Usage(format!(
+                "the power cut is simulated under the stores compiled into lab, and {} runs in a program of its own: use --impl rust (the default)",
+                args.implementation.implementation
+            )));
+        }
+        let story = play_power_cut(store.as_ref(), &path)?;
+        return say(&power_cut_text(&story, &variant));
+    }
     let story = without_faults(|| play(store.as_ref(), &path))?
         .map_err(|error| CliError::Failed(error.to_string()))?;
     say(&story_text(&story, &variant))
@@ -182,28 +204,139 @@ pub fn play(store: &dyn JobStore, db: &Path) -> Result<Story, StoreError> {
     })
 }
 
-fn show_fence(fence: Option<Fence>) -> String {
-    fence.map_or("none".into(), |fence| format!("fence {fence}"))
+/// The power-cut story as it happened on one implementation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PowerCutStory {
+    /// The events, in time order.
+    pub events: Vec<Event>,
+    /// The fence A's claim got before the cut.
+    pub a_fence: Option<Fence>,
+    /// The fence B's claim got after it.
+    pub b_fence: Option<Fence>,
+    /// The job's row at the end.
+    pub final_row: Option<Job>,
 }
 
-fn accepted(done: bool) -> String {
-    if done { "accepted" } else { "refused" }.to_string()
+/// What the power-cut story shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PowerCutEnding {
+    /// B got a greater fence than A: the fence survived the cut.
+    FenceKept,
+    /// B got A's fence (or a smaller one) again: two workers hold one token.
+    FenceReused,
+    /// One of the claims got no fence at all.
+    NoFence,
 }
 
-/// The story as a timeline, then the final row and what it shows.
-pub fn story_text(story: &Story, variant: &Variant) -> String {
-    let mut out = match variant.mutant.as_deref() {
-        None => format!("{}\n\n", "The story on the reference store".bold()),
-        Some(mutant) => format!(
-            "{}\n\n",
-            format!(
-                "The story on mutant {}: {}",
-                mutant.spec.id, mutant.spec.title
-            )
-            .bold()
-        ),
+impl PowerCutStory {
+    /// What the story shows.
+    pub fn ending(&self) -> PowerCutEnding {
+        match (self.a_fence, self.b_fence) {
+            (Some(a), Some(b)) if b > a => PowerCutEnding::FenceKept,
+            (Some(_), Some(_)) => PowerCutEnding::FenceReused,
+            _ => PowerCutEnding::NoFence,
+        }
+    }
+}
+
+/// Plays the power-cut story on `store` (one compiled into this process)
+/// with a new database at `db`.
+///
+/// Errors: the store's own, or the shim's (it could not be installed, or a
+/// file not put back), as the command's failure.
+pub fn play_power_cut(store: &dyn JobStore, db: &Path) -> Result<PowerCutStory, CliError> {
+    let failed = |error: StoreError| CliError::Failed(error.to_string());
+    let shim =
+        |error: ShimError| CliError::Failed(format!("the simulated power cut failed: {error}"));
+    let mut events = Vec::new();
+    let mut note = |time: f64, actor: &'static str, action: String, answer: String| {
+        events.push(Event {
+            time,
+            actor,
+            action,
+            answer,
+        });
     };
-    for event in &story.events {
+    store.init_db(db).map_err(failed)?;
+    let added = store.enqueue(db, JOB).map_err(failed)?;
+    note(0.0, "-", format!("enqueue({JOB:?})"), added.to_string());
+    let disk = Disk::track(db).map_err(shim)?;
+    let a_fence = store.claim(db, JOB, "A", 100.0, 10.0).map_err(failed)?;
+    note(100.0, "A", "claim, ttl 10".into(), show_fence(a_fence));
+    let cut = disk.cut().map_err(shim)?;
+    let lost = match cut.writes_lost {
+        0 => "every commit had reached the disk, nothing is lost".to_string(),
+        1 => "1 write not yet synced to disk is lost".to_string(),
+        n => format!("{n} writes not yet synced to disk are lost"),
+    };
+    note(
+        105.0,
+        "-",
+        format!("the power fails: {lost}"),
+        String::new(),
+    );
+    store.init_db(db).map_err(failed)?;
+    note(
+        106.0,
+        "-",
+        "the machine restarts; the store opens the file as the disk kept it".into(),
+        String::new(),
+    );
+    let b_fence = store.claim(db, JOB, "B", 120.0, 10.0).map_err(failed)?;
+    note(120.0, "B", "claim, ttl 10".into(), show_fence(b_fence));
+    let final_row = store.state(db, JOB).map_err(failed)?;
+    drop(disk);
+    Ok(PowerCutStory {
+        events,
+        a_fence,
+        b_fence,
+        final_row,
+    })
+}
+
+/// The power-cut story as a timeline, then the final row and what it shows.
+pub fn power_cut_text(story: &PowerCutStory, variant: &Variant) -> String {
+    let mut out = format!("{}\n\n", title("The power-cut story", variant).bold());
+    out.push_str(&timeline(&story.events));
+    out.push_str(&final_row_text(story.final_row.as_ref()));
+    let conclusion = match (story.ending(), story.a_fence, story.b_fence) {
+        (PowerCutEnding::FenceKept, Some(a), Some(b)) => format!(
+            "Fence {a} survived the power cut: B got fence {b}, so a write with A's fence {a} can still be told from B's and refused."
+        )
+        .green()
+        .bold(),
+        (PowerCutEnding::FenceReused, Some(a), Some(b)) => format!(
+            "Fence {b} was handed out TWICE: A's claim of fence {a} was lost with the power, so B got fence {b} again. Two workers now hold the same token, and nothing that checks fences can tell their writes apart."
+        )
+        .red()
+        .bold(),
+        _ => "A claim got no fence at all: the story could not be told on this store."
+            .red()
+            .bold(),
+    };
+    writeln!(out, "\n{conclusion}").unwrap();
+    if story.ending() == PowerCutEnding::FenceKept && variant.is_reference() {
+        writeln!(
+            out,
+            "Every commit waits until the disk has it (synchronous=FULL). Now a store that does not: lab demo --power-cut --variant h04g"
+        )
+        .unwrap();
+    }
+    out
+}
+
+/// `NAME on the reference store`, or `NAME on mutant ID: TITLE`.
+fn title(name: &str, variant: &Variant) -> String {
+    match variant.mutant.as_deref() {
+        None => format!("{name} on the reference store"),
+        Some(mutant) => format!("{name} on mutant {}: {}", mutant.spec.id, mutant.spec.title),
+    }
+}
+
+/// The events, one line each: time, actor, action and answer.
+fn timeline(events: &[Event]) -> String {
+    let mut out = String::new();
+    for event in events {
         let answer = match event.answer.as_str() {
             "refused" => "refused".red().bold().to_string(),
             "accepted" => "accepted".green().to_string(),
@@ -221,10 +354,14 @@ pub fn story_text(story: &Story, variant: &Variant) -> String {
         )
         .unwrap();
     }
-    match &story.final_row {
-        Some(row) => writeln!(
-            out,
-            "\n  final row: owner {}, fence {}, done {}, result {}",
+    out
+}
+
+/// The job's row at the end, in one line.
+fn final_row_text(row: Option<&Job>) -> String {
+    match row {
+        Some(row) => format!(
+            "\n  final row: owner {}, fence {}, done {}, result {}\n",
             row.owner.as_deref().unwrap_or("none"),
             row.fence,
             row.done,
@@ -232,9 +369,23 @@ pub fn story_text(story: &Story, variant: &Variant) -> String {
                 .as_deref()
                 .map_or("none".to_string(), |r| format!("{r:?}"))
         ),
-        None => writeln!(out, "\n  final row: none (the job is gone)"),
+        None => "\n  final row: none (the job is gone)\n".to_string(),
     }
-    .unwrap();
+}
+
+fn show_fence(fence: Option<Fence>) -> String {
+    fence.map_or("none".into(), |fence| format!("fence {fence}"))
+}
+
+fn accepted(done: bool) -> String {
+    if done { "accepted" } else { "refused" }.to_string()
+}
+
+/// The story as a timeline, then the final row and what it shows.
+pub fn story_text(story: &Story, variant: &Variant) -> String {
+    let mut out = format!("{}\n\n", title("The story", variant).bold());
+    out.push_str(&timeline(&story.events));
+    out.push_str(&final_row_text(story.final_row.as_ref()));
     let conclusion = match story.ending() {
         Ending::StaleWriteLanded => {
             "The stale write LANDED: A, whose lease was taken over, overwrote B's result."
@@ -325,6 +476,46 @@ mod tests {
         let folder = tempfile::tempdir().unwrap();
         let story = play_on("h06a", folder.path());
         assert_eq!(story.ending(), Ending::Broken, "{story:?}");
+    }
+
+    #[test]
+    fn the_power_cut_story_keeps_the_fence_on_the_reference_and_reuses_it_without_full_sync() {
+        let folder = tempfile::tempdir().unwrap();
+        let play_cut = |id: &str| {
+            let variant = Variant::find(id).unwrap();
+            let story = play_power_cut(
+                variant.open(DEFAULT_TIMEOUT).as_ref(),
+                &folder.path().join(format!("{id}.db")),
+            )
+            .unwrap();
+            (story.clone(), power_cut_text(&story, &variant))
+        };
+        let (story, text) = play_cut("reference");
+        assert_eq!(
+            (story.a_fence, story.b_fence),
+            (Some(Fence(1)), Some(Fence(2)))
+        );
+        assert_eq!(story.ending(), PowerCutEnding::FenceKept);
+        assert!(
+            text.contains("Fence 1 survived the power cut: B got fence 2"),
+            "{text}"
+        );
+        assert!(
+            text.contains("lab demo --power-cut --variant h04g"),
+            "{text}"
+        );
+        let (story, text) = play_cut("h04g");
+        assert_eq!(
+            (story.a_fence, story.b_fence),
+            (Some(Fence(1)), Some(Fence(1)))
+        );
+        assert_eq!(story.ending(), PowerCutEnding::FenceReused);
+        assert!(text.contains("Fence 1 was handed out TWICE"), "{text}");
+        assert!(
+            text.contains("writes not yet synced to disk are lost"),
+            "{text}"
+        );
+        assert_eq!(story.final_row.unwrap().owner.as_deref(), Some("B"));
     }
 
     #[test]

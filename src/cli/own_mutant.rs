@@ -187,12 +187,12 @@ pub fn add_own_variants(
             }
         };
         let at = variants.iter().position(|variant| variant.id == spec.id);
-        if at.is_some_and(|at| {
-            variants[at]
-                .mutant
-                .as_ref()
-                .is_some_and(|built| built.spec == spec)
-        }) {
+        // A file that makes the code a built-in mutant makes is that
+        // mutant, whatever its title or explanation say.
+        let same_code = |built: &Mutant| {
+            spec.apply(&file_name, &built.original).as_deref() == Ok(built.source.as_ref())
+        };
+        if at.is_some_and(|at| variants[at].mutant.as_deref().is_some_and(same_code)) {
             continue;
         }
         let made = match family {
@@ -823,6 +823,41 @@ mod tests {
             let valid = validate(&folder.join(name)).unwrap();
             assert!(valid.notes.is_empty(), "{name}");
         }
+    }
+
+    #[test]
+    fn the_built_in_mutant_files_add_nothing_and_an_own_python_one_is_added() {
+        let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("mutants");
+        for family in [Family::Rust, Family::Python] {
+            let built_in = family.variants().unwrap();
+            let mut variants = family.variants().unwrap();
+            add_own_variants(&mut variants, &family, &folder).unwrap();
+            assert_eq!(variants, built_in, "{}", family.name());
+        }
+        let own = tempfile::tempdir().unwrap();
+        let text = std::fs::read_to_string(folder.join("py04-claim-boundary.toml"))
+            .unwrap()
+            .replace("id = \"py04\"", "id = \"o04p\"")
+            .replace("kind = \"worksheet\"", "kind = \"own\"");
+        std::fs::write(own.path().join("o04p-mine.toml"), text).unwrap();
+        let mut variants = Family::Python.variants().unwrap();
+        add_own_variants(&mut variants, &Family::Python, own.path()).unwrap();
+        let added = variants.last().unwrap();
+        assert_eq!(added.id, "o04p");
+        assert!(added
+            .mutant
+            .as_ref()
+            .unwrap()
+            .source
+            .contains("row[0] >= now"));
+        let mut rust = Family::Rust.variants().unwrap();
+        let before = rust.len();
+        add_own_variants(&mut rust, &Family::Rust, own.path()).unwrap();
+        assert_eq!(
+            rust.len(),
+            before,
+            "a mutant of the Python store is not one of the Rust store"
+        );
     }
 
     #[test]
