@@ -8,8 +8,14 @@
 //! mutant-ID` for each worksheet mutant in turn, each one an incremental
 //! rebuild plus a suite run, as an instructor would do it by hand.
 //! `LEASE_LAB_BENCH_ALL_FEATURES=1` times the cargo approach over every
-//! mutant instead (about ten minutes on two cores).
+//! mutant instead (about ten minutes on two cores), and
+//! `LEASE_LAB_BENCH_SKIP_CARGO=1` leaves it out (the lab's figures alone).
+//!
+//! It also times the suite against the Python store and its eight
+//! mutants (the worksheet's literal fragments), each a `python3` process
+//! speaking the lab's protocol: the target is under 5 s on two cores.
 
+use lease_lab::family::Family;
 use lease_lab::matrix::Matrix;
 use lease_lab::mutant::MutantKind;
 use lease_lab::runner::{RunOptions, WorkerCommand};
@@ -40,6 +46,10 @@ fn main() {
 
     let lab_worksheet = median_of(5, || time_matrix(&worker, &worksheet, &options));
     let lab_all = median_of(5, || time_matrix(&worker, &all, &options));
+    let python = Family::Python
+        .variants()
+        .expect("the Python store and its mutants can be written");
+    let lab_python = median_of(5, || time_matrix(&worker, &python, &options));
 
     let every_feature = std::env::var_os("LEASE_LAB_BENCH_ALL_FEATURES").is_some();
     let chosen: Vec<&str> = all
@@ -48,7 +58,11 @@ fn main() {
         .filter(|mutant| every_feature || mutant.spec.kind == MutantKind::Worksheet)
         .map(|mutant| mutant.spec.id.as_str())
         .collect();
-    let (cargo_total, per_variant) = time_cargo_features(&chosen);
+    let cargo = if std::env::var_os("LEASE_LAB_BENCH_SKIP_CARGO").is_some() {
+        None
+    } else {
+        Some(time_cargo_features(&chosen))
+    };
 
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     println!(
@@ -73,6 +87,17 @@ fn main() {
         ),
         lab_all.as_secs_f64()
     );
+    println!(
+        "{:<58} {:>10.2}",
+        format!(
+            "lab matrix --impl python, reference + {} mutants (median of 5)",
+            python.len() - 1
+        ),
+        lab_python.as_secs_f64()
+    );
+    let Some((cargo_total, per_variant)) = cargo else {
+        return;
+    };
     println!(
         "{:<58} {:>10.2}",
         format!(

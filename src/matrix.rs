@@ -62,6 +62,14 @@ impl Matrix {
             .is_none_or(|reference| reference.outcome(test) == Some(&Outcome::Pass))
     }
 
+    /// Whether `test` judges `variant`: every test judges a store compiled
+    /// into this binary; a program is judged by the worksheet's contract
+    /// alone, since the protocol carries neither the Rust store's typed
+    /// errors nor a power cut simulated in this process.
+    fn judges(case: &Case, variant: &Variant) -> bool {
+        case.tag == Tag::Contract || variant.command().is_none()
+    }
+
     /// What the suite made of each mutant.
     pub fn summaries(&self) -> Vec<MutantSummary> {
         self.mutant_runs()
@@ -70,6 +78,7 @@ impl Matrix {
                 let killers: Vec<&'static str> = self
                     .tests
                     .iter()
+                    .filter(|case| Matrix::judges(case, &run.variant))
                     .filter(|case| run.outcome(case.name).is_some_and(Outcome::catches))
                     .filter(|case| self.distinguishes(case.name))
                     .map(|case| case.name)
@@ -83,10 +92,11 @@ impl Matrix {
                     id: mutant.id.clone(),
                     step: mutant.step,
                     status: MutantStatus::of(
-                        run.runs
+                        self.tests
                             .iter()
-                            .filter(|test| self.distinguishes(&test.test))
-                            .map(|test| &test.outcome),
+                            .filter(|case| Matrix::judges(case, &run.variant))
+                            .filter(|case| self.distinguishes(case.name))
+                            .filter_map(|case| run.outcome(case.name)),
                     ),
                     killers,
                     own_step_killers,

@@ -118,13 +118,26 @@ pub fn run_case(
         Ok(Ok(checked)) => Outcome::from_checked(checked),
         Ok(Err(payload)) => outcome_of_panic(payload.as_ref()),
         Err(_) => {
-            // The thread still runs and may still use the folder: keep it,
-            // and stop whatever it left running in the implementation.
-            let _ = folder.keep();
-            store.abandon();
+            // A program's call gives up a little before the test does (see
+            // `call_limit`), saying which request it left unanswered; on a
+            // loaded machine the test's limit may strike first, so that
+            // explanation gets a moment more to arrive.
+            let explained = match receiver.recv_timeout(timeout / 10) {
+                Ok(Err(payload)) => payload
+                    .downcast_ref::<ImplementationFault>()
+                    .filter(|fault| fault.hang().is_some())
+                    .map(|fault| fault.to_string()),
+                _ => None,
+            };
+            if explained.is_none() {
+                // The thread still runs and may still use the folder: keep
+                // it, and stop whatever it left running in the implementation.
+                let _ = folder.keep();
+                store.abandon();
+            }
             Outcome::Timeout {
                 limit_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
-                detail: None,
+                detail: explained,
             }
         }
     };

@@ -304,16 +304,7 @@ pub fn init_db(path: impl AsRef<Path>) -> Result<()> {
     // Refuse an incompatible file before the first write, which would
     // already change it (switching to WAL rewrites the file's header).
     store.check_schema()?;
-    let mode: String = store
-        .conn
-        .query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0))
-        .map_err(|e| store.fail(e))?;
-    if !mode.eq_ignore_ascii_case("wal") {
-        return Err(StoreError::NotADatabase {
-            path: store.path.clone(),
-            detail: format!("it cannot use write-ahead logging (journal mode stays {mode})"),
-        });
-    }
+    store.use_wal()?;
     let tx = store.begin_immediate()?;
     tx.execute(
         "CREATE TABLE IF NOT EXISTS jobs (id TEXT PRIMARY KEY, owner TEXT, \
@@ -323,10 +314,31 @@ pub fn init_db(path: impl AsRef<Path>) -> Result<()> {
     )
     .map_err(|e| store.fail(e))?;
     store.check_schema()?;
-    tx.commit().map_err(|e| store.fail(e))
+    tx.commit().map_err(|e| store.fail(e))?;
+    // When the first write of a new file (the header that turns WAL on)
+    // fails, SQLite commits through a rollback journal instead: the table
+    // is stored, but the file is not in WAL mode. Switch it now, or fail.
+    store.use_wal()
 }
 
 impl Store {
+    /// Puts the file in WAL journal mode (a no-op when it is), or says
+    /// why it cannot be.
+    fn use_wal(&self) -> Result<()> {
+        let mode: String = self
+            .conn
+            .query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0))
+            .map_err(|e| self.fail(e))?;
+        if mode.eq_ignore_ascii_case("wal") {
+            Ok(())
+        } else {
+            Err(StoreError::NotADatabase {
+                path: self.path.clone(),
+                detail: format!("it cannot use write-ahead logging (journal mode stays {mode})"),
+            })
+        }
+    }
+
     /// Compares the `jobs` table with [`COLUMNS`], naming the first
     /// difference. Answers whether the table exists (a file without one
     /// passes the comparison: `init_db` makes it).

@@ -114,17 +114,15 @@ pub fn code_diff(old: &str, new: &str, file: &str, comment: &str, context: usize
         let Some(first) = group.first() else { continue };
         let start = first.old_range().start + 1;
         writeln!(out, "{}", format!("{file}, line {start}:").cyan()).unwrap();
-        for op in &group {
-            for change in diff.iter_changes(op) {
-                let text = change.value().trim_end_matches('\n');
-                let line = match change.tag() {
-                    ChangeTag::Delete => format!("-{text}").red().to_string(),
-                    ChangeTag::Insert => format!("+{text}").green().to_string(),
-                    ChangeTag::Equal if text.trim_start().starts_with(comment) => continue,
-                    ChangeTag::Equal => format!(" {text}"),
-                };
-                writeln!(out, "{line}").unwrap();
-            }
+        let shown = group
+            .iter()
+            .flat_map(|op| diff.iter_changes(op))
+            .filter(|change| {
+                change.tag() != ChangeTag::Equal
+                    || !change.value().trim_start().starts_with(comment)
+            });
+        for change in shown {
+            writeln!(out, "{}", diff_line(change.tag(), change.value())).unwrap();
         }
     }
     out
@@ -163,19 +161,22 @@ pub fn unified_diff(
             .cyan()
         )
         .unwrap();
-        for op in &group {
-            for change in diff.iter_changes(op) {
-                let text = change.value().trim_end_matches('\n');
-                let line = match change.tag() {
-                    ChangeTag::Delete => format!("-{text}").red().to_string(),
-                    ChangeTag::Insert => format!("+{text}").green().to_string(),
-                    ChangeTag::Equal => format!(" {text}"),
-                };
-                writeln!(out, "{line}").unwrap();
-            }
+        for change in group.iter().flat_map(|op| diff.iter_changes(op)) {
+            writeln!(out, "{}", diff_line(change.tag(), change.value())).unwrap();
         }
     }
     out
+}
+
+/// One line of a diff: `-` and red for a deleted line, `+` and green for
+/// an inserted one, a space for context.
+fn diff_line(tag: ChangeTag, text: &str) -> String {
+    let text = text.trim_end_matches('\n');
+    match tag {
+        ChangeTag::Delete => format!("-{text}").red().to_string(),
+        ChangeTag::Insert => format!("+{text}").green().to_string(),
+        ChangeTag::Equal => format!(" {text}"),
+    }
 }
 
 /// A failed check: what was checked, then expected against actual, as a

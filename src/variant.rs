@@ -164,6 +164,12 @@ impl Variant {
         self.mutant.is_none()
     }
 
+    /// Whether this is one of the lab's own references (the Rust or the
+    /// Python store), not a program of one's own.
+    pub fn is_lab_reference(&self) -> bool {
+        self.is_reference() && self.id == REFERENCE_ID
+    }
+
     /// A program of one's own (or a store run by one), under `id`.
     pub fn program(id: &str, command: ImplCommand) -> Variant {
         Variant {

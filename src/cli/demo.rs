@@ -81,6 +81,23 @@ pub struct Event {
     pub answer: String,
 }
 
+/// The events of a story as they happen.
+#[derive(Default)]
+struct Timeline(Vec<Event>);
+
+impl Timeline {
+    /// What `actor` did at `time`, and the store's answer (empty when
+    /// nothing was asked).
+    fn note(&mut self, time: f64, actor: &'static str, action: String, answer: String) {
+        self.0.push(Event {
+            time,
+            actor,
+            action,
+            answer,
+        });
+    }
+}
+
 /// The whole story as it happened on one implementation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Story {
@@ -134,28 +151,20 @@ const A_RESULT: &str = "A's stale result";
 
 /// Plays the story on `store` with a new database at `db`.
 pub fn play(store: &dyn JobStore, db: &Path) -> Result<Story, StoreError> {
-    let mut events = Vec::new();
-    let mut note = |time: f64, actor: &'static str, action: String, answer: String| {
-        events.push(Event {
-            time,
-            actor,
-            action,
-            answer,
-        });
-    };
+    let mut timeline = Timeline::default();
     store.init_db(db)?;
     let added = store.enqueue(db, JOB)?;
-    note(0.0, "-", format!("enqueue({JOB:?})"), added.to_string());
+    timeline.note(0.0, "-", format!("enqueue({JOB:?})"), added.to_string());
 
     let a_fence = store.claim(db, JOB, "A", 100.0, 10.0)?;
-    note(100.0, "A", "claim, ttl 10".into(), show_fence(a_fence));
-    note(
+    timeline.note(100.0, "A", "claim, ttl 10".into(), show_fence(a_fence));
+    timeline.note(
         101.0,
         "A",
         "stalls (a long pause: GC, swap, a network partition)".into(),
         String::new(),
     );
-    note(
+    timeline.note(
         110.0,
         "-",
         "A's lease runs out (until = 110)".into(),
@@ -163,11 +172,11 @@ pub fn play(store: &dyn JobStore, db: &Path) -> Result<Story, StoreError> {
     );
 
     let b_fence = store.claim(db, JOB, "B", 110.0, 10.0)?;
-    note(110.0, "B", "claim, ttl 10".into(), show_fence(b_fence));
+    timeline.note(110.0, "B", "claim, ttl 10".into(), show_fence(b_fence));
     let b_completed = match b_fence {
         Some(fence) => {
             let done = store.complete(db, JOB, "B", fence, 112.0, B_RESULT)?;
-            note(
+            timeline.note(
                 112.0,
                 "B",
                 format!("complete with fence {fence}, result {B_RESULT:?}"),
@@ -176,7 +185,7 @@ pub fn play(store: &dyn JobStore, db: &Path) -> Result<Story, StoreError> {
             done
         }
         None => {
-            note(
+            timeline.note(
                 112.0,
                 "B",
                 "has no lease, so it cannot complete".into(),
@@ -188,7 +197,7 @@ pub fn play(store: &dyn JobStore, db: &Path) -> Result<Story, StoreError> {
 
     let stale = a_fence.unwrap_or(Fence(1));
     let a_completed = store.complete(db, JOB, "A", stale, 113.0, A_RESULT)?;
-    note(
+    timeline.note(
         113.0,
         "A",
         format!("wakes up, complete with its old fence {stale}, result {A_RESULT:?}"),
@@ -196,7 +205,7 @@ pub fn play(store: &dyn JobStore, db: &Path) -> Result<Story, StoreError> {
     );
     let final_row = store.state(db, JOB)?;
     Ok(Story {
-        events,
+        events: timeline.0,
         b_fence,
         b_completed,
         a_completed,
@@ -248,46 +257,38 @@ pub fn play_power_cut(store: &dyn JobStore, db: &Path) -> Result<PowerCutStory, 
     let failed = |error: StoreError| CliError::Failed(error.to_string());
     let shim =
         |error: ShimError| CliError::Failed(format!("the simulated power cut failed: {error}"));
-    let mut events = Vec::new();
-    let mut note = |time: f64, actor: &'static str, action: String, answer: String| {
-        events.push(Event {
-            time,
-            actor,
-            action,
-            answer,
-        });
-    };
+    let mut timeline = Timeline::default();
     store.init_db(db).map_err(failed)?;
     let added = store.enqueue(db, JOB).map_err(failed)?;
-    note(0.0, "-", format!("enqueue({JOB:?})"), added.to_string());
+    timeline.note(0.0, "-", format!("enqueue({JOB:?})"), added.to_string());
     let disk = Disk::track(db).map_err(shim)?;
     let a_fence = store.claim(db, JOB, "A", 100.0, 10.0).map_err(failed)?;
-    note(100.0, "A", "claim, ttl 10".into(), show_fence(a_fence));
+    timeline.note(100.0, "A", "claim, ttl 10".into(), show_fence(a_fence));
     let cut = disk.cut().map_err(shim)?;
     let lost = match cut.writes_lost {
         0 => "every commit had reached the disk, nothing is lost".to_string(),
         1 => "1 write not yet synced to disk is lost".to_string(),
         n => format!("{n} writes not yet synced to disk are lost"),
     };
-    note(
+    timeline.note(
         105.0,
         "-",
         format!("the power fails: {lost}"),
         String::new(),
     );
     store.init_db(db).map_err(failed)?;
-    note(
+    timeline.note(
         106.0,
         "-",
         "the machine restarts; the store opens the file as the disk kept it".into(),
         String::new(),
     );
     let b_fence = store.claim(db, JOB, "B", 120.0, 10.0).map_err(failed)?;
-    note(120.0, "B", "claim, ttl 10".into(), show_fence(b_fence));
+    timeline.note(120.0, "B", "claim, ttl 10".into(), show_fence(b_fence));
     let final_row = store.state(db, JOB).map_err(failed)?;
     drop(disk);
     Ok(PowerCutStory {
-        events,
+        events: timeline.0,
         a_fence,
         b_fence,
         final_row,

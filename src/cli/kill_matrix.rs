@@ -167,7 +167,13 @@ pub fn run(args: &RunArgs) -> Outcome {
     let worker = worker_command()?;
     let tests: Vec<&'static Case> = suite::CASES.iter().collect();
     let matrix = Matrix::build(&worker, &[variant], tests, &args.run.options());
-    say(&report::text::run(&matrix.runs[0], &matrix.tests))
+    say(&report::text::run(&matrix.runs[0], &matrix.tests))?;
+    // A mutant is meant to fail tests; an implementation that is not one
+    // fails the run when a test that judges it does not pass.
+    if matrix.runs[0].variant.is_reference() && !matrix.problems().is_empty() {
+        return Err(CliError::Reported);
+    }
+    Ok(())
 }
 
 /// `lab tests [--variants]`.

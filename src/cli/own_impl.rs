@@ -454,11 +454,23 @@ fn failures_text(step: &StepResult, width: usize) -> String {
 /// What to do next after a check.
 pub fn next_text(report: &CheckReport, source: &str, through: u8) -> String {
     let line = match report.first_open() {
-        Some(open) if open.status == StepStatus::NotImplemented => format!(
-            "Next: write step {}, {} (its contract is its documentation in {source}); then `lab check` again, or keep `lab watch` running.",
-            open.step,
-            OPERATIONS[usize::from(open.step) - 1]
-        ),
+        Some(open) if open.status == StepStatus::NotImplemented => {
+            // The stub that answered names its own step: a step's tests
+            // may call the operations of later steps (step 1's call
+            // `enqueue` and `claim` to see that init_db keeps the fence).
+            let stub = open.failures[0].1.not_implemented().and_then(stub_step);
+            let step = stub.unwrap_or(open.step);
+            let also = match stub {
+                Some(stub) if stub != open.step => {
+                    format!("; step {}'s tests need it too", open.step)
+                }
+                _ => String::new(),
+            };
+            format!(
+                "Next: write step {step}, {} (its contract is its documentation in {source}){also}. Then `lab check` again, or keep `lab watch` running.",
+                OPERATIONS[usize::from(step) - 1]
+            )
+        }
         Some(open) => format!(
             "Next: make step {} pass: the failures above give the call, the contract's answer and yours. Every earlier step's tests stay in force, as the worksheet insists.",
             open.step
@@ -474,6 +486,16 @@ pub fn next_text(report: &CheckReport, source: &str, through: u8) -> String {
         "\n{}\n",
         fill(&line, lease_lab::terminal::text_width(), "", "").bold()
     )
+}
+
+/// The step a stub's answer names: the starters' stubs answer `step N: ...`.
+fn stub_step(message: &str) -> Option<u8> {
+    let number: String = message
+        .strip_prefix("step ")?
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    number.parse().ok().filter(|step| (1..=8).contains(step))
 }
 
 /// `lab check`.
@@ -657,6 +679,7 @@ pub fn watch(args: &WatchArgs, progress_path: &Path) -> Outcome {
         )
         .dimmed()
     ))?;
+    let mut last_seen = fingerprint(&watched);
     watch_round(&checked, own, through, &options, &worker, progress_path)?;
     for batch in changes {
         let events =
@@ -668,6 +691,13 @@ pub fn watch(args: &WatchArgs, progress_path: &Path) -> Outcome {
         else {
             continue;
         };
+        // The watcher also reports files being opened and read (the check
+        // itself reads them): only a change of what they hold counts.
+        let now_seen = fingerprint(&watched);
+        if now_seen == last_seen {
+            continue;
+        }
+        last_seen = now_seen;
         say(&format!(
             "\n{}\n\n",
             format!(
@@ -680,6 +710,34 @@ pub fn watch(args: &WatchArgs, progress_path: &Path) -> Outcome {
         watch_round(&checked, own, through, &options, &worker, progress_path)?;
     }
     Ok(())
+}
+
+/// A hash of what the watched files hold (a folder's files, recursively),
+/// with their names: it changes exactly when a file is saved with other
+/// contents, added, removed or renamed.
+fn fingerprint(watched: &[PathBuf]) -> u64 {
+    fn visit(path: &Path, hasher: &mut std::collections::hash_map::DefaultHasher) {
+        use std::hash::Hash;
+        path.hash(hasher);
+        if path.is_dir() {
+            let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+                .into_iter()
+                .flatten()
+                .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+                .collect();
+            entries.sort();
+            for entry in entries {
+                visit(&entry, hasher);
+            }
+        } else {
+            std::fs::read(path).ok().hash(hasher);
+        }
+    }
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    for path in watched {
+        visit(path, &mut hasher);
+    }
+    std::hash::Hasher::finish(&hasher)
 }
 
 /// Whether a changed path is one of the watched files or inside a watched
@@ -798,6 +856,29 @@ mod tests {
     }
 
     #[test]
+    fn the_fingerprint_changes_with_contents_and_names_but_not_with_reading() {
+        let folder = tempfile::tempdir().unwrap();
+        let file = folder.path().join("store.py");
+        let src = folder.path().join("src");
+        std::fs::create_dir(&src).unwrap();
+        std::fs::write(&file, "a").unwrap();
+        std::fs::write(src.join("store.rs"), "b").unwrap();
+        let watched = [file.clone(), src.clone()];
+        let first = fingerprint(&watched);
+        let _ = std::fs::read(&file).unwrap();
+        assert_eq!(fingerprint(&watched), first, "reading changes nothing");
+        std::fs::write(&file, "a2").unwrap();
+        let second = fingerprint(&watched);
+        assert_ne!(second, first, "a save with other contents");
+        std::fs::write(src.join("other.rs"), "").unwrap();
+        assert_ne!(
+            fingerprint(&watched),
+            second,
+            "a new file in a watched folder"
+        );
+    }
+
+    #[test]
     fn the_advice_follows_the_first_open_step() {
         colored::control::set_override(false);
         let stubs = run_with(
@@ -813,6 +894,18 @@ mod tests {
             .iter()
             .all(|step| step.status == StepStatus::NotImplemented));
         assert!(next_text(&report, "store.py", 8).contains("write step 1, init_db"));
+        let waiting = run_with(
+            &suite::CASES
+                .iter()
+                .filter(|case| case.tag == Tag::Contract)
+                .map(|case| (case.name, stub(case.step.max(2))))
+                .collect::<Vec<_>>(),
+        );
+        let next = next_text(&CheckReport::of(&waiting, 8), "store.py", 8);
+        assert!(next.contains("write step 2, enqueue"), "{next}");
+        assert!(next.contains("step 1's tests need it too"), "{next}");
+        assert_eq!(stub_step("step 12: no"), None);
+        assert_eq!(stub_step("not written yet"), None);
         let passing = CheckReport::of(&run_with(&[]), 3);
         assert!(passing.all_pass());
         assert!(next_text(&passing, "store.py", 3).contains("lab check --step 4"));

@@ -129,13 +129,13 @@ fn check(file: &Path, no_build: bool, run: &SuiteArgs) -> Outcome {
         return Err(CliError::Reported);
     }
     say_line(&format!(
-        "{id} is {}: {} {} catch it ({} of step {}): {}",
+        "{id} is {}: {} {} ({} of step {}): {}",
         summary.status.label(),
         summary.killers.len(),
         if summary.killers.len() == 1 {
-            "test"
+            "test catches it"
         } else {
-            "tests"
+            "tests catch it"
         },
         summary.own_step_killers,
         summary.step,

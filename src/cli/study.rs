@@ -3,6 +3,7 @@
 
 use super::args::find_exercise;
 use super::outcome::{say, say_line, CliError, Outcome, ReportFormat};
+use super::own_impl::StepStatus;
 use super::progress::{self, Progress, Reflection};
 use colored::Colorize;
 use lease_lab::exercise;
@@ -178,6 +179,7 @@ fn overview_text(progress: &Progress, progress_path: &Path) -> String {
         ),
     }
     .unwrap();
+    out.push_str(&implementation_text(progress));
     writeln!(
         out,
         "Progress: {}   Other commands: lab demo, lab matrix, lab tests, lab --help",
@@ -185,6 +187,43 @@ fn overview_text(progress: &Progress, progress_path: &Path) -> String {
     )
     .unwrap();
     out
+}
+
+/// The student's own implementation and its last check, step by step, or
+/// how to start one.
+fn implementation_text(progress: &Progress) -> String {
+    let Some(implementation) = &progress.implementation else {
+        return "Write the steps yourself: lab new --lang python DIR (or rust), then lab check\n"
+            .to_string();
+    };
+    let steps_with = |status: StepStatus| -> Vec<&str> {
+        progress
+            .checks
+            .iter()
+            .filter(|(_, check)| check.status == status)
+            .map(|(step, _)| step.as_str())
+            .collect()
+    };
+    let mut parts = Vec::new();
+    for (status, label) in [
+        (StepStatus::Passed, "passed"),
+        (StepStatus::Failing, "failing"),
+        (StepStatus::NotImplemented, "not written"),
+    ] {
+        let steps = steps_with(status);
+        if !steps.is_empty() {
+            parts.push(format!("{label} {}", steps.join(" ")));
+        }
+    }
+    let checked = if parts.is_empty() {
+        "not checked yet".to_string()
+    } else {
+        format!("steps {}", parts.join("; "))
+    };
+    format!(
+        "Your implementation, {}: {checked} (lab check)\n",
+        implementation.describe()
+    )
 }
 
 /// The first `shown` hints of an exercise, and whether more remain.
@@ -253,6 +292,24 @@ fn progress_text(progress: &Progress, width: usize) -> String {
             out.push_str(&item("caught by", &listed(&attempt.caught_by)));
         }
     }
+    if progress.implementation.is_some() {
+        out.push_str(&wrapped(&implementation_text(progress), width, "", "  "));
+    }
+    for prediction in &progress.own_predictions {
+        writeln!(
+            out,
+            "{}  score {}%",
+            format!("your own break, steps 1 to {}", prediction.through).bold(),
+            prediction.score.percent
+        )
+        .unwrap();
+        out.push_str(&item("at", &prediction.at));
+        out.push_str(&item("predicted", &prediction.predicted.join(", ")));
+        if !prediction.why.is_empty() {
+            out.push_str(&item("why", &prediction.why));
+        }
+        out.push_str(&item("failed", &prediction.failed.join(", ")));
+    }
     if let Some(reflection) = &progress.reflection {
         writeln!(out, "{}", "reflection".bold()).unwrap();
         out.push_str(&wrapped(
@@ -291,6 +348,40 @@ mod tests {
     use super::*;
     use crate::cli::prediction::Score;
     use crate::cli::progress::Attempt;
+
+    #[test]
+    fn the_implementation_line_gives_each_step_s_last_check() {
+        use crate::cli::args::Implementation;
+        use crate::cli::progress::StepCheck;
+        let mut progress = Progress::default();
+        assert!(implementation_text(&progress).contains("lab new --lang python DIR"));
+        progress.implementation = Some(Implementation::Command {
+            line: "./mine".into(),
+        });
+        assert_eq!(
+            implementation_text(&progress),
+            "Your implementation, ./mine: not checked yet (lab check)\n"
+        );
+        for (step, status) in [
+            ("1", StepStatus::Passed),
+            ("2", StepStatus::Passed),
+            ("3", StepStatus::Failing),
+            ("4", StepStatus::NotImplemented),
+        ] {
+            progress.checks.insert(
+                step.into(),
+                StepCheck {
+                    at: progress::now_stamp(),
+                    status,
+                    failing: Vec::new(),
+                },
+            );
+        }
+        assert_eq!(
+            implementation_text(&progress),
+            "Your implementation, ./mine: steps passed 1 2; failing 3; not written 4 (lab check)\n"
+        );
+    }
 
     #[test]
     fn progress_lines_break_between_words_and_show_the_hints_seen() {

@@ -74,9 +74,10 @@ impl fmt::Display for ImplementationFault {
             FaultKind::Hang(limit) => {
                 write!(f, "{who} gave no answer within {} ms", limit.as_millis())?
             }
-            FaultKind::NotJson(line) => {
-                write!(f, "{who} broke the protocol: a line that is not JSON: `{line}`")?
-            }
+            FaultKind::NotJson(line) => write!(
+                f,
+                "{who} broke the protocol: a line that is not JSON: `{line}` (a debugging print? standard output carries only the protocol: print traces on standard error)"
+            )?,
             FaultKind::WrongShape(line) => write!(
                 f,
                 "{who} broke the protocol: `{line}` is neither {{\"ok\": VALUE}} nor {{\"error\": KIND, \"message\": TEXT}}"
@@ -90,8 +91,15 @@ impl fmt::Display for ImplementationFault {
                 "{who} wrote a line that answers no request: `{line}` (print traces on standard error, not standard output)"
             )?,
         }
-        if let Some(request) = &self.request {
-            write!(f, "; the request was `{request}`")?;
+        match (&self.request, &self.kind) {
+            // A line that is no answer may have been written before the
+            // request was even read: it came while the lab waited.
+            (Some(request), FaultKind::NotJson(_) | FaultKind::Stray(_)) => write!(
+                f,
+                "; it came while the lab waited for the answer to `{request}`"
+            )?,
+            (Some(request), _) => write!(f, "; the request was `{request}`")?,
+            (None, _) => {}
         }
         if !self.stderr.is_empty() {
             write!(
@@ -123,7 +131,7 @@ mod tests {
         };
         assert_eq!(
             fault.to_string(),
-            r#"python3 mine.py broke the protocol: a line that is not JSON: `hello`; the request was `{"op":"init_db","path":"x.db"}`; its standard error ended with: Traceback (most recent call last): | KeyError: 'x'"#
+            r#"python3 mine.py broke the protocol: a line that is not JSON: `hello` (a debugging print? standard output carries only the protocol: print traces on standard error); it came while the lab waited for the answer to `{"op":"init_db","path":"x.db"}`; its standard error ended with: Traceback (most recent call last): | KeyError: 'x'"#
         );
         assert_eq!(fault.hang(), None);
         let hang = ImplementationFault {

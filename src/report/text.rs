@@ -126,9 +126,12 @@ fn column_groups(matrix: &Matrix) -> Vec<usize> {
 /// every test that did not pass.
 pub fn run(run: &VariantRun, tests: &[&'static Case]) -> String {
     let mut out = String::new();
-    let title = match run.variant.mutant.as_deref() {
-        None => "the reference implementation".to_string(),
-        Some(mutant) => format!(
+    let title = match (run.variant.mutant.as_deref(), run.variant.command()) {
+        (None, Some(command)) if !run.variant.is_lab_reference() => {
+            format!("{}: {}", run.variant.id, command.display())
+        }
+        (None, _) => "the reference implementation".to_string(),
+        (Some(mutant), _) => format!(
             "mutant {} (step {}): {}",
             mutant.spec.id, mutant.spec.step, mutant.spec.title
         ),

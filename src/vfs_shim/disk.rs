@@ -43,6 +43,16 @@ pub fn install() -> Result<(), ShimError> {
     vfs::install().map_err(ShimError::Install)
 }
 
+/// Installs the shim (see [`install`]) and gives the name SQLite opens
+/// the database at `path` under, by which the shim knows its files.
+pub(super) fn installed_name(path: &Path) -> Result<Vec<u8>, ShimError> {
+    install()?;
+    names::full_pathname(path.as_os_str().as_bytes()).map_err(|detail| ShimError::Path {
+        path: path.to_path_buf(),
+        detail,
+    })
+}
+
 /// The disk under one database's files (the database, `-wal`, `-journal`),
 /// tracked by the shim from [`Disk::track`] until the `Disk` is dropped.
 ///
@@ -68,14 +78,7 @@ impl Disk {
     /// Errors: [`ShimError::AlreadyTracked`] when another `Disk`
     /// tracks the same database.
     pub fn track(db: impl AsRef<Path>) -> Result<Disk, ShimError> {
-        install()?;
-        let path = db.as_ref();
-        let name = names::full_pathname(path.as_os_str().as_bytes()).map_err(|detail| {
-            ShimError::Path {
-                path: path.to_path_buf(),
-                detail,
-            }
-        })?;
+        let name = installed_name(db.as_ref())?;
         let tracked = Arc::new(Tracked::new(&name));
         if !model::register(&tracked) {
             return Err(ShimError::AlreadyTracked {

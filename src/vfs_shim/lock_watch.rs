@@ -9,10 +9,8 @@
 //! queued behind it: a claim that looks the lease up before taking the
 //! lock has looked by then, so letting them go shows the race every time.
 
-use super::disk::{install, ShimError};
-use super::names;
+use super::disk::{installed_name, ShimError};
 use std::collections::BTreeSet;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError, Weak};
@@ -64,14 +62,8 @@ impl WriteLockWatch {
     /// Installs the shim (see [`install`]) and starts watching the database
     /// at `db`. Only connections opened through the shim are seen.
     pub fn new(db: impl AsRef<Path>) -> Result<WriteLockWatch, ShimError> {
-        install()?;
         let path = db.as_ref();
-        let name = names::full_pathname(path.as_os_str().as_bytes()).map_err(|detail| {
-            ShimError::Path {
-                path: path.to_path_buf(),
-                detail,
-            }
-        })?;
+        let name = installed_name(path)?;
         let watched = Arc::new(Watched {
             name,
             refused: Mutex::new(BTreeSet::new()),

@@ -179,15 +179,30 @@ pub fn init_db_on_a_directory_is_an_error(bench: &Bench) -> Checked {
 /// default `lease-lab.db` is), not a file in a missing folder.
 pub fn init_db_with_a_bare_file_name_uses_the_current_folder(bench: &Bench) -> Checked {
     let folder = bench.sibling("cwd");
-    let moved = fs::create_dir(&folder).and_then(|()| std::env::set_current_dir(&folder));
-    moved.map_err(|e| Failure {
-        check: "making a folder and moving into it".into(),
+    let moving = |to: &std::path::Path| {
+        std::env::set_current_dir(to).map_err(|e| Failure {
+            check: format!("moving into {}", to.display()),
+            expected: "success".into(),
+            actual: e.to_string(),
+        })
+    };
+    let home = std::env::current_dir().map_err(|e| Failure {
+        check: "reading the current folder".into(),
         expected: "success".into(),
         actual: e.to_string(),
     })?;
+    fs::create_dir(&folder).map_err(|e| Failure {
+        check: "making a folder".into(),
+        expected: "success".into(),
+        actual: e.to_string(),
+    })?;
+    moving(&folder)?;
     // Every other suite test uses absolute paths, so changing this
-    // process's folder cannot disturb a test running beside this one.
+    // process's folder cannot disturb a test running beside this one. It
+    // moves back before checking: the folder goes with the test, and a
+    // program the lab starts later must not start in a deleted folder.
     let answer = bench.store().init_db(std::path::Path::new("bare.db"));
+    moving(&home)?;
     expect_eq(
         "init_db(\"bare.db\") in the current folder",
         answer.map_err(|e| e.to_string()),
