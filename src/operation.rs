@@ -123,6 +123,21 @@ impl Operation {
         }
     }
 
+    /// The worksheet step that writes this operation (`init_db` 1, ...,
+    /// `claim_many` 8).
+    pub fn step(&self) -> u8 {
+        match self {
+            Operation::InitDb => 1,
+            Operation::Enqueue { .. } => 2,
+            Operation::State { .. } => 3,
+            Operation::Claim { .. } => 4,
+            Operation::Renew { .. } => 5,
+            Operation::Complete { .. } => 6,
+            Operation::Release { .. } => 7,
+            Operation::ClaimMany { .. } => 8,
+        }
+    }
+
     /// The kind of answer this operation gives.
     pub fn answers(&self) -> AnswerKind {
         match self {

@@ -568,6 +568,35 @@ impl<'a> Bench<'a> {
         Ok(result)
     }
 
+    /// Writes a job's whole row with plain SQL (adding it if it is not
+    /// there): a state the contract can
+    /// reach (a lease held, a job done), set up without the operations of
+    /// later steps, so that a step's tests call only the operations of
+    /// that step and the ones before it, and a student who writes the steps
+    /// in order sees each one pass as it is written.
+    pub fn store_row(&self, row: &Job) -> Checked {
+        let write = || -> rusqlite::Result<usize> {
+            let conn = Connection::open(&self.db)?;
+            conn.execute(
+                "INSERT OR REPLACE INTO jobs (id, owner, until, fence, result, done) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                rusqlite::params![
+                    row.id,
+                    row.owner,
+                    row.until,
+                    row.fence.0,
+                    row.result,
+                    i64::from(row.done)
+                ],
+            )
+        };
+        write().map(|_| ()).map_err(|error| Failure {
+            check: format!("storing the row of {:?} with plain SQL", row.id),
+            expected: "success".into(),
+            actual: format!("Err({error})"),
+        })
+    }
+
     /// Runs SQL on the file through a separate plain connection: another
     /// client, or a test preparing a file the store must refuse.
     pub fn raw_sql(&self, path: &Path, sql: &str) -> Checked {

@@ -22,26 +22,20 @@ pub fn enqueue_of_an_existing_job_answers_false(bench: &Bench) -> Checked {
 /// Re-registering a job that is being worked on keeps its owner, lease and fence.
 pub fn enqueue_of_a_claimed_job_keeps_its_lease_and_fence(bench: &Bench) -> Checked {
     bench.init_with(&["j"])?;
-    bench.claim_expecting("j", "A", 100.0, 10.0, Some(1))?;
+    bench.store_row(&held("j", "A", 1, 110.0))?;
     let before = bench.rows()?;
     expect_eq(
         "enqueue(\"j\") of a claimed job",
         bench.enqueue("j")?,
         false,
     )?;
-    bench.expect_unchanged("enqueue of a claimed job", &before)?;
-    bench.claim_expecting("j", "B", 200.0, 10.0, Some(2))
+    bench.expect_unchanged("enqueue of a claimed job", &before)
 }
 
 /// Re-registering a done job keeps its result.
 pub fn enqueue_of_a_done_job_keeps_its_result(bench: &Bench) -> Checked {
     bench.init_with(&["j"])?;
-    bench.claim_expecting("j", "A", 100.0, 10.0, Some(1))?;
-    expect_eq(
-        "complete by the holder",
-        bench.complete("j", "A", 1, 105.0, "r")?,
-        true,
-    )?;
+    bench.store_row(&completed("j", "A", 1, 110.0, "r"))?;
     let before = bench.rows()?;
     expect_eq("enqueue(\"j\") of a done job", bench.enqueue("j")?, false)?;
     bench.expect_unchanged("enqueue of a done job", &before)

@@ -23,12 +23,7 @@ pub fn state_of_a_new_job_is_the_default_row(bench: &Bench) -> Checked {
 /// Every column comes back as stored: owner, until, fence, result and done.
 pub fn state_returns_every_stored_column(bench: &Bench) -> Checked {
     bench.init_with(&["j"])?;
-    bench.claim_expecting("j", "A", 100.0, 10.5, Some(1))?;
-    expect_eq(
-        "complete by the holder",
-        bench.complete("j", "A", 1, 105.0, "the result")?,
-        true,
-    )?;
+    bench.store_row(&completed("j", "A", 1, 110.5, "the result"))?;
     expect_eq(
         "state(\"j\") of a completed job",
         bench.state("j")?,
@@ -39,7 +34,7 @@ pub fn state_returns_every_stored_column(bench: &Bench) -> Checked {
 /// With two jobs stored, each id answers its own row.
 pub fn state_tells_jobs_apart(bench: &Bench) -> Checked {
     bench.init_with(&["a", "b"])?;
-    bench.claim_expecting("b", "B", 100.0, 10.0, Some(1))?;
+    bench.store_row(&held("b", "B", 1, 110.0))?;
     expect_eq("state(\"a\")", bench.state("a")?, Some(fresh("a")))?;
     expect_eq(
         "state(\"b\")",

@@ -73,12 +73,7 @@ pub fn renew_with_a_stale_fence_is_refused(bench: &Bench) -> Checked {
 /// A done job's lease is not renewed.
 pub fn renew_of_a_done_job_is_refused(bench: &Bench) -> Checked {
     bench.init_with(&["j"])?;
-    bench.claim_expecting("j", "A", 100.0, 10.0, Some(1))?;
-    expect_eq(
-        "complete by the holder",
-        bench.complete("j", "A", 1, 105.0, "r")?,
-        true,
-    )?;
+    bench.store_row(&completed("j", "A", 1, 110.0, "r"))?;
     let before = bench.rows()?;
     expect_eq(
         "renew of the done job",

@@ -9,7 +9,7 @@ use lease_lab::exercise::{self, Exercise};
 use lease_lab::matrix::Matrix;
 use lease_lab::outcome::Outcome;
 use lease_lab::runner::VariantRun;
-use lease_lab::suite::Case;
+use lease_lab::suite::{Case, Tag};
 use lease_lab::terminal::{code_diff, failure_text, reflow};
 use std::fmt::Write as _;
 
@@ -42,6 +42,13 @@ pub fn exercise(exercise: &Exercise, width: usize) -> String {
     out.push_str(&section("About this step", &lab.introduction));
     out.push_str(&section("Why it matters", &lab.why));
     out.push_str(&section("Contract", &lab.contract));
+    if exercise.mutant().spec.file.ends_with(".py") {
+        out.push_str(&reflow(
+            "In Python: an `InvalidArgument` error is a `ValueError`, `None` and `Some(fence)` are `None` and the fence number, and a row is a dict.",
+            width,
+        ));
+        out.push('\n');
+    }
     let mutant = exercise.mutant();
     let spec = &mutant.spec;
     write!(
@@ -87,6 +94,14 @@ pub fn menu(menu: &[&'static Case], step: u8, width: usize) -> String {
         )
         .unwrap();
     }
+    if own.iter().any(|(_, case)| case.tag == Tag::Reference) {
+        writeln!(
+            out,
+            "{}",
+            "* beyond the worksheet: the Rust store's own stricter promises".dimmed()
+        )
+        .unwrap();
+    }
     let question = "Which tests will catch the mutant? Numbers or names, comma-separated; ? lists all tests, probe lets you write a probe instead.";
     writeln!(out, "\n{}", reflow(question, width.min(100)).bold()).unwrap();
     out
@@ -129,9 +144,11 @@ fn columns(tests: &[(usize, &Case)], width: usize) -> String {
         let mut line = String::from(" ");
         for column in 0..count {
             if let Some((number, case)) = tests.get(column * rows + row) {
+                // `*` marks a test beyond the worksheet, as `lab tests` does.
+                let mark = if case.tag == Tag::Reference { '*' } else { ' ' };
                 write!(
                     line,
-                    " {number:>4}  {:<width$}",
+                    " {number:>4}{mark} {:<width$}",
                     case.name,
                     width = cell - 7
                 )
