@@ -2,7 +2,7 @@
 //! a suite run is carried out.
 
 use super::outcome::CliError;
-use super::own_mutant;
+use super::own_variants;
 use super::rust_project;
 use lease_lab::exercise::{self, Exercise};
 use lease_lab::external::{ImplCommand, ImplementationFault};
@@ -188,7 +188,7 @@ impl ImplArgs {
                 family.name()
             ))
         })?;
-        own_mutant::add_own_variants(&mut variants, &family, &self.mutants)?;
+        own_variants::add_own_variants(&mut variants, &family, &self.mutants)?;
         Ok(variants)
     }
 

@@ -17,6 +17,7 @@ pub mod kill_matrix;
 pub mod outcome;
 pub mod own_impl;
 pub mod own_mutant;
+pub mod own_variants;
 pub mod prediction;
 pub mod probe;
 pub mod progress;

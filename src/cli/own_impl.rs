@@ -11,11 +11,10 @@
 
 use super::args::{worker_command, Implementation, SuiteArgs};
 use super::outcome::{say, CliError, Outcome};
-use super::prediction::{parse_selection, Score};
-use super::progress::{self, OwnPrediction, Progress, StepCheck};
+use super::prediction::{comparison, parse_selection, Score};
+use super::progress::{self, OwnPrediction, Progress, StepCheck, StepStatus};
 use super::rust_project;
 use super::starter::{self, OPERATIONS};
-use super::step::comparison;
 use colored::Colorize;
 use lease_lab::exercise;
 use lease_lab::external::ExternalStore;
@@ -26,7 +25,6 @@ use lease_lab::suite::{self, Case, Tag};
 use lease_lab::terminal::{failure_text, fill};
 use lease_lab::variant::Variant;
 use notify_debouncer_mini::notify::RecursiveMode;
-use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -187,26 +185,12 @@ impl Checked {
     }
 }
 
-/// How one step's contract tests went.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum StepStatus {
-    /// Every contract test of the step passes.
-    Passed,
-    /// At least one fails for another reason than a stub.
-    Failing,
-    /// A call answered that it is not written yet (and nothing else failed).
-    NotImplemented,
-}
-
-impl StepStatus {
-    /// How the check shows it.
-    fn label(self) -> String {
-        match self {
-            StepStatus::Passed => "passed     ".green().to_string(),
-            StepStatus::Failing => "failing    ".red().bold().to_string(),
-            StepStatus::NotImplemented => "not written".yellow().to_string(),
-        }
+/// How a check shows a step's status.
+fn status_label(status: StepStatus) -> String {
+    match status {
+        StepStatus::Passed => "passed     ".green().to_string(),
+        StepStatus::Failing => "failing    ".red().bold().to_string(),
+        StepStatus::NotImplemented => "not written".yellow().to_string(),
     }
 }
 
@@ -363,7 +347,7 @@ pub fn check_text(report: &CheckReport, width: usize) -> String {
             out,
             "  step {}  {}  {title}{detail}",
             step.step,
-            step.status.label()
+            status_label(step.status)
         )
         .unwrap();
         match step.status {

@@ -4,12 +4,10 @@
 //!
 //! A mutant file is data (see [`lease_lab::mutant`]). The build compiles
 //! the worksheet's and the hardening mutants into the `lab` binary; a
-//! mutant of one's own is never compiled in. `lab` finds it in the mutants
-//! folder when it runs ([`add_own_variants`]): a mutant of the Python store
-//! is applied to a copy of it, and one of the Rust store is built into a
-//! small worker program of its own, cached by the hash of its source
-//! ([`rust_project::worker`]). So an installed `lab` sees a new mutant
-//! file at once, and a deleted file takes its mutant away.
+//! mutant of one's own is never compiled in: `lab` finds it in the mutants
+//! folder when it runs (see [`super::own_variants`]). So an installed
+//! `lab` sees a new mutant file at once, and a deleted file takes its
+//! mutant away.
 //!
 //! A new mutant goes through two checks. [`validate`] is instant and needs
 //! no toolchain: the file parses, its fragment occurs exactly once in the
@@ -20,19 +18,16 @@
 
 use super::args::{worker_command, SuiteArgs};
 use super::outcome::{say_line, CliError, Outcome};
-use super::rust_project;
-use lease_lab::external::ImplCommand;
+use super::own_variants::{python_variant, rust_variant};
 use lease_lab::family::{self, Family, PYTHON_SOURCE};
 use lease_lab::matrix::Matrix;
 use lease_lab::mutant::{MutantSpec, SpecError, MUTABLE_FILE, PYTHON_STORE};
 use lease_lab::report;
 use lease_lab::suite;
-use lease_lab::variant::{self, Engine, Mutant, Program, Variant, REFERENCE_SOURCE};
-use std::borrow::Cow;
+use lease_lab::variant::{self, Variant, REFERENCE_SOURCE};
 use std::fmt::{self, Write as _};
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 /// What `lab mutant` does.
 #[derive(Debug, clap::Subcommand)]
@@ -144,138 +139,6 @@ fn check(file: &Path, no_build: bool, run: &SuiteArgs) -> Outcome {
     say_line(
         "`lab matrix` shows it beside every other mutant, as long as the file stays in mutants/",
     )
-}
-
-/// Adds to `variants` (a family's, built-in first) the mutants of the
-/// files in `folder` that are not compiled into this binary: those that
-/// change the family's store. A file with the id of a built-in mutant but
-/// other contents takes that mutant's place: the file is what counts.
-///
-/// A file that cannot be used (it does not parse or apply, or its worker
-/// does not build) is skipped with a warning on standard error that says
-/// how to find out more. A missing folder adds nothing.
-pub fn add_own_variants(
-    variants: &mut Vec<Variant>,
-    family: &Family,
-    folder: &Path,
-) -> Result<(), CliError> {
-    let store = match family {
-        Family::Rust => MUTABLE_FILE,
-        Family::Python => PYTHON_STORE,
-        Family::Program(_) => return Ok(()),
-    };
-    for path in mutant_files(folder) {
-        let file_name = path
-            .file_name()
-            .map_or_else(String::new, |name| name.to_string_lossy().into_owned());
-        let warn = |why: &str| {
-            eprintln!(
-                "lab: warning: {} is left out: {why}; `lab mutant check {}` says more",
-                path.display(),
-                path.display()
-            );
-        };
-        let spec = match std::fs::read_to_string(&path)
-            .map_err(|error| error.to_string())
-            .and_then(|text| MutantSpec::parse(&file_name, &text).map_err(|e| e.reason))
-        {
-            Ok(spec) if spec.file == store => spec,
-            Ok(_) => continue,
-            Err(why) => {
-                warn(&why);
-                continue;
-            }
-        };
-        let at = variants.iter().position(|variant| variant.id == spec.id);
-        // A file that makes the code a built-in mutant makes is that
-        // mutant, whatever its title or explanation say.
-        let same_code = |built: &Mutant| {
-            spec.apply(&file_name, &built.original).as_deref() == Ok(built.source.as_ref())
-        };
-        if at.is_some_and(|at| variants[at].mutant.as_deref().is_some_and(same_code)) {
-            continue;
-        }
-        let made = match family {
-            Family::Python => python_variant(spec),
-            _ => rust_variant(spec),
-        };
-        match (made, at) {
-            (Ok(variant), Some(at)) => {
-                eprintln!(
-                    "lab: {} differs from the mutant {} built into lab: running the file's version",
-                    path.display(),
-                    variant.id
-                );
-                variants[at] = variant;
-            }
-            (Ok(variant), None) => variants.push(variant),
-            (Err(error), _) => warn(error.message().unwrap_or("it cannot run")),
-        }
-    }
-    Ok(())
-}
-
-/// The `.toml` files of `folder`, by name.
-fn mutant_files(folder: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(folder)
-        .into_iter()
-        .flatten()
-        .filter_map(|entry| entry.ok())
-        .map(|entry| entry.path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "toml") && path.is_file())
-        .collect();
-    files.sort();
-    files
-}
-
-/// A mutant of the Python store from its file: applied to a copy, no build.
-fn python_variant(spec: MutantSpec) -> Result<Variant, CliError> {
-    let file_name = format!("{}.toml", spec.id);
-    let source = spec
-        .apply(&file_name, PYTHON_SOURCE)
-        .map_err(|error| CliError::Failed(error.reason))?;
-    let id = spec.id.clone();
-    let mutant = Mutant {
-        spec,
-        original: Cow::Borrowed(PYTHON_SOURCE),
-        source: Cow::Owned(source),
-    };
-    family::python_variant(&id, Some(mutant)).map_err(|error| {
-        CliError::Failed(format!("cannot write the mutated Python store: {error}"))
-    })
-}
-
-/// A mutant of the Rust store from its file: its worker program, built
-/// the first time (saying so on standard error) and taken from the cache
-/// after.
-fn rust_variant(spec: MutantSpec) -> Result<Variant, CliError> {
-    let file_name = format!("{}.toml", spec.id);
-    let source = spec
-        .apply(&file_name, REFERENCE_SOURCE)
-        .map_err(|error| CliError::Failed(error.reason))?;
-    let program = rust_project::worker(&source, |folder| {
-        eprintln!(
-            "lab: building a worker for mutant {} in {} (once; cached after)...",
-            spec.id,
-            folder.display()
-        );
-    })
-    .map_err(|failure| CliError::Failed(failure.to_string()))?;
-    Ok(Variant {
-        id: spec.id.clone(),
-        engine: Engine::Process(Arc::new(Program {
-            command: ImplCommand {
-                argv: vec![program.display().to_string()],
-                dir: None,
-            },
-            files: None,
-        })),
-        mutant: Some(Arc::new(Mutant {
-            spec,
-            original: Cow::Borrowed(REFERENCE_SOURCE),
-            source: Cow::Owned(source),
-        })),
-    })
 }
 
 /// The lines of the reference source that hold one step's code.
@@ -823,41 +686,6 @@ mod tests {
             let valid = validate(&folder.join(name)).unwrap();
             assert!(valid.notes.is_empty(), "{name}");
         }
-    }
-
-    #[test]
-    fn the_built_in_mutant_files_add_nothing_and_an_own_python_one_is_added() {
-        let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("mutants");
-        for family in [Family::Rust, Family::Python] {
-            let built_in = family.variants().unwrap();
-            let mut variants = family.variants().unwrap();
-            add_own_variants(&mut variants, &family, &folder).unwrap();
-            assert_eq!(variants, built_in, "{}", family.name());
-        }
-        let own = tempfile::tempdir().unwrap();
-        let text = std::fs::read_to_string(folder.join("py04-claim-boundary.toml"))
-            .unwrap()
-            .replace("id = \"py04\"", "id = \"o04p\"")
-            .replace("kind = \"worksheet\"", "kind = \"own\"");
-        std::fs::write(own.path().join("o04p-mine.toml"), text).unwrap();
-        let mut variants = Family::Python.variants().unwrap();
-        add_own_variants(&mut variants, &Family::Python, own.path()).unwrap();
-        let added = variants.last().unwrap();
-        assert_eq!(added.id, "o04p");
-        assert!(added
-            .mutant
-            .as_ref()
-            .unwrap()
-            .source
-            .contains("row[0] >= now"));
-        let mut rust = Family::Rust.variants().unwrap();
-        let before = rust.len();
-        add_own_variants(&mut rust, &Family::Rust, own.path()).unwrap();
-        assert_eq!(
-            rust.len(),
-            before,
-            "a mutant of the Python store is not one of the Rust store"
-        );
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! A student's prediction of which tests catch a mutant, and its score.
 
+use colored::Colorize;
 use lease_lab::suite::{self, Case};
 use serde::{Deserialize, Serialize};
 
@@ -155,6 +156,29 @@ impl Score {
     pub fn found_a_killer(&self) -> bool {
         !self.predicted_and_caught.is_empty()
     }
+}
+
+/// The prediction beside the result, with its score.
+pub fn comparison(score: &Score) -> String {
+    let list = |names: &[String]| {
+        if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        }
+    };
+    format!(
+        "\n{}\n  {} {}\n  {} {}\n  {} {}\n  {} {}%\n",
+        "Your prediction beside the result".bold(),
+        "predicted and caught:       ".green(),
+        list(&score.predicted_and_caught),
+        "predicted but it survived:  ".red(),
+        list(&score.predicted_but_survived),
+        "caught but not predicted:   ".yellow(),
+        list(&score.caught_not_predicted),
+        "score:".bold(),
+        score.percent
+    )
 }
 
 #[cfg(test)]

@@ -7,7 +7,6 @@
 
 use super::args::Implementation;
 use super::outcome::CliError;
-use super::own_impl::StepStatus;
 use super::prediction::Score;
 use lease_lab::exercise::{self, Exercise};
 use serde::{Deserialize, Serialize};
@@ -59,6 +58,18 @@ impl Default for Progress {
             own_predictions: Vec::new(),
         }
     }
+}
+
+/// How one step's contract tests went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StepStatus {
+    /// Every contract test of the step passes.
+    Passed,
+    /// At least one fails for another reason than a stub.
+    Failing,
+    /// A call answered that it is not written yet (and nothing else failed).
+    NotImplemented,
 }
 
 /// One step of the last check of the student's implementation.

@@ -3,8 +3,7 @@
 
 use super::args::find_exercise;
 use super::outcome::{say, say_line, CliError, Outcome, ReportFormat};
-use super::own_impl::StepStatus;
-use super::progress::{self, Progress, Reflection};
+use super::progress::{self, Progress, Reflection, StepStatus};
 use colored::Colorize;
 use lease_lab::exercise;
 use std::fmt::Write as _;

@@ -9,7 +9,7 @@ mod screen;
 use super::args::{worker_command, Implementation, SuiteArgs};
 use super::outcome::{CliError, Outcome};
 use super::own_impl;
-use super::prediction::{parse_selection, Score};
+use super::prediction::{comparison, parse_selection, Score};
 use super::progress::{self, Attempt, ProbeRecord, Reflection};
 use colored::Colorize;
 use lease_lab::exercise::{self, Exercise};
@@ -20,7 +20,6 @@ use lease_lab::runner::RunOptions;
 use lease_lab::suite::{self, Case};
 use lease_lab::variant::Variant;
 pub use prompt::Console;
-pub use screen::comparison;
 use std::io::{self, IsTerminal};
 use std::path::{Path, PathBuf};
 
@@ -283,7 +282,7 @@ pub fn step_through(
         Some(probe) => Score::with_probe(&prediction.tests, &caught, &probe.file, probe.killed),
         None => Score::of(&prediction.tests, &caught),
     };
-    write!(console.output, "{}", screen::comparison(&score))?;
+    write!(console.output, "{}", comparison(&score))?;
     write!(
         console.output,
         "{}",

@@ -3,7 +3,6 @@
 //! tests end on one screen of 50 rows, right above the prompt), and the
 //! run and the comparison after it.
 
-use crate::cli::prediction::Score;
 use colored::Colorize;
 use lease_lab::exercise::{self, Exercise};
 use lease_lab::matrix::Matrix;
@@ -298,29 +297,6 @@ fn verdict_line(
         _ => {}
     }
     out
-}
-
-/// The prediction beside the result, with its score.
-pub fn comparison(score: &Score) -> String {
-    let list = |names: &[String]| {
-        if names.is_empty() {
-            "none".to_string()
-        } else {
-            names.join(", ")
-        }
-    };
-    format!(
-        "\n{}\n  {} {}\n  {} {}\n  {} {}\n  {} {}%\n",
-        "Your prediction beside the result".bold(),
-        "predicted and caught:       ".green(),
-        list(&score.predicted_and_caught),
-        "predicted but it survived:  ".red(),
-        list(&score.predicted_but_survived),
-        "caught but not predicted:   ".yellow(),
-        list(&score.caught_not_predicted),
-        "score:".bold(),
-        score.percent
-    )
 }
 
 /// After the comparison: why the mutant breaks the contract, and what to
