@@ -144,9 +144,14 @@ pub fn matrix(args: &MatrixArgs) -> Outcome {
         let passes = if beyond == 0 {
             format!("passes all {} tests", matrix.tests.len())
         } else {
+            let contract = matrix
+                .tests
+                .iter()
+                .filter(|case| case.tag == Tag::Contract)
+                .count();
             format!(
-                "passes all {} tests of the worksheet's contract ({beyond} of the Rust store's own promises, beyond the worksheet, do not count)",
-                matrix.tests.len() - beyond
+                "passes all {contract} tests of the worksheet's contract and {} of the Rust store's own promises (the other {beyond}, beyond the worksheet, do not count)",
+                matrix.tests.len() - contract - beyond
             )
         };
         eprintln!(

@@ -569,16 +569,14 @@ fn check_once(
 ) -> Result<CheckReport, CliError> {
     let variant = checked.variant()?;
     hear_greeting(&variant, options.timeout)?;
-    say(&format!(
-        "{}\n\n",
-        format!(
-            "Checking {} against the contract tests of steps 1 to {through}...",
-            checked.describe()
-        )
-        .bold()
-    ))?;
+    let width = lease_lab::terminal::text_width();
+    let heading = format!(
+        "Checking {} against the contract tests of steps 1 to {through}...",
+        checked.describe()
+    );
+    say(&format!("{}\n\n", fill(&heading, width, "", "  ").bold()))?;
     let report = run_check(worker, &variant, through, options);
-    say(&check_text(&report, lease_lab::terminal::text_width()))?;
+    say(&check_text(&report, width))?;
     Ok(report)
 }
 
