@@ -3,35 +3,13 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
-/// A folder to run `lab` in, with its own progress file.
-struct Sandbox {
-    dir: tempfile::TempDir,
-}
+mod common;
+
+use common::Sandbox;
 
 impl Sandbox {
-    fn new() -> Sandbox {
-        Sandbox {
-            dir: tempfile::tempdir().expect("a temporary folder"),
-        }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_lab"));
-        command
-            .args(args)
-            .current_dir(self.dir.path())
-            .env_remove("NO_COLOR")
-            .env_remove("LEASE_LAB_PROGRESS")
-            .stdin(Stdio::null());
-        command
-    }
-
     fn lab(&self, args: &[&str]) -> Output {
         self.command(args).output().expect("lab runs")
     }

@@ -49,39 +49,11 @@ const OPERATIONS: [&str; 8] = [
     "claim_many",
 ];
 
-/// A folder to run `lab` in, with its own progress file.
-struct Sandbox {
-    dir: tempfile::TempDir,
-}
+mod common;
+
+use common::Sandbox;
 
 impl Sandbox {
-    fn new() -> Sandbox {
-        Sandbox {
-            dir: tempfile::tempdir().expect("a temporary folder"),
-        }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    /// `lab ARGS` in the sandbox, run by the binary under test.
-    fn command(&self, args: &[&str]) -> Command {
-        self.command_of(Path::new(env!("CARGO_BIN_EXE_lab")), args)
-    }
-
-    /// `ARGS` run by the `lab` binary at `program`, in the sandbox.
-    fn command_of(&self, program: &Path, args: &[&str]) -> Command {
-        let mut command = Command::new(program);
-        command
-            .args(args)
-            .current_dir(self.dir.path())
-            .env_remove("NO_COLOR")
-            .env_remove("LEASE_LAB_PROGRESS")
-            .stdin(Stdio::null());
-        command
-    }
-
     /// `lab ARGS`, which must end within [`NO_HANG`].
     fn lab(&self, args: &[&str]) -> Ran {
         run_bounded(&mut self.command(args), NO_HANG)
