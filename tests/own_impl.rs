@@ -735,7 +735,14 @@ fn lab_watch_does_not_check_again_without_a_save() {
 /// A build folder shared by every run of these tests, so that rusqlite is
 /// compiled once.
 fn shared_target() -> PathBuf {
-    std::env::temp_dir().join("lease-lab-test-target")
+    test_cache().join("target")
+}
+
+/// The cache of the workers built for students' Rust mutants in these
+/// tests. Its `target/` is the shared build folder above too, so that
+/// rusqlite is built once for every test that builds a Rust project.
+fn test_cache() -> PathBuf {
+    std::env::temp_dir().join("lease-lab-test-cache")
 }
 
 #[test]
@@ -808,7 +815,7 @@ fn an_installed_lab_sees_a_students_rust_mutant_without_being_rebuilt() {
     let installed = tempfile::tempdir().unwrap();
     let lab = installed.path().join("lab");
     std::fs::copy(env!("CARGO_BIN_EXE_lab"), &lab).unwrap();
-    let cache = std::env::temp_dir().join("lease-lab-test-cache");
+    let cache = test_cache();
     let sandbox = Sandbox::new();
     let run = |args: &[&str], bound: Duration| {
         run_bounded(

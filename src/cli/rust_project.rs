@@ -193,7 +193,11 @@ mod tests {
     fn a_build_that_fails_reports_the_compiler_s_errors() {
         let folder = tempfile::tempdir().unwrap();
         write(folder.path(), "pub fn broken() -> u8 { \"one\" }\n").unwrap();
-        let failure = build(folder.path(), Some(&cache_folder().join("target"))).unwrap_err();
+        // The build folder of tests/own_impl.rs, so that rusqlite builds once.
+        let target = std::env::temp_dir()
+            .join("lease-lab-test-cache")
+            .join("target");
+        let failure = build(folder.path(), Some(&target)).unwrap_err();
         assert!(failure.message.contains("error[E0308]"), "{failure}");
         assert!(failure.message.contains("src/store.rs"), "{failure}");
     }
