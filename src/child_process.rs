@@ -124,7 +124,7 @@ impl LineChild {
     /// wrote last is waited for, briefly: a process it started may hold the
     /// pipe open.
     pub fn stderr_tail(&mut self) -> Vec<String> {
-        if !self.killed && self.ended().is_some() {
+        if self.has_last_words() {
             let _ = self.stderr_read.recv_timeout(Duration::from_millis(500));
         }
         self.stderr
@@ -134,6 +134,14 @@ impl LineChild {
             .filter(|line| !line.trim().is_empty())
             .cloned()
             .collect()
+    }
+
+    /// Whether the child ended by itself, so that what it wrote last on
+    /// standard error is worth waiting for: not while it runs, and not when
+    /// the lab killed it (then a process it started may hold the pipe open
+    /// with nothing more to say).
+    fn has_last_words(&mut self) -> bool {
+        !self.killed && self.ended().is_some()
     }
 
     /// Kills the child (if it still runs) and reaps it.
@@ -250,5 +258,36 @@ mod tests {
         let tail = child.stderr_tail();
         assert_eq!(tail.len(), STDERR_LINES);
         assert_eq!(tail.last().map(String::as_str), Some("e30"));
+    }
+
+    #[test]
+    fn only_a_child_that_ended_by_itself_has_last_words_to_wait_for() {
+        let mut running = shell("sleep 5");
+        assert!(!running.has_last_words(), "it still runs");
+        running.kill();
+        assert!(!running.has_last_words(), "the lab killed it");
+        let mut ended = shell("exit 3");
+        assert_eq!(ended.wait(), "exited with code 3");
+        assert!(ended.has_last_words());
+    }
+
+    #[test]
+    fn a_child_that_is_ending_is_waited_for_and_one_that_runs_is_not() {
+        let mut ending = shell("sleep 0.2; exit 3");
+        assert_eq!(
+            ending.ended_within(Duration::from_secs(10)).as_deref(),
+            Some("exited with code 3")
+        );
+        let mut running = shell("sleep 5");
+        assert_eq!(running.ended_within(Duration::from_millis(50)), None);
+    }
+
+    #[test]
+    fn dropping_a_child_that_runs_kills_and_reaps_it() {
+        let child = shell("sleep 30");
+        let proc_entry = std::path::PathBuf::from(format!("/proc/{}", child.child.id()));
+        assert!(proc_entry.exists());
+        drop(child);
+        assert!(!proc_entry.exists(), "the child is gone, not left running");
     }
 }

@@ -225,3 +225,15 @@ macro_rules! compiled_store {
 }
 
 pub(crate) use compiled_store;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::variant::Variant;
+
+    #[test]
+    fn a_compiled_store_runs_in_this_process() {
+        let store = Variant::reference().open(Duration::from_secs(1));
+        assert!(store.in_this_process());
+    }
+}

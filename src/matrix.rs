@@ -323,4 +323,71 @@ mod tests {
         assert_eq!(matrix.summaries()[0].status, MutantStatus::Timeout);
         assert_eq!(matrix.summaries()[1].status, MutantStatus::Crashed);
     }
+
+    /// A program as the reference and as a mutant: the tests of the Rust
+    /// store's own promises do not judge it.
+    #[test]
+    fn a_program_is_judged_by_the_contract_and_its_other_failures_are_beyond_the_worksheet() {
+        use crate::external::ImplCommand;
+        let contract = suite::case("claim_at_exact_expiry_is_reassigned").unwrap();
+        let promise = suite::CASES
+            .iter()
+            .find(|case| case.tag == Tag::Reference)
+            .unwrap();
+        let program = |id: &str, mutant: Option<&Variant>| Variant {
+            mutant: mutant.and_then(|variant| variant.mutant.clone()),
+            ..Variant::program(id, ImplCommand::parse("python3 store.py").unwrap())
+        };
+        let matrix = |reference: Variant, mutant: Variant, on_mutant: [Outcome; 2]| {
+            let [a, b] = on_mutant;
+            Matrix {
+                tests: vec![contract, promise],
+                runs: vec![
+                    VariantRun {
+                        variant: reference,
+                        runs: vec![
+                            run(contract.name, Outcome::Pass),
+                            run(promise.name, failed()),
+                        ],
+                    },
+                    VariantRun {
+                        variant: mutant,
+                        runs: vec![run(contract.name, a), run(promise.name, b)],
+                    },
+                ],
+            }
+        };
+        let m04 = Variant::find("04").unwrap();
+        let python = matrix(
+            program("reference", None),
+            program("py04", Some(&m04)),
+            [failed(), failed()],
+        );
+        assert_eq!(python.beyond_the_worksheet(), [promise.name]);
+        assert!(python.problems().is_empty(), "{:?}", python.problems());
+        assert_eq!(python.summaries()[0].killers, [contract.name]);
+        let promise_only = matrix(
+            Variant::reference(),
+            program("o04a", Some(&m04)),
+            [
+                Outcome::Pass,
+                Outcome::Fail {
+                    check: "typed error".into(),
+                    expected: "error busy".into(),
+                    actual: "error other".into(),
+                },
+            ],
+        );
+        assert_eq!(
+            promise_only.summaries()[0].status,
+            MutantStatus::Survived,
+            "a program's mutant is not killed by a test that does not judge programs"
+        );
+        let compiled = matrix(Variant::reference(), m04, [Outcome::Pass, failed()]);
+        assert!(
+            compiled.beyond_the_worksheet().is_empty(),
+            "the Rust store keeps its promises"
+        );
+        assert_eq!(compiled.problems().len(), 2, "{:?}", compiled.problems());
+    }
 }

@@ -593,4 +593,46 @@ mod tests {
             "6 winners: a got 1, b got 2, c got 3, d got 4, and 2 more"
         );
     }
+
+    #[test]
+    fn each_operation_belongs_to_its_worksheet_step() {
+        let operations = [
+            Operation::InitDb,
+            Operation::Enqueue { job_id: "j".into() },
+            Operation::State { job_id: "j".into() },
+            Operation::Claim {
+                job_id: "j".into(),
+                owner: "A".into(),
+                now: 1.0,
+                ttl: 1.0,
+            },
+            Operation::Renew {
+                job_id: "j".into(),
+                owner: "A".into(),
+                fence: Fence(1),
+                now: 1.0,
+                ttl: 1.0,
+            },
+            Operation::Complete {
+                job_id: "j".into(),
+                owner: "A".into(),
+                fence: Fence(1),
+                now: 1.0,
+                result: "r".into(),
+            },
+            Operation::Release {
+                job_id: "j".into(),
+                owner: "A".into(),
+                fence: Fence(1),
+            },
+            Operation::ClaimMany {
+                job_id: "j".into(),
+                owners: vec!["A".into()],
+                now: 1.0,
+                ttl: 1.0,
+            },
+        ];
+        let steps: Vec<u8> = operations.iter().map(Operation::step).collect();
+        assert_eq!(steps, [1, 2, 3, 4, 5, 6, 7, 8]);
+    }
 }

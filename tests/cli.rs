@@ -392,6 +392,26 @@ fn demo_shows_the_stale_write_refused_then_landing_on_the_lease_alone() {
     assert!(mutant.contains("The stale write LANDED"), "{mutant}");
 }
 
+/// The worksheet's own fragments, applied to the Python store: each is
+/// killed by a test of its own step, and the Rust store's own promises the
+/// Python store does not keep are beyond the worksheet, not failures.
+#[test]
+fn the_python_matrix_check_passes_with_every_fragment_killed_in_its_step() {
+    let lab = Sandbox::new();
+    let output = lab.lab(&["matrix", "--impl", "python", "--check", "--color", "never"]);
+    let stderr = text(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("passes all 52 tests of the worksheet's contract")
+            && stderr.contains("every one of the 8 mutants is caught by a test of its own step"),
+        "{stderr}"
+    );
+    let shown = text(&output.stdout);
+    for id in ["py01", "py04", "py08"] {
+        assert!(shown.contains(id), "{id} in:\n{shown}");
+    }
+}
+
 #[test]
 fn matrix_json_has_the_documented_shape_and_check_passes() {
     let lab = Sandbox::new();

@@ -4,6 +4,7 @@
 //! the protocol loop of `labs/starters/rust/src/main.rs` around a
 //! `store.rs`, with the lab's own `error.rs` and `job.rs`.
 
+use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::fs;
 use std::hash::{Hash, Hasher};
@@ -73,8 +74,22 @@ impl fmt::Display for BuildFailure {
 /// from the path. Errors: cargo cannot be started, or the build fails; the
 /// message then holds the compiler's error lines.
 pub fn build(folder: &Path, target: Option<&Path>) -> Result<PathBuf, BuildFailure> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut command = Command::new(&cargo);
+    build_with(&cargo(), folder, target)
+}
+
+/// The cargo that runs this process if any (`CARGO`), else `cargo` from
+/// the path.
+fn cargo() -> OsString {
+    std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
+}
+
+/// [`build`] with the cargo program `cargo`.
+fn build_with(
+    cargo: &OsStr,
+    folder: &Path,
+    target: Option<&Path>,
+) -> Result<PathBuf, BuildFailure> {
+    let mut command = Command::new(cargo);
     command
         .args(["build", "--quiet", "--manifest-path"])
         .arg(folder.join("Cargo.toml"));
@@ -87,7 +102,7 @@ pub fn build(folder: &Path, target: Option<&Path>) -> Result<PathBuf, BuildFailu
     let output = command.output().map_err(|error| BuildFailure {
         message: format!(
             "cannot run {}: {error}; building a Rust store needs Rust's toolchain (rustup.rs)",
-            Path::new(&cargo).display()
+            Path::new(cargo).display()
         ),
     })?;
     if !output.status.success() {
@@ -133,9 +148,18 @@ pub fn cache_folder() -> PathBuf {
 /// project, so a change of the source builds anew. All workers share one
 /// build folder, so the crates they use build once.
 pub fn worker(source: &str, on_build: impl FnOnce(&Path)) -> Result<PathBuf, BuildFailure> {
+    worker_in(&cache_folder(), &cargo(), source, on_build)
+}
+
+/// [`worker`] with the cache folder `cache` and the cargo program `cargo`.
+fn worker_in(
+    cache: &Path,
+    cargo: &OsStr,
+    source: &str,
+    on_build: impl FnOnce(&Path),
+) -> Result<PathBuf, BuildFailure> {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     files(source).hash(&mut hasher);
-    let cache = cache_folder();
     let folder = cache
         .join("workers")
         .join(format!("{:016x}", hasher.finish()));
@@ -150,7 +174,7 @@ pub fn worker(source: &str, on_build: impl FnOnce(&Path)) -> Result<PathBuf, Bui
             folder.display()
         ),
     })?;
-    let program = build(&folder, Some(&cache.join("target")))?;
+    let program = build_with(cargo, &folder, Some(&cache.join("target")))?;
     fs::copy(&program, &built).map_err(|error| BuildFailure {
         message: format!("cannot keep the worker at {}: {error}", built.display()),
     })?;
@@ -206,5 +230,97 @@ mod tests {
     fn the_cache_folder_is_lease_lab_s_own() {
         let folder = cache_folder();
         assert!(folder.ends_with("lease-lab") || std::env::var_os("LEASE_LAB_CACHE").is_some());
+    }
+
+    /// A stand-in for cargo: it counts its calls in `calls` beside the
+    /// build folder and either "builds" the worker (a script) or fails as
+    /// the compiler does.
+    fn fake_cargo(folder: &Path, fails: bool) -> PathBuf {
+        let script = if fails {
+            "echo '   Compiling my-lease-store' >&2\necho 'error[E0308]: mismatched types' >&2\necho ' --> src/store.rs:1:1' >&2\nexit 101\n"
+        } else {
+            "mkdir -p \"$CARGO_TARGET_DIR/debug\"\necho x >> \"$CARGO_TARGET_DIR/calls\"\nprintf '#!/bin/sh\\n' > \"$CARGO_TARGET_DIR/debug/my-lease-store\"\n"
+        };
+        let path = folder.join(if fails { "failing-cargo" } else { "cargo" });
+        fs::write(&path, format!("#!/bin/sh\n{script}")).unwrap();
+        let mut permissions = fs::metadata(&path).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+        fs::set_permissions(&path, permissions).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_worker_is_built_once_per_source_and_then_taken_from_the_cache() {
+        let cache = tempfile::tempdir().unwrap();
+        let cargo = fake_cargo(cache.path(), false);
+        let calls = || {
+            fs::read_to_string(cache.path().join("target/calls"))
+                .map_or(0, |text| text.lines().count())
+        };
+        let mut built_in = None;
+        let first = worker_in(cache.path(), cargo.as_os_str(), "// one", |folder| {
+            built_in = Some(folder.to_path_buf())
+        })
+        .unwrap();
+        let folder = built_in.expect("the first call builds, saying where");
+        assert_eq!(first, folder.join(BINARY));
+        assert!(first.is_file() && folder.join("src/store.rs").is_file());
+        assert_eq!(
+            fs::read_to_string(folder.join("src/store.rs")).unwrap(),
+            "// one"
+        );
+        assert_eq!(calls(), 1);
+        let again = worker_in(cache.path(), cargo.as_os_str(), "// one", |_| {
+            panic!("no build")
+        })
+        .unwrap();
+        assert_eq!(
+            (again, calls()),
+            (first.clone(), 1),
+            "the same source is cached"
+        );
+        let other = worker_in(cache.path(), cargo.as_os_str(), "// two", |_| {}).unwrap();
+        assert_ne!(other, first);
+        assert_eq!(calls(), 2, "another source builds anew");
+    }
+
+    #[test]
+    fn a_failed_or_impossible_build_says_why() {
+        let folder = tempfile::tempdir().unwrap();
+        let failing = fake_cargo(folder.path(), true);
+        let failure =
+            build_with(failing.as_os_str(), folder.path(), Some(folder.path())).unwrap_err();
+        assert!(
+            failure.message.starts_with(&format!(
+                "cargo build in {} failed",
+                folder.path().display()
+            )),
+            "{failure}"
+        );
+        assert!(
+            failure
+                .message
+                .ends_with("error[E0308]: mismatched types\n --> src/store.rs:1:1"),
+            "{failure}"
+        );
+        let missing = build_with(OsStr::new("/no/such/cargo"), folder.path(), None).unwrap_err();
+        assert!(
+            missing
+                .message
+                .contains("building a Rust store needs Rust's toolchain"),
+            "{missing}"
+        );
+        let fine = fake_cargo(folder.path(), false);
+        let target = folder.path().join("elsewhere");
+        assert_eq!(
+            build_with(fine.as_os_str(), folder.path(), Some(&target)).unwrap(),
+            target.join("debug").join(BINARY)
+        );
+        if std::env::var_os("CARGO_TARGET_DIR").is_none() {
+            assert_eq!(
+                build_with(fine.as_os_str(), folder.path(), None).unwrap(),
+                folder.path().join("target/debug").join(BINARY)
+            );
+        }
     }
 }

@@ -160,6 +160,20 @@ impl JobStore for ExternalStore {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .kill();
+            // A process the program started may hold its output open, so
+            // the end of the output may never come: tell the waiting calls.
+            let waiting: Vec<Sender<Arrived>> = session
+                .waiting
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .drain()
+                .map(|(_, call)| call)
+                .collect();
+            for call in waiting {
+                let _ = call.send(Err(FaultKind::Exited(
+                    "was stopped by the lab (the test ran out of time)".into(),
+                )));
+            }
         }
     }
 }
@@ -645,5 +659,82 @@ mod tests {
             None
         );
         assert_eq!(read_greeting("hello"), None);
+    }
+
+    #[test]
+    fn a_thread_s_busy_timeout_goes_with_its_requests() {
+        let store = scripted(
+            r#"case "$line" in *'"busy_timeout_ms":50'*) echo '{"ok": true}';; *) echo '{"ok": false}';; esac"#,
+            Duration::from_secs(5),
+        );
+        assert!(!store.enqueue(Path::new("x.db"), "j").unwrap());
+        store.set_thread_busy_timeout(Some(Duration::from_millis(50)));
+        assert!(store.enqueue(Path::new("x.db"), "j").unwrap());
+        store.set_thread_busy_timeout(None);
+        assert!(!store.enqueue(Path::new("x.db"), "j").unwrap());
+    }
+
+    #[test]
+    fn abandoning_a_program_ends_the_call_that_waits_on_it() {
+        let store = std::sync::Arc::new(scripted("sleep 100", Duration::from_secs(20)));
+        let waiting = std::sync::Arc::clone(&store);
+        let call = std::thread::spawn(move || fault_of(&waiting, &enqueue()));
+        std::thread::sleep(Duration::from_millis(300));
+        store.abandon();
+        let fault = call.join().unwrap();
+        assert!(
+            matches!(&fault.kind, FaultKind::Exited(how) if how.starts_with("was stopped by the lab")),
+            "the call ends when the program is stopped, not at its limit: {fault}"
+        );
+    }
+
+    #[test]
+    fn an_id_from_a_program_that_is_not_concurrent_answers_no_request() {
+        // Its requests carry no id, so an answer with one (even the id the
+        // lab numbered the call with inside) is not an answer to them.
+        let store = scripted(r#"echo '{"id": 1, "ok": true}'"#, Duration::from_secs(5));
+        let fault = fault_of(&store, &enqueue());
+        assert_eq!(
+            fault.kind,
+            FaultKind::Stray(r#"{"id": 1, "ok": true}"#.into()),
+            "{fault}"
+        );
+    }
+
+    #[test]
+    fn an_answer_without_an_id_from_a_concurrent_program_answers_no_request() {
+        let program = r#"echo '{"protocol":"lease-lab","version":1,"concurrent":true}'; while read line; do echo '{"ok": true}'; done"#;
+        let store = ExternalStore::new(
+            ImplCommand {
+                argv: vec!["sh".into(), "-c".into(), program.into()],
+                dir: None,
+            },
+            Duration::from_secs(5),
+        );
+        let fault = fault_of(&store, &enqueue());
+        assert_eq!(
+            fault.kind,
+            FaultKind::Stray(r#"{"ok": true}"#.into()),
+            "{fault}"
+        );
+    }
+
+    #[test]
+    fn a_program_that_is_not_concurrent_gets_one_request_at_a_time() {
+        // Its answers carry no id: two requests in flight could not be told
+        // apart, so calls from several threads wait their turn.
+        let store = std::sync::Arc::new(scripted(
+            r#"sleep 0.2; echo '{"ok": true}'"#,
+            Duration::from_secs(10),
+        ));
+        let calls: Vec<_> = (0..2)
+            .map(|_| {
+                let store = std::sync::Arc::clone(&store);
+                std::thread::spawn(move || store.enqueue(Path::new("x.db"), "j").unwrap())
+            })
+            .collect();
+        for call in calls {
+            assert!(call.join().expect("no fault: each call got its own answer"));
+        }
     }
 }
