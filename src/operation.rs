@@ -325,10 +325,12 @@ fn fence_of(value: &Value) -> Option<Option<Fence>> {
 }
 
 fn whole(number: &serde_json::Number) -> Option<i64> {
+    /// 2 to the 63rd, i64's bound, exactly representable as a float.
+    const BOUND: f64 = 9_223_372_036_854_775_808.0;
     number.as_i64().or_else(|| {
         let float = number.as_f64()?;
         // The cast is exact: the value is whole and within i64's range.
-        (float.fract() == 0.0 && float.abs() < 9.0e18).then_some(float as i64)
+        (float.fract() == 0.0 && (-BOUND..BOUND).contains(&float)).then_some(float as i64)
     })
 }
 
@@ -586,6 +588,10 @@ mod tests {
             "1 winner: b got 5; 2 got none"
         );
         assert_eq!(race_text(&["a"], &[None]), "no winner; 1 got none");
+        assert_eq!(
+            race_text(&["a", "b"], &[Some(Fence(1)), Some(Fence(2))]),
+            "2 winners: a got 1, b got 2"
+        );
         let owners = ["a", "b", "c", "d", "e", "f"];
         let all: Vec<Option<Fence>> = (1..=6).map(|n| Some(Fence(n))).collect();
         assert_eq!(
@@ -634,5 +640,20 @@ mod tests {
         ];
         let steps: Vec<u8> = operations.iter().map(Operation::step).collect();
         assert_eq!(steps, [1, 2, 3, 4, 5, 6, 7, 8]);
+    }
+
+    #[test]
+    fn a_fence_written_as_a_float_is_taken_only_when_whole_and_in_range() {
+        let number = |value: f64| serde_json::Number::from_f64(value).unwrap();
+        assert_eq!(whole(&number(2.0)), Some(2));
+        assert_eq!(whole(&number(2.5)), None);
+        assert_eq!(whole(&number(-9.0e18)), Some(-9_000_000_000_000_000_000));
+        assert_eq!(whole(&number(-9_223_372_036_854_775_808.0)), Some(i64::MIN));
+        assert_eq!(
+            whole(&number(9_223_372_036_854_775_808.0)),
+            None,
+            "2^63 is past i64::MAX"
+        );
+        assert_eq!(whole(&number(1.0e19)), None);
     }
 }

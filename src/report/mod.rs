@@ -331,6 +331,41 @@ mod tests {
         }
     }
 
+    /// A mutant of `fn f() {FRAGMENT}` that puts `replacement` in its place.
+    fn spacing_mutant(fragment: &str, replacement: &str) -> Mutant {
+        use crate::mutant::{MutantKind, MutantSpec};
+        let original = format!("fn f() {{{fragment}}}");
+        Mutant {
+            spec: MutantSpec {
+                id: "x1".into(),
+                step: 1,
+                title: "t".into(),
+                kind: MutantKind::Own,
+                file: "src/store.rs".into(),
+                fragment: fragment.into(),
+                replacement: replacement.into(),
+                explanation: "e".into(),
+                worksheet: None,
+            },
+            source: std::borrow::Cow::Owned(original.replacen(fragment, replacement, 1)),
+            original: std::borrow::Cow::Owned(original),
+        }
+    }
+
+    #[test]
+    fn spacing_shared_at_both_ends_is_counted_once() {
+        let deleted = change(&spacing_mutant("   a   ", "   "));
+        assert_eq!(
+            (deleted.original.as_str(), deleted.replacement.as_str()),
+            ("a   ", "")
+        );
+        let widened = change(&spacing_mutant("  ", "   "));
+        assert_eq!(
+            (widened.original.as_str(), widened.replacement.as_str()),
+            ("", " ")
+        );
+    }
+
     #[test]
     fn a_fragment_with_line_breaks_for_context_loses_them() {
         let variant = Variant::find("08b").expect("mutant 08b exists");
