@@ -13,7 +13,7 @@ use crate::child_process::{LineChild, NoLine};
 use crate::external::ImplementationFault;
 use crate::job_store::JobStore;
 use crate::outcome::{Outcome, TestRun};
-use crate::suite::{self, Bench, Case};
+use crate::suite::{self, Bench, Case, Checked};
 use crate::variant::Variant;
 use std::collections::VecDeque;
 use std::io::Write;
@@ -72,7 +72,8 @@ pub fn default_scratch() -> PathBuf {
         return PathBuf::from(folder);
     }
     let shm = Path::new("/dev/shm");
-    if shm.is_dir() && tempfile::tempdir_in(shm).is_ok() {
+    // A folder can be made in it only if it is a folder we may write to.
+    if tempfile::tempdir_in(shm).is_ok() {
         return shm.to_path_buf();
     }
     std::env::temp_dir()
@@ -122,13 +123,7 @@ pub fn run_case(
             // `call_limit`), saying which request it left unanswered; on a
             // loaded machine the test's limit may strike first, so that
             // explanation gets a moment more to arrive.
-            let explained = match receiver.recv_timeout(timeout / 10) {
-                Ok(Err(payload)) => payload
-                    .downcast_ref::<ImplementationFault>()
-                    .filter(|fault| fault.hang().is_some())
-                    .map(|fault| fault.to_string()),
-                _ => None,
-            };
+            let explained = hang_explained(receiver.recv_timeout(grace(timeout)));
             if explained.is_none() {
                 // The thread still runs and may still use the folder: keep
                 // it, and stop whatever it left running in the implementation.
@@ -142,6 +137,28 @@ pub fn run_case(
         }
     };
     TestRun::new(case.name, outcome, started.elapsed())
+}
+
+/// How long a test that ran out of time is given more for its explanation
+/// to arrive (see [`call_limit`]).
+pub fn grace(test_limit: Duration) -> Duration {
+    test_limit / 10
+}
+
+/// What a test's thread sends when it ends: what it checked, or its panic.
+type Ended = std::thread::Result<Checked>;
+
+/// The explanation of a hang that arrived in the grace after a test's
+/// limit: the fault of a program that gave no answer. Anything else that
+/// arrives late, or nothing, explains nothing.
+fn hang_explained(late: Result<Ended, mpsc::RecvTimeoutError>) -> Option<String> {
+    match late {
+        Ok(Err(payload)) => payload
+            .downcast_ref::<ImplementationFault>()
+            .filter(|fault| fault.hang().is_some())
+            .map(|fault| fault.to_string()),
+        _ => None,
+    }
 }
 
 /// How long one call of a program may wait for its answer within a test's
@@ -510,5 +527,56 @@ fn run_worker(
     WorkerResult {
         runs,
         ending: Outcome::Crash { message },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::external::FaultKind;
+
+    #[test]
+    fn four_workers_run_per_core() {
+        let cores = thread::available_parallelism().map_or(2, usize::from);
+        assert_eq!(default_jobs(), 4 * cores);
+    }
+
+    #[test]
+    fn a_call_gives_up_a_tenth_before_the_test_at_most_half_a_second_before() {
+        assert_eq!(
+            call_limit(Duration::from_secs(1)),
+            Duration::from_millis(900)
+        );
+        assert_eq!(
+            call_limit(Duration::from_secs(10)),
+            Duration::from_millis(9500)
+        );
+        assert_eq!(grace(Duration::from_secs(1)), Duration::from_millis(100));
+    }
+
+    #[test]
+    fn only_a_late_hang_of_a_program_explains_a_timeout() {
+        let fault = |kind: FaultKind| ImplementationFault {
+            implementation: "./mine".into(),
+            kind,
+            request: Some("{\"op\":\"init_db\"}".into()),
+            stderr: Vec::new(),
+        };
+        let late = |payload: Box<dyn std::any::Any + Send>| Ok(Err(payload));
+        let hang = hang_explained(late(Box::new(fault(FaultKind::Hang(
+            Duration::from_millis(900),
+        )))));
+        assert!(
+            hang.as_deref()
+                .is_some_and(|text| text.contains("gave no answer within 900 ms")),
+            "{hang:?}"
+        );
+        assert_eq!(
+            hang_explained(late(Box::new(fault(FaultKind::NotJson("x".into()))))),
+            None
+        );
+        assert_eq!(hang_explained(late(Box::new("another panic"))), None);
+        assert_eq!(hang_explained(Ok(Ok(Ok(())))), None);
+        assert_eq!(hang_explained(Err(mpsc::RecvTimeoutError::Timeout)), None);
     }
 }
