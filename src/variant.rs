@@ -287,4 +287,20 @@ mod tests {
         );
         reference.set_thread_busy_timeout(None);
     }
+
+    #[test]
+    fn the_lab_s_references_are_told_from_a_program_of_one_s_own() {
+        use crate::external::ImplCommand;
+        let python = ImplCommand::parse("python3 store.py").unwrap();
+        assert!(Variant::reference().is_lab_reference());
+        assert!(Variant::program(REFERENCE_ID, python.clone()).is_lab_reference());
+        let yours = Variant::program("yours", python);
+        assert!(yours.is_reference() && !yours.is_lab_reference());
+        assert!(!Variant::find("04").unwrap().is_lab_reference());
+        assert_eq!(
+            yours.command().map(ImplCommand::display).as_deref(),
+            Some("python3 store.py")
+        );
+        assert!(Variant::reference().command().is_none());
+    }
 }

@@ -292,4 +292,50 @@ mod tests {
             .to_string()
             .contains("1, 2, 3"));
     }
+
+    #[test]
+    fn an_implementation_is_a_rust_project_a_python_file_or_a_command_line() {
+        let folder = tempfile::tempdir().unwrap();
+        let project = folder.path().join("mine-rs");
+        std::fs::create_dir_all(project.join("src")).unwrap();
+        let error = Implementation::parse(&project.display().to_string()).unwrap_err();
+        assert!(error.contains("a folder without Cargo.toml"), "{error}");
+        std::fs::write(project.join("Cargo.toml"), "").unwrap();
+        let rust = Implementation::parse(&project.display().to_string()).unwrap();
+        assert_eq!(
+            rust,
+            Implementation::Rust {
+                project: project.clone()
+            }
+        );
+        assert_eq!(
+            rust.source(),
+            project.join("src/store.rs").display().to_string()
+        );
+        assert_eq!(
+            rust.watched(),
+            [project.join("Cargo.toml"), project.join("src")]
+        );
+        assert!(rust.describe().starts_with("the Rust project "));
+
+        let file = folder.path().join("store.py");
+        std::fs::write(&file, "").unwrap();
+        let python = Implementation::parse(&format!(" {} ", file.display())).unwrap();
+        assert_eq!(python, Implementation::Python { file: file.clone() });
+        assert_eq!(python.describe(), format!("python3 {}", file.display()));
+        assert_eq!(python.source(), file.display().to_string());
+        assert_eq!(python.watched(), std::slice::from_ref(&file));
+        assert_eq!(
+            python.command().unwrap().argv,
+            ["python3".to_string(), file.display().to_string()]
+        );
+
+        let line = format!("node {} --fast", file.display());
+        let command = Implementation::parse(&line).unwrap();
+        assert_eq!(command, Implementation::Command { line: line.clone() });
+        assert_eq!((command.describe(), command.source()), (line.clone(), line));
+        assert_eq!(command.watched(), [file], "the files a command line names");
+        assert_eq!(command.variant().unwrap().id, "yours");
+        assert!(Implementation::parse("node 'open").is_err());
+    }
 }

@@ -661,30 +661,23 @@ pub fn watch(args: &WatchArgs, progress_path: &Path) -> Outcome {
         )
         .dimmed()
     ))?;
-    let mut last_seen = fingerprint(&watched);
+    let mut last_seen: Vec<u64> = watched.iter().map(|path| fingerprint(path)).collect();
     watch_round(&checked, own, through, &options, &worker, progress_path)?;
     for batch in changes {
-        let events =
-            batch.map_err(|error| CliError::Failed(format!("watching failed: {error}")))?;
-        let Some(changed) = events
-            .iter()
-            .map(|event| &event.path)
-            .find(|path| concerns(&watched, path))
-        else {
+        batch.map_err(|error| CliError::Failed(format!("watching failed: {error}")))?;
+        // The watcher also reports files being opened and read (the check
+        // itself reads them) and files beside a watched one: only a change
+        // of what the watched files hold counts.
+        let now_seen: Vec<u64> = watched.iter().map(|path| fingerprint(path)).collect();
+        let Some(changed) = (0..watched.len()).find(|&at| now_seen[at] != last_seen[at]) else {
             continue;
         };
-        // The watcher also reports files being opened and read (the check
-        // itself reads them): only a change of what they hold counts.
-        let now_seen = fingerprint(&watched);
-        if now_seen == last_seen {
-            continue;
-        }
         last_seen = now_seen;
         say(&format!(
             "\n{}\n\n",
             format!(
                 "{} changed at {}: checking again",
-                changed.display(),
+                watched[changed].display(),
                 progress::now_stamp()
             )
             .dimmed()
@@ -694,10 +687,10 @@ pub fn watch(args: &WatchArgs, progress_path: &Path) -> Outcome {
     Ok(())
 }
 
-/// A hash of what the watched files hold (a folder's files, recursively),
-/// with their names: it changes exactly when a file is saved with other
+/// A hash of what a watched file holds (a folder: its files, recursively,
+/// with their names): it changes exactly when a file is saved with other
 /// contents, added, removed or renamed.
-fn fingerprint(watched: &[PathBuf]) -> u64 {
+fn fingerprint(path: &Path) -> u64 {
     fn visit(path: &Path, hasher: &mut std::collections::hash_map::DefaultHasher) {
         use std::hash::Hash;
         path.hash(hasher);
@@ -716,22 +709,8 @@ fn fingerprint(watched: &[PathBuf]) -> u64 {
         }
     }
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    for path in watched {
-        visit(path, &mut hasher);
-    }
+    visit(path, &mut hasher);
     std::hash::Hasher::finish(&hasher)
-}
-
-/// Whether a changed path is one of the watched files or inside a watched
-/// folder (a build's `target/` never is: only `src/` is watched there).
-fn concerns(watched: &[PathBuf], changed: &Path) -> bool {
-    watched.iter().any(|path| {
-        if path.is_dir() {
-            changed.starts_with(path)
-        } else {
-            changed == path
-        }
-    })
 }
 
 /// One check of `lab watch`: a failure to build or run is shown, and the
@@ -845,19 +824,17 @@ mod tests {
         std::fs::create_dir(&src).unwrap();
         std::fs::write(&file, "a").unwrap();
         std::fs::write(src.join("store.rs"), "b").unwrap();
-        let watched = [file.clone(), src.clone()];
-        let first = fingerprint(&watched);
+        let (first, first_src) = (fingerprint(&file), fingerprint(&src));
         let _ = std::fs::read(&file).unwrap();
-        assert_eq!(fingerprint(&watched), first, "reading changes nothing");
+        assert_eq!(fingerprint(&file), first, "reading changes nothing");
         std::fs::write(&file, "a2").unwrap();
-        let second = fingerprint(&watched);
-        assert_ne!(second, first, "a save with other contents");
+        assert_ne!(fingerprint(&file), first, "a save with other contents");
+        assert_eq!(fingerprint(&src), first_src, "a file outside the folder");
         std::fs::write(src.join("other.rs"), "").unwrap();
-        assert_ne!(
-            fingerprint(&watched),
-            second,
-            "a new file in a watched folder"
-        );
+        let second_src = fingerprint(&src);
+        assert_ne!(second_src, first_src, "a new file in a watched folder");
+        std::fs::write(src.join("other.rs"), "x").unwrap();
+        assert_ne!(fingerprint(&src), second_src, "a file in the folder saved");
     }
 
     #[test]
