@@ -18,6 +18,12 @@ use std::time::Duration;
 /// How many lines of standard error are kept.
 const STDERR_LINES: usize = 20;
 
+/// How long the last lines of standard error are waited for once the
+/// child ended by itself.
+const ENDED_GRACE: Duration = Duration::from_millis(500);
+/// How long they are waited for once the lab killed it.
+const KILLED_GRACE: Duration = Duration::from_millis(100);
+
 /// A running child process with its output read line by line.
 pub struct LineChild {
     child: Child,
@@ -124,8 +130,8 @@ impl LineChild {
     /// wrote last is waited for, briefly: a process it started may hold the
     /// pipe open.
     pub fn stderr_tail(&mut self) -> Vec<String> {
-        if self.has_last_words() {
-            let _ = self.stderr_read.recv_timeout(Duration::from_millis(500));
+        if let Some(grace) = self.last_words_grace() {
+            let _ = self.stderr_read.recv_timeout(grace);
         }
         self.stderr
             .lock()
@@ -136,12 +142,17 @@ impl LineChild {
             .collect()
     }
 
-    /// Whether the child ended by itself, so that what it wrote last on
-    /// standard error is worth waiting for: not while it runs, and not when
-    /// the lab killed it (then a process it started may hold the pipe open
-    /// with nothing more to say).
-    fn has_last_words(&mut self) -> bool {
-        !self.killed && self.ended().is_some()
+    /// How long to wait for what the child wrote last on standard error:
+    /// nothing while it runs; briefly once the lab killed it, since what it
+    /// wrote before the kill may still be in the pipe, unread; longer once
+    /// it ended by itself. Never for good: a process it started may hold the
+    /// pipe open with nothing more to say.
+    fn last_words_grace(&mut self) -> Option<Duration> {
+        if self.killed {
+            Some(KILLED_GRACE)
+        } else {
+            self.ended().map(|_| ENDED_GRACE)
+        }
     }
 
     /// Kills the child (if it still runs) and reaps it.
@@ -261,14 +272,24 @@ mod tests {
     }
 
     #[test]
-    fn only_a_child_that_ended_by_itself_has_last_words_to_wait_for() {
+    fn last_words_are_waited_for_briefly_after_a_kill_and_not_while_it_runs() {
         let mut running = shell("sleep 5");
-        assert!(!running.has_last_words(), "it still runs");
+        assert_eq!(running.last_words_grace(), None, "it still runs");
         running.kill();
-        assert!(!running.has_last_words(), "the lab killed it");
+        assert_eq!(running.last_words_grace(), Some(KILLED_GRACE));
         let mut ended = shell("exit 3");
         assert_eq!(ended.wait(), "exited with code 3");
-        assert!(ended.has_last_words());
+        assert_eq!(ended.last_words_grace(), Some(ENDED_GRACE));
+    }
+
+    #[test]
+    fn what_a_killed_child_wrote_on_standard_error_before_the_kill_is_kept() {
+        for _ in 0..20 {
+            let mut child = shell("echo 'my last words' >&2; echo go; sleep 30");
+            assert_eq!(child.next_line(Duration::from_secs(5)), Ok("go".into()));
+            child.kill();
+            assert_eq!(child.stderr_tail(), ["my last words"]);
+        }
     }
 
     #[test]
