@@ -512,6 +512,15 @@ fn the_python_starter_filled_in_with_a_correct_implementation_passes_lab_check()
     assert_every_step(&ran, 8, "passed");
     ran.assert_says(&["All eight steps pass."]);
     assert_recorded_checks(&sandbox.progress(), "passed");
+    // The tests' databases live in the lab's scratch folders: the student's
+    // folder holds what it held, and the progress file.
+    let mut left: Vec<String> = std::fs::read_dir(sandbox.dir.path())
+        .unwrap()
+        .chain(std::fs::read_dir(sandbox.path("mine")).unwrap())
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["lease-lab-progress.json", "mine", "store.py"]);
 }
 
 /// The worksheet's last instruction: break your code on purpose, predict

@@ -177,7 +177,19 @@ pub fn init_db_on_a_directory_is_an_error(bench: &Bench) -> Checked {
 
 /// A bare file name is a database in the current folder (as `lab db`'s
 /// default `lease-lab.db` is), not a file in a missing folder.
+///
+/// Checked only on a store in the lab's process: a program's current
+/// folder is its own, one the lab cannot move it out of, and a bare name
+/// would leave a database in whatever folder the student started the lab.
 pub fn init_db_with_a_bare_file_name_uses_the_current_folder(bench: &Bench) -> Checked {
+    if !bench.store().in_this_process() {
+        return Err(Failure {
+            check: "init_db(\"bare.db\") in the current folder".into(),
+            expected: "a store in the lab's process, whose current folder the test can choose"
+                .into(),
+            actual: "a program, whose current folder is its own: not checked".into(),
+        });
+    }
     let folder = bench.sibling("cwd");
     let moving = |to: &std::path::Path| {
         std::env::set_current_dir(to).map_err(|e| Failure {
