@@ -25,6 +25,11 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+/// One line of the table: what was timed, and how long it took.
+fn row(label: String, took: Duration) {
+    println!("{label:<64} {:>8.2}", took.as_secs_f64());
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; any other argument is a filter we do not use.
     let worker = WorkerCommand {
@@ -70,48 +75,40 @@ fn main() {
         suite::CASES.len(),
         options.jobs
     );
-    println!("{:<58} {:>10}", "approach", "seconds");
-    println!(
-        "{:<58} {:>10.2}",
+    println!("{:<64} {:>8}", "approach", "seconds");
+    row(
         format!(
             "lab matrix, reference + {} worksheet mutants (median of 5)",
             worksheet.len() - 1
         ),
-        lab_worksheet.as_secs_f64()
+        lab_worksheet,
     );
-    println!(
-        "{:<58} {:>10.2}",
+    row(
         format!(
             "lab matrix, reference + all {} mutants (median of 5)",
             all.len() - 1
         ),
-        lab_all.as_secs_f64()
+        lab_all,
     );
-    println!(
-        "{:<58} {:>10.2}",
+    row(
         format!(
             "lab matrix --impl python, reference + {} mutants (median of 5)",
             python.len() - 1
         ),
-        lab_python.as_secs_f64()
+        lab_python,
     );
     let Some((cargo_total, per_variant)) = cargo else {
         return;
     };
-    println!(
-        "{:<58} {:>10.2}",
+    row(
         format!(
             "cargo test --features mutant-ID, {} mutants in turn",
             chosen.len()
         ),
-        cargo_total.as_secs_f64()
+        cargo_total,
     );
     for (id, took) in per_variant {
-        println!(
-            "{:<58} {:>10.2}",
-            format!("  of which mutant {id}"),
-            took.as_secs_f64()
-        );
+        row(format!("  of which mutant {id}"), took);
     }
 }
 
