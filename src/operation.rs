@@ -107,20 +107,24 @@ pub enum Operation {
     },
 }
 
+/// The eight operations' names, as the worksheet and the protocol write
+/// them, in worksheet order: step N writes `NAMES[N - 1]`.
+pub const NAMES: [&str; 8] = [
+    "init_db",
+    "enqueue",
+    "state",
+    "claim",
+    "renew",
+    "complete",
+    "release",
+    "claim_many",
+];
+
 impl Operation {
     /// The operation's name, as the worksheet and the protocol write it
     /// (`init_db`, `claim_many`).
     pub fn name(&self) -> &'static str {
-        match self {
-            Operation::InitDb => "init_db",
-            Operation::Enqueue { .. } => "enqueue",
-            Operation::State { .. } => "state",
-            Operation::Claim { .. } => "claim",
-            Operation::Renew { .. } => "renew",
-            Operation::Complete { .. } => "complete",
-            Operation::Release { .. } => "release",
-            Operation::ClaimMany { .. } => "claim_many",
-        }
+        NAMES[usize::from(self.step()) - 1]
     }
 
     /// The worksheet step that writes this operation (`init_db` 1, ...,
@@ -640,6 +644,14 @@ mod tests {
         ];
         let steps: Vec<u8> = operations.iter().map(Operation::step).collect();
         assert_eq!(steps, [1, 2, 3, 4, 5, 6, 7, 8]);
+        let names: Vec<&str> = operations.iter().map(Operation::name).collect();
+        assert_eq!(names, NAMES);
+        let serialised: Vec<String> = operations
+            .iter()
+            .map(|operation| serde_json::to_value(operation).unwrap()["op"].to_string())
+            .collect();
+        let quoted: Vec<String> = NAMES.iter().map(|name| format!("{name:?}")).collect();
+        assert_eq!(serialised, quoted, "the protocol's op is the name");
     }
 
     #[test]

@@ -38,16 +38,7 @@ const NO_HANG: Duration = Duration::from_secs(60);
 const BUILD_BOUND: Duration = Duration::from_secs(20 * 60);
 
 /// The eight operations, in worksheet order, as the starters name them.
-const OPERATIONS: [&str; 8] = [
-    "init_db",
-    "enqueue",
-    "state",
-    "claim",
-    "renew",
-    "complete",
-    "release",
-    "claim_many",
-];
+use lease_lab::operation::NAMES as OPERATIONS;
 
 mod common;
 
@@ -790,6 +781,23 @@ fn the_rust_starter_is_not_written_and_passes_with_the_lab_s_store() {
 /// What `lab matrix` says of mutant `id` in its summary: the words after
 /// the id and its step, up to the number of tests that kill it (`killed 1
 /// test`); `None` when it does not list the mutant.
+/// Asserts that the student's mutant `own` is killed, by the same tests as
+/// the built-in mutant `builtin` whose change it makes.
+fn assert_killed_like(matrix: &Ran, own: &str, builtin: &str) {
+    let verdict = matrix_verdict(matrix, own);
+    assert!(
+        verdict.as_deref().is_some_and(|v| v.starts_with("killed")),
+        "{own} is killed:\n{}",
+        matrix.shown()
+    );
+    assert_eq!(
+        verdict,
+        matrix_verdict(matrix, builtin),
+        "{own} makes the change of built-in mutant {builtin}, so the same tests kill it:\n{}",
+        matrix.shown()
+    );
+}
+
 fn matrix_verdict(matrix: &Ran, id: &str) -> Option<String> {
     matrix.stdout.lines().find_map(|line| {
         let words: Vec<&str> = line.split_whitespace().collect();
@@ -874,18 +882,7 @@ fn an_installed_lab_sees_a_students_rust_mutant_without_being_rebuilt() {
 
     let matrix = run(&["matrix"], BUILD_BOUND);
     matrix.assert_code(0);
-    let verdict = matrix_verdict(&matrix, "o04a");
-    assert!(
-        verdict.as_deref().is_some_and(|v| v.starts_with("killed")),
-        "{}",
-        matrix.shown()
-    );
-    assert_eq!(
-        verdict,
-        matrix_verdict(&matrix, "04"),
-        "o04a makes the change of built-in mutant 04, so the same tests kill it:\n{}",
-        matrix.shown()
-    );
+    assert_killed_like(&matrix, "o04a", "04");
 
     std::fs::remove_file(&file).unwrap();
     let without = run(&["matrix"], BUILD_BOUND);
@@ -920,18 +917,7 @@ At now == until the lease is over by contract, but this claim still finds it hel
     .unwrap();
     let matrix = sandbox.lab(&["matrix", "--impl", "python"]);
     matrix.assert_code(0);
-    let verdict = matrix_verdict(&matrix, "o04p");
-    assert!(
-        verdict.as_deref().is_some_and(|v| v.starts_with("killed")),
-        "{}",
-        matrix.shown()
-    );
-    assert_eq!(
-        verdict,
-        matrix_verdict(&matrix, "py04"),
-        "o04p makes the change of built-in mutant py04, so the same tests kill it:\n{}",
-        matrix.shown()
-    );
+    assert_killed_like(&matrix, "o04p", "py04");
 
     let check = sandbox.lab(&["mutant", "check", "mutants/o04p-mine.toml"]);
     check.assert_code(0);

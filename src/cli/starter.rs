@@ -12,17 +12,7 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-/// The eight operations, in worksheet order.
-pub const OPERATIONS: [&str; 8] = [
-    "init_db",
-    "enqueue",
-    "state",
-    "claim",
-    "renew",
-    "complete",
-    "release",
-    "claim_many",
-];
+pub use lease_lab::operation::NAMES as OPERATIONS;
 
 /// What the starter's module documentation says instead of the store's.
 const PYTHON_HEADER: &str = r#""""Your lease-lab job store in Python: an ownership lease plus a fencing token, on SQLite.
