@@ -141,6 +141,40 @@ fn cut_an_unsynced_commit(
     (report, ids, frames_before, frames_after)
 }
 
+/// A page overwritten in place and never synced is put back as it was: the
+/// shim keeps what the file held under each unsynced write, not only how
+/// long the file was. (A rollback journal with `synchronous=OFF` makes
+/// SQLite overwrite the database's pages with no sync.)
+#[test]
+fn an_unsynced_overwrite_in_place_is_undone_byte_for_byte() {
+    vfs_shim::install().expect("install the shim");
+    let dir = scratch();
+    let db = dir.path().join("t.db");
+    let conn = Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "PRAGMA journal_mode=DELETE; PRAGMA synchronous=FULL;
+         CREATE TABLE t (id INTEGER PRIMARY KEY, pad BLOB);
+         INSERT INTO t VALUES (1, randomblob(3000)), (2, randomblob(3000)), (3, randomblob(3000));",
+    )
+    .unwrap();
+    let synced = std::fs::read(&db).unwrap();
+    let disk = Disk::track(&db).unwrap();
+    conn.execute_batch("PRAGMA synchronous=OFF; UPDATE t SET pad = randomblob(3000) WHERE id = 2;")
+        .unwrap();
+    assert_ne!(
+        std::fs::read(&db).unwrap(),
+        synced,
+        "the update reached the file"
+    );
+    disk.cut().unwrap();
+    drop(conn);
+    assert!(
+        std::fs::read(&db).unwrap() == synced,
+        "the file holds what it held at its last sync"
+    );
+    assert_eq!(integrity(&db), "ok");
+}
+
 /// Commits whose frames were never synced are gone after a cut, and the
 /// WAL index is rebuilt from the log (its frame count is the synced one).
 /// With torn writes, a commit frame whose header reached the disk but not

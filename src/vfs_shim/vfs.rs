@@ -545,3 +545,27 @@ unsafe extern "C" fn x_shm_barrier(file: *mut ffi::sqlite3_file) {
     let real = unsafe { shim(file) }.real;
     let _ = catch_unwind(AssertUnwindSafe(|| forward!(real, xShmBarrier, ())));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_file_has_room_for_the_shim_s_header_and_the_unix_file() {
+        install().unwrap();
+        // SAFETY: both VFSs are registered (the shim above) and never freed.
+        let (shim, unix) = unsafe {
+            (
+                ffi::sqlite3_vfs_find(NAME.as_ptr()),
+                ffi::sqlite3_vfs_find(c"unix".as_ptr()),
+            )
+        };
+        assert!(!shim.is_null() && !unix.is_null());
+        // SAFETY: as above.
+        let (shim_size, unix_size) = unsafe { ((*shim).szOsFile, (*unix).szOsFile) };
+        assert_eq!(
+            usize::try_from(shim_size).unwrap(),
+            REAL_OFFSET + usize::try_from(unix_size).unwrap()
+        );
+    }
+}
