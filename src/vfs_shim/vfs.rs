@@ -334,19 +334,21 @@ fn real_size(real: *mut ffi::sqlite3_file) -> Result<u64, c_int> {
 fn read_existing(real: *mut ffi::sqlite3_file, offset: u64, amount: u64) -> Result<Vec<u8>, c_int> {
     let size = real_size(real)?;
     let length = amount.min(size.saturating_sub(offset));
+    if length == 0 {
+        // All of it lies past the end: nothing to read, nothing to put back.
+        return Ok(Vec::new());
+    }
     let mut bytes = vec![0u8; usize::try_from(length).map_err(|_| ffi::SQLITE_NOMEM)?];
-    if length > 0 {
-        let rc = forward!(
-            real,
-            xRead,
-            ffi::SQLITE_IOERR_READ,
-            bytes.as_mut_ptr().cast(),
-            c_int::try_from(length).map_err(|_| ffi::SQLITE_IOERR_READ)?,
-            i64::try_from(offset).map_err(|_| ffi::SQLITE_IOERR_READ)?
-        );
-        if rc != ffi::SQLITE_OK {
-            return Err(rc);
-        }
+    let rc = forward!(
+        real,
+        xRead,
+        ffi::SQLITE_IOERR_READ,
+        bytes.as_mut_ptr().cast(),
+        c_int::try_from(length).map_err(|_| ffi::SQLITE_IOERR_READ)?,
+        i64::try_from(offset).map_err(|_| ffi::SQLITE_IOERR_READ)?
+    );
+    if rc != ffi::SQLITE_OK {
+        return Err(rc);
     }
     Ok(bytes)
 }
