@@ -536,6 +536,86 @@ mod tests {
     use crate::external::FaultKind;
 
     #[test]
+    fn each_event_is_one_json_line() {
+        let mut out = Vec::new();
+        emit(&mut out, &WorkerEvent::Start { test: "t".into() }).unwrap();
+        emit(
+            &mut out,
+            &WorkerEvent::Done(TestRun::new("t", Outcome::Pass, Duration::ZERO)),
+        )
+        .unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert_eq!(lines[0], r#"{"event":"start","test":"t"}"#);
+        let done: WorkerEvent = serde_json::from_str(lines[1]).unwrap();
+        assert!(matches!(done, WorkerEvent::Done(run) if run.outcome == Outcome::Pass));
+    }
+
+    /// Runs `run_variant` on a thread of its own; its answer, or a panic if
+    /// it does not end within 20 s (it takes milliseconds).
+    fn run_variant_bounded(command: WorkerCommand, tests: &'static [Case]) -> Vec<TestRun> {
+        let (done, ended) = mpsc::channel();
+        thread::spawn(move || {
+            let tests: Vec<&'static Case> = tests.iter().collect();
+            let options = RunOptions {
+                timeout: Duration::from_secs(1),
+                scratch: std::env::temp_dir(),
+                jobs: 1,
+                give_up_after_timeouts: None,
+            };
+            let _ = done.send(run_variant(
+                &command,
+                &Variant::reference(),
+                &tests,
+                &options,
+            ));
+        });
+        ended
+            .recv_timeout(Duration::from_secs(20))
+            .expect("run_variant ends")
+    }
+
+    #[test]
+    fn a_variant_whose_worker_cannot_start_ends_with_every_test_a_crash() {
+        let command = WorkerCommand {
+            program: "/no/such/program".into(),
+            args: Vec::new(),
+        };
+        let runs = run_variant_bounded(command, &suite::CASES[..3]);
+        let names: Vec<&str> = runs.iter().map(|run| run.test.as_str()).collect();
+        let expected: Vec<&str> = suite::CASES[..3].iter().map(|case| case.name).collect();
+        assert_eq!(names, expected);
+        assert!(
+            runs.iter()
+                .all(|run| matches!(run.outcome, Outcome::Crash { .. })),
+            "{runs:?}"
+        );
+    }
+
+    #[test]
+    fn a_variant_ends_once_its_worker_has_run_every_test() {
+        let script = r#"while [ $# -gt 0 ]; do
+            case "$1" in --tests) tests="$2"; shift ;; esac
+            shift
+        done
+        for test in $(echo "$tests" | tr ',' ' '); do
+            echo "{\"event\":\"start\",\"test\":\"$test\"}"
+            echo "{\"event\":\"done\",\"test\":\"$test\",\"outcome\":\"pass\",\"micros\":1}"
+        done"#;
+        let command = WorkerCommand {
+            program: "sh".into(),
+            args: vec!["-c".into(), script.into(), "worker".into()],
+        };
+        let runs = run_variant_bounded(command, &suite::CASES[..2]);
+        assert_eq!(runs.len(), 2, "{runs:?}");
+        assert!(
+            runs.iter().all(|run| run.outcome == Outcome::Pass),
+            "{runs:?}"
+        );
+    }
+
+    #[test]
     fn four_workers_run_per_core() {
         let cores = thread::available_parallelism().map_or(2, usize::from);
         assert_eq!(default_jobs(), 4 * cores);
