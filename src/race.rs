@@ -27,8 +27,10 @@ const QUIET: Duration = Duration::from_millis(250);
 const LIMIT: Duration = Duration::from_secs(5);
 
 /// How long the lock is held for racers the lab cannot see queue (those of
-/// an implementation in another process).
-const UNSEEN: Duration = Duration::from_millis(50);
+/// an implementation in another process): as long as it waits for seen
+/// ones to go quiet, so that a student's racing claims, too, have all
+/// looked by the time it is let go on a loaded machine.
+const UNSEEN: Duration = QUIET;
 
 /// Why a race could not be set up.
 #[derive(Debug, thiserror::Error)]
