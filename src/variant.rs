@@ -289,6 +289,34 @@ mod tests {
     }
 
     #[test]
+    fn variants_are_the_same_when_both_their_id_and_their_mutant_are() {
+        use crate::external::ImplCommand;
+        let boundary = Variant::find("04").unwrap();
+        assert_eq!(boundary, Variant::find("04").unwrap());
+        assert_ne!(boundary, Variant::find("05").unwrap(), "another mutant");
+        let python = ImplCommand::parse("python3 store.py").unwrap();
+        assert_ne!(
+            Variant::program("mine", python.clone()),
+            Variant::program("yours", python.clone()),
+            "no mutant either, but another id"
+        );
+        assert_ne!(
+            boundary,
+            Variant::program("04", python),
+            "the same id, but no mutant"
+        );
+    }
+
+    #[test]
+    fn a_compiled_mutant_shows_what_it_is() {
+        let text = format!("{:?}", compiled_mutant("04").unwrap());
+        assert!(
+            text.starts_with("CompiledMutant { id: \"04\", step: 4,"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn the_lab_s_references_are_told_from_a_program_of_one_s_own() {
         use crate::external::ImplCommand;
         let python = ImplCommand::parse("python3 store.py").unwrap();
