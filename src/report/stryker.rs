@@ -189,6 +189,12 @@ mod tests {
     use crate::mutant::MUTABLE_FILE;
     use crate::report::sample::matrix;
     use crate::suite::CASES;
+
+    #[test]
+    fn each_file_is_named_in_the_language_of_its_code() {
+        assert_eq!(language("src/store.rs"), "rust");
+        assert_eq!(language("src/store.py"), "python");
+    }
     use crate::variant::{self, REFERENCE_SOURCE};
 
     fn mutant<'a>(report: &'a Value, id: &str) -> &'a Value {
