@@ -15,22 +15,22 @@ use std::path::Path;
 use std::thread;
 use std::time::Duration;
 
-/// How long the lock stays held after the last racer queued (or from the
-/// start, before the first), when fewer racers queue than were expected
-/// (an implementation that runs fewer claims at once): no more are coming.
-/// Long enough for sixteen threads to open their connections on a loaded
-/// two-core machine: at 60 ms, a loaded CI machine let the lock go before
-/// 08b's racers had all looked, and 08b survived one run in twenty.
-const QUIET: Duration = Duration::from_millis(250);
+/// How long the lock stays held after the last racer queued, at least,
+/// when fewer racers queue than were expected (an implementation that runs
+/// fewer claims at once): no more are coming. The wait grows with the
+/// machine's pace (see [`WriteLockWatch::wait_for`]): with a fixed 60 ms a
+/// loaded machine let the lock go before 08b's racers had all looked, and
+/// 08b survived one run in twenty.
+const QUIET: Duration = Duration::from_millis(60);
 
 /// The longest the lock is held in any case.
 const LIMIT: Duration = Duration::from_secs(5);
 
 /// How long the lock is held for racers the lab cannot see queue (those of
-/// an implementation in another process): as long as it waits for seen
-/// ones to go quiet, so that a student's racing claims, too, have all
-/// looked by the time it is let go on a loaded machine.
-const UNSEEN: Duration = QUIET;
+/// an implementation in another process): long enough for a program's
+/// racing claims, too, to have all looked by the time it is let go on a
+/// loaded machine.
+const UNSEEN: Duration = Duration::from_millis(250);
 
 /// Why a race could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -65,7 +65,7 @@ pub fn behind_a_held_lock<T: Send>(
         let racing = scope.spawn(race);
         match &watch {
             Some(watch) => {
-                watch.wait_for(racers, QUIET, LIMIT);
+                watch.wait_for(racers, QUIET, LIMIT, &|| racing.is_finished());
             }
             None => thread::sleep(UNSEEN),
         }

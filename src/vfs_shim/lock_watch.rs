@@ -88,35 +88,52 @@ impl WriteLockWatch {
             .len()
     }
 
-    /// Waits until `count` connections have been refused the write lock,
-    /// or until none has newly been for `quiet` (fewer will come: the
-    /// implementation runs fewer claims at once), or until `limit` has
+    /// Waits until `count` connections have been refused the write lock;
+    /// or until `finished()` says no more can come (the racing calls have
+    /// all returned); or, once one has come, until none has newly come for
+    /// `quiet` or for three times the longest wait between arrivals so far,
+    /// whichever is longer (the machine's own pace: on a loaded machine the
+    /// racers arrive slowly, and fewer than `count` come when the
+    /// implementation runs fewer claims at once); or until `limit` has
     /// passed. Answers how many were refused.
-    pub fn wait_for(&self, count: usize, quiet: Duration, limit: Duration) -> usize {
+    pub fn wait_for(
+        &self,
+        count: usize,
+        quiet: Duration,
+        limit: Duration,
+        finished: &dyn Fn() -> bool,
+    ) -> usize {
         let started = Instant::now();
         let mut refused = self
             .watched
             .refused
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let mut last_change = Instant::now();
+        let mut last_change = started;
         let mut seen = refused.len();
-        while refused.len() < count {
+        // Racers that queued before the wait began arrived with no gap.
+        let mut longest_gap = (seen > 0).then_some(Duration::ZERO);
+        while refused.len() < count && !finished() {
             let now = Instant::now();
-            let until_quiet = quiet.saturating_sub(now - last_change);
             let until_limit = limit.saturating_sub(now - started);
+            let until_quiet = match longest_gap {
+                None => until_limit,
+                Some(gap) => quiet.max(gap * 3).saturating_sub(now - last_change),
+            };
             if until_quiet.is_zero() || until_limit.is_zero() {
                 break;
             }
             refused = self
                 .watched
                 .changed
-                .wait_timeout(refused, until_quiet.min(until_limit))
+                .wait_timeout(refused, until_quiet.min(until_limit).min(POLL))
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
             if refused.len() != seen {
+                let now = Instant::now();
+                longest_gap = Some(longest_gap.unwrap_or_default().max(now - last_change));
                 seen = refused.len();
-                last_change = Instant::now();
+                last_change = now;
             }
         }
         refused.len()
@@ -140,6 +157,9 @@ impl Drop for WriteLockWatch {
     }
 }
 
+/// How often a wait looks whether the racing calls have all returned.
+const POLL: Duration = Duration::from_millis(5);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,7 +182,10 @@ mod tests {
                     conn.execute_batch("BEGIN IMMEDIATE; COMMIT").unwrap();
                 });
             }
-            let queued = watch.wait_for(3, Duration::from_secs(5), Duration::from_secs(10));
+            let queued =
+                watch.wait_for(3, Duration::from_secs(5), Duration::from_secs(10), &|| {
+                    false
+                });
             assert_eq!(queued, 3);
             holder.execute_batch("ROLLBACK").unwrap();
         });
@@ -179,10 +202,97 @@ mod tests {
         let db = dir.path().join("jobs.db");
         crate::init_db(&db).unwrap();
         let watch = WriteLockWatch::new(&db).unwrap();
-        let started = Instant::now();
-        let queued = watch.wait_for(2, Duration::from_millis(50), Duration::from_secs(10));
-        assert_eq!(queued, 0);
-        assert!(started.elapsed() < Duration::from_secs(5));
+        let holder = Connection::open(&db).unwrap();
+        holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+        thread::scope(|scope| {
+            scope.spawn(|| {
+                let conn = Connection::open(&db).unwrap();
+                conn.busy_timeout(Duration::from_secs(20)).unwrap();
+                conn.execute_batch("BEGIN IMMEDIATE; COMMIT").unwrap();
+            });
+            let started = Instant::now();
+            let queued = watch.wait_for(
+                2,
+                Duration::from_millis(50),
+                Duration::from_secs(10),
+                &|| false,
+            );
+            assert_eq!(queued, 1);
+            assert!(
+                started.elapsed() < Duration::from_secs(5),
+                "{:?}",
+                started.elapsed()
+            );
+            holder.execute_batch("ROLLBACK").unwrap();
+        });
         assert_eq!(watch.db(), db.as_path());
+    }
+
+    #[test]
+    fn a_racer_that_queued_before_the_wait_began_counts_as_come() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("jobs.db");
+        crate::init_db(&db).unwrap();
+        let watch = WriteLockWatch::new(&db).unwrap();
+        let holder = Connection::open(&db).unwrap();
+        holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+        thread::scope(|scope| {
+            scope.spawn(|| {
+                let conn = Connection::open(&db).unwrap();
+                conn.busy_timeout(Duration::from_secs(20)).unwrap();
+                conn.execute_batch("BEGIN IMMEDIATE; COMMIT").unwrap();
+            });
+            while watch.refused() == 0 {
+                thread::sleep(Duration::from_millis(1));
+            }
+            let started = Instant::now();
+            let queued = watch.wait_for(
+                2,
+                Duration::from_millis(50),
+                Duration::from_secs(10),
+                &|| false,
+            );
+            assert_eq!(queued, 1);
+            assert!(
+                started.elapsed() < Duration::from_secs(5),
+                "{:?}",
+                started.elapsed()
+            );
+            holder.execute_batch("ROLLBACK").unwrap();
+        });
+    }
+
+    #[test]
+    fn a_wait_ends_when_the_racing_calls_have_returned() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("jobs.db");
+        crate::init_db(&db).unwrap();
+        let watch = WriteLockWatch::new(&db).unwrap();
+        let started = Instant::now();
+        let queued = watch.wait_for(
+            2,
+            Duration::from_millis(50),
+            Duration::from_secs(10),
+            &|| true,
+        );
+        assert_eq!(queued, 0);
+        assert!(started.elapsed() < Duration::from_secs(1));
+    }
+
+    #[test]
+    fn before_the_first_racer_comes_only_the_limit_ends_the_wait() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("jobs.db");
+        crate::init_db(&db).unwrap();
+        let watch = WriteLockWatch::new(&db).unwrap();
+        let started = Instant::now();
+        let queued = watch.wait_for(
+            1,
+            Duration::from_millis(10),
+            Duration::from_millis(300),
+            &|| false,
+        );
+        assert_eq!(queued, 0);
+        assert!(started.elapsed() >= Duration::from_millis(300));
     }
 }
