@@ -289,6 +289,23 @@ fn step_rejects_an_unknown_test_or_exercise() {
 }
 
 #[test]
+fn a_failed_command_names_itself_before_its_message() {
+    let lab = Sandbox::new();
+    // A usage error exits with 2, an operation that failed with 1.
+    for (args, code, start) in [
+        (&["step", "9"][..], 2, "lab step: "),
+        (&["run", "no-such-variant"], 2, "lab run: "),
+        (&["demo", "--variant", "no-such-variant"], 2, "lab demo: "),
+        (&["db", "--db", "jobs.db", "state", "j"], 1, "lab db: "),
+    ] {
+        let output = lab.lab(args);
+        assert_eq!(output.status.code(), Some(code), "lab {args:?}");
+        let stderr = text(&output.stderr);
+        assert!(stderr.starts_with(start), "lab {args:?} said: {stderr}");
+    }
+}
+
+#[test]
 fn step_8_records_the_closing_reflection() {
     let lab = Sandbox::new();
     let output = lab.lab(&[

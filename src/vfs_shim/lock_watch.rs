@@ -242,7 +242,14 @@ mod tests {
                 conn.busy_timeout(Duration::from_secs(20)).unwrap();
                 conn.execute_batch("BEGIN IMMEDIATE; COMMIT").unwrap();
             });
+            // Bounded, so that a watch that sees nothing fails the test
+            // instead of hanging it.
+            let deadline = Instant::now() + Duration::from_secs(10);
             while watch.refused() == 0 {
+                assert!(
+                    Instant::now() < deadline,
+                    "the watch never saw the queued racer"
+                );
                 thread::sleep(Duration::from_millis(1));
             }
             let started = Instant::now();

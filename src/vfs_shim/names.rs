@@ -44,3 +44,59 @@ pub(super) fn full_pathname(path: &[u8]) -> Result<Vec<u8>, String> {
             .to_vec())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::full_pathname;
+    use std::os::unix::ffi::OsStrExt;
+    use std::path::Path;
+
+    /// SQLite's unix VFS names paths of up to `mxPathname - 1` bytes
+    /// (SQLite asks with a buffer of `mxPathname + 1`, as the shim does).
+    const LONGEST: usize = 511;
+
+    fn named(path: &Path) -> Result<Vec<u8>, String> {
+        crate::vfs_shim::install().expect("the shim installs");
+        full_pathname(path.as_os_str().as_bytes())
+    }
+
+    /// `folder` (which exists), then as many not-yet-existing folders as
+    /// it takes to make a path of exactly `length` bytes.
+    fn path_of_length(folder: &Path, length: usize) -> std::path::PathBuf {
+        let mut path = folder.to_path_buf();
+        while path.as_os_str().len() < length {
+            // Each name stays well under the file system's 255 bytes.
+            let room = length - path.as_os_str().len() - 1;
+            path.push("d".repeat(room.min(200)));
+        }
+        assert_eq!(path.as_os_str().len(), length);
+        path
+    }
+
+    #[test]
+    fn a_relative_path_is_named_from_the_current_folder() {
+        let here = std::env::current_dir()
+            .and_then(std::fs::canonicalize)
+            .unwrap();
+        assert_eq!(
+            named(Path::new("no-such-folder/jobs.db")).unwrap(),
+            here.join("no-such-folder/jobs.db").as_os_str().as_bytes()
+        );
+    }
+
+    #[test]
+    fn the_longest_path_sqlite_names_comes_back_whole_and_a_longer_one_is_refused() {
+        let folder = tempfile::tempdir().unwrap();
+        let folder = std::fs::canonicalize(folder.path()).unwrap();
+        let longest = path_of_length(&folder, LONGEST);
+        assert_eq!(named(&longest).unwrap(), longest.as_os_str().as_bytes());
+        let error = named(&path_of_length(&folder, LONGEST + 1)).unwrap_err();
+        assert!(error.contains("xFullPathname failed"), "{error}");
+    }
+
+    #[test]
+    fn a_path_with_a_zero_byte_cannot_be_named() {
+        crate::vfs_shim::install().expect("the shim installs");
+        assert!(full_pathname(b"jobs\0.db").is_err());
+    }
+}
