@@ -21,6 +21,12 @@ pub enum ShimError {
         /// What failed.
         detail: String,
     },
+    /// There is no database file to watch at this path.
+    #[error("{}: no database here to watch; create it first (init_db)", path.display())]
+    NoDatabase {
+        /// The path as given.
+        path: PathBuf,
+    },
     /// Another [`Disk`] tracks this database already.
     #[error("{}: another Disk tracks this database already; drop it first", path.display())]
     AlreadyTracked {

@@ -11,6 +11,8 @@
 
 use super::disk::{installed_name, ShimError};
 use std::collections::BTreeSet;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError, Weak};
@@ -61,9 +63,19 @@ pub struct WriteLockWatch {
 impl WriteLockWatch {
     /// Installs the shim (see [`install`]) and starts watching the database
     /// at `db`. Only connections opened through the shim are seen.
+    ///
+    /// Errors: [`ShimError::NoDatabase`] when no database file is there
+    /// (a watch on it would see nothing, and a race would wait in vain).
     pub fn new(db: impl AsRef<Path>) -> Result<WriteLockWatch, ShimError> {
         let path = db.as_ref();
         let name = installed_name(path)?;
+        // Checked under the name the shim will know the file by, so that a
+        // watch is only ever set on a file SQLite can open under it.
+        if !Path::new(OsStr::from_bytes(&name)).is_file() {
+            return Err(ShimError::NoDatabase {
+                path: path.to_path_buf(),
+            });
+        }
         let watched = Arc::new(Watched {
             name,
             refused: Mutex::new(BTreeSet::new()),
@@ -267,6 +279,17 @@ mod tests {
             );
             holder.execute_batch("ROLLBACK").unwrap();
         });
+    }
+
+    #[test]
+    fn a_database_that_is_not_there_cannot_be_watched() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("jobs.db");
+        let error = WriteLockWatch::new(&db).err().expect("an error");
+        assert_eq!(error, ShimError::NoDatabase { path: db.clone() });
+        assert!(error.to_string().contains("init_db"), "{error}");
+        crate::init_db(&db).unwrap();
+        assert_eq!(WriteLockWatch::new(&db).unwrap().db(), db.as_path());
     }
 
     #[test]
