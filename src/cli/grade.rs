@@ -139,3 +139,87 @@ pub fn grade_text(grade: &ClassGrade) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::prediction::Score;
+    use crate::cli::progress::{Attempt, ProbeRecord, Reflection};
+
+    fn strings(names: &[&str]) -> Vec<String> {
+        names.iter().map(|name| name.to_string()).collect()
+    }
+
+    /// A student whose attempts at `key` predicted and were caught as given
+    /// (the last one counts), with a probe that killed when `probe_killed`.
+    fn student(key: &str, attempts: &[(&[&str], &[&str])], probe_killed: bool) -> Progress {
+        let mut progress = Progress::default();
+        for (predicted, caught) in attempts {
+            progress.exercise(key).attempts.push(Attempt {
+                at: "2026-01-01T00:00:00Z".into(),
+                mutant: key.into(),
+                predicted: strings(predicted),
+                why: String::new(),
+                probe: probe_killed.then(|| ProbeRecord {
+                    file: "p.probe".into(),
+                    text: String::new(),
+                    verdict: String::new(),
+                    killed: true,
+                }),
+                caught_by: strings(caught),
+                score: Score::of(&strings(predicted), &strings(caught)),
+            });
+        }
+        progress
+    }
+
+    fn entry<'a>(grade: &'a ClassGrade, key: &str) -> &'a ExerciseGrade {
+        grade.exercises.iter().find(|e| e.exercise == key).unwrap()
+    }
+
+    #[test]
+    fn each_exercise_is_judged_on_every_students_latest_attempt() {
+        let mut reflected = student("4", &[(&["x"], &["x"]), (&["a", "b"], &["a"])], false);
+        reflected.reflection = Some(Reflection {
+            at: String::new(),
+            why_tests_are_kept: String::new(),
+            not_guaranteed: String::new(),
+        });
+        let class = [
+            reflected,
+            student("4", &[(&["b", "c"], &["a"])], false),
+            student("4", &[(&["c"], &["c"])], true),
+            Progress::default(),
+        ];
+        let grade = grade(&class);
+        assert_eq!((grade.students, grade.reflected), (4, 1));
+        assert_eq!(grade.exercises.len(), exercise::exercises().len());
+        assert_eq!(
+            entry(&grade, "4"),
+            &ExerciseGrade {
+                exercise: "4".into(),
+                attempted: 3,
+                predicted_a_killer: 2,
+                probe_killed: 1,
+                // 50% (a of a, b), 0% and 100%.
+                mean_score: 50,
+                most_common_wrong_guess: Some(("b".into(), 2)),
+            }
+        );
+        let untried = entry(&grade, "5");
+        assert_eq!((untried.attempted, untried.mean_score), (0, 0));
+        assert_eq!(untried.most_common_wrong_guess, None);
+    }
+
+    #[test]
+    fn a_tie_between_wrong_guesses_goes_to_the_first_name_in_order() {
+        let class = [
+            student("6", &[(&["z"], &["a"])], false),
+            student("6", &[(&["y"], &["a"])], false),
+        ];
+        assert_eq!(
+            entry(&grade(&class), "6").most_common_wrong_guess,
+            Some(("y".into(), 1))
+        );
+    }
+}
