@@ -342,6 +342,34 @@ fn a_wrong_greeting_is_refused_before_any_test_runs() {
     );
 }
 
+/// `lab probe --impl` runs the probe on the program as its reference: what
+/// the program did wrong is the answer shown, in the program's limit.
+#[test]
+fn a_probe_on_a_broken_program_shows_what_the_program_did() {
+    let sandbox = Sandbox::new();
+    let probe = Path::new(env!("CARGO_MANIFEST_DIR")).join("labs/probes/01-create-table.probe");
+    let probe = probe.to_str().expect("a UTF-8 path");
+    let probe_on = |script: String, timeout_ms: &str| {
+        let implementation = format!("sh -c {}", shell_quote(&script));
+        let ran = sandbox.lab(&[
+            "probe",
+            probe,
+            "--impl",
+            &implementation,
+            "--timeout-ms",
+            timeout_ms,
+        ]);
+        ran.assert_code(1);
+        ran
+    };
+    probe_on(format!("echo 'hello there'; {KEEP_READING}"), "5000").assert_says(&[
+        "did not greet the lab with the protocol's first line",
+        "it wrote `hello there`",
+    ]);
+    probe_on(format!("{GREETING}; {KEEP_READING}"), "400")
+        .assert_says(&["no answer within 400 ms"]);
+}
+
 // ---------------------------------------------------------------------------
 // The Python starter
 // ---------------------------------------------------------------------------

@@ -151,6 +151,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_mutant_files_are_the_toml_files_of_the_folder_by_name() {
+        let folder = tempfile::tempdir().unwrap();
+        for name in ["b.toml", "a.toml", "notes.txt", "toml"] {
+            std::fs::write(folder.path().join(name), "").unwrap();
+        }
+        std::fs::create_dir(folder.path().join("c.toml")).unwrap();
+        assert_eq!(
+            mutant_files(folder.path()),
+            [folder.path().join("a.toml"), folder.path().join("b.toml")]
+        );
+        assert!(mutant_files(&folder.path().join("missing")).is_empty());
+    }
+
+    #[test]
     fn the_built_in_mutant_files_add_nothing_and_an_own_python_one_is_added() {
         let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("mutants");
         for family in [Family::Rust, Family::Python] {

@@ -227,6 +227,21 @@ mod tests {
     }
 
     #[test]
+    fn a_build_uses_the_cargo_that_runs_the_lab() {
+        // Under `cargo test`, CARGO names the cargo that runs the tests.
+        assert_eq!(Some(cargo()), std::env::var_os("CARGO"));
+        // That cargo, asked to build a folder with no project, fails at once.
+        let empty = tempfile::tempdir().unwrap();
+        let failure = build(empty.path(), Some(empty.path())).unwrap_err();
+        assert!(
+            failure
+                .message
+                .starts_with(&format!("cargo build in {} failed", empty.path().display())),
+            "{failure}"
+        );
+    }
+
+    #[test]
     fn the_cache_folder_is_lease_lab_s_own() {
         let folder = cache_folder();
         assert!(folder.ends_with("lease-lab") || std::env::var_os("LEASE_LAB_CACHE").is_some());
@@ -303,6 +318,7 @@ mod tests {
                 .ends_with("error[E0308]: mismatched types\n --> src/store.rs:1:1"),
             "{failure}"
         );
+        assert_eq!(failure.to_string(), failure.message);
         let missing = build_with(OsStr::new("/no/such/cargo"), folder.path(), None).unwrap_err();
         assert!(
             missing

@@ -97,9 +97,7 @@ pub fn run(
             for line in &lines {
                 let answer =
                     panic::catch_unwind(AssertUnwindSafe(|| line.call(store.as_ref(), &db)))
-                        .unwrap_or_else(|payload| Reply::Crash {
-                            message: crate::runner::panic_text(payload.as_ref()),
-                        });
+                        .unwrap_or_else(|payload| Reply::of_panic(payload.as_ref()));
                 let holds = line.expectation.holds(&answer);
                 let sent = sender.send(LineRun {
                     line: line.number,
