@@ -849,6 +849,31 @@ fn killers(check: &Ran, id: &str) -> String {
         .unwrap_or_else(|| panic!("no list of tests in {line:?}"))
 }
 
+/// Makes the template that `lab mutant new --step 4` wrote in `sandbox` a
+/// real mutant (the change of built-in mutant 04: `>` becomes `>=`) and
+/// gives its path.
+fn own_rust_mutant_at_step_4s_boundary(sandbox: &Sandbox) -> PathBuf {
+    let file = sandbox.path("mutants").join("o04a-own.toml");
+    let template = std::fs::read_to_string(&file).unwrap();
+    let edited: Vec<String> = template
+        .lines()
+        .map(|line| {
+            if line.starts_with("replacement = ") {
+                line.replace("held_until > now", "held_until >= now")
+            } else {
+                line.to_string()
+            }
+        })
+        .collect();
+    let edited = edited.join("\n") + "\n";
+    assert_ne!(
+        edited, template,
+        "the template's replacement is step 4's comparison:\n{template}"
+    );
+    std::fs::write(&file, edited).unwrap();
+    file
+}
+
 /// `lab` sees a mutant file at run time: the workers of Rust mutants are
 /// built into its cache (`LEASE_LAB_CACHE`, kept under the temporary
 /// folder so that the build is reused from run to run), never into `lab`
@@ -875,24 +900,7 @@ fn an_installed_lab_sees_a_students_rust_mutant_without_being_rebuilt() {
     let new = run(&["mutant", "new", "--step", "4"], NO_HANG);
     new.assert_code(0);
     new.assert_says(&["wrote mutants/o04a-own.toml"]);
-    let file = sandbox.path("mutants").join("o04a-own.toml");
-    let template = std::fs::read_to_string(&file).unwrap();
-    let edited: Vec<String> = template
-        .lines()
-        .map(|line| {
-            if line.starts_with("replacement = ") {
-                line.replace("held_until > now", "held_until >= now")
-            } else {
-                line.to_string()
-            }
-        })
-        .collect();
-    let edited = edited.join("\n") + "\n";
-    assert_ne!(
-        edited, template,
-        "the template's replacement is step 4's comparison:\n{template}"
-    );
-    std::fs::write(&file, edited).unwrap();
+    let file = own_rust_mutant_at_step_4s_boundary(&sandbox);
 
     let check = run(&["mutant", "check", "mutants/o04a-own.toml"], BUILD_BOUND);
     check.assert_code(0);
@@ -919,6 +927,58 @@ fn an_installed_lab_sees_a_students_rust_mutant_without_being_rebuilt() {
         !without.text().contains("o04a"),
         "a deleted file takes its mutant away:\n{}",
         without.shown()
+    );
+}
+
+/// A student's Rust mutant runs as a worker that `lab` builds with the
+/// cargo that runs it (`CARGO`) into its cache, once. Here a stand-in
+/// cargo "builds" a worker that runs the lab's Python store, a correct
+/// implementation, so the mutant survives: what matters is that the
+/// worker was built where the lab said, and run.
+#[test]
+fn a_students_rust_mutant_runs_as_the_worker_built_into_the_cache() {
+    let sandbox = Sandbox::new();
+    sandbox
+        .lab(&["mutant", "new", "--step", "4"])
+        .assert_code(0);
+    own_rust_mutant_at_step_4s_boundary(&sandbox);
+    let cache = tempfile::tempdir().unwrap();
+    let store_py = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store.py");
+    let cargo = cache.path().join("stand-in-cargo");
+    std::fs::write(
+        &cargo,
+        format!(
+            "#!/bin/sh\nmkdir -p \"$CARGO_TARGET_DIR/debug\"\necho built >> \"$CARGO_TARGET_DIR/builds\"\nprintf '#!/bin/sh\\nexec python3 %s\\n' {} > \"$CARGO_TARGET_DIR/debug/my-lease-store\"\nchmod +x \"$CARGO_TARGET_DIR/debug/my-lease-store\"\n",
+            shell_quote(&store_py.display().to_string())
+        ),
+    )
+    .unwrap();
+    let mut permissions = std::fs::metadata(&cargo).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&cargo, permissions).unwrap();
+    let check = || {
+        run_bounded(
+            sandbox
+                .command(&["mutant", "check", "mutants/o04a-own.toml"])
+                .env("LEASE_LAB_CACHE", cache.path())
+                .env("CARGO", &cargo),
+            NO_HANG,
+        )
+    };
+    let first = check();
+    first.assert_says(&["building a worker for mutant o04a in", "o04a survives"]);
+    let again = check();
+    again.assert_says(&["o04a survives"]);
+    assert!(
+        !again.text().contains("building a worker"),
+        "{}",
+        again.shown()
+    );
+    let builds = std::fs::read_to_string(cache.path().join("target/builds")).unwrap();
+    assert_eq!(
+        builds.lines().count(),
+        1,
+        "built once, then taken from the cache"
     );
 }
 

@@ -318,6 +318,10 @@ mod tests {
                 .ends_with("error[E0308]: mismatched types\n --> src/store.rs:1:1"),
             "{failure}"
         );
+        assert!(
+            !failure.message.contains("Compiling"),
+            "only the error lines: {failure}"
+        );
         assert_eq!(failure.to_string(), failure.message);
         let missing = build_with(OsStr::new("/no/such/cargo"), folder.path(), None).unwrap_err();
         assert!(
