@@ -720,3 +720,28 @@ fn example_answers_to_the_closing_questions_come_only_after_the_student_s_own() 
         "{shown}"
     );
 }
+
+#[test]
+fn a_reflection_needs_both_answers_and_a_blank_one_records_nothing() {
+    let lab = Sandbox::new();
+    for (why_kept, not_guaranteed) in [("mine", " "), ("", "clocks"), (" ", "")] {
+        let output = lab.lab(&[
+            "reflect",
+            "--why-kept",
+            why_kept,
+            "--not-guaranteed",
+            not_guaranteed,
+        ]);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{why_kept:?}, {not_guaranteed:?}"
+        );
+        let error = text(&output.stderr);
+        assert!(error.contains("give both answers"), "{error}");
+        assert!(
+            !lab.path("lease-lab-progress.json").exists(),
+            "nothing is recorded"
+        );
+    }
+}
