@@ -161,3 +161,54 @@ impl Drop for Disk {
         model::unregister(&self.tracked);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A database made before tracking starts, so all of it is durable.
+    fn new_db(dir: &Path) -> PathBuf {
+        let db = dir.join("jobs.db");
+        crate::init_db(&db).unwrap();
+        db
+    }
+
+    #[test]
+    fn a_disk_names_its_database_as_sqlite_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let disk = Disk::track(dir.path().join("jobs.db")).unwrap();
+        let named = std::fs::canonicalize(dir.path()).unwrap().join("jobs.db");
+        assert_eq!(disk.db(), named);
+        assert_eq!(
+            format!("{disk:?}"),
+            format!("Disk {{ tracked: Tracked({}) }}", named.display())
+        );
+    }
+
+    #[test]
+    fn a_disarmed_cut_does_not_fall_and_an_armed_one_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = new_db(dir.path());
+        let disk = Disk::track(&db).unwrap();
+        disk.cut_at(CutPoint::BeforeSync(1), Tearing::None);
+        disk.disarm();
+        crate::enqueue(&db, "j").unwrap();
+        assert_eq!(disk.cut_count(), 0);
+        disk.cut_at(CutPoint::BeforeSync(disk.counts().syncs + 1), Tearing::None);
+        assert!(crate::enqueue(&db, "k").is_err());
+        assert_eq!(disk.cut_count(), 1);
+    }
+
+    #[test]
+    fn only_a_fault_that_fired_is_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = new_db(dir.path());
+        let disk = Disk::track(&db).unwrap();
+        disk.fail_at(IoFault::Write(1_000_000));
+        crate::enqueue(&db, "j").unwrap();
+        assert_eq!(disk.faults_fired(), 0);
+        disk.fail_at(IoFault::Write(disk.counts().writes + 1));
+        assert!(crate::enqueue(&db, "k").is_err());
+        assert_eq!(disk.faults_fired(), 1);
+    }
+}
