@@ -41,6 +41,10 @@ pub enum RaceError {
     /// The queue could not be watched.
     #[error(transparent)]
     Watch(#[from] ShimError),
+    /// The watch did not see this process take the lock, so it could not
+    /// see the racers queue behind it either.
+    #[error("{}: the write-lock watch did not see the lock taken, so it cannot see racers queue; is every connection opened through the lab's VFS shim?", .0.display())]
+    Unseen(std::path::PathBuf),
 }
 
 /// Runs `race` on another thread while a plain connection of this thread
@@ -61,6 +65,14 @@ pub fn behind_a_held_lock<T: Send>(
     let watch = seen.then(|| WriteLockWatch::new(db)).transpose()?;
     let holder = Connection::open(db)?;
     holder.execute_batch("BEGIN IMMEDIATE")?;
+    if watch
+        .as_ref()
+        .is_some_and(|watch| !watch.saw_the_lock_taken())
+    {
+        // Waiting would only ever end at the limit, and the race would be
+        // left to the scheduler: say so instead.
+        return Err(RaceError::Unseen(db.to_path_buf()));
+    }
     let (answer, released) = thread::scope(|scope| {
         let racing = scope.spawn(race);
         match &watch {

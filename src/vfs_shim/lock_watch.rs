@@ -8,13 +8,16 @@
 //! that holds the lock itself can tell when every racer it started is
 //! queued behind it: a claim that looks the lease up before taking the
 //! lock has looked by then, so letting them go shows the race every time.
+//! The shim also notes when the lock is granted, so that the test can
+//! check that the watch sees its own holder take it: a watch that cannot
+//! see the lock taken cannot see racers queue either.
 
 use super::disk::{installed_name, ShimError};
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
@@ -31,23 +34,40 @@ struct Watched {
     refused: Mutex<BTreeSet<u64>>,
     /// Signalled at each new refused handle.
     changed: Condvar,
+    /// Whether any connection has been granted the write lock.
+    granted: AtomicBool,
 }
 
-/// Notes that the file handle `handle`, opened under `name`, was refused
-/// the write lock. Called by the shim's `xShmLock`.
-pub(super) fn note_refusal(name: &[u8], handle: u64) {
+/// What the write lock's owner answered a connection that asked for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum LockAnswer {
+    /// The connection holds the write lock now.
+    Granted,
+    /// Another connection holds it (`SQLITE_BUSY`).
+    Refused,
+}
+
+/// Notes that the file handle `handle`, opened under `name`, asked for
+/// the write lock and got `answer`. Called by the shim's `xShmLock`.
+pub(super) fn note_write_lock(name: &[u8], handle: u64, answer: LockAnswer) {
     if WATCH_COUNT.load(Ordering::Acquire) == 0 {
         return;
     }
     let watches = WATCHES.lock().unwrap_or_else(PoisonError::into_inner);
     for watched in watches.iter().filter_map(Weak::upgrade) {
-        if watched.name == name {
-            let mut refused = watched
-                .refused
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            if refused.insert(handle) {
-                watched.changed.notify_all();
+        if watched.name != name {
+            continue;
+        }
+        match answer {
+            LockAnswer::Granted => watched.granted.store(true, Ordering::Release),
+            LockAnswer::Refused => {
+                let mut refused = watched
+                    .refused
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                if refused.insert(handle) {
+                    watched.changed.notify_all();
+                }
             }
         }
     }
@@ -80,6 +100,7 @@ impl WriteLockWatch {
             name,
             refused: Mutex::new(BTreeSet::new()),
             changed: Condvar::new(),
+            granted: AtomicBool::new(false),
         });
         let mut watches = WATCHES.lock().unwrap_or_else(PoisonError::into_inner);
         watches.retain(|watch| watch.strong_count() > 0);
@@ -89,6 +110,13 @@ impl WriteLockWatch {
             watched,
             db: path.to_path_buf(),
         })
+    }
+
+    /// Whether the watch has seen a connection granted the write lock: a
+    /// test that takes the lock itself checks this to know the watch can
+    /// see the database's lock at all.
+    pub fn saw_the_lock_taken(&self) -> bool {
+        self.watched.granted.load(Ordering::Acquire)
     }
 
     /// How many distinct connections have been refused the write lock.
@@ -279,6 +307,20 @@ mod tests {
             );
             holder.execute_batch("ROLLBACK").unwrap();
         });
+    }
+
+    #[test]
+    fn the_watch_sees_the_lock_taken() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("jobs.db");
+        crate::init_db(&db).unwrap();
+        let watch = WriteLockWatch::new(&db).unwrap();
+        assert!(!watch.saw_the_lock_taken(), "nothing has asked for it yet");
+        let holder = Connection::open(&db).unwrap();
+        holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+        assert!(watch.saw_the_lock_taken());
+        assert_eq!(watch.refused(), 0);
+        holder.execute_batch("ROLLBACK").unwrap();
     }
 
     #[test]

@@ -532,10 +532,13 @@ unsafe extern "C" fn x_shm_lock(
         let rc = forward!(real, xShmLock, ffi::SQLITE_IOERR_SHMLOCK, offset, n, flags);
         let wants_write_lock =
             offset == WAL_WRITE_LOCK && flags == ffi::SQLITE_SHM_LOCK | ffi::SQLITE_SHM_EXCLUSIVE;
-        if rc == ffi::SQLITE_BUSY && wants_write_lock {
-            if let Some(name) = shim.name.as_deref() {
-                lock_watch::note_refusal(name, shim.serial);
-            }
+        let answer = match rc {
+            ffi::SQLITE_OK => Some(lock_watch::LockAnswer::Granted),
+            ffi::SQLITE_BUSY => Some(lock_watch::LockAnswer::Refused),
+            _ => None,
+        };
+        if let (true, Some(answer), Some(name)) = (wants_write_lock, answer, shim.name.as_deref()) {
+            lock_watch::note_write_lock(name, shim.serial, answer);
         }
         rc
     })
