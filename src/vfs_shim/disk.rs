@@ -186,6 +186,17 @@ mod tests {
     }
 
     #[test]
+    fn a_database_is_tracked_by_one_disk_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("jobs.db");
+        let disk = Disk::track(&db).unwrap();
+        let error = Disk::track(&db).unwrap_err();
+        assert_eq!(error, ShimError::AlreadyTracked { path: disk.db() });
+        drop(disk);
+        Disk::track(&db).expect("tracked again once the first disk is dropped");
+    }
+
+    #[test]
     fn a_disarmed_cut_does_not_fall_and_an_armed_one_does() {
         let dir = tempfile::tempdir().unwrap();
         let db = new_db(dir.path());
