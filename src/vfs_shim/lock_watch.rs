@@ -218,15 +218,21 @@ mod tests {
             for _ in 0..3 {
                 scope.spawn(|| {
                     let conn = Connection::open(&db).unwrap();
-                    conn.busy_timeout(Duration::from_secs(5)).unwrap();
+                    conn.busy_timeout(Duration::from_secs(25)).unwrap();
                     conn.execute_batch("BEGIN IMMEDIATE; COMMIT").unwrap();
                 });
             }
+            let started = Instant::now();
             let queued =
-                watch.wait_for(3, Duration::from_secs(5), Duration::from_secs(10), &|| {
+                watch.wait_for(3, Duration::from_secs(20), Duration::from_secs(30), &|| {
                     false
                 });
             assert_eq!(queued, 3);
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "the wait ends once all have come, not after the quiet: {:?}",
+                started.elapsed()
+            );
             holder.execute_batch("ROLLBACK").unwrap();
         });
         assert_eq!(
@@ -234,6 +240,61 @@ mod tests {
             3,
             "each connection once, however often it retried"
         );
+    }
+
+    #[test]
+    fn the_quiet_grows_with_the_gaps_between_arrivals() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("jobs.db");
+        crate::init_db(&db).unwrap();
+        let watch = WriteLockWatch::new(&db).unwrap();
+        let holder = Connection::open(&db).unwrap();
+        holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let racer = || {
+            let conn = Connection::open(&db).unwrap();
+            conn.busy_timeout(Duration::from_secs(10)).unwrap();
+            conn.execute_batch("BEGIN IMMEDIATE; COMMIT").unwrap();
+        };
+        thread::scope(|scope| {
+            // A slow machine's pace: the first racer comes 300 ms after the
+            // wait began, the second 300 ms after the first. A fixed quiet
+            // of 50 ms would let the lock go before the second; three times
+            // the longest gap (900 ms and more) waits for it.
+            scope.spawn(|| {
+                thread::sleep(Duration::from_millis(300));
+                scope.spawn(racer);
+                thread::sleep(Duration::from_millis(300));
+                scope.spawn(racer);
+            });
+            let queued = watch.wait_for(
+                3,
+                Duration::from_millis(50),
+                Duration::from_secs(30),
+                &|| false,
+            );
+            assert_eq!(queued, 2);
+            holder.execute_batch("ROLLBACK").unwrap();
+        });
+    }
+
+    #[test]
+    fn a_dropped_watch_is_forgotten_and_the_others_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let (one, two) = (dir.path().join("one.db"), dir.path().join("two.db"));
+        crate::init_db(&one).unwrap();
+        crate::init_db(&two).unwrap();
+        let (first, second) = (
+            WriteLockWatch::new(&one).unwrap(),
+            WriteLockWatch::new(&two).unwrap(),
+        );
+        let (dropped, kept) = (
+            Arc::downgrade(&first.watched),
+            Arc::downgrade(&second.watched),
+        );
+        drop(first);
+        let watches = WATCHES.lock().unwrap_or_else(PoisonError::into_inner);
+        assert!(!watches.iter().any(|watch| watch.ptr_eq(&dropped)));
+        assert!(watches.iter().any(|watch| watch.ptr_eq(&kept)));
     }
 
     #[test]
