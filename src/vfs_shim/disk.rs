@@ -211,6 +211,27 @@ mod tests {
     }
 
     #[test]
+    fn after_a_cut_nothing_opens_until_every_handle_from_before_is_closed() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = new_db(dir.path());
+        let disk = Disk::track(&db).unwrap();
+        let count = |conn: &rusqlite::Connection| {
+            conn.query_row("SELECT count(*) FROM jobs", [], |row| row.get::<_, i64>(0))
+        };
+        let before = rusqlite::Connection::open(&db).unwrap();
+        assert_eq!(count(&before).unwrap(), 0);
+        disk.cut().unwrap();
+        let refused = rusqlite::Connection::open(&db).and_then(|conn| count(&conn));
+        assert!(
+            refused.is_err(),
+            "opened beside a handle from before the cut"
+        );
+        drop(before);
+        let after = rusqlite::Connection::open(&db).unwrap();
+        assert_eq!(count(&after).unwrap(), 0);
+    }
+
+    #[test]
     fn only_a_fault_that_fired_is_counted() {
         let dir = tempfile::tempdir().unwrap();
         let db = new_db(dir.path());

@@ -329,8 +329,13 @@ impl Tracked {
     /// log. `Err(())` refuses the open.
     pub(super) fn admit(&self, role: usize, born: u64) -> Result<(), ()> {
         let cut = self.cut_generation.load(Ordering::SeqCst);
-        if cut == 0 || born < cut {
-            return Ok(()); // never cut, or this handle is dead already
+        if cut == 0 {
+            return Ok(()); // never cut
+        }
+        if born < cut {
+            // Opened by a handle the cut fell on between its birth and
+            // this check: it is dead already, and its I/O fails as such.
+            return Ok(());
         }
         let dead_open = lock(&OPEN)
             .values()
