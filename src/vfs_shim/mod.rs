@@ -49,8 +49,9 @@
 //!   each file to its synced length. With [`Tearing`], some 512-byte sectors
 //!   of the lost writes reach the disk after all (only the bytes the write
 //!   covered: SQLite's "powersafe overwrite"). The WAL index (`-shm`) is
-//!   forgotten: the first open after the cut empties it, and SQLite
-//!   rebuilds it from the log, as after a reboot.
+//!   forgotten, as after a reboot: by the reboot rule below, no handle of
+//!   the process maps it when the database is next opened, so SQLite's
+//!   unix VFS empties it and rebuilds it from the log.
 //! - **After a cut**, every file handle opened before it belongs to a dead
 //!   process: its reads, writes, syncs, truncations and size queries fail
 //!   with `SQLITE_IOERR_*`, so a caller in the middle of an operation gets

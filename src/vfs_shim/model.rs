@@ -245,8 +245,6 @@ pub(super) struct DiskState {
     faults: Vec<IoFault>,
     faults_fired: u64,
     reports: Vec<CutReport>,
-    /// The next permitted open of the database after a cut empties `-shm`.
-    forget_wal_index: bool,
 }
 
 /// One file of a tracked database.
@@ -295,7 +293,6 @@ impl Tracked {
                 faults: Vec::new(),
                 faults_fired: 0,
                 reports: Vec::new(),
-                forget_wal_index: false,
             }),
         }
     }
@@ -324,10 +321,12 @@ impl Tracked {
     /// The reboot rule, checked when SQLite opens one of the database's
     /// files: after a cut, no file may be opened while a handle opened
     /// before the cut is still open (they would share the stale WAL index
-    /// in shared memory, which a reboot forgets). The first open the rule
-    /// lets through empties `-shm`, so SQLite rebuilds the index from the
+    /// in shared memory, which a reboot forgets). Once the rule lets an
+    /// open through, no handle of this process maps `-shm`, so SQLite's
+    /// unix VFS, finding no other holder of it, empties it as the first
+    /// connection after a reboot does, and rebuilds the index from the
     /// log. `Err(())` refuses the open.
-    pub(super) fn admit(&self, role: usize, born: u64) -> Result<(), ()> {
+    pub(super) fn admit(&self, born: u64) -> Result<(), ()> {
         let cut = self.cut_generation.load(Ordering::SeqCst);
         if cut == 0 {
             return Ok(()); // never cut
@@ -341,21 +340,10 @@ impl Tracked {
             .values()
             .any(|file| file.born < cut && self.role_of(&file.name).is_some());
         if dead_open {
-            return Err(());
+            Err(())
+        } else {
+            Ok(())
         }
-        let mut state = self.lock();
-        if role == MAIN_DB && state.forget_wal_index {
-            state.forget_wal_index = false;
-            let mut shm = self.names[MAIN_DB].clone();
-            shm.extend_from_slice(b"-shm");
-            let shm = PathBuf::from(std::ffi::OsStr::from_bytes(&shm));
-            // No handle of this process maps it (the rule above), and a
-            // tracked database is used by this process only.
-            if let Ok(file) = OpenOptions::new().write(true).open(shm) {
-                let _ = file.set_len(0);
-            }
-        }
-        Ok(())
     }
 
     /// Cuts the power now: every handle opened so far dies, and the files
@@ -385,7 +373,6 @@ impl Tracked {
                 report.error = Some(format!("{}: {error}", file.path.display()));
             }
         }
-        state.forget_wal_index = true;
         state.reports.push(report.clone());
         report
     }

@@ -201,8 +201,8 @@ unsafe extern "C" fn x_open(
         let born = model::power_generation();
         let seen_version = model::version();
         let tracked = own_name.as_deref().and_then(model::resolve);
-        if let Some((disk, role)) = &tracked {
-            if disk.admit(*role, born).is_err() {
+        if let Some((disk, _)) = &tracked {
+            if disk.admit(born).is_err() {
                 return ffi::SQLITE_CANTOPEN;
             }
         }
