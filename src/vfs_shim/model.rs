@@ -630,4 +630,98 @@ mod tests {
             "no seed let a sector of the last write reach the disk"
         );
     }
+
+    #[test]
+    fn only_the_last_write_is_torn_and_every_earlier_one_is_lost_whole() {
+        for seed in 0..8 {
+            let dir = tempfile::tempdir().unwrap();
+            let (tracked, file) = tracked_file(dir.path());
+            let mut state = tracked.lock();
+            write(&mut state, &file, 0, &[0xaa; 4 * SECTOR as usize]);
+            write(&mut state, &file, 4 * SECTOR, &[0xbb; 4 * SECTOR as usize]);
+            let report = tracked.cut(&mut state, None, Tearing::LastWrite { seed });
+            assert_eq!(
+                report.writes_lost + report.writes_kept + report.writes_torn,
+                2
+            );
+            assert!(report.writes_lost >= 1, "seed {seed}: {report:?}");
+            let mut first = vec![1; 4 * SECTOR as usize];
+            file.read_exact_at(&mut first, 0).unwrap();
+            assert!(
+                first.iter().all(|&byte| byte == 0),
+                "seed {seed}: the first write is lost whole"
+            );
+        }
+    }
+
+    #[test]
+    fn a_deleted_file_made_again_starts_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("jobs.db");
+        let wal = dir.path().join("jobs.db-wal");
+        std::fs::write(&wal, vec![0u8; 2 * SECTOR as usize]).unwrap();
+        let tracked = Tracked::new(db.as_os_str().as_bytes());
+        let mut state = tracked.lock();
+        let old = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&wal)
+            .unwrap();
+        let mut before = vec![0; SECTOR as usize];
+        old.read_exact_at(&mut before, 0).unwrap();
+        old.write_all_at(&[0xaa; SECTOR as usize], 0).unwrap();
+        state.record_write(1, 0, SECTOR, before);
+        std::fs::remove_file(&wal).unwrap();
+        state.deleted(1);
+        let new = File::create(&wal).unwrap();
+        new.write_all_at(&[0xbb; SECTOR as usize], 0).unwrap();
+        state.record_write(1, 0, SECTOR, Vec::new());
+        let report = tracked.cut(&mut state, None, Tearing::None);
+        assert_eq!((report.writes_lost, report.error), (1, None));
+        assert_eq!(
+            std::fs::metadata(&wal).unwrap().len(),
+            0,
+            "nothing of it was synced"
+        );
+    }
+
+    #[test]
+    fn an_armed_cut_falls_at_its_own_point_only_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let (tracked, _file) = tracked_file(dir.path());
+        let mut state = tracked.lock();
+        let tearing = Tearing::LastWrite { seed: 3 };
+        state.arm_cut(CutPoint::AfterWrite(2), tearing);
+        assert_eq!(state.take_cut(CutPoint::AfterWrite(1)), None);
+        assert_eq!(state.take_cut(CutPoint::BeforeSync(2)), None);
+        assert_eq!(state.take_cut(CutPoint::AfterWrite(2)), Some(tearing));
+        assert_eq!(
+            state.take_cut(CutPoint::AfterWrite(2)),
+            None,
+            "disarmed once fallen"
+        );
+    }
+
+    #[test]
+    fn a_file_gone_since_is_nothing_to_restore_but_one_that_cannot_be_opened_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let (tracked, file) = tracked_file(dir.path());
+        let mut state = tracked.lock();
+        write(&mut state, &file, 0, &[0xaa; 16]);
+        let db = dir.path().join("jobs.db");
+        std::fs::remove_file(&db).unwrap();
+        let report = tracked.cut(&mut state, None, Tearing::None);
+        assert_eq!(
+            report.error, None,
+            "a file that is gone has nothing to put back"
+        );
+
+        write(&mut state, &file, 0, &[0xaa; 16]);
+        std::fs::create_dir(&db).unwrap();
+        let report = tracked.cut(&mut state, None, Tearing::None);
+        let error = report
+            .error
+            .expect("a folder where the file was cannot be restored");
+        assert!(error.starts_with(&db.display().to_string()), "{error}");
+    }
 }
