@@ -724,4 +724,17 @@ mod tests {
             .expect("a folder where the file was cannot be restored");
         assert!(error.starts_with(&db.display().to_string()), "{error}");
     }
+
+    #[test]
+    fn the_tearing_coin_is_fair_for_any_seed_and_file() {
+        for seed in [0, 1, 42, u64::MAX] {
+            for role in 0..SUFFIXES.len() {
+                let heads = (0..256).filter(|&sector| coin(seed, role, sector)).count();
+                assert!(
+                    (80..=176).contains(&heads),
+                    "seed {seed}, file {role}: {heads} of 256 sectors kept"
+                );
+            }
+        }
+    }
 }
