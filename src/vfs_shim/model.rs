@@ -737,4 +737,44 @@ mod tests {
             }
         }
     }
+
+    /// The coin is splitmix64's finalizer, bit 0: these masks (sector n is
+    /// bit n) come from an implementation of it outside this crate.
+    #[test]
+    fn the_tearing_coin_is_splitmix64() {
+        let expected = [
+            (
+                0,
+                [
+                    0xb36b_d1fd_8663_eaaa,
+                    0x0632_065f_7cb2_b3f6,
+                    0x2389_3de8_8e02_469a,
+                ],
+            ),
+            (
+                42,
+                [
+                    0x0e64_638c_7f8e_95aa,
+                    0xc539_2384_d700_8c0f,
+                    0xa294_652e_5aa0_2800,
+                ],
+            ),
+            (
+                u64::MAX,
+                [
+                    0xb672_3a79_60ce_8515,
+                    0xcb9d_33bd_516a_2f8b,
+                    0xd68f_6e17_6e7e_b728,
+                ],
+            ),
+        ];
+        for (seed, masks) in expected {
+            for (role, mask) in masks.into_iter().enumerate() {
+                let coins = (0..64).fold(0u64, |bits, sector| {
+                    bits | (u64::from(coin(seed, role, sector)) << sector)
+                });
+                assert_eq!(coins, mask, "seed {seed}, file {role}: {coins:#x}");
+            }
+        }
+    }
 }
