@@ -644,6 +644,7 @@ mod tests {
                 report.writes_lost + report.writes_kept + report.writes_torn,
                 2
             );
+            assert_eq!(report.truncations_undone, 0, "writes are no truncations");
             assert!(report.writes_lost >= 1, "seed {seed}: {report:?}");
             let mut first = vec![1; 4 * SECTOR as usize];
             file.read_exact_at(&mut first, 0).unwrap();
