@@ -232,6 +232,30 @@ mod tests {
     }
 
     #[test]
+    fn the_reboot_rule_holds_whatever_other_databases_were_cut_since() {
+        let dir = tempfile::tempdir().unwrap();
+        let (one, two) = (dir.path().join("one.db"), dir.path().join("two.db"));
+        crate::init_db(&one).unwrap();
+        crate::init_db(&two).unwrap();
+        let (disk, other) = (Disk::track(&one).unwrap(), Disk::track(&two).unwrap());
+        let before = rusqlite::Connection::open(&one).unwrap();
+        before.execute_batch("SELECT count(*) FROM jobs").unwrap();
+        disk.cut().unwrap();
+        other.cut().unwrap();
+        assert!(
+            rusqlite::Connection::open(&one)
+                .and_then(|conn| conn.execute_batch("SELECT count(*) FROM jobs"))
+                .is_err(),
+            "opened beside a handle from before its own cut"
+        );
+        drop(before);
+        rusqlite::Connection::open(&one)
+            .unwrap()
+            .execute_batch("SELECT count(*) FROM jobs")
+            .unwrap();
+    }
+
+    #[test]
     fn only_a_fault_that_fired_is_counted() {
         let dir = tempfile::tempdir().unwrap();
         let db = new_db(dir.path());
