@@ -498,7 +498,8 @@ impl FileState {
         let mut kept: Vec<(u64, Vec<u8>)> = Vec::new();
         for pending in self.pending.iter().filter(|p| p.written > 0) {
             let end = pending.offset + pending.written;
-            let (mut sectors_kept, mut sectors_lost) = (0, 0);
+            // Whether some sector reached the disk, and whether some did not.
+            let (mut some_kept, mut some_lost) = (false, false);
             for sector in pending.offset / SECTOR..end.div_ceil(SECTOR) {
                 let from = pending.offset.max(sector * SECTOR);
                 let to = end.min((sector + 1) * SECTOR).min(len);
@@ -509,15 +510,15 @@ impl FileState {
                     let mut bytes = vec![0; usize::try_from(to - from).unwrap_or(0)];
                     file.read_exact_at(&mut bytes, from)?;
                     kept.push((from, bytes));
-                    sectors_kept += 1;
+                    some_kept = true;
                 } else {
-                    sectors_lost += 1;
+                    some_lost = true;
                 }
             }
-            match (sectors_kept, sectors_lost) {
-                (0, _) => report.writes_lost += 1,
-                (_, 0) => report.writes_kept += 1,
-                _ => report.writes_torn += 1,
+            match (some_kept, some_lost) {
+                (false, _) => report.writes_lost += 1,
+                (true, false) => report.writes_kept += 1,
+                (true, true) => report.writes_torn += 1,
             }
         }
         report.truncations_undone += self.pending.iter().filter(|p| p.written == 0).count();
