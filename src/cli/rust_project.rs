@@ -33,17 +33,22 @@ const BINARY: &str = "my-lease-store";
 /// `src/store.rs`. Never overwrites a file that differs: a student's work
 /// is not lost.
 pub fn write(folder: &Path, store: &str) -> io::Result<()> {
+    write_files(folder, files(MANIFEST, store))
+}
+
+fn write_files(folder: &Path, files: [(&str, &str); 6]) -> io::Result<()> {
     fs::create_dir_all(folder.join("src"))?;
-    for (name, text) in files(store) {
+    for (name, text) in files {
         super::starter::write_once(&folder.join(name), text)?;
     }
     Ok(())
 }
 
-/// The project's files, by path, with `store` as `src/store.rs`.
-fn files(store: &str) -> [(&'static str, &str); 6] {
+/// The project's files, by path, with `manifest` as `Cargo.toml` and
+/// `store` as `src/store.rs`.
+fn files<'a>(manifest: &'a str, store: &'a str) -> [(&'static str, &'a str); 6] {
     [
-        ("Cargo.toml", MANIFEST),
+        ("Cargo.toml", manifest),
         ("Cargo.lock", LOCK),
         ("src/main.rs", MAIN),
         ("src/store.rs", store),
@@ -159,16 +164,25 @@ fn worker_in(
     on_build: impl FnOnce(&Path),
 ) -> Result<PathBuf, BuildFailure> {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    files(source).hash(&mut hasher);
-    let folder = cache
-        .join("workers")
-        .join(format!("{:016x}", hasher.finish()));
+    files(MANIFEST, source).hash(&mut hasher);
+    let key = format!("{:016x}", hasher.finish());
+    let folder = cache.join("workers").join(&key);
     let built = folder.join(BINARY);
     if built.is_file() {
         return Ok(built);
     }
     on_build(&folder);
-    write(&folder, source).map_err(|error| BuildFailure {
+    // Every worker builds in one target folder, where cargo tells packages
+    // apart by name and version, not by folder: a worker named like the
+    // starter (or like another worker) would be taken for it and not
+    // rebuilt. So each worker's package is named by its key; the program
+    // keeps its name.
+    let manifest = MANIFEST.replacen(
+        &format!("name = \"{BINARY}\""),
+        &format!("name = \"{BINARY}-{key}\""),
+        1,
+    ) + &format!("\n[[bin]]\nname = \"{BINARY}\"\npath = \"src/main.rs\"\n");
+    write_files(&folder, files(&manifest, source)).map_err(|error| BuildFailure {
         message: format!(
             "cannot write the worker's project in {}: {error}",
             folder.display()
@@ -296,6 +310,17 @@ mod tests {
         );
         let other = worker_in(cache.path(), cargo.as_os_str(), "// two", |_| {}).unwrap();
         assert_ne!(other, first);
+        // One target folder for all: each worker's package has a name of its own.
+        let package = |program: &Path| {
+            fs::read_to_string(program.with_file_name("Cargo.toml"))
+                .unwrap()
+                .lines()
+                .find(|line| line.starts_with("name = "))
+                .unwrap()
+                .to_string()
+        };
+        assert_ne!(package(&first), package(&other));
+        assert_ne!(package(&first), format!("name = \"{BINARY}\""));
         assert_eq!(calls(), 2, "another source builds anew");
     }
 
