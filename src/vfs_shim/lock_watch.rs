@@ -206,14 +206,21 @@ mod tests {
     use rusqlite::Connection;
     use std::thread;
 
-    #[test]
-    fn every_connection_queued_behind_the_lock_is_counted_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("jobs.db");
+    /// A new database in `dir`, a watch on it, and a plain connection
+    /// holding its write lock.
+    fn held_lock(dir: &Path) -> (PathBuf, WriteLockWatch, Connection) {
+        let db = dir.join("jobs.db");
         crate::init_db(&db).unwrap();
         let watch = WriteLockWatch::new(&db).unwrap();
         let holder = Connection::open(&db).unwrap();
         holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+        (db, watch, holder)
+    }
+
+    #[test]
+    fn every_connection_queued_behind_the_lock_is_counted_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let (db, watch, holder) = held_lock(dir.path());
         thread::scope(|scope| {
             for _ in 0..3 {
                 scope.spawn(|| {
@@ -245,11 +252,7 @@ mod tests {
     #[test]
     fn the_quiet_grows_with_the_gaps_between_arrivals() {
         let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("jobs.db");
-        crate::init_db(&db).unwrap();
-        let watch = WriteLockWatch::new(&db).unwrap();
-        let holder = Connection::open(&db).unwrap();
-        holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let (db, watch, holder) = held_lock(dir.path());
         let racer = || {
             let conn = Connection::open(&db).unwrap();
             conn.busy_timeout(Duration::from_secs(10)).unwrap();
@@ -300,11 +303,7 @@ mod tests {
     #[test]
     fn a_wait_for_more_than_come_ends_when_all_is_quiet() {
         let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("jobs.db");
-        crate::init_db(&db).unwrap();
-        let watch = WriteLockWatch::new(&db).unwrap();
-        let holder = Connection::open(&db).unwrap();
-        holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let (db, watch, holder) = held_lock(dir.path());
         thread::scope(|scope| {
             scope.spawn(|| {
                 let conn = Connection::open(&db).unwrap();
@@ -332,11 +331,7 @@ mod tests {
     #[test]
     fn a_racer_that_queued_before_the_wait_began_counts_as_come() {
         let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("jobs.db");
-        crate::init_db(&db).unwrap();
-        let watch = WriteLockWatch::new(&db).unwrap();
-        let holder = Connection::open(&db).unwrap();
-        holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let (db, watch, holder) = held_lock(dir.path());
         thread::scope(|scope| {
             scope.spawn(|| {
                 let conn = Connection::open(&db).unwrap();
