@@ -266,6 +266,37 @@ fn a_hang_is_a_timeout_and_the_check_still_ends() {
     });
 }
 
+/// A program that hangs at every call costs the time limit twice, not
+/// once per test: after two tests ran out of time the check runs no more,
+/// and the steps after say why (step 1's first two tests time out, so
+/// step 2's are not run).
+#[test]
+fn a_check_stops_running_tests_after_two_timeouts_and_says_why() {
+    let sandbox = Sandbox::new();
+    let implementation = format!("sh -c {}", shell_quote(&after_one_request(KEEP_READING)));
+    let ran = sandbox.lab(&[
+        "check",
+        "--impl",
+        &implementation,
+        "--step",
+        "2",
+        "--timeout-ms",
+        "1000",
+    ]);
+    ran.assert_code(1);
+    ran.assert_says(&[
+        "not run: the implementation already ran out of time in 2 (",
+        "); fix that first",
+    ]);
+    let steps = step_lines(&ran.stdout);
+    assert_eq!(
+        steps.len(),
+        2,
+        "steps 1 and 2 are reported:\n{}",
+        ran.shown()
+    );
+}
+
 #[test]
 fn a_line_that_is_not_json_is_quoted_as_such() {
     assert_clear_verdict(Broken {
