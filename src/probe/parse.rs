@@ -806,4 +806,41 @@ mod tests {
             "t.probe:1: expected at least one operation (enqueue, state, claim, ...), but found the end of the file"
         );
     }
+
+    /// An expectation is shown (in a verdict's `expected:` row) as a probe
+    /// would write it: shown and read again, it is the same expectation.
+    #[test]
+    fn an_expectation_reads_back_as_it_is_shown() {
+        let lines = [
+            "init -> ok",
+            "enqueue j -> true",
+            "enqueue j -> false",
+            "claim j A now=0 ttl=1 -> 3",
+            "claim j A now=0 ttl=1 -> none",
+            "claim j A now=0 ttl=1 -> error",
+            "claim j A now=0 ttl=1 -> error invalid-argument",
+            "state j -> none",
+            r#"state j -> owner="A B" until=1.5 fence=2 result=none done=false"#,
+            "state j until -> 2.25",
+            "state j done -> true",
+            "claim-many j A B C now=0 ttl=1 -> [1, none, none]",
+            "claim-many j A B C now=0 ttl=1 -> one-winner",
+            "claim-many j A B C now=0 ttl=1 -> winners=2",
+        ];
+        for text in lines {
+            let line = one(text);
+            let (call, _) = text.split_once(" -> ").expect("an expectation");
+            let shown = format!("{call} -> {}", line.expectation);
+            assert_eq!(
+                one(&shown).expectation,
+                line.expectation,
+                "{text} shown as {shown}"
+            );
+            assert_eq!(shown, text, "{text} is shown as written");
+        }
+        assert_eq!(
+            one("enqueue j").expectation.to_string(),
+            "any answer but an error"
+        );
+    }
 }
