@@ -7,10 +7,11 @@ use crate::job::{Fence, Job};
 use crate::operation::Operation;
 use std::fmt;
 
-/// The most owners one `NAME*K` may stand for: enough for any race the
-/// store can run (it uses at most 64 threads), small enough that a typo
-/// does not make a probe run for minutes.
-pub const MAX_EXPANDED_OWNERS: usize = 1000;
+/// The most owners one `claim-many` line may name, one by one or as
+/// `NAME*K`: enough for any race the store can run (it uses at most 64
+/// threads), small enough that a typo does not make a probe run for
+/// minutes.
+pub const MAX_OWNERS: usize = 1000;
 
 /// A parsed probe: its lines, in file order, after the implicit `init_db`.
 #[derive(Debug, Clone, PartialEq)]

@@ -46,7 +46,8 @@
 //! line without `->` must merely not fail. Names and texts with spaces or special characters are written
 //! in double quotes (`result="all done"`, `""` for an empty id); a quoted
 //! `"none"` is the text, not the absence. In `claim-many`, an unquoted
-//! owner `NAME*K` stands for the K owners `NAME1` to `NAMEK`. `null` is
+//! owner `NAME*K` stands for the K owners `NAME1` to `NAMEK`; a line names
+//! at most [`MAX_OWNERS`] owners in all. `null` is
 //! accepted for `none`.
 //!
 //! `one-winner` and `winners=K` check that every owner got an answer and
@@ -65,7 +66,7 @@ mod run;
 pub use judge::{
     check, check_text, judge, CheckOptions, Difference, MutantCheck, ProbeCheck, Verdict,
 };
-pub use line::{Expectation, Field, Probe, ProbeError, ProbeLine, Value, MAX_EXPANDED_OWNERS};
+pub use line::{Expectation, Field, Probe, ProbeError, ProbeLine, Value, MAX_OWNERS};
 pub use parse::{load, parse};
 pub use reply::Reply;
 pub use run::{run, LineRun, ProbeRun};

@@ -1,7 +1,7 @@
 //! Reading a probe: the probe language's lines into operations and
 //! expectations, with errors that name the line and what was expected.
 
-use super::line::{Expectation, Field, Probe, ProbeError, ProbeLine, Value, MAX_EXPANDED_OWNERS};
+use super::line::{Expectation, Field, Probe, ProbeError, ProbeLine, Value, MAX_OWNERS};
 use crate::error::ErrorKind;
 use crate::job::Fence;
 use crate::operation::Operation;
@@ -450,7 +450,15 @@ fn claim_many_call(cursor: &mut Cursor) -> Result<Operation, Mismatch> {
     let job_id = cursor.text("a job id")?;
     let mut owners = Vec::new();
     while cursor.peek().is_some() && !cursor.at_named() {
+        let found = cursor.peek();
         owners.extend(owner_group(cursor)?);
+        if owners.len() > MAX_OWNERS {
+            let found = mismatch("", found).found;
+            return Err(Mismatch::new(
+                format!("at most {MAX_OWNERS} owners on one line"),
+                format!("{found}, which makes {}", owners.len()),
+            ));
+        }
     }
     let [now, ttl] = lease_times(cursor)?;
     Ok(Operation::ClaimMany {
@@ -474,11 +482,11 @@ fn owner_group(cursor: &mut Cursor) -> Result<Vec<String>, Mismatch> {
     let found = cursor.peek();
     if let Some(Token::Word(word)) = found {
         if let Some((name, count)) = word.rsplit_once('*') {
-            let expected = format!("`NAME*K` with K from 1 to {MAX_EXPANDED_OWNERS}");
+            let expected = format!("`NAME*K` with K from 1 to {MAX_OWNERS}");
             let count: usize = count
                 .parse()
                 .ok()
-                .filter(|count| (1..=MAX_EXPANDED_OWNERS).contains(count))
+                .filter(|count| (1..=MAX_OWNERS).contains(count))
                 .ok_or_else(|| mismatch(expected.clone(), found))?;
             if name.is_empty() {
                 return Err(mismatch(expected, found));
@@ -800,6 +808,18 @@ mod tests {
         assert_eq!(
             error("claim-many j w*0 now=0 ttl=1"),
             "t.probe:1: expected `NAME*K` with K from 1 to 1000, but found `w*0`"
+        );
+        match one("claim-many j v*999 A now=0 ttl=1").operation {
+            Operation::ClaimMany { owners, .. } => assert_eq!(owners.len(), MAX_OWNERS),
+            other => panic!("not a claim-many: {other:?}"),
+        }
+        assert_eq!(
+            error("claim-many j v*999 A B now=0 ttl=1"),
+            "t.probe:1: expected at most 1000 owners on one line, but found `B`, which makes 1001"
+        );
+        assert_eq!(
+            error("claim-many j v*1000 w*1000 now=0 ttl=1"),
+            "t.probe:1: expected at most 1000 owners on one line, but found `w*1000`, which makes 2000"
         );
         assert_eq!(
             error("# nothing but a comment\n"),
