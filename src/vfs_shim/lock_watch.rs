@@ -81,8 +81,8 @@ pub struct WriteLockWatch {
 }
 
 impl WriteLockWatch {
-    /// Installs the shim (see [`install`]) and starts watching the database
-    /// at `db`. Only connections opened through the shim are seen.
+    /// Installs the shim (see [`super::install`]) and starts watching the
+    /// database at `db`. Only connections opened through the shim are seen.
     ///
     /// Errors: [`ShimError::NoDatabase`] when no database file is there
     /// (a watch on it would see nothing, and a race would wait in vain).

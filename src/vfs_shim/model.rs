@@ -19,6 +19,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// Where an armed power cut falls, counted in I/O calls on the tracked
 /// files since [`Disk::track`] (the first call is 1; see [`Disk::counts`]).
+///
+/// [`Disk::track`]: super::Disk::track
+/// [`Disk::counts`]: super::Disk::counts
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CutPoint {
     /// At the n-th sync, before it takes effect: everything it would have
@@ -56,6 +59,8 @@ pub enum Tearing {
 
 /// An injected I/O error: the n-th call of a kind on the tracked files,
 /// counted since [`Disk::track`] (first is 1), fails once, without effect.
+///
+/// [`Disk::track`]: super::Disk::track
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IoFault {
     /// The n-th read fails with `SQLITE_IOERR_READ`.
@@ -92,7 +97,7 @@ impl IoFault {
 }
 
 /// How many I/O calls on the tracked files went through the shim since
-/// [`Disk::track`]: the points [`CutPoint`] and [`IoFault`] count in.
+/// [`super::Disk::track`]: the points [`CutPoint`] and [`IoFault`] count in.
 /// Calls through dead handles are not counted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct IoCounts {
@@ -109,7 +114,7 @@ pub struct IoCounts {
 /// What one power cut did to the tracked files.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CutReport {
-    /// The armed point it fell at; `None` for [`Disk::cut`].
+    /// The armed point it fell at; `None` for [`super::Disk::cut`].
     pub point: Option<CutPoint>,
     /// The tearing it was made with.
     pub tearing: Tearing,
