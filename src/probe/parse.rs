@@ -631,11 +631,24 @@ fn claims_expectation(cursor: &mut Cursor, owners: usize) -> Result<Expectation,
     match found {
         Some(Token::Open) => {
             cursor.next();
+            // One answer per owner: a list of another length could never
+            // hold, so it is refused here, where the line can be fixed.
             let mut fences = Vec::new();
             loop {
-                if cursor.peek() == Some(&Token::Close) {
+                let found = cursor.peek();
+                if found == Some(&Token::Close) {
+                    if fences.len() < owners {
+                        return Err(Mismatch::new(
+                            format!("{owners} answers, one per owner"),
+                            format!("`]` after {}", fences.len()),
+                        ));
+                    }
                     cursor.next();
                     return Ok(Expectation::Fences(fences));
+                }
+                if fences.len() == owners {
+                    let expected = format!("`]` after {owners} answers, one per owner");
+                    return Err(mismatch(expected, found));
                 }
                 fences.push(fence_answer(cursor, "a fence, `none` or `]`")?);
                 if cursor.peek() == Some(&Token::Comma) {
@@ -820,6 +833,22 @@ mod tests {
         assert_eq!(
             error("claim-many j v*1000 w*1000 now=0 ttl=1"),
             "t.probe:1: expected at most 1000 owners on one line, but found `w*1000`, which makes 2000"
+        );
+        assert_eq!(
+            error("enqueue j k -> true"),
+            "t.probe:1: expected `->` or the end of the line, but found `k`"
+        );
+        assert_eq!(
+            error("enqueue j -> true false"),
+            "t.probe:1: expected the end of the line, but found `false`"
+        );
+        assert_eq!(
+            error("claim-many j A B C now=0 ttl=1 -> [1, none]"),
+            "t.probe:1: expected 3 answers, one per owner, but found `]` after 2"
+        );
+        assert_eq!(
+            error("claim-many j A B now=0 ttl=1 -> [1, none, none]"),
+            "t.probe:1: expected `]` after 2 answers, one per owner, but found `none`"
         );
         assert_eq!(
             error("# nothing but a comment\n"),
