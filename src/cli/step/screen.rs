@@ -318,3 +318,111 @@ pub fn after_the_run(exercise: &Exercise, width: usize) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lease_lab::outcome::TestRun;
+    use lease_lab::suite;
+    use lease_lab::variant::{self, Variant};
+    use std::time::Duration;
+
+    /// A run of `tests` in which the named ones crash and the rest pass.
+    fn run(variant: Variant, tests: &[&'static Case], crashing: &[&str]) -> VariantRun {
+        let outcome = |name: &str| {
+            if crashing.contains(&name) {
+                Outcome::Crash {
+                    message: "boom".into(),
+                }
+            } else {
+                Outcome::Pass
+            }
+        };
+        let runs = tests
+            .iter()
+            .map(|case| TestRun::new(case.name, outcome(case.name), Duration::ZERO))
+            .collect();
+        VariantRun { variant, runs }
+    }
+
+    /// The matrix of exercise `step`'s mutant against the reference over
+    /// steps 1 to `step`, with the given tests crashing on each side.
+    fn matrix(step: u8, on_reference: &[&str], on_mutant: &[&str]) -> Matrix {
+        let tests: Vec<&'static Case> = suite::cases_through(step).collect();
+        let mutant = variant::compiled_mutant(&format!("0{step}")).expect("a worksheet mutant");
+        let runs = vec![
+            run(Variant::reference(), &tests, on_reference),
+            run(Variant::compiled(mutant), &tests, on_mutant),
+        ];
+        Matrix { tests, runs }
+    }
+
+    /// The tests that have a line in the run, in order.
+    fn listed(shown: &str) -> Vec<&str> {
+        shown
+            .lines()
+            .filter_map(|line| {
+                let mut words = line.split_whitespace();
+                let number = words.next()?;
+                number.parse::<usize>().ok()?;
+                let name = words.next()?;
+                suite::CASES
+                    .iter()
+                    .any(|case| case.name == name)
+                    .then_some(name)
+            })
+            .collect()
+    }
+
+    fn names(step: u8) -> Vec<&'static str> {
+        suite::CASES
+            .iter()
+            .filter(|case| case.step == step)
+            .map(|case| case.name)
+            .collect()
+    }
+
+    fn earlier_count(step: u8) -> usize {
+        suite::CASES.iter().filter(|case| case.step < step).count()
+    }
+
+    /// The step's own tests are all listed; an earlier one only when it
+    /// caught the mutant or failed on the reference; the rest are summed
+    /// up in one line that counts them.
+    #[test]
+    fn the_run_lists_the_steps_tests_and_the_earlier_ones_that_matter() {
+        let (early, own) = (names(1)[0], names(3)[0]);
+        let (shown, caught) = verdicts(&matrix(3, &[], &[early, own]), 3, 200);
+        let mut expected = vec![early];
+        expected.extend(names(3));
+        assert_eq!(listed(&shown), expected, "{shown}");
+        assert_eq!(caught, [early, own]);
+        let all = earlier_count(3);
+        assert!(
+            shown.contains(&format!(
+                "The other {} of the {all} tests of steps 1 to 2 pass on both alike (not listed).",
+                all - 1
+            )),
+            "{shown}"
+        );
+        assert!(!shown.contains("warning:"), "{shown}");
+
+        let broken = names(1)[1];
+        let (shown, caught) = verdicts(&matrix(2, &[broken], &[]), 2, 200);
+        let mut expected = vec![broken];
+        expected.extend(names(2));
+        assert_eq!(listed(&shown), expected, "{shown}");
+        assert!(caught.is_empty());
+        assert!(
+            shown.contains(&format!(
+                "The {} tests of step 1 pass on the reference and on the mutant alike (not listed).",
+                earlier_count(2)
+            )),
+            "{shown}"
+        );
+        assert!(
+            shown.contains(&format!("warning: the reference fails {broken}: ")),
+            "{shown}"
+        );
+    }
+}
