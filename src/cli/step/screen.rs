@@ -357,19 +357,18 @@ mod tests {
         Matrix { tests, runs }
     }
 
-    /// The tests that have a line in the run, in order.
+    /// The tests that have a line in the run, in order, each numbered as
+    /// in the suite (the numbers a prediction may name).
     fn listed(shown: &str) -> Vec<&str> {
         shown
             .lines()
             .filter_map(|line| {
                 let mut words = line.split_whitespace();
-                let number = words.next()?;
-                number.parse::<usize>().ok()?;
+                let number: usize = words.next()?.parse().ok()?;
                 let name = words.next()?;
-                suite::CASES
-                    .iter()
-                    .any(|case| case.name == name)
-                    .then_some(name)
+                let position = suite::CASES.iter().position(|case| case.name == name)?;
+                assert_eq!(number, position + 1, "{name}'s number in {line:?}");
+                Some(name)
             })
             .collect()
     }
