@@ -476,7 +476,7 @@ mod tests {
     use super::*;
     use crate::cli::progress::Progress;
     use lease_lab::runner::{run_case, VariantRun};
-    use std::io::Cursor;
+    use std::io::{Cursor, Write};
 
     /// The suite run in this process, test by test: what the workers
     /// would report, without a `lab` binary to start.
@@ -510,7 +510,7 @@ mod tests {
         interactive: bool,
     ) -> (Result<Attempt, StepError>, String) {
         let mut input = Cursor::new(typed.as_bytes().to_vec());
-        let mut output = Vec::new();
+        let mut output = Bounded(Vec::new());
         let mut console = Console {
             input: &mut input,
             interactive,
@@ -526,7 +526,28 @@ mod tests {
             &RunOptions::default(),
             &folder.join("progress.json"),
         );
-        (result, String::from_utf8(output).unwrap())
+        (result, String::from_utf8(output.0).unwrap())
+    }
+
+    /// A step's output under test, refused past 1 MiB (a whole step writes
+    /// a few kilobytes): a prompt that asked again for ever would
+    /// otherwise fill the memory, and now fails the test at once.
+    struct Bounded(Vec<u8>);
+
+    impl Write for Bounded {
+        fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+            if self.0.len() + bytes.len() > 1 << 20 {
+                return Err(io::Error::other(
+                    "the step wrote more than 1 MiB: does a prompt ask again for ever?",
+                ));
+            }
+            self.0.extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
     }
 
     fn saved(folder: &Path) -> Progress {

@@ -405,6 +405,14 @@ mod tests {
             "{shown}"
         );
         assert!(!shown.contains("warning:"), "{shown}");
+        let total = all + names(3).len();
+        assert!(
+            shown.contains(&format!(
+                "2 tests of {total} caught the mutant; {} still pass on it",
+                total - 2
+            )),
+            "{shown}"
+        );
 
         let broken = names(1)[1];
         let (shown, caught) = verdicts(&matrix(2, &[broken], &[]), 2, 200);
