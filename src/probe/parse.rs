@@ -449,11 +449,11 @@ fn complete_call(cursor: &mut Cursor) -> Result<Operation, Mismatch> {
 fn claim_many_call(cursor: &mut Cursor) -> Result<Operation, Mismatch> {
     let job_id = cursor.text("a job id")?;
     let mut owners = Vec::new();
-    while cursor.peek().is_some() && !cursor.at_named() {
-        let found = cursor.peek();
-        owners.extend(owner_group(cursor)?);
+    while let Some(token) = cursor.peek().filter(|_| !cursor.at_named()) {
+        cursor.next();
+        owners.extend(owner_group(token)?);
         if owners.len() > MAX_OWNERS {
-            let found = mismatch("", found).found;
+            let found = token.describe();
             return Err(Mismatch::new(
                 format!("at most {MAX_OWNERS} owners on one line"),
                 format!("{found}, which makes {}", owners.len()),
@@ -477,25 +477,28 @@ fn lease_times(cursor: &mut Cursor) -> Result<[f64; 2], Mismatch> {
     Ok([0, 1].map(|index| times[index].expect("both keys are required")))
 }
 
-/// One owner of `claim-many`, or the owners `NAME1..NAMEK` of `NAME*K`.
-fn owner_group(cursor: &mut Cursor) -> Result<Vec<String>, Mismatch> {
-    let found = cursor.peek();
-    if let Some(Token::Word(word)) = found {
-        if let Some((name, count)) = word.rsplit_once('*') {
-            let expected = format!("`NAME*K` with K from 1 to {MAX_OWNERS}");
-            let count: usize = count
-                .parse()
-                .ok()
-                .filter(|count| (1..=MAX_OWNERS).contains(count))
-                .ok_or_else(|| mismatch(expected.clone(), found))?;
-            if name.is_empty() {
-                return Err(mismatch(expected, found));
+/// The owners one token of `claim-many` names: itself, or for an unquoted
+/// `NAME*K` the owners `NAME1` to `NAMEK`.
+fn owner_group(token: &Token) -> Result<Vec<String>, Mismatch> {
+    match token {
+        Token::Word(word) => match word.rsplit_once('*') {
+            Some((name, count)) => {
+                let expected = format!("`NAME*K` with K from 1 to {MAX_OWNERS}");
+                let count: usize = count
+                    .parse()
+                    .ok()
+                    .filter(|count| (1..=MAX_OWNERS).contains(count))
+                    .ok_or_else(|| mismatch(expected.clone(), Some(token)))?;
+                if name.is_empty() {
+                    return Err(mismatch(expected, Some(token)));
+                }
+                Ok((1..=count).map(|i| format!("{name}{i}")).collect())
             }
-            cursor.next();
-            return Ok((1..=count).map(|i| format!("{name}{i}")).collect());
-        }
+            None => Ok(vec![word.clone()]),
+        },
+        Token::Quoted(text) => Ok(vec![text.clone()]),
+        other => Err(mismatch("an owner, or `now=`", Some(other))),
     }
-    Ok(vec![cursor.text("an owner, or `now=`")?])
 }
 
 const FIELDS: &str = "a field (id, owner, until, fence, result, done)";
@@ -816,7 +819,9 @@ mod tests {
         );
         assert_eq!(
             error("claim j A now=0 ttl=1 -> error oops"),
-            format!("t.probe:1: expected {}, but found `oops`", error_kinds())
+            "t.probe:1: expected an error kind (invalid-argument, missing-folder, \
+             no-database, is-a-directory, not-a-database, no-jobs-table, incompatible-schema, \
+             read-only, busy, sqlite, not-implemented, other), but found `oops`"
         );
         assert_eq!(
             error("claim-many j w*0 now=0 ttl=1"),
@@ -833,6 +838,18 @@ mod tests {
         assert_eq!(
             error("claim-many j v*1000 w*1000 now=0 ttl=1"),
             "t.probe:1: expected at most 1000 owners on one line, but found `w*1000`, which makes 2000"
+        );
+        assert_eq!(
+            error("state j owner -> ["),
+            "t.probe:1: expected an owner or `none`, but found `[`"
+        );
+        assert_eq!(
+            error("state j result -> ["),
+            "t.probe:1: expected a result text or `none`, but found `[`"
+        );
+        assert_eq!(
+            error("claim-many j A [ now=0 ttl=1"),
+            "t.probe:1: expected an owner, or `now=`, but found `[`"
         );
         assert_eq!(
             error("enqueue j k -> true"),
