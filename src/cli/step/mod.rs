@@ -592,6 +592,32 @@ mod tests {
         );
     }
 
+    /// At the prompt, `?` lists every test in force and asks again;
+    /// `probe` reads a probe up to an empty line, asks again when it does
+    /// not parse (saying why), and otherwise runs it as the prediction.
+    #[test]
+    fn the_prompt_lists_every_test_on_a_question_mark_and_takes_a_typed_probe() {
+        let folder = tempfile::tempdir().unwrap();
+        let typed = "?\nprobe\ngrab j1\n\nprobe\nenqueue j1 -> true\nenqueue j1 -> false\n\n";
+        let (result, shown) = step_in(folder.path(), "2", GivenPrediction::default(), typed, true);
+        let attempt = result.unwrap();
+        let menu: Vec<&'static Case> = suite::cases_through(2).collect();
+        let every_test = screen::all_tests(&menu, 160);
+        assert_eq!(
+            shown.matches(&every_test).count(),
+            1,
+            "the list, once, after `?`: {shown}"
+        );
+        assert!(
+            shown.contains("<typed>:1: expected"),
+            "the wrong probe's error: {shown}"
+        );
+        let probe = attempt.probe.expect("the typed probe is recorded");
+        assert_eq!(probe.text, "enqueue j1 -> true\nenqueue j1 -> false\n");
+        assert!(probe.killed, "the probe tells mutant 02 apart: {shown}");
+        assert!(attempt.predicted.is_empty());
+    }
+
     #[test]
     fn the_step_stops_cleanly_when_input_ends_or_cannot_come() {
         let folder = tempfile::tempdir().unwrap();
