@@ -852,6 +852,11 @@ mod tests {
             "t.probe:1: expected an owner, or `now=`, but found `[`"
         );
         assert_eq!(
+            error("claim-many j A now=0 ttl=1 -> lots"),
+            "t.probe:1: expected `[FENCE-OR-none, ...]`, `one-winner`, `winners=K` or `error`, \
+             but found `lots`"
+        );
+        assert_eq!(
             error("enqueue j k -> true"),
             "t.probe:1: expected `->` or the end of the line, but found `k`"
         );

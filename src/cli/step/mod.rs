@@ -618,6 +618,33 @@ mod tests {
         assert!(attempt.predicted.is_empty());
     }
 
+    /// The exercises follow the student's language unless a family is
+    /// named: a Python file (given, or recorded in the progress file) gets
+    /// the Python store's mutants, any other program the Rust store's.
+    #[test]
+    fn the_exercises_follow_the_students_language() {
+        let folder = tempfile::tempdir().unwrap();
+        let progress_path = folder.path().join("progress.json");
+        let store = folder.path().join("store.py");
+        std::fs::write(&store, "").unwrap();
+        let store = store.to_str().unwrap();
+        let family = |given: Option<&str>| Chosen::of(given, &progress_path).unwrap().family;
+        assert_eq!(family(Some(store)), Family::Python);
+        assert_eq!(family(Some("rust")), Family::Rust);
+        assert_eq!(family(Some("./my-store --serve")), Family::Rust);
+        assert_eq!(family(None), Family::Rust);
+        let recorded = Progress {
+            implementation: Some(Implementation::parse(store).unwrap()),
+            ..Progress::default()
+        };
+        progress::save(&progress_path, &recorded).unwrap();
+        assert_eq!(family(None), Family::Python);
+        assert_eq!(family(Some("rust")), Family::Rust);
+        let chosen = Chosen::of(Some("python"), &progress_path).unwrap();
+        assert_eq!(chosen.family, Family::Python);
+        assert_eq!(chosen.own, recorded.implementation);
+    }
+
     #[test]
     fn the_step_stops_cleanly_when_input_ends_or_cannot_come() {
         let folder = tempfile::tempdir().unwrap();
