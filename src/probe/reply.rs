@@ -196,6 +196,10 @@ mod tests {
             winners: 1,
             owners: 3,
         };
+        let list = Expectation::Fences(vec![Some(Fence(1)), None]);
+        assert!(list.holds(&fences(vec![Some(1), None])));
+        assert!(!list.holds(&fences(vec![None, Some(1)])));
+        assert!(!list.holds(&fences(vec![Some(1), None, None])));
         assert!(winners.holds(&fences(vec![None, Some(1), None])));
         assert!(!winners.holds(&fences(vec![Some(1)])));
         assert!(!winners.holds(&fences(vec![Some(1), Some(2), None])));

@@ -360,7 +360,7 @@ fn prediction(
         Some(text) => parse_selection(text, menu)
             .map_err(|problems| StepError::BadPrediction(problems.join("; ")))?,
         None if given.probe.is_some() => Vec::new(),
-        None if !console.interactive => return Err(StepError::NoPrediction),
+        // Without a terminal, step_through has refused already.
         None => {
             let step = menu.last().map_or(1, |case| case.step);
             write!(
@@ -589,6 +589,10 @@ mod tests {
         assert!(
             shown.contains("Next: lab step 3"),
             "the exercise after this one: {shown}"
+        );
+        assert!(
+            !shown.contains("closing questions"),
+            "the reflection waits for step 8: {shown}"
         );
     }
 
