@@ -219,6 +219,24 @@ mod tests {
         assert!(!Expectation::Bool(true).holds(&error(ErrorKind::Busy)));
     }
 
+    /// Two replies agree when they say the same: errors by their kind (the
+    /// messages name different files), crashes whatever their message.
+    #[test]
+    fn replies_agree_on_what_they_say_not_on_their_messages() {
+        let error = |kind, message: &str| Reply::Error {
+            kind,
+            message: message.into(),
+        };
+        let busy = error(ErrorKind::Busy, "/tmp/a.db is locked");
+        assert!(busy.agrees_with(&error(ErrorKind::Busy, "/tmp/b.db is locked")));
+        assert!(!busy.agrees_with(&error(ErrorKind::Other, "/tmp/a.db is locked")));
+        let crash = |message: &str| Reply::Crash {
+            message: message.into(),
+        };
+        assert!(crash("index out of bounds").agrees_with(&crash("attempt to subtract")));
+        assert!(!crash("boom").agrees_with(&busy));
+    }
+
     #[test]
     fn shows_replies_as_a_probe_would_write_them() {
         let line = one("state j -> none");

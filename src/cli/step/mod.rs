@@ -461,14 +461,20 @@ fn reflection(given: &GivenPrediction, console: &mut Console) -> io::Result<Opti
 /// The example answers to the closing questions, shown once the student
 /// has answered them.
 pub fn closing_examples(width: usize) -> String {
-    match exercise::lab(8).map(|lab| lab.closing) {
-        Some(examples) if !examples.is_empty() => format!(
-            "\n{}\n{}\n",
-            "Set beside your answers".bold(),
-            lease_lab::terminal::reflow(&examples, width)
-        ),
-        _ => String::new(),
+    let examples = exercise::lab(8).map(|lab| lab.closing).unwrap_or_default();
+    beside_your_answers(&examples, width)
+}
+
+/// `examples` under their heading; nothing when there are none.
+fn beside_your_answers(examples: &str, width: usize) -> String {
+    if examples.is_empty() {
+        return String::new();
     }
+    format!(
+        "\n{}\n{}\n",
+        "Set beside your answers".bold(),
+        lease_lab::terminal::reflow(examples, width)
+    )
 }
 
 #[cfg(test)]
@@ -647,6 +653,47 @@ mod tests {
         let chosen = Chosen::of(Some("python"), &progress_path).unwrap();
         assert_eq!(chosen.family, Family::Python);
         assert_eq!(chosen.own, recorded.implementation);
+    }
+
+    /// A probe given on the command line is run and recorded; one that
+    /// holds on the mutant as on the reference did not kill it.
+    #[test]
+    fn a_given_probe_that_does_not_tell_the_mutant_apart_is_recorded_as_not_killing() {
+        let folder = tempfile::tempdir().unwrap();
+        let given = GivenPrediction {
+            probe: Some(probe::parse("same.probe", "enqueue j1 -> true\n").unwrap()),
+            ..GivenPrediction::default()
+        };
+        let (result, shown) = step_in(folder.path(), "2", given, "", false);
+        let probe = result.unwrap().probe.expect("the probe is recorded");
+        assert_eq!(probe.file, "same.probe");
+        assert!(!probe.killed, "{shown}");
+    }
+
+    /// The closing reflection is kept only with both answers; the examples
+    /// are shown beside them, and only when there are some.
+    #[test]
+    fn a_reflection_needs_both_answers() {
+        for (kept, not_guaranteed) in [("kept because", ""), ("", "clocks")] {
+            let folder = tempfile::tempdir().unwrap();
+            let given = GivenPrediction {
+                predict: Some("1".into()),
+                reflection: Some((kept.into(), not_guaranteed.into())),
+                ..GivenPrediction::default()
+            };
+            let (result, shown) = step_in(folder.path(), "8", given, "", false);
+            result.unwrap();
+            assert!(saved(folder.path()).reflection.is_none(), "{shown}");
+            assert!(!shown.contains("Set beside your answers"), "{shown}");
+        }
+        let examples = exercise::lab(8).unwrap().closing;
+        let shown = closing_examples(200);
+        assert!(shown.contains("Set beside your answers"), "{shown}");
+        assert!(
+            shown.contains(examples.lines().next().unwrap().trim()),
+            "{shown}"
+        );
+        assert_eq!(beside_your_answers("", 200), "");
     }
 
     #[test]
