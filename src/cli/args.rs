@@ -337,5 +337,14 @@ mod tests {
         assert_eq!(command.watched(), [file], "the files a command line names");
         assert_eq!(command.variant().unwrap().id, "yours");
         assert!(Implementation::parse("node 'open").is_err());
+
+        // A Python store is an existing .py file: another file, or a .py
+        // that is not there, is a command line.
+        let text = folder.path().join("store.txt");
+        std::fs::write(&text, "").unwrap();
+        for line in [text.display().to_string(), "missing.py".to_string()] {
+            let command = Implementation::parse(&line).unwrap();
+            assert_eq!(command, Implementation::Command { line });
+        }
     }
 }

@@ -124,6 +124,26 @@ fn operation(line: &str) -> Option<usize> {
 mod tests {
     use super::*;
 
+    /// A starter is written where nothing is, written again over itself,
+    /// and never over anything else, even a file that cannot be read as
+    /// text: a student's work is not lost.
+    #[test]
+    fn a_starter_is_written_only_where_it_loses_nothing() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("store.py");
+        write_once(&path, "starter").unwrap();
+        write_once(&path, "starter").unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "starter");
+        fs::write(&path, "mine").unwrap();
+        let error = write_once(&path, "starter").unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::AlreadyExists);
+        assert!(error.to_string().contains("exists already"), "{error}");
+        let bytes = [0xff, 0xfe, b'm', b'i', b'n', b'e'];
+        fs::write(&path, bytes).unwrap();
+        assert!(write_once(&path, "starter").is_err());
+        assert_eq!(fs::read(&path).unwrap(), bytes);
+    }
+
     #[test]
     fn the_python_starter_keeps_contracts_helpers_and_protocol_and_drops_the_bodies() {
         let starter = python();

@@ -132,7 +132,7 @@ impl Serialize for Reply {
                 ("timeout", Some(serde_json::json!({"limit_ms": limit_ms})))
             }
         };
-        let mut map = serializer.serialize_map(Some(1 + usize::from(value.is_some())))?;
+        let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("answer", tag)?;
         if let Some(value) = value {
             map.serialize_entry("value", &value)?;
