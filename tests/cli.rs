@@ -409,6 +409,25 @@ fn demo_shows_the_stale_write_refused_then_landing_on_the_lease_alone() {
     assert!(mutant.contains("The stale write LANDED"), "{mutant}");
 }
 
+/// The power-cut story runs under the simulated power cut, on the stores
+/// compiled into `lab` only; another implementation is refused, saying
+/// which to use.
+#[test]
+fn demo_power_cut_tells_the_fence_surviving_and_refuses_a_program_of_its_own() {
+    let lab = Sandbox::new();
+    let output = lab.lab(&["demo", "--power-cut"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let story = text(&output.stdout);
+    assert!(story.contains("survived the power cut"), "{story}");
+    let output = lab.lab(&["demo", "--power-cut", "--impl", "python"]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    let refusal = text(&output.stderr);
+    assert!(
+        refusal.contains("runs in a program of its own: use --impl rust"),
+        "{refusal}"
+    );
+}
+
 /// The worksheet's own fragments, applied to the Python store: each is
 /// killed by a test of its own step, and the Rust store's own promises the
 /// Python store does not keep are beyond the worksheet, not failures.
@@ -668,6 +687,13 @@ fn a_mutant_file_can_be_started_outside_the_lab_s_folder() {
     let output = lab.lab(&["mutant", "new", "--step", "4", "--dir", "mine/deeper"]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     assert!(lab.path("mine/deeper/o04a-own.toml").is_file());
+    let output = lab.lab(&["mutant", "new", "--step", "9"]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("step 9"),
+        "{}",
+        text(&output.stderr)
+    );
     std::fs::write(lab.path("blocked"), "a file, not a folder").unwrap();
     let output = lab.lab(&["mutant", "new", "--step", "4", "--dir", "blocked"]);
     assert_eq!(output.status.code(), Some(1));

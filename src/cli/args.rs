@@ -293,6 +293,34 @@ mod tests {
             .contains("1, 2, 3"));
     }
 
+    /// `--timeout-ms`, `--jobs` (at least one) and `--scratch` make the
+    /// run's options; what is not given is the default.
+    #[test]
+    fn suite_arguments_make_the_run_options() {
+        let given = SuiteArgs {
+            timeout_ms: 1234,
+            jobs: Some(0),
+            scratch: Some(PathBuf::from("/scratch/here")),
+        };
+        let options = given.options();
+        assert_eq!(options.timeout, Duration::from_millis(1234));
+        assert_eq!(options.jobs, 1);
+        assert_eq!(options.scratch, PathBuf::from("/scratch/here"));
+        assert_eq!(options.give_up_after_timeouts, None);
+        let defaults = RunOptions::default();
+        let options = SuiteArgs {
+            timeout_ms: millis(runner::DEFAULT_TIMEOUT),
+            jobs: None,
+            scratch: None,
+        }
+        .options();
+        assert_eq!(options.timeout, defaults.timeout);
+        assert_eq!(
+            (options.jobs, options.scratch),
+            (defaults.jobs, defaults.scratch)
+        );
+    }
+
     #[test]
     fn an_implementation_is_a_rust_project_a_python_file_or_a_command_line() {
         let folder = tempfile::tempdir().unwrap();

@@ -269,16 +269,21 @@ fn aside_name(path: &Path) -> PathBuf {
 
 /// Writes `progress` to `path` atomically.
 pub fn save(path: &Path, progress: &Progress) -> io::Result<()> {
-    let folder = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    };
+    // The temporary file is written beside the progress file, so that
+    // putting it in place is a rename within one file system.
+    let path = std::path::absolute(path)?;
+    let folder = path.parent().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} names a folder, not a file", path.display()),
+        )
+    })?;
     let mut temporary = tempfile::NamedTempFile::new_in(folder)?;
     let text = serde_json::to_string_pretty(progress).map_err(io::Error::other)?;
     temporary.write_all(text.as_bytes())?;
     temporary.write_all(b"\n")?;
     temporary.as_file().sync_all()?;
-    temporary.persist(path).map_err(|error| error.error)?;
+    temporary.persist(&path).map_err(|error| error.error)?;
     Ok(())
 }
 

@@ -686,6 +686,15 @@ mod tests {
             assert!(saved(folder.path()).reflection.is_none(), "{shown}");
             assert!(!shown.contains("Set beside your answers"), "{shown}");
         }
+        let folder = tempfile::tempdir().unwrap();
+        let given = GivenPrediction {
+            predict: Some("1".into()),
+            ..GivenPrediction::default()
+        };
+        let (result, shown) = step_in(folder.path(), "8", given, "kept because\n\n", true);
+        result.unwrap();
+        assert!(shown.contains("closing questions"), "{shown}");
+        assert!(saved(folder.path()).reflection.is_none(), "{shown}");
         let examples = exercise::lab(8).unwrap().closing;
         let shown = closing_examples(200);
         assert!(shown.contains("Set beside your answers"), "{shown}");
