@@ -504,6 +504,16 @@ fn run_lists_every_test_with_its_verdict() {
     );
     let output = lab.lab(&["run", "nope"]);
     assert_eq!(output.status.code(), Some(2));
+    // A mutant is meant to fail tests (06 above exits 0); the reference
+    // passing every test exits 0 too.
+    let output = lab.lab(&["run", "reference", "--color", "never"]);
+    assert!(output.status.success(), "{}", text(&output.stdout));
+    let passed = lease_lab::suite::CASES.len();
+    assert!(
+        text(&output.stdout).contains(&format!("{passed} passed, 0 failed")),
+        "{}",
+        text(&output.stdout)
+    );
 }
 
 #[test]
@@ -512,6 +522,15 @@ fn tests_and_variants_are_listed() {
     let tests = text(&lab.lab(&["tests"]).stdout);
     assert!(tests.contains("step 4: Take an expired lease atomically"));
     assert!(tests.contains("claim_at_exact_expiry_is_reassigned"));
+    // Every test numbered as in the suite, those beyond the worksheet marked.
+    for (number, case) in lease_lab::suite::CASES.iter().enumerate() {
+        let mark = match case.tag {
+            lease_lab::suite::Tag::Reference => "*",
+            lease_lab::suite::Tag::Contract => " ",
+        };
+        let line = format!("{:>3}{mark} {}\n", number + 1, case.name);
+        assert!(tests.contains(&line), "{line:?} in:\n{tests}");
+    }
     let variants = text(&lab.lab(&["tests", "--variants"]).stdout);
     assert!(
         variants.contains("reference")

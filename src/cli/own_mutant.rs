@@ -161,13 +161,12 @@ pub fn step_code(step: u8) -> Option<StepCode> {
     let lines: Vec<&'static str> = REFERENCE_SOURCE.split_inclusive('\n').collect();
     let heading = format!("// Step {step}.");
     let banner = lines.iter().position(|line| line.starts_with(&heading))?;
-    // A banner is a title between two rules: the code starts after the
-    // second rule and ends before the rule that opens the next banner.
+    // A banner is a title between two rules, and rules appear in banners
+    // only: the code starts after the second rule and ends before the rule
+    // that opens the next banner (or at the file's end).
     let first = banner + 2;
     let end = (first..lines.len())
-        .find(|&index| {
-            is_rule(lines[index]) && lines.get(index + 1).is_some_and(|l| l.starts_with("// "))
-        })
+        .find(|&index| is_rule(lines[index]))
         .unwrap_or(lines.len());
     let start_byte: usize = lines[..first].iter().map(|line| line.len()).sum();
     let end_byte: usize = lines[..end].iter().map(|line| line.len()).sum();
@@ -188,13 +187,17 @@ fn is_rule(line: &str) -> bool {
 /// comparison), else the first statement of the step's code; always one
 /// that occurs exactly once in the reference source.
 pub fn suggested_fragment(step: u8) -> Option<&'static str> {
-    let code = step_code(step)?;
-    let candidates: Vec<&'static str> = code
-        .text
+    fragment_in(step_code(step)?.text, REFERENCE_SOURCE)
+}
+
+/// The line of `code` to offer as a fragment (see [`suggested_fragment`]),
+/// one that occurs exactly once in `source`.
+fn fragment_in<'a>(code: &'a str, source: &str) -> Option<&'a str> {
+    let candidates: Vec<&'a str> = code
         .lines()
         .map(str::trim)
         .filter(|line| !line.is_empty() && !line.starts_with("//") && !line.starts_with('#'))
-        .filter(|line| REFERENCE_SOURCE.matches(*line).count() == 1)
+        .filter(|line| source.matches(*line).count() == 1)
         .collect();
     let decides = |line: &&str| {
         const SQL: [&str; 5] = ["\"CREATE", "\"INSERT", "\"UPDATE", "\"SELECT", "\"DELETE"];
@@ -547,6 +550,42 @@ mod tests {
             assert!(code.text.starts_with(first));
         }
         assert_eq!(step_code(9), None);
+    }
+
+    /// A step's code runs from after its banner to the rule that opens
+    /// the next one; the last step's, to the file's end.
+    #[test]
+    fn a_steps_code_ends_where_the_next_banner_begins() {
+        let lines: Vec<&str> = REFERENCE_SOURCE.lines().collect();
+        for step in 1..=8 {
+            let code = step_code(step).unwrap();
+            assert!(!code.text.contains("// ---"), "step {step}");
+            assert_eq!(
+                code.text.lines().count(),
+                code.last_line + 1 - code.first_line
+            );
+            if step < 8 {
+                assert!(is_rule(lines[code.last_line]), "step {step}");
+                let next = format!("// Step {}.", step + 1);
+                assert!(lines[code.last_line + 1].starts_with(&next), "step {step}");
+            } else {
+                assert_eq!(code.last_line, lines.len());
+            }
+        }
+    }
+
+    /// A fragment is a line of code that decides something, else the
+    /// first statement; never a comment, an import or a constant, and
+    /// never a line that occurs twice in the source.
+    #[test]
+    fn a_fragment_is_a_deciding_line_else_a_statement_occurring_once() {
+        let code = "// a > b decides\n    let a = 1;\n    if a > b {\n";
+        assert_eq!(fragment_in(code, code), Some("if a > b {"));
+        let code = "use x;\nconst N: u8 = 1;\nfoo(1)\nlet b = 2;\nlet c = 3;\n";
+        assert_eq!(fragment_in(code, code), Some("let b = 2;"));
+        let source = format!("{code}let b = 2;\n");
+        assert_eq!(fragment_in(code, &source), Some("let c = 3;"));
+        assert_eq!(fragment_in("foo(1)\n# note\n", "foo(1)\n# note\n"), None);
     }
 
     #[test]
