@@ -745,6 +745,34 @@ mod tests {
     use super::*;
     use lease_lab::outcome::TestRun;
 
+    /// `--impl rust` and `--impl python` check the lab's own stores, any
+    /// other text the student's; without `--impl`, the one recorded, and
+    /// with none recorded, an error that says how to start one.
+    #[test]
+    fn the_checked_implementation_is_the_one_named_else_the_one_recorded() {
+        let progress = Progress::default();
+        let lab = Checked::chosen(Some(" python "), &progress).unwrap();
+        assert_eq!(
+            (lab.describe(), lab.source()),
+            ("the lab's python store".to_string(), "python".to_string())
+        );
+        let rust = Checked::chosen(Some("rust"), &progress).unwrap();
+        assert_eq!(rust.describe(), "the lab's rust store");
+        let Err(error) = Checked::chosen(None, &progress) else {
+            panic!("nothing to check");
+        };
+        let error = error.to_string();
+        assert!(error.contains("lab new --lang python DIR"), "{error}");
+        let own = Implementation::parse("./my-store --fast").unwrap();
+        let recorded = Progress {
+            implementation: Some(own.clone()),
+            ..Progress::default()
+        };
+        let checked = Checked::chosen(None, &recorded).unwrap();
+        assert_eq!(checked.describe(), own.describe());
+        assert_eq!(checked.source(), own.source());
+    }
+
     fn run_with(outcomes: &[(&str, TestOutcome)]) -> VariantRun {
         VariantRun {
             variant: Variant::reference(),
