@@ -589,6 +589,14 @@ mod tests {
     }
 
     #[test]
+    fn a_template_for_a_step_the_worksheet_lacks_says_which_steps_it_has() {
+        assert_eq!(
+            template(9, "o09a").unwrap_err().to_string(),
+            "there is no step 9: the worksheet has steps 1 to 8"
+        );
+    }
+
+    #[test]
     fn the_fragment_offered_is_the_decision_where_there_is_one() {
         assert_eq!(suggested_fragment(4), Some("if done || held_until > now {"));
         assert!(suggested_fragment(2).unwrap().contains("INSERT OR IGNORE"));
