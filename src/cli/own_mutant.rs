@@ -635,6 +635,27 @@ mod tests {
         }
     }
 
+    /// Each text in the most readable form that holds it: plain quotes,
+    /// else a literal string (code as it is), else a basic string with escapes.
+    #[test]
+    fn toml_strings_take_the_most_readable_form() {
+        assert_eq!(toml_string("plain"), r#""plain""#);
+        assert_eq!(toml_string(r#"say "hi""#), r#"'''say "hi"'''"#);
+        assert_eq!(toml_string(r"back\slash"), r"'''back\slash'''");
+        assert_eq!(toml_string("two\nlines"), "'''two\nlines'''");
+        for escaped in [
+            "a '''b\" c",
+            "ends with \"it\" '",
+            "\nafter \"a\" break",
+            "a\r\"b\"",
+        ] {
+            let shown = toml_string(escaped);
+            assert!(shown.starts_with('"'), "a basic string: {shown}");
+            let table: toml::Table = toml::from_str(&format!("value = {shown}")).unwrap();
+            assert_eq!(table["value"].as_str(), Some(escaped), "{shown}");
+        }
+    }
+
     /// Writes `text` as `name` in a new folder and validates it.
     fn validate_text(name: &str, text: &str) -> Result<Validated, SpecError> {
         let folder = tempfile::tempdir().unwrap();
