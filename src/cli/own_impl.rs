@@ -844,6 +844,56 @@ mod tests {
         assert!(next.contains("make step 2 pass"), "{next}");
     }
 
+    fn nth_of(step: u8, n: usize) -> &'static str {
+        suite::CASES
+            .iter()
+            .filter(|case| case.step == step && case.tag == Tag::Contract)
+            .nth(n)
+            .expect("a test of that step")
+            .name
+    }
+
+    /// A failing step shows its first two failures in full and names the
+    /// rest; the reference tests that do not hold are named once the
+    /// contract holds, and not mentioned when none ran.
+    #[test]
+    fn a_check_shows_two_failures_in_full_and_names_the_rest() {
+        colored::control::set_override(false);
+        let crash = || TestOutcome::Crash {
+            message: "it broke".into(),
+        };
+        let (a, b, c) = (nth_of(4, 0), nth_of(4, 1), nth_of(4, 2));
+        let report = CheckReport::of(&run_with(&[(a, crash()), (b, crash()), (c, crash())]), 4);
+        let text = check_text(&report, 200);
+        assert!(text.contains(&format!("also failing: {c}\n")), "{text}");
+        assert!(!text.contains(&format!("also failing: {a}")), "{text}");
+        let one = CheckReport::of(&run_with(&[(a, crash())]), 4);
+        assert!(!check_text(&one, 200).contains("also failing"));
+
+        let reference = first_of(1, Tag::Reference);
+        let failing = run_with(&[(a, crash()), (reference, crash())]);
+        let text = check_text(&CheckReport::of(&failing, 4), 200);
+        assert!(text.contains("Beyond the worksheet"), "{text}");
+        assert!(!text.contains("; not: "), "the contract first: {text}");
+        let holding = CheckReport::of(&run_with(&[(reference, crash())]), 4);
+        let text = check_text(&holding, 200);
+        let ran = holding.beyond.0;
+        assert!(
+            text.contains(&format!("{} of {ran} hold; not: {reference}.", ran - 1)),
+            "{text}"
+        );
+        let none_failing = check_text(&CheckReport::of(&run_with(&[]), 4), 200);
+        assert!(
+            none_failing.contains(&format!("{ran} of {ran} hold.")),
+            "{none_failing}"
+        );
+        let none_ran = CheckReport {
+            beyond: (0, Vec::new()),
+            ..holding
+        };
+        assert!(!check_text(&none_ran, 200).contains("Beyond the worksheet"));
+    }
+
     #[test]
     fn the_fingerprint_changes_with_contents_and_names_but_not_with_reading() {
         let folder = tempfile::tempdir().unwrap();

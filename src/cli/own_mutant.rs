@@ -615,6 +615,7 @@ mod tests {
         assert_ne!(code_of(a), code_of("fn f() { let x = 1; x >= 0 }"));
         assert_ne!(code_of("s(\"a b\")"), code_of("s(\"ab\")"));
         assert_ne!(code_of("let x"), code_of("letx"));
+        assert_ne!(code_of("x = a / b;"), code_of("x = a / c;"));
     }
 
     #[test]
@@ -768,6 +769,11 @@ mod tests {
             python_code_of("def f():\n    x = 1\nreturn x > 0\n")
         );
         assert_ne!(python_code_of("s = '#a'\n"), python_code_of("s = '#b'\n"));
+        assert_ne!(python_code_of("s = 'x#a'\n"), python_code_of("s = 'x#b'\n"));
+        assert_eq!(
+            python_code_of("s = \"it's\"  # one\n"),
+            python_code_of("s = \"it's\"  # two\n")
+        );
     }
 
     #[test]
