@@ -616,6 +616,10 @@ mod tests {
         assert_ne!(code_of("s(\"a b\")"), code_of("s(\"ab\")"));
         assert_ne!(code_of("let x"), code_of("letx"));
         assert_ne!(code_of("x = a / b;"), code_of("x = a / c;"));
+        // An escaped quote does not end a string; an escaped backslash
+        // before the closing quote does not keep it open.
+        assert_ne!(code_of(r#"s("a\" b")"#), code_of(r#"s("a\"  b")"#));
+        assert_eq!(code_of(r#"s("a\\")  ;"#), code_of(r#"s("a\\");"#));
     }
 
     #[test]
