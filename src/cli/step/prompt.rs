@@ -110,8 +110,8 @@ fn read_probe(console: &mut Console) -> Result<Option<Probe>, StepError> {
     }
 }
 
-/// The worksheet's two closing questions, asked at the console; `None`
-/// when either answer is empty or input ends.
+/// The worksheet's two closing questions, asked at the console: the two
+/// answers as typed (empty ones included), `None` when input ends.
 pub fn ask_reflection(console: &mut Console) -> io::Result<Option<(String, String)>> {
     writeln!(
         console.output,
@@ -127,5 +127,5 @@ pub fn ask_reflection(console: &mut Console) -> io::Result<Option<(String, Strin
     else {
         return Ok(None);
     };
-    Ok((!kept.is_empty() && !not_guaranteed.is_empty()).then_some((kept, not_guaranteed)))
+    Ok(Some((kept, not_guaranteed)))
 }
