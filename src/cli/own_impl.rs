@@ -788,12 +788,18 @@ mod tests {
         }
     }
 
-    fn first_of(step: u8, tag: Tag) -> &'static str {
+    /// The name of the `n`-th test (from 0) of `step` with `tag`.
+    fn nth_of(step: u8, tag: Tag, n: usize) -> &'static str {
         suite::CASES
             .iter()
-            .find(|case| case.step == step && case.tag == tag)
+            .filter(|case| case.step == step && case.tag == tag)
+            .nth(n)
             .expect("a test of that step")
             .name
+    }
+
+    fn first_of(step: u8, tag: Tag) -> &'static str {
+        nth_of(step, tag, 0)
     }
 
     fn stub(step: u8) -> TestOutcome {
@@ -844,15 +850,6 @@ mod tests {
         assert!(next.contains("make step 2 pass"), "{next}");
     }
 
-    fn nth_of(step: u8, n: usize) -> &'static str {
-        suite::CASES
-            .iter()
-            .filter(|case| case.step == step && case.tag == Tag::Contract)
-            .nth(n)
-            .expect("a test of that step")
-            .name
-    }
-
     /// A failing step shows its first two failures in full and names the
     /// rest; the reference tests that do not hold are named once the
     /// contract holds, and not mentioned when none ran.
@@ -862,7 +859,7 @@ mod tests {
         let crash = || TestOutcome::Crash {
             message: "it broke".into(),
         };
-        let (a, b, c) = (nth_of(4, 0), nth_of(4, 1), nth_of(4, 2));
+        let [a, b, c] = [0, 1, 2].map(|n| nth_of(4, Tag::Contract, n));
         let report = CheckReport::of(&run_with(&[(a, crash()), (b, crash()), (c, crash())]), 4);
         let text = check_text(&report, 200);
         assert!(text.contains(&format!("also failing: {c}\n")), "{text}");

@@ -556,6 +556,23 @@ mod tests {
         }
     }
 
+    /// Step 8 predicted as test 1 (with `reflection`, if given), typed
+    /// answers `typed`: the attempt's result, what was shown and what was saved.
+    fn step_8(
+        reflection: Option<(&str, &str)>,
+        typed: &str,
+        interactive: bool,
+    ) -> (Result<Attempt, StepError>, String, Progress) {
+        let folder = tempfile::tempdir().unwrap();
+        let given = GivenPrediction {
+            predict: Some("1".into()),
+            reflection: reflection.map(|(kept, not)| (kept.into(), not.into())),
+            ..GivenPrediction::default()
+        };
+        let (result, shown) = step_in(folder.path(), "8", given, typed, interactive);
+        (result, shown, saved(folder.path()))
+    }
+
     fn saved(folder: &Path) -> Progress {
         progress::load(&folder.join("progress.json"))
             .unwrap()
@@ -674,27 +691,16 @@ mod tests {
     /// are shown beside them, and only when there are some.
     #[test]
     fn a_reflection_needs_both_answers() {
-        for (kept, not_guaranteed) in [("kept because", ""), ("", "clocks")] {
-            let folder = tempfile::tempdir().unwrap();
-            let given = GivenPrediction {
-                predict: Some("1".into()),
-                reflection: Some((kept.into(), not_guaranteed.into())),
-                ..GivenPrediction::default()
-            };
-            let (result, shown) = step_in(folder.path(), "8", given, "", false);
+        for reflection in [("kept because", ""), ("", "clocks")] {
+            let (result, shown, saved) = step_8(Some(reflection), "", false);
             result.unwrap();
-            assert!(saved(folder.path()).reflection.is_none(), "{shown}");
+            assert!(saved.reflection.is_none(), "{shown}");
             assert!(!shown.contains("Set beside your answers"), "{shown}");
         }
-        let folder = tempfile::tempdir().unwrap();
-        let given = GivenPrediction {
-            predict: Some("1".into()),
-            ..GivenPrediction::default()
-        };
-        let (result, shown) = step_in(folder.path(), "8", given, "kept because\n\n", true);
+        let (result, shown, saved) = step_8(None, "kept because\n\n", true);
         result.unwrap();
         assert!(shown.contains("closing questions"), "{shown}");
-        assert!(saved(folder.path()).reflection.is_none(), "{shown}");
+        assert!(saved.reflection.is_none(), "{shown}");
         let examples = exercise::lab(8).unwrap().closing;
         let shown = closing_examples(200);
         assert!(shown.contains("Set beside your answers"), "{shown}");
@@ -768,14 +774,9 @@ mod tests {
 
     #[test]
     fn the_step_without_a_terminal_points_to_lab_reflect() {
-        let folder = tempfile::tempdir().unwrap();
-        let given = GivenPrediction {
-            predict: Some("1".into()),
-            ..GivenPrediction::default()
-        };
-        let (result, shown) = step_in(folder.path(), "8", given, "", false);
+        let (result, shown, saved) = step_8(None, "", false);
         result.unwrap();
         assert!(shown.contains("lab reflect --why-kept"), "{shown}");
-        assert!(saved(folder.path()).reflection.is_none());
+        assert!(saved.reflection.is_none());
     }
 }
