@@ -95,6 +95,14 @@ pub enum StoreError {
         source: rusqlite::Error,
     },
 
+    /// The implementation, a program over the lab's protocol, failed to
+    /// answer at all: it could not start, greeted wrongly, ended, hung, or
+    /// wrote something that is not an answer. Not an answer of the store:
+    /// the suite's verdict is a crash (a timeout for a hang), and a command
+    /// reports it as its failure.
+    #[error("{0}")]
+    Fault(Box<crate::fault::ImplementationFault>),
+
     /// An error that an implementation outside this program reported (over
     /// the lab's protocol), other than an invalid argument.
     #[error("{message}")]
@@ -194,6 +202,7 @@ impl StoreError {
             StoreError::Busy { .. } => ErrorKind::Busy,
             StoreError::Sqlite { .. } => ErrorKind::Sqlite,
             StoreError::Reported { kind, .. } => *kind,
+            StoreError::Fault(_) => ErrorKind::Other,
         }
     }
 
@@ -213,7 +222,8 @@ impl StoreError {
             StoreError::MissingFolder { .. }
             | StoreError::NoDatabase { .. }
             | StoreError::IsADirectory { .. }
-            | StoreError::NoJobsTable { .. } => self.to_string(),
+            | StoreError::NoJobsTable { .. }
+            | StoreError::Fault(_) => self.to_string(),
         }
     }
 }

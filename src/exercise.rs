@@ -118,8 +118,8 @@ pub fn exercises() -> Vec<Exercise> {
 
 /// The exercises of a family of implementations: the Rust store's
 /// ([`exercises`]), or the Python store's, where each is the worksheet's
-/// literal fragment applied to the Python store (`py04` is exercise `4`;
-/// the Python store has no `8b`).
+/// literal fragment applied to the Python store (`py04` is exercise `4`),
+/// and `py08b`, its check-then-act race (exercise `8b`).
 ///
 /// Errors: a program of one's own has no mutants, so no exercises; the
 /// Python store's files cannot be written.

@@ -176,12 +176,12 @@ mod tests {
     }
 
     #[test]
-    fn the_python_mutants_are_the_worksheet_s_eight_literal_fragments() {
+    fn the_python_mutants_are_the_worksheet_s_eight_literal_fragments_and_the_race() {
         let mutants = python_mutants();
         let ids: Vec<&str> = mutants.iter().map(|m| m.spec.id.as_str()).collect();
         assert_eq!(
             ids,
-            ["py01", "py02", "py03", "py04", "py05", "py06", "py07", "py08"]
+            ["py01", "py02", "py03", "py04", "py05", "py06", "py07", "py08", "py08b"]
         );
         let fragments: Vec<(&str, &str)> = mutants
             .iter()
@@ -210,6 +210,12 @@ mod tests {
             .spec
             .replacement
             .contains("return [claim(path,job_id,owners[0],now,ttl)]"));
+        assert!(mutants[8].spec.fragment.contains("BEGIN IMMEDIATE"));
+        let race = &mutants[8].spec.replacement;
+        assert!(
+            race.find("SELECT until, done").unwrap() < race.find("BEGIN IMMEDIATE").unwrap(),
+            "py08b looks the lease up before it takes the write lock: {race}"
+        );
         for mutant in &mutants {
             assert_eq!(PYTHON_SOURCE.matches(&mutant.spec.fragment).count(), 1);
             assert_ne!(mutant.source, mutant.original);

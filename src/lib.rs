@@ -32,6 +32,7 @@ pub mod error;
 pub mod exercise;
 pub mod external;
 pub mod family;
+pub mod fault;
 pub mod handle;
 pub mod job;
 pub mod job_store;

@@ -30,6 +30,31 @@ pub struct MutantSummary {
     pub own_step_killers: usize,
 }
 
+/// What one test's outcome against one variant counts for (see
+/// [`Matrix::verdict`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// The test passed.
+    Pass,
+    /// The test did not pass, and that counts: against a mutant, the test
+    /// caught it; against a reference, the reference breaks the suite.
+    Fail,
+    /// The test did not pass, but that counts for nothing, for this reason.
+    NotCounted(NotCounted),
+}
+
+/// Why a test that did not pass counts for nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotCounted {
+    /// The test checks a promise of the Rust store's own
+    /// ([`Tag::Reference`]), and the variant is a program, which the
+    /// worksheet's contract alone judges.
+    BeyondTheWorksheet,
+    /// The test fails on the reference too, so it cannot tell the mutant
+    /// from it.
+    FailsOnTheReference,
+}
+
 impl Matrix {
     /// Runs `tests` against the reference and every variant of `variants`.
     pub fn build(
@@ -70,19 +95,42 @@ impl Matrix {
         case.tag == Tag::Contract || variant.command().is_none()
     }
 
+    /// What `case`'s outcome in `run` counts for: the lab's one rule for
+    /// "caught", which every screen, score and report reads. `None` when
+    /// the test was not run against that variant.
+    ///
+    /// A test that did not pass counts ([`Verdict::Fail`]: for a mutant,
+    /// the test caught it) only when it judges the variant and, for a
+    /// mutant, passes on the reference; otherwise it counts for nothing.
+    pub fn verdict(&self, case: &Case, run: &VariantRun) -> Option<Verdict> {
+        let outcome = run.outcome(case.name)?;
+        Some(if !outcome.catches() {
+            Verdict::Pass
+        } else if !Matrix::judges(case, &run.variant) {
+            Verdict::NotCounted(NotCounted::BeyondTheWorksheet)
+        } else if !run.variant.is_reference() && !self.distinguishes(case.name) {
+            Verdict::NotCounted(NotCounted::FailsOnTheReference)
+        } else {
+            Verdict::Fail
+        })
+    }
+
+    /// The tests that caught the mutant of `run`, in suite order: those
+    /// whose [`verdict`](Matrix::verdict) is a counted failure.
+    pub fn caught_by(&self, run: &VariantRun) -> Vec<&'static str> {
+        self.tests
+            .iter()
+            .filter(|case| self.verdict(case, run) == Some(Verdict::Fail))
+            .map(|case| case.name)
+            .collect()
+    }
+
     /// What the suite made of each mutant.
     pub fn summaries(&self) -> Vec<MutantSummary> {
         self.mutant_runs()
             .map(|(run, mutant)| {
                 let mutant = &mutant.spec;
-                let killers: Vec<&'static str> = self
-                    .tests
-                    .iter()
-                    .filter(|case| Matrix::judges(case, &run.variant))
-                    .filter(|case| run.outcome(case.name).is_some_and(Outcome::catches))
-                    .filter(|case| self.distinguishes(case.name))
-                    .map(|case| case.name)
-                    .collect();
+                let killers = self.caught_by(run);
                 let own_step_killers = self
                     .tests
                     .iter()
@@ -94,8 +142,7 @@ impl Matrix {
                     status: MutantStatus::of(
                         self.tests
                             .iter()
-                            .filter(|case| Matrix::judges(case, &run.variant))
-                            .filter(|case| self.distinguishes(case.name))
+                            .filter(|case| self.verdict(case, run) == Some(Verdict::Fail))
                             .filter_map(|case| run.outcome(case.name)),
                     ),
                     killers,
@@ -127,14 +174,23 @@ impl Matrix {
         let Some(reference) = self.reference() else {
             return Vec::new();
         };
-        if reference.variant.command().is_none() {
-            return Vec::new();
-        }
         self.tests
             .iter()
-            .filter(|case| case.tag == Tag::Reference)
-            .filter(|case| reference.outcome(case.name).is_some_and(Outcome::catches))
+            .filter(|case| matches!(self.verdict(case, reference), Some(Verdict::NotCounted(_))))
             .map(|case| case.name)
+            .collect()
+    }
+
+    /// The reference's failures that count against it, each with its
+    /// reason: every test it did not pass, but those beyond the worksheet.
+    pub fn reference_failures(&self) -> Vec<(&'static str, String)> {
+        let Some(reference) = self.reference() else {
+            return Vec::new();
+        };
+        self.tests
+            .iter()
+            .filter(|case| self.verdict(case, reference) == Some(Verdict::Fail))
+            .filter_map(|case| Some((case.name, reference.outcome(case.name)?.reason()?)))
             .collect()
     }
 
@@ -142,19 +198,11 @@ impl Matrix {
     /// pass, a mutant that survives, or a mutant no test of its own step kills.
     pub fn problems(&self) -> Vec<String> {
         let mut problems = Vec::new();
-        match self.reference() {
-            None => problems.push("the reference implementation was not run".to_string()),
-            Some(reference) => {
-                let beyond = self.beyond_the_worksheet();
-                for run in &reference.runs {
-                    if beyond.contains(&run.test.as_str()) {
-                        continue;
-                    }
-                    if let Some(reason) = run.outcome.reason() {
-                        problems.push(format!("the reference fails {}: {reason}", run.test));
-                    }
-                }
-            }
+        if self.reference().is_none() {
+            problems.push("the reference implementation was not run".to_string());
+        }
+        for (test, reason) in self.reference_failures() {
+            problems.push(format!("the reference fails {test}: {reason}"));
         }
         for summary in self.summaries() {
             if !summary.status.detected() {
@@ -365,7 +413,15 @@ mod tests {
         );
         assert_eq!(python.beyond_the_worksheet(), [promise.name]);
         assert!(python.problems().is_empty(), "{:?}", python.problems());
+        assert!(python.reference_failures().is_empty());
         assert_eq!(python.summaries()[0].killers, [contract.name]);
+        let (reference, mutant) = (&python.runs[0], &python.runs[1]);
+        let beyond = Some(Verdict::NotCounted(NotCounted::BeyondTheWorksheet));
+        assert_eq!(python.verdict(promise, reference), beyond);
+        assert_eq!(python.verdict(promise, mutant), beyond);
+        assert_eq!(python.verdict(contract, reference), Some(Verdict::Pass));
+        assert_eq!(python.verdict(contract, mutant), Some(Verdict::Fail));
+        assert_eq!(python.caught_by(mutant), [contract.name]);
         let promise_only = matrix(
             Variant::reference(),
             program("o04a", Some(&m04)),
@@ -388,6 +444,21 @@ mod tests {
             compiled.beyond_the_worksheet().is_empty(),
             "the Rust store keeps its promises"
         );
+        assert_eq!(
+            compiled.reference_failures(),
+            [(promise.name, "c: expected e, got a".to_string())]
+        );
+        assert_eq!(
+            compiled.verdict(promise, &compiled.runs[1]),
+            Some(Verdict::NotCounted(NotCounted::FailsOnTheReference)),
+            "a test the reference fails too tells nothing"
+        );
+        assert_eq!(
+            compiled.verdict(promise, &compiled.runs[0]),
+            Some(Verdict::Fail)
+        );
+        let unrun = suite::case("claim_of_a_new_job_returns_fence_1").unwrap();
+        assert_eq!(compiled.verdict(unrun, &compiled.runs[1]), None);
         assert_eq!(compiled.problems().len(), 2, "{:?}", compiled.problems());
     }
 }

@@ -11,9 +11,10 @@
 
 use crate::child_process::{LineChild, NoLine};
 use crate::external::ImplementationFault;
+use crate::fault::FaultRecorder;
 use crate::job_store::JobStore;
 use crate::outcome::{Outcome, TestRun};
-use crate::suite::{self, Bench, Case, Checked};
+use crate::suite::{self, Bench, Case};
 use crate::variant::Variant;
 use std::collections::VecDeque;
 use std::io::Write;
@@ -107,17 +108,24 @@ pub fn run_case(
     let spawned = thread::Builder::new()
         .name(case.name.to_string())
         .spawn(move || {
-            let bench = Bench::new(tested.as_ref(), db);
+            let recorder = FaultRecorder::new(tested.as_ref());
+            let bench = Bench::new(&recorder, db);
             let result = panic::catch_unwind(AssertUnwindSafe(|| (case.run)(&bench)));
-            let _ = sender.send(result);
+            let outcome = match (recorder.first_fault(), result) {
+                (Some(fault), _) => outcome_of_fault(&fault),
+                (None, Ok(checked)) => Outcome::from_checked(checked),
+                (None, Err(payload)) => Outcome::Crash {
+                    message: format!("panicked: {}", panic_text(payload.as_ref())),
+                },
+            };
+            let _ = sender.send(outcome);
         });
     if let Err(error) = spawned {
         let message = format!("cannot start a test thread: {error}");
         return TestRun::new(case.name, Outcome::Crash { message }, started.elapsed());
     }
     let outcome = match receiver.recv_timeout(timeout) {
-        Ok(Ok(checked)) => Outcome::from_checked(checked),
-        Ok(Err(payload)) => outcome_of_panic(payload.as_ref()),
+        Ok(outcome) => outcome,
         Err(_) => {
             // A program's call gives up a little before the test does (see
             // `call_limit`), saying which request it left unanswered; on a
@@ -145,18 +153,12 @@ pub fn grace(test_limit: Duration) -> Duration {
     test_limit / 10
 }
 
-/// What a test's thread sends when it ends: what it checked, or its panic.
-type Ended = std::thread::Result<Checked>;
-
 /// The explanation of a hang that arrived in the grace after a test's
-/// limit: the fault of a program that gave no answer. Anything else that
-/// arrives late, or nothing, explains nothing.
-fn hang_explained(late: Result<Ended, mpsc::RecvTimeoutError>) -> Option<String> {
+/// limit: the fault of a program that gave no answer (a timeout with its
+/// detail). Anything else that arrives late, or nothing, explains nothing.
+fn hang_explained(late: Result<Outcome, mpsc::RecvTimeoutError>) -> Option<String> {
     match late {
-        Ok(Err(payload)) => payload
-            .downcast_ref::<ImplementationFault>()
-            .filter(|fault| fault.hang().is_some())
-            .map(|fault| fault.to_string()),
+        Ok(Outcome::Timeout { detail, .. }) => detail,
         _ => None,
     }
 }
@@ -169,23 +171,18 @@ pub fn call_limit(test_limit: Duration) -> Duration {
     test_limit.saturating_sub((test_limit / 10).min(Duration::from_millis(500)))
 }
 
-/// The outcome of a test that panicked: a fault of an implementation in
-/// another program (see [`crate::external`]) is a timeout when it hung and
-/// a crash saying what it did otherwise; any other panic is a crash.
-pub fn outcome_of_panic(payload: &(dyn std::any::Any + Send)) -> Outcome {
-    if let Some(fault) = payload.downcast_ref::<ImplementationFault>() {
-        return match fault.hang() {
-            Some(limit) => Outcome::Timeout {
-                limit_ms: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
-                detail: Some(fault.to_string()),
-            },
-            None => Outcome::Crash {
-                message: fault.to_string(),
-            },
-        };
-    }
-    Outcome::Crash {
-        message: format!("panicked: {}", panic_text(payload)),
+/// The outcome of a test during which an implementation in another
+/// program (see [`crate::external`]) failed to answer: a timeout when it
+/// hung, a crash saying what it did otherwise.
+pub fn outcome_of_fault(fault: &ImplementationFault) -> Outcome {
+    match fault.hang() {
+        Some(limit) => Outcome::Timeout {
+            limit_ms: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
+            detail: Some(fault.to_string()),
+        },
+        None => Outcome::Crash {
+            message: fault.to_string(),
+        },
     }
 }
 
@@ -642,21 +639,24 @@ mod tests {
             request: Some("{\"op\":\"init_db\"}".into()),
             stderr: Vec::new(),
         };
-        let late = |payload: Box<dyn std::any::Any + Send>| Ok(Err(payload));
-        let hang = hang_explained(late(Box::new(fault(FaultKind::Hang(
-            Duration::from_millis(900),
-        )))));
+        let late = |fault: ImplementationFault| Ok(outcome_of_fault(&fault));
+        let hang = hang_explained(late(fault(FaultKind::Hang(Duration::from_millis(900)))));
         assert!(
             hang.as_deref()
                 .is_some_and(|text| text.contains("gave no answer within 900 ms")),
             "{hang:?}"
         );
+        let not_json = late(fault(FaultKind::NotJson("x".into())));
+        assert!(matches!(&not_json, Ok(Outcome::Crash { message }) if message.contains("./mine")));
+        assert_eq!(hang_explained(not_json), None);
         assert_eq!(
-            hang_explained(late(Box::new(fault(FaultKind::NotJson("x".into()))))),
+            hang_explained(Ok(Outcome::Timeout {
+                limit_ms: 5,
+                detail: None
+            })),
             None
         );
-        assert_eq!(hang_explained(late(Box::new("another panic"))), None);
-        assert_eq!(hang_explained(Ok(Ok(Ok(())))), None);
+        assert_eq!(hang_explained(Ok(Outcome::Pass)), None);
         assert_eq!(hang_explained(Err(mpsc::RecvTimeoutError::Timeout)), None);
     }
 }

@@ -187,9 +187,10 @@ impl Variant {
     pub fn open(&self, limit: Duration) -> Arc<dyn JobStore> {
         match &self.engine {
             Engine::Compiled(store) => Arc::new(**store),
-            Engine::Process(program) => {
-                Arc::new(ExternalStore::new(program.command.clone(), limit))
-            }
+            Engine::Process(program) => Arc::new(
+                ExternalStore::new(program.command.clone(), limit)
+                    .keeping(Arc::clone(program) as Arc<dyn std::any::Any + Send + Sync>),
+            ),
         }
     }
 

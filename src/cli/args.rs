@@ -5,7 +5,7 @@ use super::outcome::CliError;
 use super::own_variants;
 use super::rust_project;
 use lease_lab::exercise::{self, Exercise};
-use lease_lab::external::{ImplCommand, ImplementationFault};
+use lease_lab::external::ImplCommand;
 use lease_lab::family::{self, Family};
 use lease_lab::runner::{self, RunOptions, WorkerCommand};
 use lease_lab::variant::{Variant, REFERENCE_ID};
@@ -212,18 +212,6 @@ impl ImplArgs {
             }
         }
     }
-}
-
-/// Runs `call`, which drives an implementation; a fault of an
-/// implementation in another program (it ended, hung or broke the
-/// protocol) is the command's failure, saying what happened.
-pub fn without_faults<T>(call: impl FnOnce() -> T) -> Result<T, CliError> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(call)).map_err(|panic| {
-        match panic.downcast::<ImplementationFault>() {
-            Ok(fault) => CliError::Failed(fault.to_string()),
-            Err(panic) => std::panic::resume_unwind(panic),
-        }
-    })
 }
 
 /// How to start the workers that run variants: this very binary.

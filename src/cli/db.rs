@@ -1,6 +1,6 @@
 //! `lab db`: the store's eight operations from the shell, answering JSON.
 
-use super::args::{without_faults, ImplArgs};
+use super::args::ImplArgs;
 use super::outcome::{say_line, CliError, Outcome};
 use lease_lab::error::StoreError;
 use lease_lab::operation::Operation;
@@ -36,7 +36,7 @@ pub fn run(args: Args) -> Outcome {
         .implementation
         .variant(&args.variant)?
         .open(DEFAULT_TIMEOUT);
-    match without_faults(|| store.call(&args.db, &args.operation))? {
+    match store.call(&args.db, &args.operation) {
         Ok(answer) => say_line(&answer.to_json().to_string()),
         Err(error @ StoreError::InvalidArgument(_)) => Err(CliError::Usage(error.to_string())),
         Err(error) => Err(CliError::Failed(error.to_string())),

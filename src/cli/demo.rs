@@ -14,7 +14,7 @@
 //! ([`lease_lab::vfs_shim`]), so this story runs only on the stores
 //! compiled into `lab`.
 
-use super::args::{without_faults, ImplArgs};
+use super::args::ImplArgs;
 use super::outcome::{say, CliError, Outcome};
 use colored::Colorize;
 use lease_lab::error::StoreError;
@@ -63,8 +63,7 @@ pub fn run(args: &Args) -> Outcome {
         let story = play_power_cut(store.as_ref(), &path)?;
         return say(&power_cut_text(&story, &variant));
     }
-    let story = without_faults(|| play(store.as_ref(), &path))?
-        .map_err(|error| CliError::Failed(error.to_string()))?;
+    let story = play(store.as_ref(), &path).map_err(|error| CliError::Failed(error.to_string()))?;
     say(&story_text(&story, &variant))
 }
 

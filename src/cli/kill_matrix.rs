@@ -10,7 +10,7 @@ use lease_lab::mutant::MutantKind;
 use lease_lab::report;
 use lease_lab::runner::{self, WorkerArgs};
 use lease_lab::suite::{self, Case, Tag};
-use lease_lab::variant::{Variant, MUTANTS, REFERENCE_ID};
+use lease_lab::variant::Variant;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -50,9 +50,12 @@ pub struct RunArgs {
 /// `lab tests`'s arguments.
 #[derive(Debug, clap::Args)]
 pub struct TestsArgs {
-    /// List the variants (the reference and every mutant) instead.
+    /// List the variants of the implementation `--impl` names (its
+    /// reference and every mutant, your own mutants included) instead.
     #[arg(long)]
     variants: bool,
+    #[command(flatten)]
+    implementation: ImplArgs,
 }
 
 /// A kind of mutant, as `--kind` names it.
@@ -172,7 +175,7 @@ pub fn run(args: &RunArgs) -> Outcome {
     let worker = worker_command()?;
     let tests: Vec<&'static Case> = suite::CASES.iter().collect();
     let matrix = Matrix::build(&worker, &[variant], tests, &args.run.options());
-    say(&report::text::run(&matrix.runs[0], &matrix.tests))?;
+    say(&report::text::run(&matrix, &matrix.runs[0]))?;
     // A mutant is meant to fail tests; an implementation that is not one
     // fails the run when a test that judges it does not pass.
     if matrix.runs[0].variant.is_reference() && !matrix.problems().is_empty() {
@@ -184,7 +187,7 @@ pub fn run(args: &RunArgs) -> Outcome {
 /// `lab tests [--variants]`.
 pub fn tests(args: &TestsArgs) -> Outcome {
     if args.variants {
-        say(&variants_text())
+        say(&variants_text(&args.implementation.variants()?))
     } else {
         say(&tests_text())
     }
@@ -211,18 +214,25 @@ fn tests_text() -> String {
     out
 }
 
-/// The variants: the reference and every mutant, with step, kind and title.
-fn variants_text() -> String {
-    let mut out = format!("{REFERENCE_ID:>9}  the reference implementation\n");
-    for mutant in MUTANTS {
-        writeln!(
-            out,
-            "{:>9}  step {}  {:<9}  {}",
-            mutant.id,
-            mutant.step,
-            mutant.kind.name(),
-            mutant.title
-        )
+/// The variants, as `lab run` takes their ids: the reference (or a
+/// program of one's own), then every mutant with its step, kind and title.
+fn variants_text(variants: &[Variant]) -> String {
+    let mut out = String::new();
+    for variant in variants {
+        match (&variant.mutant, variant.command()) {
+            (Some(mutant), _) => writeln!(
+                out,
+                "{:>9}  step {}  {:<9}  {}",
+                variant.id,
+                mutant.spec.step,
+                mutant.spec.kind.name(),
+                mutant.spec.title
+            ),
+            (None, Some(command)) if !variant.is_lab_reference() => {
+                writeln!(out, "{:>9}  {}", variant.id, command.display())
+            }
+            (None, _) => writeln!(out, "{:>9}  the reference implementation", variant.id),
+        }
         .unwrap();
     }
     out

@@ -7,12 +7,10 @@
 //! against such a program unchanged. It never trusts the program: a crash,
 //! an exit, a hang, a line that is not an answer, an answer of the wrong
 //! type, stray output or a wrong greeting is an [`ImplementationFault`],
-//! which ends the call with a panic carrying the fault (the test's verdict
-//! says what happened), and the next call starts the program again.
+//! which the call returns as [`StoreError::Fault`] (the test's verdict says
+//! what happened), and the next call starts the program again.
 
-mod fault;
-
-pub use fault::{FaultKind, ImplementationFault};
+pub use crate::fault::{FaultKind, ImplementationFault};
 
 use crate::child_process::{LineChild, NoLine};
 use crate::error::{ErrorKind, Result, StoreError};
@@ -74,6 +72,9 @@ pub struct ExternalStore {
     /// The longest a call waits for its answer.
     limit: Duration,
     session: Mutex<Option<Arc<Session>>>,
+    /// What must outlive the store: the folder of the files the program
+    /// runs from (a mutated copy of a store), when it has one.
+    _kept: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 impl ExternalStore {
@@ -84,6 +85,17 @@ impl ExternalStore {
             command,
             limit,
             session: Mutex::new(None),
+            _kept: None,
+        }
+    }
+
+    /// The same store, keeping `files` (the folder the program runs from)
+    /// for as long as the store lives, so that a store opened from a
+    /// variant runs even after the variant is gone.
+    pub fn keeping(self, files: Arc<dyn std::any::Any + Send + Sync>) -> ExternalStore {
+        ExternalStore {
+            _kept: Some(files),
+            ..self
         }
     }
 
@@ -127,12 +139,10 @@ impl ExternalStore {
 
 impl JobStore for ExternalStore {
     /// The program's answer. A fault of the program (see the module's
-    /// documentation) panics with the [`ImplementationFault`] as payload.
+    /// documentation) is [`StoreError::Fault`].
     fn call(&self, db: &Path, operation: &Operation) -> Result<Answer> {
-        match self.ask(db, operation) {
-            Ok(answer) => answer,
-            Err(fault) => std::panic::panic_any(fault),
-        }
+        self.ask(db, operation)
+            .unwrap_or_else(|fault| Err(StoreError::Fault(Box::new(fault))))
     }
 
     fn in_this_process(&self) -> bool {
@@ -454,7 +464,6 @@ fn decode(operation: &Operation, value: &Value) -> std::result::Result<Result<An
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::panic::{catch_unwind, AssertUnwindSafe};
 
     /// A store of a shell script that greets, then does what `script` says
     /// with each request line (`$line`).
@@ -472,14 +481,10 @@ mod tests {
     }
 
     fn fault_of(store: &ExternalStore, operation: &Operation) -> ImplementationFault {
-        let panic = catch_unwind(AssertUnwindSafe(|| {
-            store.call(Path::new("x.db"), operation)
-        }))
-        .expect_err("the call faults");
-        panic
-            .downcast::<ImplementationFault>()
-            .map(|fault| *fault)
-            .expect("the payload is the fault")
+        match store.call(Path::new("x.db"), operation) {
+            Err(StoreError::Fault(fault)) => *fault,
+            other => panic!("the call faults, but it answered {other:?}"),
+        }
     }
 
     fn enqueue() -> Operation {

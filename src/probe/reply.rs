@@ -68,6 +68,7 @@ impl Reply {
     pub fn of(result: Result<Answer, StoreError>) -> Reply {
         match result {
             Ok(answer) => Reply::Answer(answer),
+            Err(StoreError::Fault(fault)) => Reply::of_fault(&fault),
             Err(error) => Reply::Error {
                 kind: error.kind(),
                 message: error.detail(),
@@ -75,20 +76,24 @@ impl Reply {
         }
     }
 
-    /// The reply of a call that panicked: a crash, or a timeout for an
-    /// implementation in another program that hung.
-    pub fn of_panic(payload: &(dyn std::any::Any + Send)) -> Reply {
-        let fault = payload.downcast_ref::<crate::external::ImplementationFault>();
-        match (fault, fault.and_then(|fault| fault.hang())) {
-            (_, Some(limit)) => Reply::Timeout {
+    /// The reply of a program that failed to answer: a timeout when it
+    /// hung, a crash saying what it did otherwise.
+    pub fn of_fault(fault: &crate::fault::ImplementationFault) -> Reply {
+        match fault.hang() {
+            Some(limit) => Reply::Timeout {
                 limit_ms: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
             },
-            (Some(fault), None) => Reply::Crash {
+            None => Reply::Crash {
                 message: fault.to_string(),
             },
-            (None, _) => Reply::Crash {
-                message: crate::runner::panic_text(payload),
-            },
+        }
+    }
+
+    /// The reply of a call that panicked (a bug of a store compiled into
+    /// the lab): a crash.
+    pub fn of_panic(payload: &(dyn std::any::Any + Send)) -> Reply {
+        Reply::Crash {
+            message: crate::runner::panic_text(payload),
         }
     }
 

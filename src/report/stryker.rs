@@ -96,13 +96,14 @@ fn language(file: &str) -> &'static str {
 fn mutant_result(matrix: &Matrix, run: &VariantRun, whole: &Mutant) -> Value {
     let change = change(whole);
     let mutant = &whole.spec;
-    let status = MutantStatus::of(run.runs.iter().map(|test| &test.outcome));
-    let catches: Vec<(&str, &Outcome)> = matrix
-        .tests
+    // The matrix's one rule: for a program, a test beyond the worksheet,
+    // or one its reference fails too, kills nothing.
+    let killed_by = matrix.caught_by(run);
+    let catches: Vec<(&str, &Outcome)> = killed_by
         .iter()
-        .filter_map(|case| Some((case.name, run.outcome(case.name)?)))
-        .filter(|(_, outcome)| outcome.catches())
+        .filter_map(|test| Some((*test, run.outcome(test)?)))
         .collect();
+    let status = MutantStatus::of(catches.iter().map(|(_, outcome)| *outcome));
     let reason = catches
         .first()
         .and_then(|(test, outcome)| Some(format!("{test}: {}", outcome.reason()?)))
@@ -116,7 +117,7 @@ fn mutant_result(matrix: &Matrix, run: &VariantRun, whole: &Mutant) -> Value {
         "location": {"start": position(change.start), "end": position(change.end)},
         "status": status_name(status),
         "statusReason": reason,
-        "killedBy": catches.iter().map(|(test, _)| *test).collect::<Vec<_>>(),
+        "killedBy": killed_by,
         "coveredBy": run.runs.iter().map(|test| test.test.as_str()).collect::<Vec<_>>(),
         "testsCompleted": run.runs.len(),
         "duration": micros as f64 / 1000.0,
@@ -238,6 +239,27 @@ mod tests {
             survivor["statusReason"],
             variant::compiled_mutant("07").unwrap().explanation.trim()
         );
+    }
+
+    /// `killedBy` and the status follow the matrix's one rule: a test the
+    /// reference fails too kills nothing.
+    #[test]
+    fn a_test_the_reference_fails_too_kills_nothing() {
+        let mut matrix = matrix();
+        let boundary = "claim_at_exact_expiry_is_reassigned";
+        let on_mutant = matrix.runs[1].outcome(boundary).unwrap().clone();
+        let reference = &mut matrix.runs[0];
+        assert!(reference.variant.is_reference());
+        for test in &mut reference.runs {
+            if test.test == boundary {
+                test.outcome = on_mutant.clone();
+            }
+        }
+        let report = report(&matrix);
+        let boundary_mutant = mutant(&report, "04");
+        assert_eq!(boundary_mutant["killedBy"], json!([]));
+        assert_eq!(boundary_mutant["status"], "Survived");
+        assert_eq!(mutant(&report, "05")["status"], "Timeout");
     }
 
     #[test]

@@ -2,11 +2,10 @@
 //! one variant's run test by test, and the summary of each mutant.
 
 use super::{look, status_look, tests_phrase, LOOKS};
-use crate::matrix::Matrix;
+use crate::matrix::{Matrix, Verdict};
 use crate::outcome::Outcome;
 use crate::runner::VariantRun;
-use crate::suite::Case;
-use crate::terminal::{failure_text, fill};
+use crate::terminal::{failure_text, fill, reflow};
 use colored::Colorize;
 use std::fmt::Write as _;
 
@@ -122,9 +121,11 @@ fn column_groups(matrix: &Matrix) -> Vec<usize> {
     starts
 }
 
-/// One variant's run, test by test, grouped by step, with the reason of
-/// every test that did not pass.
-pub fn run(run: &VariantRun, tests: &[&'static Case]) -> String {
+/// One variant's run of `matrix`, test by test, grouped by step, with the
+/// reason of every test that did not pass. The counts follow the matrix's
+/// one rule ([`Matrix::verdict`]): a test that does not judge the variant
+/// (beyond the worksheet, for a program) is shown but not counted.
+pub fn run(matrix: &Matrix, run: &VariantRun) -> String {
     let mut out = String::new();
     let title = match (run.variant.mutant.as_deref(), run.variant.command()) {
         (None, Some(command)) if !run.variant.is_lab_reference() => {
@@ -138,30 +139,36 @@ pub fn run(run: &VariantRun, tests: &[&'static Case]) -> String {
     };
     writeln!(out, "{}", title.bold()).unwrap();
     let mut step = 0;
-    let (mut passed, mut caught) = (0, 0);
-    for case in tests {
+    let (mut passed, mut failed, mut not_counted) = (0, 0, 0);
+    for case in &matrix.tests {
         if case.step != step {
             step = case.step;
             writeln!(out, "{}", format!("step {step}").bold()).unwrap();
         }
-        let Some(outcome) = run.outcome(case.name) else {
+        let (Some(outcome), Some(verdict)) = (run.outcome(case.name), matrix.verdict(case, run))
+        else {
             continue;
         };
-        let mark = match outcome {
-            Outcome::Pass => "pass".green().to_string(),
-            Outcome::Fail { .. } => "FAIL".red().bold().to_string(),
-            Outcome::Timeout { .. } => "TIME".magenta().bold().to_string(),
-            Outcome::Crash { .. } => "CRASH".magenta().bold().to_string(),
+        let mark = match (outcome, verdict) {
+            (_, Verdict::NotCounted(_)) => format!("{:>5}", "fail*").dimmed().to_string(),
+            (Outcome::Pass, _) => "pass".green().to_string(),
+            (Outcome::Fail { .. }, _) => "FAIL".red().bold().to_string(),
+            (Outcome::Timeout { .. }, _) => "TIME".magenta().bold().to_string(),
+            (Outcome::Crash { .. }, _) => "CRASH".magenta().bold().to_string(),
         };
         writeln!(out, "  {mark:>5}  {}", case.name).unwrap();
-        match outcome {
-            Outcome::Pass => passed += 1,
-            Outcome::Fail {
-                check,
-                expected,
-                actual,
-            } => {
-                caught += 1;
+        match (outcome, verdict) {
+            (_, Verdict::Pass) => passed += 1,
+            (_, Verdict::NotCounted(_)) => not_counted += 1,
+            (
+                Outcome::Fail {
+                    check,
+                    expected,
+                    actual,
+                },
+                _,
+            ) => {
+                failed += 1;
                 write!(
                     out,
                     "{}",
@@ -169,13 +176,21 @@ pub fn run(run: &VariantRun, tests: &[&'static Case]) -> String {
                 )
                 .unwrap();
             }
-            other => {
-                caught += 1;
+            (other, _) => {
+                failed += 1;
                 writeln!(out, "         {}", other.reason().unwrap_or_default()).unwrap();
             }
         }
     }
-    writeln!(out, "\n{passed} passed, {caught} failed").unwrap();
+    let mut counts = format!("{passed} passed, {failed} failed");
+    if not_counted > 0 {
+        write!(
+            counts,
+            "; {not_counted} beyond the worksheet (fail*) not counted: they check the Rust store's own promises, which a program need not keep"
+        )
+        .unwrap();
+    }
+    writeln!(out, "\n{}", reflow(&counts, crate::terminal::text_width())).unwrap();
     out
 }
 
@@ -210,6 +225,54 @@ mod tests {
             .nth(1)
             .expect("the sample has tests that kill no mutant");
         assert!(idle.lines().count() > 1, "a long list is wrapped");
+    }
+
+    /// A program's run counts only the tests that judge it: a test beyond
+    /// the worksheet that it fails is marked and set apart.
+    #[test]
+    fn a_programs_run_sets_the_tests_beyond_the_worksheet_apart() {
+        use crate::external::ImplCommand;
+        use crate::outcome::TestRun;
+        use crate::suite::{self, Tag};
+        use crate::variant::Variant;
+        use std::time::Duration;
+        colored::control::set_override(false);
+        let contract = suite::case("claim_at_exact_expiry_is_reassigned").unwrap();
+        let promise = suite::CASES
+            .iter()
+            .find(|case| case.tag == Tag::Reference && case.step == 4)
+            .unwrap();
+        let passing = suite::case("claim_of_a_new_job_returns_fence_1").unwrap();
+        let failed = || Outcome::Fail {
+            check: "c".into(),
+            expected: "e".into(),
+            actual: "a".into(),
+        };
+        let program = Variant::program("yours", ImplCommand::parse("python3 s.py").unwrap());
+        let matrix = Matrix {
+            tests: vec![passing, contract, promise],
+            runs: vec![VariantRun {
+                variant: program,
+                runs: vec![
+                    TestRun::new(passing.name, Outcome::Pass, Duration::ZERO),
+                    TestRun::new(contract.name, failed(), Duration::ZERO),
+                    TestRun::new(promise.name, failed(), Duration::ZERO),
+                ],
+            }],
+        };
+        let shown = run(&matrix, &matrix.runs[0]);
+        assert!(
+            shown.contains(&format!("FAIL  {}", contract.name)),
+            "{shown}"
+        );
+        assert!(
+            shown.contains(&format!("fail*  {}", promise.name)),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("1 passed, 1 failed; 1 beyond the worksheet (fail*) not counted"),
+            "{shown}"
+        );
     }
 
     #[test]

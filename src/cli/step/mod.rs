@@ -593,13 +593,17 @@ mod tests {
         );
         assert_eq!(attempt.why, "two enqueues of one id");
         assert_eq!(attempt.mutant, "02");
-        assert!(attempt
-            .caught_by
-            .contains(&"enqueue_of_an_existing_job_answers_false".to_string()));
-        assert_eq!(
-            attempt.score,
-            Score::of(&attempt.predicted, &attempt.caught_by)
-        );
+        let caught = [
+            "enqueue_of_an_existing_job_answers_false",
+            "enqueue_of_a_claimed_job_keeps_its_lease_and_fence",
+            "enqueue_of_a_done_job_keeps_its_result",
+        ];
+        assert_eq!(attempt.caught_by, caught);
+        // Two tests of step 1 predicted, both survivors: none named rightly.
+        assert_eq!(attempt.score.percent, 0);
+        assert_eq!(attempt.score.predicted_and_caught, Vec::<String>::new());
+        assert_eq!(attempt.score.predicted_but_survived, attempt.predicted);
+        assert_eq!(attempt.score.caught_not_predicted, caught);
         assert!(
             shown.contains("Step 2 of 8: Register only the first job"),
             "{shown}"

@@ -5,7 +5,7 @@
 
 use colored::Colorize;
 use lease_lab::exercise::{self, Exercise};
-use lease_lab::matrix::Matrix;
+use lease_lab::matrix::{Matrix, Verdict};
 use lease_lab::outcome::Outcome;
 use lease_lab::runner::VariantRun;
 use lease_lab::suite::{Case, Tag};
@@ -160,8 +160,10 @@ fn columns(tests: &[(usize, &Case)], width: usize) -> String {
 }
 
 /// The run: the step's own tests with the verdict of each, the earlier
-/// steps' summed up (each one that caught the mutant shown too), with the
-/// reason of every catch. Answers the tests that caught the mutant.
+/// steps' summed up (each one that caught the mutant, or that the
+/// reference fails, shown too), with the reason of every catch. Answers
+/// the tests that caught the mutant, by the matrix's one rule
+/// ([`Matrix::caught_by`]).
 pub fn verdicts(matrix: &Matrix, step: u8, width: usize) -> (String, Vec<String>) {
     let (reference, mutant) = (&matrix.runs[0], &matrix.runs[1]);
     let name_width = matrix
@@ -178,75 +180,75 @@ pub fn verdicts(matrix: &Matrix, step: u8, width: usize) -> (String, Vec<String>
         "reference".bold(),
         format!("mutant {}", mutant.variant.id).bold()
     );
-    let mut caught = Vec::new();
-    let earlier: Vec<&Case> = matrix
-        .tests
-        .iter()
-        .copied()
-        .filter(|case| case.step < step)
-        .collect();
+    let caught = matrix.caught_by(mutant);
+    let counts = |case: &Case, run: &VariantRun| matrix.verdict(case, run) == Some(Verdict::Fail);
+    let (mut quiet, mut earlier, mut not_counted) = (0, 0, 0);
     for (number, case) in matrix.tests.iter().enumerate() {
-        let on_mutant = mutant.outcome(case.name);
-        let catches = on_mutant.is_some_and(Outcome::catches);
-        if catches {
-            caught.push(case.name.to_string());
+        let verdict = matrix.verdict(case, mutant);
+        if matches!(verdict, Some(Verdict::NotCounted(_))) {
+            not_counted += 1;
         }
-        if case.step < step && !catches && reference.outcome(case.name) == Some(&Outcome::Pass) {
-            continue;
+        if case.step < step {
+            earlier += 1;
+            if !counts(case, mutant) && !counts(case, reference) {
+                quiet += 1;
+                continue;
+            }
         }
         out.push_str(&verdict_line(
             number + 1,
             case,
             (reference, mutant),
+            (matrix.verdict(case, reference), verdict),
             name_width,
             width,
         ));
     }
-    let quiet = earlier
-        .iter()
-        .filter(|case| !mutant.outcome(case.name).is_some_and(Outcome::catches))
-        .count();
     let steps = match step {
         2 => "step 1".to_string(),
         _ => format!("steps 1 to {}", step - 1),
     };
-    match (earlier.len(), quiet) {
+    match (earlier, quiet) {
         (0, _) => {}
         (all, quiet) if all == quiet => writeln!(
             out,
-            "  The {} of {steps} pass on the reference and on the mutant alike (not listed).",
+            "  None of the {} of {steps} tells the mutant from the reference (not listed).",
             tests_phrase(all)
         )
         .unwrap(),
         (all, quiet) => writeln!(
             out,
-            "  The other {quiet} of the {all} tests of {steps} pass on both alike (not listed)."
+            "  The other {quiet} of the {all} tests of {steps} do not tell the mutant from the reference (not listed)."
         )
         .unwrap(),
     }
-    if let Some(problem) = reference.runs.iter().find_map(|run| {
-        run.outcome
-            .reason()
-            .map(|reason| (run.test.clone(), reason))
-    }) {
+    if let Some((test, reason)) = matrix.reference_failures().into_iter().next() {
         writeln!(
             out,
-            "\n{} the reference fails {}: {}. The suite or this machine is broken; the comparison below is not to be trusted.",
+            "\n{} the reference fails {test}: {reason}. The suite or this machine is broken; the comparison below is not to be trusted.",
             "warning:".red().bold(),
-            problem.0,
-            problem.1
         )
         .unwrap();
     }
-    let still_pass = matrix.tests.len() - caught.len();
-    writeln!(
-        out,
-        "\n{} of {} caught the mutant; {still_pass} still pass on it, as the worksheet warns normal cases may.",
+    let still_pass = matrix
+        .tests
+        .iter()
+        .filter(|case| matrix.verdict(case, mutant) == Some(Verdict::Pass))
+        .count();
+    let mut summary = format!(
+        "{} of {} caught the mutant; {still_pass} still pass on it, as the worksheet warns normal cases may",
         tests_phrase(caught.len()),
         matrix.tests.len()
-    )
-    .unwrap();
-    (out, caught)
+    );
+    if not_counted > 0 {
+        write!(
+            summary,
+            "; {not_counted} fail on the reference too (beyond the worksheet for this store) and count for nothing"
+        )
+        .unwrap();
+    }
+    writeln!(out, "\n{}.", reflow(&summary, width)).unwrap();
+    (out, caught.into_iter().map(String::from).collect())
 }
 
 /// "1 test", "3 tests".
@@ -259,25 +261,32 @@ fn verdict_line(
     number: usize,
     case: &Case,
     (reference, mutant): (&VariantRun, &VariantRun),
+    (on_reference, verdict): (Option<Verdict>, Option<Verdict>),
     name_width: usize,
     width: usize,
 ) -> String {
-    let reference_cell = match reference.outcome(case.name) {
-        Some(Outcome::Pass) => format!("{:<9}", "pass").green().to_string(),
-        Some(other) => format!("{:<9}", other.label().to_uppercase())
+    let reference_cell = match (reference.outcome(case.name), on_reference) {
+        (Some(Outcome::Pass), _) => format!("{:<9}", "pass").green().to_string(),
+        (Some(other), Some(Verdict::NotCounted(_))) => {
+            format!("{:<9}", other.label()).dimmed().to_string()
+        }
+        (Some(other), _) => format!("{:<9}", other.label().to_uppercase())
             .red()
             .bold()
             .to_string(),
-        None => format!("{:<9}", "-"),
+        (None, _) => format!("{:<9}", "-"),
     };
     let on_mutant = mutant.outcome(case.name);
-    let mutant_cell = match on_mutant {
-        Some(Outcome::Pass) => "pass (survives)".dimmed().to_string(),
-        Some(other) => format!("{} (caught)", other.label().to_uppercase())
+    let mutant_cell = match (on_mutant, verdict) {
+        (Some(other), Some(Verdict::Fail)) => format!("{} (caught)", other.label().to_uppercase())
             .yellow()
             .bold()
             .to_string(),
-        None => "-".into(),
+        (Some(other), Some(Verdict::NotCounted(_))) => format!("{} (not counted)", other.label())
+            .dimmed()
+            .to_string(),
+        (Some(_), _) => "pass (survives)".dimmed().to_string(),
+        (None, _) => "-".into(),
     };
     let mut name = case.name.to_string();
     if name.len() > name_width {
@@ -285,6 +294,9 @@ fn verdict_line(
         name.push('…');
     }
     let mut out = format!("  {number:>4}  {name:<name_width$}  {reference_cell} {mutant_cell}\n");
+    if verdict != Some(Verdict::Fail) {
+        return out;
+    }
     match on_mutant {
         Some(Outcome::Fail {
             check,
@@ -399,7 +411,7 @@ mod tests {
         let all = earlier_count(3);
         assert!(
             shown.contains(&format!(
-                "The other {} of the {all} tests of steps 1 to 2 pass on both alike (not listed).",
+                "The other {} of the {all} tests of steps 1 to 2 do not tell the mutant from the reference (not listed).",
                 all - 1
             )),
             "{shown}"
@@ -422,13 +434,89 @@ mod tests {
         assert!(caught.is_empty());
         assert!(
             shown.contains(&format!(
-                "The {} tests of step 1 pass on the reference and on the mutant alike (not listed).",
+                "The other {} of the {} tests of step 1 do not tell the mutant from the reference (not listed).",
+                earlier_count(2) - 1,
                 earlier_count(2)
             )),
             "{shown}"
         );
         assert!(
             shown.contains(&format!("warning: the reference fails {broken}: ")),
+            "{shown}"
+        );
+
+        let (shown, caught) = verdicts(&matrix(2, &[], &[]), 2, 200);
+        assert_eq!(listed(&shown), names(2), "{shown}");
+        assert!(caught.is_empty());
+        assert!(
+            shown.contains(&format!(
+                "None of the {} tests of step 1 tells the mutant from the reference (not listed).",
+                earlier_count(2)
+            )),
+            "{shown}"
+        );
+        assert!(!shown.contains("count for nothing"), "{shown}");
+    }
+
+    /// For a program (the Python store), a test beyond the worksheet that
+    /// fails on its reference and its mutant alike is shown as not
+    /// counted: it is no catch, no warning, and the counts say so.
+    #[test]
+    fn a_programs_failures_beyond_the_worksheet_are_neither_catches_nor_warnings() {
+        use lease_lab::external::ImplCommand;
+        let tests: Vec<&'static Case> = suite::cases_through(4).collect();
+        let boundary = "claim_at_exact_expiry_is_reassigned";
+        let busy = "claim_while_the_lock_is_held_is_a_busy_error";
+        assert_eq!(suite::case(busy).unwrap().tag, suite::Tag::Reference);
+        let program = |id: &str, mutant: Option<Variant>| Variant {
+            mutant: mutant.and_then(|variant| variant.mutant),
+            ..Variant::program(id, ImplCommand::parse("python3 store.py").unwrap())
+        };
+        let failing = |variant: Variant, failing: &[&str]| {
+            let mut run = run(variant, &tests, &[]);
+            for test in &mut run.runs {
+                if failing.contains(&test.test.as_str()) {
+                    test.outcome = Outcome::Fail {
+                        check: "c".into(),
+                        expected: "e".into(),
+                        actual: "a".into(),
+                    };
+                }
+            }
+            run
+        };
+        let matrix = Matrix {
+            runs: vec![
+                failing(program("reference", None), &[busy]),
+                failing(program("py04", Variant::find("04")), &[busy, boundary]),
+            ],
+            tests: tests.clone(),
+        };
+        colored::control::set_override(false);
+        let (shown, caught) = verdicts(&matrix, 4, 200);
+        assert_eq!(caught, [boundary]);
+        assert!(!shown.contains("warning"), "{shown}");
+        let line = |name: &str| {
+            shown
+                .lines()
+                .find(|line| line.contains(name))
+                .unwrap_or_else(|| panic!("{name} is listed: {shown}"))
+                .to_string()
+        };
+        assert!(
+            line(busy).ends_with("fail      fail (not counted)"),
+            "{shown}"
+        );
+        assert!(
+            line(boundary).ends_with("pass      FAIL (caught)"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains(&format!(
+                "1 test of {} caught the mutant; {} still pass on it, as the worksheet warns normal cases may; 1 fail on the reference too",
+                tests.len(),
+                tests.len() - 2
+            )),
             "{shown}"
         );
     }

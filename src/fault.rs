@@ -1,14 +1,21 @@
 //! What an implementation in another program can do wrong, besides
 //! answering wrongly: end, hang, or break the protocol.
 //!
-//! A fault is not an answer to the call, so [`ExternalStore`] does not
-//! return it: it panics with the fault as its payload, and whoever runs the
-//! test (the lab's runner, a probe) turns it into the test's verdict: a
-//! timeout for a hang, a crash otherwise, with the message below.
+//! A fault is not an answer to the call: [`ExternalStore`] returns it as
+//! [`StoreError::Fault`], and whoever runs the test (the lab's runner, a
+//! probe) turns it into the test's verdict: a timeout for a hang, a crash
+//! otherwise, with the message below. A command that drives a program
+//! reports it as its failure.
 //!
-//! [`ExternalStore`]: super::ExternalStore
+//! [`ExternalStore`]: crate::external::ExternalStore
+//! [`StoreError::Fault`]: crate::error::StoreError::Fault
 
+use crate::error::{Result, StoreError};
+use crate::job_store::JobStore;
+use crate::operation::{Answer, Operation};
 use std::fmt;
+use std::path::Path;
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 /// What went wrong.
@@ -113,6 +120,62 @@ impl fmt::Display for ImplementationFault {
 }
 
 impl std::error::Error for ImplementationFault {}
+
+/// A store that remembers the first fault of the program behind it, and
+/// from then on answers every call with that fault at once, without asking
+/// the program: once a program failed to answer, the test's verdict is the
+/// fault's (see [`crate::runner::outcome_of_fault`]), and waiting on a
+/// program that hung again for every later call would only slow it down.
+pub struct FaultRecorder<'a> {
+    inner: &'a dyn JobStore,
+    first: Mutex<Option<ImplementationFault>>,
+}
+
+impl<'a> FaultRecorder<'a> {
+    /// Records the faults of `inner`.
+    pub fn new(inner: &'a dyn JobStore) -> FaultRecorder<'a> {
+        FaultRecorder {
+            inner,
+            first: Mutex::new(None),
+        }
+    }
+
+    /// The first fault a call met, if any.
+    pub fn first_fault(&self) -> Option<ImplementationFault> {
+        self.first
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+impl JobStore for FaultRecorder<'_> {
+    fn call(&self, db: &Path, operation: &Operation) -> Result<Answer> {
+        if let Some(fault) = self.first_fault() {
+            return Err(StoreError::Fault(Box::new(fault)));
+        }
+        let answer = self.inner.call(db, operation);
+        if let Err(StoreError::Fault(fault)) = &answer {
+            self.first
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get_or_insert_with(|| (**fault).clone());
+        }
+        answer
+    }
+
+    fn set_thread_busy_timeout(&self, timeout: Option<Duration>) {
+        self.inner.set_thread_busy_timeout(timeout);
+    }
+
+    fn in_this_process(&self) -> bool {
+        self.inner.in_this_process()
+    }
+
+    fn abandon(&self) {
+        self.inner.abandon();
+    }
+}
 
 #[cfg(test)]
 mod tests {
