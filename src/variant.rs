@@ -228,6 +228,28 @@ impl std::fmt::Debug for CompiledMutant {
 
 #[cfg(test)]
 mod tests {
+    /// One cargo feature per compiled mutant, and no other `mutant-`
+    /// feature: the `[features]` of Cargo.toml follow from `mutants/`
+    /// (a mutant without its feature can only be chosen through
+    /// `LEASE_LAB_MUTANT`; a feature without its mutant names nothing).
+    #[test]
+    fn the_cargo_features_are_the_compiled_mutants() {
+        let manifest: toml::Table = include_str!("../Cargo.toml").parse().unwrap();
+        let mut features: Vec<&str> = manifest["features"]
+            .as_table()
+            .expect("Cargo.toml has [features]")
+            .keys()
+            .filter_map(|name| name.strip_prefix("mutant-"))
+            .collect();
+        let mut ids: Vec<&str> = MUTANTS.iter().map(|mutant| mutant.id).collect();
+        features.sort_unstable();
+        ids.sort_unstable();
+        assert_eq!(
+            features, ids,
+            "add or remove `mutant-ID = []` lines in Cargo.toml's [features] to match mutants/"
+        );
+    }
+
     use super::*;
 
     #[test]

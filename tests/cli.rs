@@ -37,40 +37,50 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8(bytes.to_vec()).expect("UTF-8")
 }
 
+/// The eight operations on the Rust store and on the Python store, each
+/// answering as the contract says; no fault of the Python program, no
+/// panic text.
 #[test]
 fn db_runs_all_eight_operations_and_prints_their_answers_as_json() {
-    let lab = Sandbox::new();
-    assert_eq!(lab.db_json(&["init"]), Value::Bool(true));
-    assert_eq!(lab.db_json(&["enqueue", "j"]), Value::Bool(true));
-    assert_eq!(lab.db_json(&["enqueue", "j"]), Value::Bool(false));
+    for implementation in [&["--impl", "rust"], &["--impl", "python"]] {
+        eight_operations_answer_as_json(implementation);
+    }
+}
+
+fn eight_operations_answer_as_json(implementation: &[&str]) {
+    let sandbox = Sandbox::new();
+    let lab = |args: &[&str]| -> Value { sandbox.db_json(&[implementation, args].concat()) };
+    assert_eq!(lab(&["init"]), Value::Bool(true));
+    assert_eq!(lab(&["enqueue", "j"]), Value::Bool(true));
+    assert_eq!(lab(&["enqueue", "j"]), Value::Bool(false));
     assert_eq!(
-        lab.db_json(&["claim", "j", "A", "--now", "100", "--ttl", "10"]),
+        lab(&["claim", "j", "A", "--now", "100", "--ttl", "10"]),
         serde_json::json!(1)
     );
     assert_eq!(
-        lab.db_json(&["claim", "j", "B", "--now", "105", "--ttl", "10"]),
+        lab(&["claim", "j", "B", "--now", "105", "--ttl", "10"]),
         Value::Null
     );
     assert_eq!(
-        lab.db_json(&["renew", "j", "A", "1", "--now", "105", "--ttl", "20"]),
+        lab(&["renew", "j", "A", "1", "--now", "105", "--ttl", "20"]),
         Value::Bool(true)
     );
     assert_eq!(
-        lab.db_json(&["state", "j"]),
+        lab(&["state", "j"]),
         serde_json::json!({"id": "j", "owner": "A", "until": 125.0, "fence": 1, "result": null, "done": false})
     );
-    assert_eq!(lab.db_json(&["release", "j", "A", "1"]), Value::Bool(true));
-    assert_eq!(lab.db_json(&["release", "j", "A", "1"]), Value::Bool(false));
+    assert_eq!(lab(&["release", "j", "A", "1"]), Value::Bool(true));
+    assert_eq!(lab(&["release", "j", "A", "1"]), Value::Bool(false));
     assert_eq!(
-        lab.db_json(&["claim", "j", "B", "--now", "106", "--ttl", "10"]),
+        lab(&["claim", "j", "B", "--now", "106", "--ttl", "10"]),
         serde_json::json!(2)
     );
     assert_eq!(
-        lab.db_json(&["complete", "j", "A", "1", "--now", "107", "--result", "stale"]),
+        lab(&["complete", "j", "A", "1", "--now", "107", "--result", "stale"]),
         Value::Bool(false)
     );
     assert_eq!(
-        lab.db_json(&[
+        lab(&[
             "complete",
             "j",
             "B",
@@ -83,12 +93,12 @@ fn db_runs_all_eight_operations_and_prints_their_answers_as_json() {
         Value::Bool(true)
     );
     assert_eq!(
-        lab.db_json(&["state", "j"]),
+        lab(&["state", "j"]),
         serde_json::json!({"id": "j", "owner": "B", "until": 116.0, "fence": 2, "result": "B's result", "done": true})
     );
-    assert_eq!(lab.db_json(&["state", "missing"]), Value::Null);
-    assert_eq!(lab.db_json(&["enqueue", "k"]), Value::Bool(true));
-    let answers = lab.db_json(&[
+    assert_eq!(lab(&["state", "missing"]), Value::Null);
+    assert_eq!(lab(&["enqueue", "k"]), Value::Bool(true));
+    let answers = lab(&[
         "claim-many",
         "k",
         "A",
@@ -789,4 +799,45 @@ fn a_reflection_needs_both_answers_and_a_blank_one_records_nothing() {
             "nothing is recorded"
         );
     }
+}
+
+/// `lab tests --variants` lists the variants of the implementation
+/// `--impl` names, as `lab run` takes their ids: the Python store's nine.
+#[test]
+fn tests_variants_lists_the_chosen_implementations_variants() {
+    let lab = Sandbox::new();
+    let output = lab.lab(&["tests", "--variants", "--impl", "python"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let ids: Vec<String> = text(&output.stdout)
+        .lines()
+        .filter_map(|line| line.split_whitespace().next().map(String::from))
+        .collect();
+    let expected: Vec<String> = std::iter::once("reference".to_string())
+        .chain((1..=8).map(|step| format!("py0{step}")))
+        .chain(["py08b".to_string()])
+        .collect();
+    assert_eq!(ids, expected);
+    let rust = text(&lab.lab(&["tests", "--variants"]).stdout);
+    assert!(
+        rust.lines()
+            .any(|line| line.trim_start().starts_with("h06h ")),
+        "{rust}"
+    );
+    assert!(!rust.contains("py0"), "{rust}");
+}
+
+/// A program that breaks the protocol is the command's failure, said in
+/// one line: no panic message, no backtrace.
+#[test]
+fn db_on_a_program_that_does_not_greet_fails_in_one_line() {
+    let lab = Sandbox::new();
+    let (code, stdout, stderr) = lab.db(&["--impl", "sh -c 'echo hello'", "init"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(stdout, "");
+    assert!(
+        stderr.starts_with("lab db: sh -c 'echo hello' did not greet the lab"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
 }

@@ -1,5 +1,6 @@
 //! Verdicts that never depend on luck: every cell of the kill matrix, and
-//! every test's verdict on the racing mutant 08b, is the same run after run.
+//! every test's verdict on the racing mutants 08b (the Rust store) and
+//! py08b (the Python store), is the same run after run.
 //!
 //! The racing tests queue their claims behind a held write lock until all
 //! of them wait (see `src/race.rs`), so a check-then-act claim is caught on
@@ -39,9 +40,10 @@ fn matrix_cells() -> Cells {
     cells
 }
 
-/// The verdict lines of `lab run 08b`: each test with pass, FAIL, TIME or CRASH.
-fn race_verdicts() -> Vec<String> {
-    lab(&["run", "08b"])
+/// The verdict lines of `lab run ARGS` (a racing mutant): each test with
+/// pass, FAIL, TIME or CRASH.
+fn race_verdicts(args: &[&str]) -> Vec<String> {
+    lab(&[&["run"], args].concat())
         .lines()
         .filter(|line| {
             let word = line.split_whitespace().next().unwrap_or("");
@@ -54,15 +56,21 @@ fn race_verdicts() -> Vec<String> {
 const RUNS: usize = 20;
 
 #[test]
-#[ignore = "runs lab run 08b and the whole kill matrix 20 times each (a few minutes); .ci/run runs it"]
+#[ignore = "runs lab run 08b, lab run py08b and the whole kill matrix 20 times each (a few minutes); .ci/run runs it"]
 fn twenty_runs_give_the_same_outcome_in_every_cell() {
-    let first = race_verdicts();
-    assert!(
-        first.iter().filter(|line| line.starts_with("FAIL")).count() >= 4,
-        "08b is caught by the racing tests: {first:#?}"
-    );
-    for run in 2..=RUNS {
-        assert_eq!(race_verdicts(), first, "lab run 08b, run {run} of {RUNS}");
+    for race in [&["08b"][..], &["py08b", "--impl", "python"]] {
+        let first = race_verdicts(race);
+        assert!(
+            first.iter().filter(|line| line.starts_with("FAIL")).count() >= 4,
+            "{race:?} is caught by the racing tests: {first:#?}"
+        );
+        for run in 2..=RUNS {
+            assert_eq!(
+                race_verdicts(race),
+                first,
+                "lab run {race:?}, run {run} of {RUNS}"
+            );
+        }
     }
     let first = matrix_cells();
     assert!(first.len() > 2000, "{} cells", first.len());
