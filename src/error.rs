@@ -99,9 +99,18 @@ pub enum StoreError {
     /// answer at all: it could not start, greeted wrongly, ended, hung, or
     /// wrote something that is not an answer. Not an answer of the store:
     /// the suite's verdict is a crash (a timeout for a hang), and a command
-    /// reports it as its failure.
-    #[error("{0}")]
-    Fault(Box<crate::fault::ImplementationFault>),
+    /// reports it as its failure. (Self-contained, with no type of the lab's
+    /// protocol in it: this file is also compiled into a student's Rust
+    /// project.)
+    #[error("{message}")]
+    Fault {
+        /// What the program did, the request it was asked and the last
+        /// lines it wrote on standard error.
+        message: String,
+        /// How long the call waited for an answer, when the program hung;
+        /// `None` for any other fault.
+        hang: Option<Duration>,
+    },
 
     /// An error that an implementation outside this program reported (over
     /// the lab's protocol), other than an invalid argument.
@@ -202,7 +211,7 @@ impl StoreError {
             StoreError::Busy { .. } => ErrorKind::Busy,
             StoreError::Sqlite { .. } => ErrorKind::Sqlite,
             StoreError::Reported { kind, .. } => *kind,
-            StoreError::Fault(_) => ErrorKind::Other,
+            StoreError::Fault { .. } => ErrorKind::Other,
         }
     }
 
@@ -223,7 +232,7 @@ impl StoreError {
             | StoreError::NoDatabase { .. }
             | StoreError::IsADirectory { .. }
             | StoreError::NoJobsTable { .. }
-            | StoreError::Fault(_) => self.to_string(),
+            | StoreError::Fault { .. } => self.to_string(),
         }
     }
 }

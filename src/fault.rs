@@ -2,7 +2,8 @@
 //! answering wrongly: end, hang, or break the protocol.
 //!
 //! A fault is not an answer to the call: [`ExternalStore`] returns it as
-//! [`StoreError::Fault`], and whoever runs the test (the lab's runner, a
+//! [`StoreError::Fault`] (its message, and how long the call waited when
+//! the program hung), and whoever runs the test (the lab's runner, a
 //! probe) turns it into the test's verdict: a timeout for a hang, a crash
 //! otherwise, with the message below. A command that drives a program
 //! reports it as its failure.
@@ -128,7 +129,25 @@ impl std::error::Error for ImplementationFault {}
 /// program that hung again for every later call would only slow it down.
 pub struct FaultRecorder<'a> {
     inner: &'a dyn JobStore,
-    first: Mutex<Option<ImplementationFault>>,
+    first: Mutex<Option<Faulted>>,
+}
+
+/// A fault as [`StoreError::Fault`] carries it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Faulted {
+    /// What the program did, said as [`ImplementationFault`] says it.
+    pub message: String,
+    /// How long the call waited, when the program hung.
+    pub hang: Option<Duration>,
+}
+
+impl From<ImplementationFault> for StoreError {
+    fn from(fault: ImplementationFault) -> StoreError {
+        StoreError::Fault {
+            message: fault.to_string(),
+            hang: fault.hang(),
+        }
+    }
 }
 
 impl<'a> FaultRecorder<'a> {
@@ -141,7 +160,7 @@ impl<'a> FaultRecorder<'a> {
     }
 
     /// The first fault a call met, if any.
-    pub fn first_fault(&self) -> Option<ImplementationFault> {
+    pub fn first_fault(&self) -> Option<Faulted> {
         self.first
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -151,15 +170,18 @@ impl<'a> FaultRecorder<'a> {
 
 impl JobStore for FaultRecorder<'_> {
     fn call(&self, db: &Path, operation: &Operation) -> Result<Answer> {
-        if let Some(fault) = self.first_fault() {
-            return Err(StoreError::Fault(Box::new(fault)));
+        if let Some(Faulted { message, hang }) = self.first_fault() {
+            return Err(StoreError::Fault { message, hang });
         }
         let answer = self.inner.call(db, operation);
-        if let Err(StoreError::Fault(fault)) = &answer {
+        if let Err(StoreError::Fault { message, hang }) = &answer {
             self.first
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .get_or_insert_with(|| (**fault).clone());
+                .get_or_insert_with(|| Faulted {
+                    message: message.clone(),
+                    hang: *hang,
+                });
         }
         answer
     }
@@ -208,5 +230,57 @@ mod tests {
             "python3 mine.py gave no answer within 300 ms"
         );
         assert_eq!(hang.hang(), Some(Duration::from_millis(300)));
+    }
+
+    /// A store whose calls answer from a list, counting them.
+    struct Scripted {
+        answers: Mutex<Vec<Result<Answer>>>,
+        calls: std::sync::atomic::AtomicUsize,
+    }
+
+    impl JobStore for Scripted {
+        fn call(&self, _db: &Path, _operation: &Operation) -> Result<Answer> {
+            self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            self.answers.lock().unwrap().remove(0)
+        }
+    }
+
+    /// The first fault is kept, and every later call answers it at once,
+    /// without asking the program again.
+    #[test]
+    fn the_recorder_keeps_the_first_fault_and_answers_it_from_then_on() {
+        let fault = |message: &str, hang| StoreError::Fault {
+            message: message.into(),
+            hang,
+        };
+        let inner = Scripted {
+            answers: Mutex::new(vec![
+                Ok(Answer::Done),
+                Err(fault("it hung", Some(Duration::from_millis(5)))),
+                Err(fault("it ended", None)),
+            ]),
+            calls: 0.into(),
+        };
+        let recorder = FaultRecorder::new(&inner);
+        let db = Path::new("x.db");
+        assert!(matches!(
+            recorder.call(db, &Operation::InitDb),
+            Ok(Answer::Done)
+        ));
+        assert_eq!(recorder.first_fault(), None);
+        assert!(recorder.call(db, &Operation::InitDb).is_err());
+        let first = Faulted {
+            message: "it hung".into(),
+            hang: Some(Duration::from_millis(5)),
+        };
+        assert_eq!(recorder.first_fault(), Some(first.clone()));
+        match recorder.call(db, &Operation::InitDb) {
+            Err(StoreError::Fault { message, hang }) => {
+                assert_eq!(Faulted { message, hang }, first);
+            }
+            other => panic!("the first fault again, but {other:?}"),
+        }
+        assert_eq!(inner.calls.load(std::sync::atomic::Ordering::SeqCst), 2);
+        assert!(!recorder.in_this_process() || inner.in_this_process());
     }
 }

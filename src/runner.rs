@@ -10,8 +10,7 @@
 //! reported as a crash and a new worker carries on with the rest.
 
 use crate::child_process::{LineChild, NoLine};
-use crate::external::ImplementationFault;
-use crate::fault::FaultRecorder;
+use crate::fault::{FaultRecorder, Faulted};
 use crate::job_store::JobStore;
 use crate::outcome::{Outcome, TestRun};
 use crate::suite::{self, Bench, Case};
@@ -174,14 +173,14 @@ pub fn call_limit(test_limit: Duration) -> Duration {
 /// The outcome of a test during which an implementation in another
 /// program (see [`crate::external`]) failed to answer: a timeout when it
 /// hung, a crash saying what it did otherwise.
-pub fn outcome_of_fault(fault: &ImplementationFault) -> Outcome {
-    match fault.hang() {
+pub fn outcome_of_fault(fault: &Faulted) -> Outcome {
+    match fault.hang {
         Some(limit) => Outcome::Timeout {
             limit_ms: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
-            detail: Some(fault.to_string()),
+            detail: Some(fault.message.clone()),
         },
         None => Outcome::Crash {
-            message: fault.to_string(),
+            message: fault.message.clone(),
         },
     }
 }
@@ -530,7 +529,7 @@ fn run_worker(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::external::FaultKind;
+    use crate::external::{FaultKind, ImplementationFault};
 
     #[test]
     fn each_event_is_one_json_line() {
@@ -639,7 +638,12 @@ mod tests {
             request: Some("{\"op\":\"init_db\"}".into()),
             stderr: Vec::new(),
         };
-        let late = |fault: ImplementationFault| Ok(outcome_of_fault(&fault));
+        let late = |fault: ImplementationFault| {
+            Ok(outcome_of_fault(&Faulted {
+                message: fault.to_string(),
+                hang: fault.hang(),
+            }))
+        };
         let hang = hang_explained(late(fault(FaultKind::Hang(Duration::from_millis(900)))));
         assert!(
             hang.as_deref()

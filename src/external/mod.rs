@@ -142,7 +142,7 @@ impl JobStore for ExternalStore {
     /// documentation) is [`StoreError::Fault`].
     fn call(&self, db: &Path, operation: &Operation) -> Result<Answer> {
         self.ask(db, operation)
-            .unwrap_or_else(|fault| Err(StoreError::Fault(Box::new(fault))))
+            .unwrap_or_else(|fault| Err(StoreError::from(fault)))
     }
 
     fn in_this_process(&self) -> bool {
@@ -481,10 +481,31 @@ mod tests {
     }
 
     fn fault_of(store: &ExternalStore, operation: &Operation) -> ImplementationFault {
-        match store.call(Path::new("x.db"), operation) {
-            Err(StoreError::Fault(fault)) => *fault,
-            other => panic!("the call faults, but it answered {other:?}"),
+        store
+            .ask(Path::new("x.db"), operation)
+            .expect_err("the call faults")
+    }
+
+    /// A fault reaches the caller of `call` as a value: its message, and
+    /// how long the call waited when the program hung.
+    #[test]
+    fn a_call_returns_the_programs_fault_as_an_error() {
+        let store = scripted("echo not json", Duration::from_secs(5));
+        match store.call(Path::new("x.db"), &enqueue()) {
+            Err(StoreError::Fault { message, hang }) => {
+                assert!(message.contains("not json"), "{message}");
+                assert_eq!(hang, None);
+            }
+            other => panic!("the call returns the fault, but it answered {other:?}"),
         }
+        let silent = scripted("sleep 5", Duration::from_millis(200));
+        match silent.call(Path::new("x.db"), &enqueue()) {
+            Err(StoreError::Fault { hang, .. }) => {
+                assert_eq!(hang, Some(Duration::from_millis(200)));
+            }
+            other => panic!("the call returns the hang, but it answered {other:?}"),
+        }
+        silent.abandon();
     }
 
     fn enqueue() -> Operation {

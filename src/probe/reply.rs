@@ -68,7 +68,7 @@ impl Reply {
     pub fn of(result: Result<Answer, StoreError>) -> Reply {
         match result {
             Ok(answer) => Reply::Answer(answer),
-            Err(StoreError::Fault(fault)) => Reply::of_fault(&fault),
+            Err(StoreError::Fault { message, hang }) => Reply::of_fault(message, hang),
             Err(error) => Reply::Error {
                 kind: error.kind(),
                 message: error.detail(),
@@ -78,14 +78,12 @@ impl Reply {
 
     /// The reply of a program that failed to answer: a timeout when it
     /// hung, a crash saying what it did otherwise.
-    pub fn of_fault(fault: &crate::fault::ImplementationFault) -> Reply {
-        match fault.hang() {
+    pub fn of_fault(message: String, hang: Option<std::time::Duration>) -> Reply {
+        match hang {
             Some(limit) => Reply::Timeout {
                 limit_ms: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
             },
-            None => Reply::Crash {
-                message: fault.to_string(),
-            },
+            None => Reply::Crash { message },
         }
     }
 
