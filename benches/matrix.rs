@@ -15,10 +15,10 @@
 //! mutants (the worksheet's literal fragments), each a `python3` process
 //! speaking the lab's protocol: the target is under 5 s on two cores.
 
-use lease_lab::family::Family;
 use lease_lab::matrix::Matrix;
 use lease_lab::mutant::MutantKind;
 use lease_lab::runner::{RunOptions, WorkerCommand};
+use lease_lab::subject::Subject;
 use lease_lab::suite;
 use lease_lab::variant::Variant;
 use std::path::Path;
@@ -51,8 +51,8 @@ fn main() {
 
     let lab_worksheet = median_of(5, || time_matrix(&worker, &worksheet, &options));
     let lab_all = median_of(5, || time_matrix(&worker, &all, &options));
-    let python = Family::Python
-        .variants()
+    let python = Subject::Python
+        .built_in_variants()
         .expect("the Python store and its mutants can be written");
     let lab_python = median_of(5, || time_matrix(&worker, &python, &options));
 

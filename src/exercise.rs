@@ -5,8 +5,8 @@
 //! worksheet's `claim_many` fragment (exercise `8`) and the check-then-act
 //! race its basis warns about (exercise `8b`).
 
-use crate::family::{self, Family};
 use crate::mutant::MutantKind;
+use crate::subject::{self, Subject};
 use crate::variant::{Variant, MUTANTS, REFERENCE_ID};
 
 /// An exercise text of `labs/`, compiled in.
@@ -116,34 +116,30 @@ pub fn exercises() -> Vec<Exercise> {
         .collect()
 }
 
-/// The exercises of a family of implementations: the Rust store's
-/// ([`exercises`]), or the Python store's, where each is the worksheet's
-/// literal fragment applied to the Python store (`py04` is exercise `4`),
-/// and `py08b`, its check-then-act race (exercise `8b`).
+/// The exercises of a subject, those of its exercise store
+/// ([`Subject::exercise_store`]): the Rust store's ([`exercises`]), or the
+/// Python store's, where each is the worksheet's literal fragment applied
+/// to the Python store (`py04` is exercise `4`), and `py08b`, its
+/// check-then-act race (exercise `8b`).
 ///
-/// Errors: a program of one's own has no mutants, so no exercises; the
-/// Python store's files cannot be written.
-pub fn exercises_of(family: &Family) -> Result<Vec<Exercise>, String> {
-    match family {
-        Family::Rust => Ok(exercises()),
-        Family::Python => {
+/// Errors: the Python store's files cannot be written.
+pub fn exercises_of(subject: &Subject) -> Result<Vec<Exercise>, String> {
+    match subject.exercise_store() {
+        Subject::Python => {
             let unwritable =
                 |error: std::io::Error| format!("cannot write the Python store to run it: {error}");
-            let reference = family::python_variant(REFERENCE_ID, None).map_err(unwritable)?;
-            family::python_mutants()
+            let reference = subject::python_variant(REFERENCE_ID, None).map_err(unwritable)?;
+            subject::python_mutants()
                 .into_iter()
                 .map(|mutant| {
                     let id = mutant.spec.id.clone();
-                    family::python_variant(&id, Some(mutant))
+                    subject::python_variant(&id, Some(mutant))
                         .map(|variant| Exercise::of(variant, reference.clone()))
                         .map_err(unwritable)
                 })
                 .collect()
         }
-        Family::Program(command) => Err(format!(
-            "{} is an implementation of your own: the exercises are about the lab's mutants (--impl rust or python); give your implementation to `lab check`, or record it with `lab check --impl`, and `lab step` runs it too",
-            command.display()
-        )),
+        _ => Ok(exercises()),
     }
 }
 

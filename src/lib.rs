@@ -28,10 +28,10 @@
 #![warn(missing_docs)]
 
 pub mod child_process;
+pub mod course;
 pub mod error;
 pub mod exercise;
 pub mod external;
-pub mod family;
 pub mod fault;
 pub mod handle;
 pub mod job;
@@ -45,6 +45,7 @@ pub mod race;
 pub mod report;
 pub mod runner;
 pub mod store;
+pub mod subject;
 #[path = "../tests/suite/mod.rs"]
 pub mod suite;
 pub mod terminal;

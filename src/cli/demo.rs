@@ -57,7 +57,7 @@ pub fn run(args: &Args) -> Outcome {
         if !store.in_this_process() {
             return Err(CliError::Usage(format!(
                 "the power cut is simulated under the stores compiled into lab, and {} runs in a program of its own: use --impl rust (the default)",
-                args.implementation.implementation
+                args.implementation.subject.name()
             )));
         }
         let story = play_power_cut(store.as_ref(), &path)?;

@@ -17,12 +17,9 @@ pub mod kill_matrix;
 pub mod outcome;
 pub mod own_impl;
 pub mod own_mutant;
-pub mod own_variants;
 pub mod prediction;
 pub mod probe;
 pub mod progress;
-pub mod rust_project;
-pub mod starter;
 pub mod step;
 pub mod study;
 

@@ -9,18 +9,17 @@
 //! tests (the Rust store's own stricter promises) run too and are shown
 //! apart, beyond the worksheet; they never count against the student.
 
-use super::args::{worker_command, Implementation, SuiteArgs};
+use super::args::{worker_command, SuiteArgs};
 use super::outcome::{say, CliError, Outcome};
 use super::prediction::{comparison, parse_selection, Score};
 use super::progress::{self, OwnPrediction, Progress, StepCheck, StepStatus};
-use super::rust_project;
-use super::starter::{self, OPERATIONS};
 use colored::Colorize;
+use lease_lab::course::starter::{self, OPERATIONS};
 use lease_lab::exercise;
 use lease_lab::external::ExternalStore;
-use lease_lab::family::Family;
 use lease_lab::outcome::Outcome as TestOutcome;
 use lease_lab::runner::{self, RunOptions, VariantRun, WorkerCommand};
+use lease_lab::subject::{rust_project, Implementation, Subject};
 use lease_lab::suite::{self, Case, Tag};
 use lease_lab::terminal::{failure_text, fill};
 use lease_lab::variant::Variant;
@@ -80,8 +79,8 @@ pub struct WhichArgs {
     /// command line; recorded for the next checks. Default: the one recorded
     /// (by `lab new`, or an earlier --impl). `rust` or `python` checks the
     /// lab's own stores instead, without recording anything.
-    #[arg(long = "impl", value_name = "IMPL")]
-    implementation: Option<String>,
+    #[arg(long = "impl", value_name = "IMPL", value_parser = Subject::parse)]
+    implementation: Option<Subject>,
     /// Check steps 1 to this one (default: all eight).
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=8))]
     step: Option<u8>,
@@ -126,62 +125,19 @@ pub fn new(args: &NewArgs, progress_path: &Path) -> Outcome {
     ))
 }
 
-/// The implementation a check is about.
-enum Checked {
-    /// The student's own.
-    Own(Implementation),
-    /// One of the lab's references (`--impl rust` or `python`).
-    Lab(Family),
-}
-
-impl Checked {
-    /// The implementation `--impl` names, else the one recorded.
-    fn chosen(given: Option<&str>, progress: &Progress) -> Result<Checked, CliError> {
-        match given.map(str::trim) {
-            Some("rust") => Ok(Checked::Lab(Family::Rust)),
-            Some("python") => Ok(Checked::Lab(Family::Python)),
-            Some(text) => Implementation::parse(text)
-                .map(Checked::Own)
-                .map_err(CliError::Usage),
-            None => progress
-                .implementation
-                .clone()
-                .map(Checked::Own)
-                .ok_or_else(|| {
-                    CliError::Usage(
-                        "there is no implementation to check yet: start one with `lab new --lang python DIR` (or --lang rust), or name yours with --impl FILE-FOLDER-OR-COMMAND".into(),
-                    )
-                }),
-        }
-    }
-
-    /// How it is named in messages.
-    fn describe(&self) -> String {
-        match self {
-            Checked::Own(own) => own.describe(),
-            Checked::Lab(family) => format!("the lab's {} store", family.name()),
-        }
-    }
-
-    /// Where its operations are written.
-    fn source(&self) -> String {
-        match self {
-            Checked::Own(own) => own.source(),
-            Checked::Lab(family) => family.name(),
-        }
-    }
-
-    /// The implementation, ready to run (a Rust project built).
-    fn variant(&self) -> Result<Variant, CliError> {
-        match self {
-            Checked::Own(own) => own.variant(),
-            Checked::Lab(family) => family.reference().map_err(|error| {
-                CliError::Failed(format!(
-                    "cannot prepare the {} store: {error}",
-                    family.name()
-                ))
+/// The implementation `--impl` names, else the one recorded.
+fn chosen(given: Option<&Subject>, progress: &Progress) -> Result<Subject, CliError> {
+    match given {
+        Some(subject) => Ok(subject.clone()),
+        None => progress
+            .implementation
+            .clone()
+            .map(Subject::Own)
+            .ok_or_else(|| {
+                CliError::Usage(
+                    "there is no implementation to check yet: start one with `lab new --lang python DIR` (or --lang rust), or name yours with --impl FILE-FOLDER-OR-COMMAND".into(),
+                )
             }),
-        }
     }
 }
 
@@ -485,7 +441,7 @@ fn stub_step(message: &str) -> Option<u8> {
 /// `lab check`.
 pub fn check(args: &CheckArgs, progress_path: &Path) -> Outcome {
     let record = progress::load_reporting(progress_path)?;
-    let checked = Checked::chosen(args.which.implementation.as_deref(), &record)?;
+    let checked = chosen(args.which.implementation.as_ref(), &record)?;
     let through = args.which.step.unwrap_or(8);
     let predicted = match &args.predict {
         Some(text) => Some(predicted_tests(text, through)?),
@@ -509,7 +465,7 @@ pub fn check(args: &CheckArgs, progress_path: &Path) -> Outcome {
                 )
             ))?;
         }
-        if let Checked::Own(_) = checked {
+        if let Subject::Own(_) = checked {
             progress::update(progress_path, |progress| {
                 progress.own_predictions.push(OwnPrediction {
                     at: progress::now_stamp(),
@@ -523,7 +479,7 @@ pub fn check(args: &CheckArgs, progress_path: &Path) -> Outcome {
             say(&format!("\nRecorded in {}.\n", progress_path.display()))?;
         }
     } else {
-        if let Checked::Own(own) = &checked {
+        if let Subject::Own(own) = &checked {
             record_checks(progress_path, own, &report)?;
         }
         say(&next_text(&report, &checked.source(), through))?;
@@ -562,12 +518,12 @@ fn predicted_tests(text: &str, through: u8) -> Result<Vec<&'static str>, CliErro
 
 /// Prepares the implementation, runs the check and shows it.
 fn check_once(
-    checked: &Checked,
+    checked: &Subject,
     through: u8,
     options: &RunOptions,
     worker: &WorkerCommand,
 ) -> Result<CheckReport, CliError> {
-    let variant = checked.variant()?;
+    let variant = checked.reference()?;
     hear_greeting(&variant, options.timeout)?;
     let width = lease_lab::terminal::text_width();
     let heading = format!(
@@ -615,8 +571,8 @@ const SETTLE: Duration = Duration::from_millis(300);
 /// implementation's files, until interrupted.
 pub fn watch(args: &WatchArgs, progress_path: &Path) -> Outcome {
     let record = progress::load_reporting(progress_path)?;
-    let checked = Checked::chosen(args.which.implementation.as_deref(), &record)?;
-    let Checked::Own(own) = &checked else {
+    let checked = chosen(args.which.implementation.as_ref(), &record)?;
+    let Subject::Own(own) = &checked else {
         return Err(CliError::Usage(
             "the lab's own stores do not change: watch your implementation (--impl FILE-OR-FOLDER, or the one `lab new` recorded)".into(),
         ));
@@ -716,7 +672,7 @@ fn fingerprint(path: &Path) -> u64 {
 /// One check of `lab watch`: a failure to build or run is shown, and the
 /// watch goes on; only a closed output ends it.
 fn watch_round(
-    checked: &Checked,
+    checked: &Subject,
     own: &Implementation,
     through: u8,
     options: &RunOptions,
@@ -751,14 +707,14 @@ mod tests {
     #[test]
     fn the_checked_implementation_is_the_one_named_else_the_one_recorded() {
         let progress = Progress::default();
-        let lab = Checked::chosen(Some(" python "), &progress).unwrap();
+        let lab = chosen(Some(&Subject::parse(" python ").unwrap()), &progress).unwrap();
         assert_eq!(
             (lab.describe(), lab.source()),
             ("the lab's python store".to_string(), "python".to_string())
         );
-        let rust = Checked::chosen(Some("rust"), &progress).unwrap();
+        let rust = chosen(Some(&Subject::Rust), &progress).unwrap();
         assert_eq!(rust.describe(), "the lab's rust store");
-        let Err(error) = Checked::chosen(None, &progress) else {
+        let Err(error) = chosen(None, &progress) else {
             panic!("nothing to check");
         };
         let error = error.to_string();
@@ -768,7 +724,7 @@ mod tests {
             implementation: Some(own.clone()),
             ..Progress::default()
         };
-        let checked = Checked::chosen(None, &recorded).unwrap();
+        let checked = chosen(None, &recorded).unwrap();
         assert_eq!(checked.describe(), own.describe());
         assert_eq!(checked.source(), own.source());
     }

@@ -18,11 +18,11 @@
 
 use super::args::{worker_command, SuiteArgs};
 use super::outcome::{say_line, CliError, Outcome};
-use super::own_variants::{python_variant, rust_variant};
-use lease_lab::family::{self, Family, PYTHON_SOURCE};
 use lease_lab::matrix::Matrix;
 use lease_lab::mutant::{MutantSpec, SpecError, MUTABLE_FILE, PYTHON_STORE};
 use lease_lab::report;
+use lease_lab::subject::own_mutants::{python_variant, rust_variant};
+use lease_lab::subject::{self, Subject, PYTHON_SOURCE};
 use lease_lab::suite;
 use lease_lab::variant::{self, Variant, REFERENCE_SOURCE};
 use std::fmt::{self, Write as _};
@@ -94,7 +94,7 @@ fn check(file: &Path, no_build: bool, run: &SuiteArgs) -> Outcome {
     let spec = validated.spec;
     let id = spec.id.clone();
     let (reference, mutant) = if spec.file == PYTHON_STORE {
-        (Family::Python.reference(), python_variant(spec)?)
+        (Subject::Python.reference(), python_variant(spec)?)
     } else {
         let variant = rust_variant(spec)?;
         say_line("it compiles")?;
@@ -399,7 +399,7 @@ pub fn validate(path: &Path) -> Result<Validated, SpecError> {
     let built_in = variant::MUTANTS
         .iter()
         .map(|mutant| (mutant.id, mutant.file_name))
-        .chain(family::PYTHON_MUTANT_FILES.iter().map(|file| {
+        .chain(subject::PYTHON_MUTANT_FILES.iter().map(|file| {
             (
                 file.file_name.split('-').next().unwrap_or(""),
                 file.file_name,

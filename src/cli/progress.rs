@@ -5,10 +5,10 @@
 //! old one), so an interrupted write never leaves half a file. A file that
 //! cannot be read as progress is moved aside, never silently overwritten.
 
-use super::args::Implementation;
 use super::outcome::CliError;
 use super::prediction::Score;
 use lease_lab::exercise::{self, Exercise};
+use lease_lab::subject::Implementation;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs;

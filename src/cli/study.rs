@@ -350,8 +350,8 @@ mod tests {
 
     #[test]
     fn the_implementation_line_gives_each_step_s_last_check() {
-        use crate::cli::args::Implementation;
         use crate::cli::progress::StepCheck;
+        use lease_lab::subject::Implementation;
         let mut progress = Progress::default();
         assert!(implementation_text(&progress).contains("lab new --lang python DIR"));
         progress.implementation = Some(Implementation::Command {

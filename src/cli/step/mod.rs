@@ -6,17 +6,17 @@
 mod prompt;
 mod screen;
 
-use super::args::{worker_command, Implementation, SuiteArgs};
+use super::args::{worker_command, SuiteArgs};
 use super::outcome::{CliError, Outcome};
 use super::own_impl;
 use super::prediction::{comparison, parse_selection, Score};
 use super::progress::{self, Attempt, ProbeRecord, Reflection};
 use colored::Colorize;
 use lease_lab::exercise::{self, Exercise};
-use lease_lab::family::Family;
 use lease_lab::matrix::Matrix;
 use lease_lab::probe::{self, CheckOptions, Probe};
 use lease_lab::runner::RunOptions;
+use lease_lab::subject::{Implementation, Subject};
 use lease_lab::suite::{self, Case};
 use lease_lab::variant::Variant;
 pub use prompt::Console;
@@ -48,47 +48,46 @@ pub struct Args {
     /// else is your own implementation (a .py file, a Rust project, a
     /// command line), whose tests of steps 1 to N run after the verdicts;
     /// without it, the one `lab new` or `lab check` recorded runs.
-    #[arg(long = "impl", value_name = "IMPL")]
-    implementation: Option<String>,
+    #[arg(long = "impl", value_name = "IMPL", value_parser = Subject::parse)]
+    implementation: Option<Subject>,
     #[command(flatten)]
     run: SuiteArgs,
 }
 
-/// What `lab step --impl` and the progress file say to run: the family
-/// whose mutant the exercise shows, and the student's own implementation.
+/// What `lab step --impl` and the progress file say to run: the lab's
+/// store whose mutant the exercise shows, and the student's own
+/// implementation.
 struct Chosen {
-    family: Family,
+    store: Subject,
     own: Option<Implementation>,
 }
 
 impl Chosen {
-    /// `rust` and `python` name the family; anything else is the student's
-    /// implementation, as is the one recorded. Without a family named, the
-    /// exercises follow the student's language: Python mutants for a Python
+    /// `rust` and `python` name the store; anything else is the student's
+    /// implementation, as is the one recorded. Without a store named, the
+    /// exercises follow the student's language
+    /// ([`Subject::exercise_store`]): Python mutants for a Python
     /// implementation, the Rust store's otherwise.
-    fn of(given: Option<&str>, progress_path: &Path) -> Result<Chosen, CliError> {
+    fn of(given: Option<&Subject>, progress_path: &Path) -> Result<Chosen, CliError> {
         let recorded = || -> Result<Option<Implementation>, CliError> {
             Ok(progress::load_reporting(progress_path)?.implementation)
         };
-        let (named, own) = match given.map(str::trim) {
-            Some("rust") => (Some(Family::Rust), recorded()?),
-            Some("python") => (Some(Family::Python), recorded()?),
-            Some(text) => (
-                None,
-                Some(Implementation::parse(text).map_err(CliError::Usage)?),
-            ),
+        let (named, own) = match given {
+            Some(Subject::Own(own)) => (None, Some(own.clone())),
+            Some(store) => (Some(store.clone()), recorded()?),
             None => (None, recorded()?),
         };
-        let family = named.unwrap_or(match own {
-            Some(Implementation::Python { .. }) => Family::Python,
-            _ => Family::Rust,
+        let store = named.unwrap_or_else(|| {
+            own.clone()
+                .map_or(Subject::Rust, Subject::Own)
+                .exercise_store()
         });
-        Ok(Chosen { family, own })
+        Ok(Chosen { store, own })
     }
 
-    /// The exercise `key` among the family's.
+    /// The exercise `key` among the store's.
     fn exercise(&self, key: &str) -> Result<Exercise, CliError> {
-        let exercises = exercise::exercises_of(&self.family).map_err(CliError::Failed)?;
+        let exercises = exercise::exercises_of(&self.store).map_err(CliError::Failed)?;
         let keys: Vec<String> = exercises
             .iter()
             .map(|exercise| exercise.key.clone())
@@ -96,7 +95,7 @@ impl Chosen {
         exercise::find_among(exercises, key).ok_or_else(|| {
             CliError::Usage(format!(
                 "no exercise {key:?} for the {} store; its exercises are: {}",
-                self.family.name(),
+                self.store.name(),
                 keys.join(", ")
             ))
         })
@@ -105,7 +104,7 @@ impl Chosen {
 
 /// `lab step N`: the exercise from start to end, on this terminal.
 pub fn run(args: Args, progress_path: &Path) -> Outcome {
-    let chosen = Chosen::of(args.implementation.as_deref(), progress_path)?;
+    let chosen = Chosen::of(args.implementation.as_ref(), progress_path)?;
     let exercise = chosen.exercise(&args.exercise)?;
     let worker = worker_command()?;
     let probe = args
@@ -659,20 +658,23 @@ mod tests {
         let store = folder.path().join("store.py");
         std::fs::write(&store, "").unwrap();
         let store = store.to_str().unwrap();
-        let family = |given: Option<&str>| Chosen::of(given, &progress_path).unwrap().family;
-        assert_eq!(family(Some(store)), Family::Python);
-        assert_eq!(family(Some("rust")), Family::Rust);
-        assert_eq!(family(Some("./my-store --serve")), Family::Rust);
-        assert_eq!(family(None), Family::Rust);
+        let family = |given: Option<&str>| {
+            let given = given.map(|text| Subject::parse(text).unwrap());
+            Chosen::of(given.as_ref(), &progress_path).unwrap().store
+        };
+        assert_eq!(family(Some(store)), Subject::Python);
+        assert_eq!(family(Some("rust")), Subject::Rust);
+        assert_eq!(family(Some("./my-store --serve")), Subject::Rust);
+        assert_eq!(family(None), Subject::Rust);
         let recorded = Progress {
             implementation: Some(Implementation::parse(store).unwrap()),
             ..Progress::default()
         };
         progress::save(&progress_path, &recorded).unwrap();
-        assert_eq!(family(None), Family::Python);
-        assert_eq!(family(Some("rust")), Family::Rust);
-        let chosen = Chosen::of(Some("python"), &progress_path).unwrap();
-        assert_eq!(chosen.family, Family::Python);
+        assert_eq!(family(None), Subject::Python);
+        assert_eq!(family(Some("rust")), Subject::Rust);
+        let chosen = Chosen::of(Some(&Subject::Python), &progress_path).unwrap();
+        assert_eq!(chosen.store, Subject::Python);
         assert_eq!(chosen.own, recorded.implementation);
     }
 

@@ -39,7 +39,7 @@ pub fn write(folder: &Path, store: &str) -> io::Result<()> {
 fn write_files(folder: &Path, files: [(&str, &str); 6]) -> io::Result<()> {
     fs::create_dir_all(folder.join("src"))?;
     for (name, text) in files {
-        super::starter::write_once(&folder.join(name), text)?;
+        crate::course::starter::write_once(&folder.join(name), text)?;
     }
     Ok(())
 }
@@ -69,6 +69,8 @@ impl fmt::Display for BuildFailure {
         f.write_str(&self.message)
     }
 }
+
+impl std::error::Error for BuildFailure {}
 
 /// Builds the project in `folder` (`cargo build`, its build in `target`,
 /// else in `CARGO_TARGET_DIR` if set, else in the folder's own `target/`)

@@ -1,19 +1,28 @@
-//! Which implementations a run is about, as `--impl` names them: the Rust
-//! store and its mutants compiled into this binary (`rust`), the Python
-//! store in the worksheet's own idiom and its mutants, applied when they
-//! run (`python`), or a program of one's own that speaks the lab's
-//! protocol (a command line).
+//! What runs: the subject of every command that runs the store, as
+//! `--impl` names it. The Rust store and its mutants compiled into this
+//! binary (`rust`), the Python store in the worksheet's own idiom and its
+//! mutants, applied when they run (`python`), or a program of the
+//! student's own that speaks the lab's protocol (a `.py` file, a cargo
+//! project or a command line). A subject owns its source, its reference,
+//! its mutants (the built-in ones and those of a mutants folder) and how
+//! one of them is built or applied.
+
+pub mod own;
+pub mod own_mutants;
+pub mod rust_project;
 
 use crate::external::ImplCommand;
 use crate::mutant::{MutantSpec, SpecError, PYTHON_STORE};
 use crate::variant::{Engine, Mutant, Program, Variant, REFERENCE_ID};
+pub use own::Implementation;
+use rust_project::BuildFailure;
 use std::borrow::Cow;
 use std::fs;
 use std::path::Path;
 use std::sync::Arc;
 
 /// The Python reference store, exactly as the lab runs it.
-pub const PYTHON_SOURCE: &str = include_str!("store.py");
+pub const PYTHON_SOURCE: &str = include_str!("../store.py");
 
 /// The interpreter the Python store runs with.
 pub const PYTHON: &str = "python3";
@@ -37,57 +46,134 @@ mod generated {
 
 pub use generated::PYTHON_MUTANT_FILES;
 
-/// A family of implementations: a reference and its mutants, or one
-/// program under test.
+/// What a command runs: one of the lab's stores with its mutants, or a
+/// program of the student's own.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Family {
+pub enum Subject {
     /// The Rust store and its compiled mutants.
     Rust,
     /// The Python store and its mutants.
     Python,
-    /// A program of one's own, alone.
-    Program(ImplCommand),
+    /// A program of the student's own, alone.
+    Own(Implementation),
 }
 
-impl Family {
-    /// `rust`, `python`, or the command line of a program.
-    pub fn parse(text: &str) -> Result<Family, String> {
+/// Why a subject cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum SubjectError {
+    /// What `--impl` names cannot run: an empty or unbalanced command line,
+    /// a folder without `Cargo.toml`. A usage error.
+    #[error("{0}")]
+    Invalid(String),
+    /// A cargo project (the student's, or the worker of a mutant of the
+    /// Rust store) did not build; the message has cargo's errors.
+    #[error(transparent)]
+    Build(#[from] BuildFailure),
+    /// The files a run needs (a copy of the Python store) cannot be written.
+    #[error("cannot prepare the {subject} implementations: {error}")]
+    Unwritable {
+        /// The subject, as `--impl` names it.
+        subject: String,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// A mutant file does not apply to its store's source.
+    #[error("{0}")]
+    Mutant(String),
+}
+
+impl Subject {
+    /// What `--impl` names: `rust`, `python`, or the student's own
+    /// implementation ([`Implementation::parse`]).
+    ///
+    /// Errors: the text names nothing that can run; the message says what
+    /// to give instead.
+    pub fn parse(text: &str) -> Result<Subject, String> {
         match text.trim() {
-            "rust" => Ok(Family::Rust),
-            "python" => Ok(Family::Python),
-            line => ImplCommand::parse(line).map(Family::Program),
+            "rust" => Ok(Subject::Rust),
+            "python" => Ok(Subject::Python),
+            text => Implementation::parse(text).map(Subject::Own),
         }
     }
 
-    /// Its name, as `--impl` takes it.
+    /// Its name, as `--impl` takes it (for one's own, how it is described).
     pub fn name(&self) -> String {
         match self {
-            Family::Rust => "rust".into(),
-            Family::Python => "python".into(),
-            Family::Program(command) => command.display(),
+            Subject::Rust => "rust".into(),
+            Subject::Python => "python".into(),
+            Subject::Own(own) => own.describe(),
+        }
+    }
+
+    /// How it is named in messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Subject::Own(own) => own.describe(),
+            lab => format!("the lab's {} store", lab.name()),
+        }
+    }
+
+    /// Where its operations are written: one's own source, or the name of
+    /// the lab's store.
+    pub fn source(&self) -> String {
+        match self {
+            Subject::Own(own) => own.source(),
+            lab => lab.name(),
         }
     }
 
     /// Its implementations: the reference (or the program) first, then
-    /// the mutants in file order.
+    /// the built-in mutants in file order, then those of the mutant files
+    /// in `mutants` that change its store (see [`own_mutants`]).
     ///
-    /// Errors: the Python store's files cannot be written where it runs.
-    pub fn variants(&self) -> std::io::Result<Vec<Variant>> {
+    /// Errors: the Python store's files cannot be written where it runs;
+    /// one's own Rust project does not build.
+    pub fn variants(&self, mutants: &Path) -> Result<Vec<Variant>, SubjectError> {
+        let mut variants = self.built_in_variants()?;
+        own_mutants::add_own_variants(&mut variants, self, mutants);
+        Ok(variants)
+    }
+
+    /// Its implementations without those of a mutants folder: the
+    /// reference (or the program) first, then the built-in mutants.
+    ///
+    /// Errors: as for [`Subject::variants`].
+    pub fn built_in_variants(&self) -> Result<Vec<Variant>, SubjectError> {
+        Ok(match self {
+            Subject::Rust => Variant::all_compiled(),
+            Subject::Python => python_variants().map_err(|error| self.unwritable(error))?,
+            Subject::Own(_) => vec![self.reference()?],
+        })
+    }
+
+    /// Its reference implementation alone (for one's own, the program,
+    /// built first when it is a cargo project).
+    ///
+    /// Errors: as for [`Subject::variants`].
+    pub fn reference(&self) -> Result<Variant, SubjectError> {
         match self {
-            Family::Rust => Ok(Variant::all_compiled()),
-            Family::Python => python_variants(),
-            Family::Program(_) => self.reference().map(|program| vec![program]),
+            Subject::Rust => Ok(Variant::reference()),
+            Subject::Python => {
+                python_variant(REFERENCE_ID, None).map_err(|error| self.unwritable(error))
+            }
+            Subject::Own(own) => own.variant(),
         }
     }
 
-    /// Its reference implementation alone (for a program, the program).
-    ///
-    /// Errors: the Python store cannot be written where it runs.
-    pub fn reference(&self) -> std::io::Result<Variant> {
+    /// The lab's store whose worksheet mutants are the subject's
+    /// exercises: the Python store's for a Python subject (the lab's or
+    /// one's own `.py`), the Rust store's otherwise.
+    pub fn exercise_store(&self) -> Subject {
         match self {
-            Family::Rust => Ok(Variant::reference()),
-            Family::Python => python_variant(REFERENCE_ID, None),
-            Family::Program(command) => Ok(Variant::program(PROGRAM_ID, command.clone())),
+            Subject::Python | Subject::Own(Implementation::Python { .. }) => Subject::Python,
+            _ => Subject::Rust,
+        }
+    }
+
+    fn unwritable(&self, error: std::io::Error) -> SubjectError {
+        SubjectError::Unwritable {
+            subject: self.name(),
+            error,
         }
     }
 }
@@ -167,12 +253,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_family_is_named_as_impl_takes_it() {
-        assert_eq!(Family::parse("rust"), Ok(Family::Rust));
-        assert_eq!(Family::parse(" python "), Ok(Family::Python));
-        let program = Family::parse("python3 my_store.py").unwrap();
+    fn a_subject_is_named_as_impl_takes_it() {
+        assert_eq!(Subject::parse("rust"), Ok(Subject::Rust));
+        assert_eq!(Subject::parse(" python "), Ok(Subject::Python));
+        let program = Subject::parse("python3 my_store.py").unwrap();
         assert_eq!(program.name(), "python3 my_store.py");
-        assert!(Family::parse("").is_err());
+        assert_eq!(program.describe(), "python3 my_store.py");
+        assert_eq!(Subject::Python.describe(), "the lab's python store");
+        assert_eq!(Subject::Rust.source(), "rust");
+        assert!(Subject::parse("").is_err());
+        assert_eq!(program.exercise_store(), Subject::Rust);
+        assert_eq!(Subject::Python.exercise_store(), Subject::Python);
+        let python_file = Subject::Own(Implementation::Python {
+            file: "store.py".into(),
+        });
+        assert_eq!(python_file.exercise_store(), Subject::Python);
+        assert_eq!(python_file.source(), "store.py");
     }
 
     #[test]

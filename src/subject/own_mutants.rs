@@ -4,12 +4,10 @@
 //! one of the Rust store is built into a small worker program of its own,
 //! cached by the hash of its source ([`rust_project::worker`]).
 
-use super::outcome::CliError;
-use super::rust_project;
-use lease_lab::external::ImplCommand;
-use lease_lab::family::{self, Family, PYTHON_SOURCE};
-use lease_lab::mutant::{MutantSpec, MUTABLE_FILE, PYTHON_STORE};
-use lease_lab::variant::{Engine, Mutant, Program, Variant, REFERENCE_SOURCE};
+use super::{rust_project, Subject, SubjectError, PYTHON_SOURCE};
+use crate::external::ImplCommand;
+use crate::mutant::{MutantSpec, MUTABLE_FILE, PYTHON_STORE};
+use crate::variant::{Engine, Mutant, Program, Variant, REFERENCE_SOURCE};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -22,15 +20,11 @@ use std::sync::Arc;
 /// A file that cannot be used (it does not parse or apply, or its worker
 /// does not build) is skipped with a warning on standard error that says
 /// how to find out more. A missing folder adds nothing.
-pub fn add_own_variants(
-    variants: &mut Vec<Variant>,
-    family: &Family,
-    folder: &Path,
-) -> Result<(), CliError> {
-    let store = match family {
-        Family::Rust => MUTABLE_FILE,
-        Family::Python => PYTHON_STORE,
-        Family::Program(_) => return Ok(()),
+pub fn add_own_variants(variants: &mut Vec<Variant>, subject: &Subject, folder: &Path) {
+    let store = match subject {
+        Subject::Rust => MUTABLE_FILE,
+        Subject::Python => PYTHON_STORE,
+        Subject::Own(_) => return,
     };
     for path in mutant_files(folder) {
         let file_name = path
@@ -63,8 +57,8 @@ pub fn add_own_variants(
         if at.is_some_and(|at| variants[at].mutant.as_deref().is_some_and(same_code)) {
             continue;
         }
-        let made = match family {
-            Family::Python => python_variant(spec),
+        let made = match subject {
+            Subject::Python => python_variant(spec),
             _ => rust_variant(spec),
         };
         match (made, at) {
@@ -77,10 +71,9 @@ pub fn add_own_variants(
                 variants[at] = variant;
             }
             (Ok(variant), None) => variants.push(variant),
-            (Err(error), _) => warn(error.message().unwrap_or("it cannot run")),
+            (Err(error), _) => warn(&error.to_string()),
         }
     }
-    Ok(())
 }
 
 /// The `.toml` files of `folder`, by name.
@@ -97,38 +90,38 @@ fn mutant_files(folder: &Path) -> Vec<PathBuf> {
 }
 
 /// A mutant of the Python store from its file: applied to a copy, no build.
-pub fn python_variant(spec: MutantSpec) -> Result<Variant, CliError> {
+pub fn python_variant(spec: MutantSpec) -> Result<Variant, SubjectError> {
     let file_name = format!("{}.toml", spec.id);
     let source = spec
         .apply(&file_name, PYTHON_SOURCE)
-        .map_err(|error| CliError::Failed(error.reason))?;
+        .map_err(|error| SubjectError::Mutant(error.reason))?;
     let id = spec.id.clone();
     let mutant = Mutant {
         spec,
         original: Cow::Borrowed(PYTHON_SOURCE),
         source: Cow::Owned(source),
     };
-    family::python_variant(&id, Some(mutant)).map_err(|error| {
-        CliError::Failed(format!("cannot write the mutated Python store: {error}"))
+    super::python_variant(&id, Some(mutant)).map_err(|error| SubjectError::Unwritable {
+        subject: format!("mutated Python store {id}"),
+        error,
     })
 }
 
 /// A mutant of the Rust store from its file: its worker program, built
 /// the first time (saying so on standard error) and taken from the cache
 /// after.
-pub fn rust_variant(spec: MutantSpec) -> Result<Variant, CliError> {
+pub fn rust_variant(spec: MutantSpec) -> Result<Variant, SubjectError> {
     let file_name = format!("{}.toml", spec.id);
     let source = spec
         .apply(&file_name, REFERENCE_SOURCE)
-        .map_err(|error| CliError::Failed(error.reason))?;
+        .map_err(|error| SubjectError::Mutant(error.reason))?;
     let program = rust_project::worker(&source, |folder| {
         eprintln!(
             "lab: building a worker for mutant {} in {} (once; cached after)...",
             spec.id,
             folder.display()
         );
-    })
-    .map_err(|failure| CliError::Failed(failure.to_string()))?;
+    })?;
     Ok(Variant {
         id: spec.id.clone(),
         engine: Engine::Process(Arc::new(Program {
@@ -167,11 +160,10 @@ mod tests {
     #[test]
     fn the_built_in_mutant_files_add_nothing_and_an_own_python_one_is_added() {
         let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("mutants");
-        for family in [Family::Rust, Family::Python] {
-            let built_in = family.variants().unwrap();
-            let mut variants = family.variants().unwrap();
-            add_own_variants(&mut variants, &family, &folder).unwrap();
-            assert_eq!(variants, built_in, "{}", family.name());
+        for subject in [Subject::Rust, Subject::Python] {
+            let built_in = subject.built_in_variants().unwrap();
+            let with_files = subject.variants(&folder).unwrap();
+            assert_eq!(with_files, built_in, "{}", subject.name());
         }
         let own = tempfile::tempdir().unwrap();
         let text = std::fs::read_to_string(folder.join("py04-claim-boundary.toml"))
@@ -179,8 +171,7 @@ mod tests {
             .replace("id = \"py04\"", "id = \"o04p\"")
             .replace("kind = \"worksheet\"", "kind = \"own\"");
         std::fs::write(own.path().join("o04p-mine.toml"), text).unwrap();
-        let mut variants = Family::Python.variants().unwrap();
-        add_own_variants(&mut variants, &Family::Python, own.path()).unwrap();
+        let variants = Subject::Python.variants(own.path()).unwrap();
         let added = variants.last().unwrap();
         assert_eq!(added.id, "o04p");
         assert!(added
@@ -189,12 +180,9 @@ mod tests {
             .unwrap()
             .source
             .contains("row[0] >= now"));
-        let mut rust = Family::Rust.variants().unwrap();
-        let before = rust.len();
-        add_own_variants(&mut rust, &Family::Rust, own.path()).unwrap();
         assert_eq!(
-            rust.len(),
-            before,
+            Subject::Rust.variants(own.path()).unwrap().len(),
+            Subject::Rust.built_in_variants().unwrap().len(),
             "a mutant of the Python store is not one of the Rust store"
         );
     }
