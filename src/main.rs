@@ -12,7 +12,7 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     lease_lab::terminal::apply_color(cli.color);
-    let progress = cli::progress::location(cli.progress.as_deref());
+    let progress = lease_lab::course::progress::location(cli.progress.as_deref());
     let Some(command) = cli.command else {
         return finish("lab", cli::study::overview(&progress));
     };

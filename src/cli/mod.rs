@@ -17,16 +17,16 @@ pub mod kill_matrix;
 pub mod outcome;
 pub mod own_impl;
 pub mod own_mutant;
-pub mod prediction;
 pub mod probe;
-pub mod progress;
 pub mod step;
 pub mod study;
 
 use clap::{Parser, Subcommand};
+use lease_lab::course::progress::{ProgressError, Session};
 use lease_lab::runner::WorkerArgs;
 use lease_lab::terminal::ColorChoice;
-use std::path::PathBuf;
+use outcome::CliError;
+use std::path::{Path, PathBuf};
 
 /// A teaching lab for fencing tokens: a SQLite job store with an ownership
 /// lease and a fence that only grows, the contract suite that checks it, and
@@ -112,6 +112,39 @@ impl Command {
             Command::Db(_) => "db",
             Command::Worker(_) => "__worker",
         }
+    }
+}
+
+/// Opens the student's progress for one command (see [`Session`]), saying
+/// on standard error when an unreadable file was set aside.
+pub fn session(path: &Path) -> Result<Session, CliError> {
+    let session = Session::open(path)?;
+    if let Some((aside, reason)) = session.set_aside() {
+        eprintln!(
+            "lab: warning: {} could not be read ({reason}); it was moved to {} and a new progress file was started",
+            path.display(),
+            aside.display()
+        );
+    }
+    Ok(session)
+}
+
+/// For a command that makes one change to the progress: opens it, lets
+/// `change` edit it, and saves it.
+pub fn update<T>(
+    path: &Path,
+    change: impl FnOnce(&mut lease_lab::course::progress::Progress) -> T,
+) -> Result<T, CliError> {
+    let mut session = session(path)?;
+    let result = change(session.edit());
+    session.save()?;
+    Ok(result)
+}
+
+/// The progress file that could not be used is the command's failure.
+impl From<ProgressError> for CliError {
+    fn from(error: ProgressError) -> CliError {
+        CliError::Failed(error.to_string())
     }
 }
 

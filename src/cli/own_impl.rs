@@ -11,18 +11,18 @@
 
 use super::args::{worker_command, SuiteArgs};
 use super::outcome::{say, CliError, Outcome};
-use super::prediction::{comparison, parse_selection, Score};
-use super::progress::{self, OwnPrediction, Progress, StepCheck, StepStatus};
+use super::update;
 use colored::Colorize;
+use lease_lab::course::check::{hear_greeting, run_check, CheckReport, StepResult};
+use lease_lab::course::prediction::{comparison, parse_selection, Score};
+use lease_lab::course::progress::{self, OwnPrediction, Progress, StepStatus};
 use lease_lab::course::starter::{self, OPERATIONS};
 use lease_lab::exercise;
-use lease_lab::external::ExternalStore;
 use lease_lab::outcome::Outcome as TestOutcome;
-use lease_lab::runner::{self, RunOptions, VariantRun, WorkerCommand};
+use lease_lab::runner::{RunOptions, WorkerCommand};
 use lease_lab::subject::{rust_project, Implementation, Subject};
 use lease_lab::suite::{self, Case, Tag};
 use lease_lab::terminal::{failure_text, fill};
-use lease_lab::variant::Variant;
 use notify_debouncer_mini::notify::RecursiveMode;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -111,7 +111,7 @@ pub fn new(args: &NewArgs, progress_path: &Path) -> Outcome {
             (implementation, args.dir.join("src").join("store.rs"))
         }
     };
-    progress::update(progress_path, |progress| {
+    update(progress_path, |progress| {
         progress.implementation = Some(implementation.clone());
     })?;
     say(&format!(
@@ -150,137 +150,8 @@ fn status_label(status: StepStatus) -> String {
     }
 }
 
-/// One step of a check: its contract tests and what they gave.
-#[derive(Debug, Clone)]
-pub struct StepResult {
-    /// The step, 1 to 8.
-    pub step: u8,
-    /// What its tests made of it.
-    pub status: StepStatus,
-    /// How many contract tests it has.
-    pub tests: usize,
-    /// The tests that did not pass, with what happened.
-    pub failures: Vec<(&'static str, TestOutcome)>,
-}
-
-/// What a check found: the contract tests of steps 1 to N, step by step,
-/// and the reference tests of those steps apart.
-#[derive(Debug, Clone)]
-pub struct CheckReport {
-    /// The steps, in order.
-    pub steps: Vec<StepResult>,
-    /// The reference tests that ran, and those of them that did not pass.
-    pub beyond: (usize, Vec<&'static str>),
-}
-
-impl CheckReport {
-    /// The report of a run of `cases_through(through)` against one
-    /// implementation.
-    pub fn of(run: &VariantRun, through: u8) -> CheckReport {
-        let failed =
-            |case: &&&'static Case| run.outcome(case.name).is_some_and(TestOutcome::catches);
-        let steps = (1..=through)
-            .map(|step| {
-                let cases: Vec<&'static Case> = suite::CASES
-                    .iter()
-                    .filter(|case| case.step == step && case.tag == Tag::Contract)
-                    .collect();
-                let failures: Vec<(&'static str, TestOutcome)> = cases
-                    .iter()
-                    .filter(failed)
-                    .map(|case| (case.name, run.outcome(case.name).cloned().expect("it ran")))
-                    .collect();
-                let status = if failures.is_empty() {
-                    StepStatus::Passed
-                } else if failures
-                    .iter()
-                    .all(|(_, outcome)| outcome.not_implemented().is_some())
-                {
-                    StepStatus::NotImplemented
-                } else {
-                    StepStatus::Failing
-                };
-                StepResult {
-                    step,
-                    status,
-                    tests: cases.len(),
-                    failures,
-                }
-            })
-            .collect();
-        let beyond: Vec<&'static Case> = suite::cases_through(through)
-            .filter(|case| case.tag == Tag::Reference)
-            .collect();
-        let beyond_failing = beyond.iter().filter(failed).map(|case| case.name).collect();
-        CheckReport {
-            steps,
-            beyond: (beyond.len(), beyond_failing),
-        }
-    }
-
-    /// Whether every step checked passes.
-    pub fn all_pass(&self) -> bool {
-        self.steps
-            .iter()
-            .all(|step| step.status == StepStatus::Passed)
-    }
-
-    /// The contract tests that did not pass, in suite order.
-    pub fn failing_tests(&self) -> Vec<String> {
-        self.steps
-            .iter()
-            .flat_map(|step| step.failures.iter().map(|(name, _)| name.to_string()))
-            .collect()
-    }
-
-    /// The first step that does not pass.
-    fn first_open(&self) -> Option<&StepResult> {
-        self.steps
-            .iter()
-            .find(|step| step.status != StepStatus::Passed)
-    }
-}
-
 /// How many failures of one step a check shows in full.
 const SHOWN_FAILURES: usize = 2;
-
-/// After how many tests that ran out of time a check stops running the
-/// rest: an implementation that hangs at every call would otherwise cost
-/// the time limit once per test.
-const GIVE_UP_AFTER_TIMEOUTS: usize = 2;
-
-/// Starts a program once to hear its greeting, before a check: one that
-/// cannot start or greets wrongly fails the check at once, saying so,
-/// rather than failing every test the same way.
-pub fn hear_greeting(variant: &Variant, limit: Duration) -> Result<(), CliError> {
-    match variant.command() {
-        Some(command) => ExternalStore::new(command.clone(), limit)
-            .name()
-            .map(|_| ())
-            .map_err(|fault| CliError::Failed(fault.to_string())),
-        None => Ok(()),
-    }
-}
-
-/// Runs the tests of steps 1 to `through` (contract and reference) against
-/// `variant` in a worker process, as every suite run goes.
-pub fn run_check(
-    worker: &WorkerCommand,
-    variant: &Variant,
-    through: u8,
-    options: &RunOptions,
-) -> CheckReport {
-    let options = RunOptions {
-        give_up_after_timeouts: Some(GIVE_UP_AFTER_TIMEOUTS),
-        ..options.clone()
-    };
-    let tests: Vec<&'static Case> = suite::cases_through(through).collect();
-    let run = runner::run_all(worker, std::slice::from_ref(variant), &tests, &options)
-        .into_iter()
-        .next()
-        .expect("one variant, one run");
-    CheckReport::of(&run, through)
-}
 
 /// The check step by step: each step passed, failing (with the call, the
 /// expected answer and what came back, for the first failures) or not
@@ -440,8 +311,8 @@ fn stub_step(message: &str) -> Option<u8> {
 
 /// `lab check`.
 pub fn check(args: &CheckArgs, progress_path: &Path) -> Outcome {
-    let record = progress::load_reporting(progress_path)?;
-    let checked = chosen(args.which.implementation.as_ref(), &record)?;
+    let mut session = super::session(progress_path)?;
+    let checked = chosen(args.which.implementation.as_ref(), session.progress())?;
     let through = args.which.step.unwrap_or(8);
     let predicted = match &args.predict {
         Some(text) => Some(predicted_tests(text, through)?),
@@ -466,21 +337,21 @@ pub fn check(args: &CheckArgs, progress_path: &Path) -> Outcome {
             ))?;
         }
         if let Subject::Own(_) = checked {
-            progress::update(progress_path, |progress| {
-                progress.own_predictions.push(OwnPrediction {
-                    at: progress::now_stamp(),
-                    through,
-                    predicted,
-                    why: args.why.clone().unwrap_or_default(),
-                    failed: failing.clone(),
-                    score,
-                });
-            })?;
+            session.edit().own_predictions.push(OwnPrediction {
+                at: progress::now_stamp(),
+                through,
+                predicted,
+                why: args.why.clone().unwrap_or_default(),
+                failed: failing.clone(),
+                score,
+            });
+            session.save()?;
             say(&format!("\nRecorded in {}.\n", progress_path.display()))?;
         }
     } else {
         if let Subject::Own(own) = &checked {
-            record_checks(progress_path, own, &report)?;
+            report.record(session.edit(), own);
+            session.save()?;
         }
         say(&next_text(&report, &checked.source(), through))?;
     }
@@ -524,7 +395,8 @@ fn check_once(
     worker: &WorkerCommand,
 ) -> Result<CheckReport, CliError> {
     let variant = checked.reference()?;
-    hear_greeting(&variant, options.timeout)?;
+    hear_greeting(&variant, options.timeout)
+        .map_err(|fault| CliError::Failed(fault.to_string()))?;
     let width = lease_lab::terminal::text_width();
     let heading = format!(
         "Checking {} against the contract tests of steps 1 to {through}...",
@@ -536,33 +408,6 @@ fn check_once(
     Ok(report)
 }
 
-/// Records each step's result of a check of the student's implementation,
-/// and the implementation, in the progress file.
-pub fn record_checks(
-    progress_path: &Path,
-    own: &Implementation,
-    report: &CheckReport,
-) -> Result<(), CliError> {
-    progress::update(progress_path, |progress| {
-        progress.implementation = Some(own.clone());
-        let at = progress::now_stamp();
-        for step in &report.steps {
-            progress.checks.insert(
-                step.step.to_string(),
-                StepCheck {
-                    at: at.clone(),
-                    status: step.status,
-                    failing: step
-                        .failures
-                        .iter()
-                        .map(|(name, _)| name.to_string())
-                        .collect(),
-                },
-            );
-        }
-    })
-}
-
 /// How long `lab watch` waits after a change for the next one, so that an
 /// editor's save (often several writes and a rename) checks once.
 const SETTLE: Duration = Duration::from_millis(300);
@@ -570,8 +415,8 @@ const SETTLE: Duration = Duration::from_millis(300);
 /// `lab watch`: a check now, and again after each save of the
 /// implementation's files, until interrupted.
 pub fn watch(args: &WatchArgs, progress_path: &Path) -> Outcome {
-    let record = progress::load_reporting(progress_path)?;
-    let checked = chosen(args.which.implementation.as_ref(), &record)?;
+    let session = super::session(progress_path)?;
+    let checked = chosen(args.which.implementation.as_ref(), session.progress())?;
     let Subject::Own(own) = &checked else {
         return Err(CliError::Usage(
             "the lab's own stores do not change: watch your implementation (--impl FILE-OR-FOLDER, or the one `lab new` recorded)".into(),
@@ -681,7 +526,9 @@ fn watch_round(
 ) -> Outcome {
     match check_once(checked, through, options, worker) {
         Ok(report) => {
-            record_checks(progress_path, own, &report)?;
+            // A watch lasts: each round records what it found, as a
+            // command of its own would.
+            update(progress_path, |progress| report.record(progress, own))?;
             say(&next_text(&report, &checked.source(), through))
         }
         Err(CliError::ClosedPipe) => Err(CliError::ClosedPipe),
@@ -700,6 +547,8 @@ fn watch_round(
 mod tests {
     use super::*;
     use lease_lab::outcome::TestRun;
+    use lease_lab::runner::VariantRun;
+    use lease_lab::variant::Variant;
 
     /// `--impl rust` and `--impl python` check the lab's own stores, any
     /// other text the student's; without `--impl`, the one recorded, and

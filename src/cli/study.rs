@@ -3,8 +3,9 @@
 
 use super::args::find_exercise;
 use super::outcome::{say, say_line, CliError, Outcome, ReportFormat};
-use super::progress::{self, Progress, Reflection, StepStatus};
+use super::update;
 use colored::Colorize;
+use lease_lab::course::progress::{self, Progress, Reflection, StepStatus};
 use lease_lab::exercise;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -47,8 +48,8 @@ pub struct ProgressArgs {
 
 /// `lab` alone: every exercise with the student's progress, and what to do next.
 pub fn overview(progress_path: &Path) -> Outcome {
-    let progress = progress::load_reporting(progress_path)?;
-    say(&overview_text(&progress, progress_path))
+    let session = super::session(progress_path)?;
+    say(&overview_text(session.progress(), progress_path))
 }
 
 /// `lab hint N`: one more hint each time (or all of them), remembered.
@@ -57,7 +58,7 @@ pub fn hint(args: &HintArgs, progress_path: &Path) -> Outcome {
     let lab = exercise::lab(exercise.step()).ok_or_else(|| {
         CliError::Failed(format!("step {} has no text in labs/", exercise.step()))
     })?;
-    let text = progress::update(progress_path, |progress| {
+    let text = update(progress_path, |progress| {
         let record = progress.exercise(&exercise.key);
         let shown = if args.all {
             lab.hints.len()
@@ -78,7 +79,7 @@ pub fn reset(args: &ResetArgs, progress_path: &Path) -> Outcome {
         .map(find_exercise)
         .transpose()?
         .map(|exercise| exercise.key);
-    let message = progress::update(progress_path, |progress| match key {
+    let message = update(progress_path, |progress| match key {
         Some(key) => {
             progress.exercises.remove(&key);
             format!("Forgot exercise {key}.")
@@ -98,7 +99,7 @@ pub fn reflect(args: &ReflectArgs, progress_path: &Path) -> Outcome {
             "give both answers, --why-kept and --not-guaranteed, as non-empty text".into(),
         ));
     }
-    progress::update(progress_path, |progress| {
+    update(progress_path, |progress| {
         progress.reflection = Some(Reflection {
             at: progress::now_stamp(),
             why_tests_are_kept: args.why_kept.clone(),
@@ -113,12 +114,13 @@ pub fn reflect(args: &ReflectArgs, progress_path: &Path) -> Outcome {
 
 /// `lab progress`: the recorded predictions and scores.
 pub fn progress(args: &ProgressArgs, progress_path: &Path) -> Outcome {
-    let progress = progress::load_reporting(progress_path)?;
+    let session = super::session(progress_path)?;
+    let progress = session.progress();
     match args.format {
         ReportFormat::Json => {
-            say_line(&serde_json::to_string_pretty(&progress).expect("progress is JSON"))
+            say_line(&serde_json::to_string_pretty(progress).expect("progress is JSON"))
         }
-        ReportFormat::Text => say(&progress_text(&progress, lease_lab::terminal::width())),
+        ReportFormat::Text => say(&progress_text(progress, lease_lab::terminal::width())),
     }
 }
 
@@ -345,12 +347,12 @@ fn plural(count: usize, noun: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::prediction::Score;
-    use crate::cli::progress::Attempt;
+    use lease_lab::course::prediction::Score;
+    use lease_lab::course::progress::Attempt;
 
     #[test]
     fn the_implementation_line_gives_each_step_s_last_check() {
-        use crate::cli::progress::StepCheck;
+        use lease_lab::course::progress::StepCheck;
         use lease_lab::subject::Implementation;
         let mut progress = Progress::default();
         assert!(implementation_text(&progress).contains("lab new --lang python DIR"));

@@ -9,9 +9,10 @@ mod screen;
 use super::args::{worker_command, SuiteArgs};
 use super::outcome::{CliError, Outcome};
 use super::own_impl;
-use super::prediction::{comparison, parse_selection, Score};
-use super::progress::{self, Attempt, ProbeRecord, Reflection};
 use colored::Colorize;
+use lease_lab::course::check::{hear_greeting, run_check};
+use lease_lab::course::prediction::{comparison, parse_selection, Score};
+use lease_lab::course::progress::{self, Attempt, ProbeRecord, Reflection, Session};
 use lease_lab::exercise::{self, Exercise};
 use lease_lab::matrix::Matrix;
 use lease_lab::probe::{self, CheckOptions, Probe};
@@ -68,21 +69,19 @@ impl Chosen {
     /// exercises follow the student's language
     /// ([`Subject::exercise_store`]): Python mutants for a Python
     /// implementation, the Rust store's otherwise.
-    fn of(given: Option<&Subject>, progress_path: &Path) -> Result<Chosen, CliError> {
-        let recorded = || -> Result<Option<Implementation>, CliError> {
-            Ok(progress::load_reporting(progress_path)?.implementation)
-        };
+    fn of(given: Option<&Subject>, session: &Session) -> Chosen {
+        let recorded = session.progress().implementation.clone();
         let (named, own) = match given {
             Some(Subject::Own(own)) => (None, Some(own.clone())),
-            Some(store) => (Some(store.clone()), recorded()?),
-            None => (None, recorded()?),
+            Some(store) => (Some(store.clone()), recorded),
+            None => (None, recorded),
         };
         let store = named.unwrap_or_else(|| {
             own.clone()
                 .map_or(Subject::Rust, Subject::Own)
                 .exercise_store()
         });
-        Ok(Chosen { store, own })
+        Chosen { store, own }
     }
 
     /// The exercise `key` among the store's.
@@ -104,7 +103,8 @@ impl Chosen {
 
 /// `lab step N`: the exercise from start to end, on this terminal.
 pub fn run(args: Args, progress_path: &Path) -> Outcome {
-    let chosen = Chosen::of(args.implementation.as_ref(), progress_path)?;
+    let mut session = super::session(progress_path)?;
+    let chosen = Chosen::of(args.implementation.as_ref(), &session);
     let exercise = chosen.exercise(&args.exercise)?;
     let worker = worker_command()?;
     let probe = args
@@ -134,13 +134,13 @@ pub fn run(args: Args, progress_path: &Path) -> Outcome {
     let suite_runner = |variants: &[Variant], tests: Vec<&'static Case>| {
         Matrix::build(&worker, variants, tests, &options)
     };
-    match step_through(
+    let outcome = match step_through(
         &exercise,
         prediction,
         &mut console,
         &suite_runner,
         &options,
-        progress_path,
+        &mut session,
     ) {
         Ok(_) => match &chosen.own {
             Some(own) => yours(
@@ -149,17 +149,20 @@ pub fn run(args: Args, progress_path: &Path) -> Outcome {
                 &worker,
                 &options,
                 &mut console,
-                progress_path,
+                &mut session,
             ),
             None => Ok(()),
         },
         Err(error @ (StepError::NoPrediction | StepError::BadPrediction(_))) => {
-            Err(CliError::Usage(error.to_string()))
+            return Err(CliError::Usage(error.to_string()))
         }
-        Err(StepError::Io(error)) => Err(CliError::from(error)),
-        Err(StepError::Progress(error)) => Err(error),
-        Err(error) => Err(CliError::Failed(error.to_string())),
-    }
+        Err(StepError::Io(error)) => return Err(CliError::from(error)),
+        Err(error) => return Err(CliError::Failed(error.to_string())),
+    };
+    // Once, whatever the run of the student's own implementation gave:
+    // the attempt is kept even when that run could not be made.
+    session.save()?;
+    outcome
 }
 
 /// After the exercise, the student's own implementation against the tests
@@ -171,11 +174,12 @@ fn yours(
     worker: &lease_lab::runner::WorkerCommand,
     options: &RunOptions,
     console: &mut Console,
-    progress_path: &Path,
+    session: &mut Session,
 ) -> Outcome {
     let step = exercise.step();
     let variant = own.variant()?;
-    own_impl::hear_greeting(&variant, options.timeout)?;
+    hear_greeting(&variant, options.timeout)
+        .map_err(|fault| CliError::Failed(fault.to_string()))?;
     writeln!(
         console.output,
         "\n{}\n",
@@ -185,13 +189,13 @@ fn yours(
         )
         .bold()
     )?;
-    let report = own_impl::run_check(worker, &variant, step, options);
+    let report = run_check(worker, &variant, step, options);
     write!(
         console.output,
         "{}",
         own_impl::check_text(&report, console.width)
     )?;
-    own_impl::record_checks(progress_path, own, &report)?;
+    report.record(session.edit(), own);
     write!(
         console.output,
         "{}",
@@ -232,19 +236,17 @@ pub enum StepError {
     /// Reading or writing the console failed.
     #[error(transparent)]
     Io(#[from] io::Error),
-    /// The progress file could not be read or written.
-    #[error("{0}")]
-    Progress(CliError),
 }
 
-/// Runs one exercise from start to end and returns the recorded attempt.
+/// Runs one exercise from start to end and returns the attempt, recorded
+/// in `session` (which the caller saves).
 pub fn step_through(
     exercise: &Exercise,
     given: GivenPrediction,
     console: &mut Console,
     suite_runner: &SuiteRunner,
     options: &RunOptions,
-    progress_path: &Path,
+    session: &mut Session,
 ) -> Result<Attempt, StepError> {
     if given.predict.is_none() && given.probe.is_none() && !console.interactive {
         return Err(StepError::NoPrediction);
@@ -296,20 +298,20 @@ pub fn step_through(
         caught_by: caught,
         score,
     };
-    record(exercise, &attempt, &given, console, progress_path)?;
+    record(exercise, &attempt, &given, console, session)?;
     Ok(attempt)
 }
 
 /// Records the attempt (and after step 8 the closing reflection) in the
-/// progress file, and says what to do next.
+/// student's progress, and says what to do next.
 fn record(
     exercise: &Exercise,
     attempt: &Attempt,
     given: &GivenPrediction,
     console: &mut Console,
-    progress_path: &Path,
+    session: &mut Session,
 ) -> Result<(), StepError> {
-    let mut record = progress::load_reporting(progress_path).map_err(StepError::Progress)?;
+    let record = session.edit();
     record
         .exercise(&exercise.key)
         .attempts
@@ -317,14 +319,12 @@ fn record(
     if exercise.step() == 8 && record.reflection.is_none() {
         record.reflection = reflection(given, console)?;
     }
-    progress::save(progress_path, &record).map_err(|error| {
-        StepError::Progress(CliError::Failed(format!(
-            "cannot write the progress file {}: {error}",
-            progress_path.display()
-        )))
-    })?;
-    writeln!(console.output, "\nRecorded in {}.", progress_path.display())?;
-    match record.next_exercise_after(&exercise.key) {
+    writeln!(
+        console.output,
+        "\nRecorded in {}.",
+        session.path().display()
+    )?;
+    match session.progress().next_exercise_after(&exercise.key) {
         Some(next) => writeln!(
             console.output,
             "Next: {}",
@@ -479,7 +479,7 @@ fn beside_your_answers(examples: &str, width: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::progress::Progress;
+    use lease_lab::course::progress::Progress;
     use lease_lab::runner::{run_case, VariantRun};
     use std::io::{Cursor, Write};
 
@@ -523,14 +523,19 @@ mod tests {
             width: 100,
             columns: 160,
         };
+        // As `run` does: one session, saved once when the step went through.
+        let mut session = Session::open(&folder.join("progress.json")).unwrap();
         let result = step_through(
             &exercise::find(key).unwrap(),
             given,
             &mut console,
             &in_process,
             &RunOptions::default(),
-            &folder.join("progress.json"),
+            &mut session,
         );
+        if result.is_ok() {
+            session.save().unwrap();
+        }
         (result, String::from_utf8(output.0).unwrap())
     }
 
@@ -660,7 +665,7 @@ mod tests {
         let store = store.to_str().unwrap();
         let family = |given: Option<&str>| {
             let given = given.map(|text| Subject::parse(text).unwrap());
-            Chosen::of(given.as_ref(), &progress_path).unwrap().store
+            Chosen::of(given.as_ref(), &Session::open(&progress_path).unwrap()).store
         };
         assert_eq!(family(Some(store)), Subject::Python);
         assert_eq!(family(Some("rust")), Subject::Rust);
@@ -673,7 +678,10 @@ mod tests {
         progress::save(&progress_path, &recorded).unwrap();
         assert_eq!(family(None), Subject::Python);
         assert_eq!(family(Some("rust")), Subject::Rust);
-        let chosen = Chosen::of(Some(&Subject::Python), &progress_path).unwrap();
+        let chosen = Chosen::of(
+            Some(&Subject::Python),
+            &Session::open(&progress_path).unwrap(),
+        );
         assert_eq!(chosen.store, Subject::Python);
         assert_eq!(chosen.own, recorded.implementation);
     }

@@ -4,8 +4,8 @@
 
 use super::screen;
 use super::StepError;
-use crate::cli::prediction::parse_selection;
 use colored::Colorize;
+use lease_lab::course::prediction::parse_selection;
 use lease_lab::probe::{self, Probe};
 use lease_lab::suite::Case;
 use std::io::{self, BufRead, Write};

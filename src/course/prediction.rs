@@ -1,7 +1,7 @@
 //! A student's prediction of which tests catch a mutant, and its score.
 
+use crate::suite::{self, Case};
 use colored::Colorize;
-use lease_lab::suite::{self, Case};
 use serde::{Deserialize, Serialize};
 
 /// Reads a selection of tests from a menu: numbers (1-based positions in
@@ -184,7 +184,7 @@ pub fn comparison(score: &Score) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lease_lab::suite;
+    use crate::suite;
 
     fn menu(step: u8) -> Vec<&'static Case> {
         suite::cases_through(step).collect()

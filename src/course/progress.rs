@@ -5,10 +5,9 @@
 //! old one), so an interrupted write never leaves half a file. A file that
 //! cannot be read as progress is moved aside, never silently overwritten.
 
-use super::outcome::CliError;
 use super::prediction::Score;
-use lease_lab::exercise::{self, Exercise};
-use lease_lab::subject::Implementation;
+use crate::exercise::{self, Exercise};
+use crate::subject::Implementation;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs;
@@ -298,37 +297,93 @@ pub fn read_for_grading(path: &Path) -> io::Result<Progress> {
     parse(&fs::read(path)?).map_err(|reason| io::Error::new(io::ErrorKind::InvalidData, reason))
 }
 
-/// Loads the student's progress file for a command, saying on standard
-/// error if an unreadable one was set aside; a file that cannot be read at
-/// all is the command's failure.
-pub fn load_reporting(path: &Path) -> Result<Progress, CliError> {
-    let loaded = load(path).map_err(|error| {
-        CliError::Failed(format!(
-            "cannot read the progress file {}: {error}",
-            path.display()
-        ))
-    })?;
-    if let Some((aside, reason)) = &loaded.set_aside {
-        eprintln!(
-            "lab: warning: {} could not be read ({reason}); it was moved to {} and a new progress file was started",
-            path.display(),
-            aside.display()
-        );
-    }
-    Ok(loaded.progress)
+/// Why the progress file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ProgressError {
+    /// The file exists but cannot be read (or set aside).
+    #[error("cannot read the progress file {}: {error}", path.display())]
+    Read {
+        /// The progress file.
+        path: PathBuf,
+        /// Why.
+        error: io::Error,
+    },
+    /// The file cannot be written; what was recorded before is kept.
+    #[error("cannot write the progress file {}: {error}", path.display())]
+    Write {
+        /// The progress file.
+        path: PathBuf,
+        /// Why.
+        error: io::Error,
+    },
 }
 
-/// Loads the progress file, lets `change` edit it, and saves it.
-pub fn update<T>(path: &Path, change: impl FnOnce(&mut Progress) -> T) -> Result<T, CliError> {
-    let mut progress = load_reporting(path)?;
-    let result = change(&mut progress);
-    save(path, &progress).map_err(|error| {
-        CliError::Failed(format!(
-            "cannot write the progress file {}: {error}",
-            path.display()
-        ))
-    })?;
-    Ok(result)
+/// A student's progress for the length of one command: loaded once when
+/// the command starts, changed in memory, and saved once, atomically, when
+/// it ends (only if something changed).
+#[derive(Debug)]
+pub struct Session {
+    path: PathBuf,
+    progress: Progress,
+    set_aside: Option<(PathBuf, String)>,
+    changed: bool,
+}
+
+impl Session {
+    /// Loads the progress file at `path` ([`load`]): a missing file is an
+    /// empty progress, an unreadable one is set aside
+    /// ([`Session::set_aside`] says where and why).
+    ///
+    /// Errors: the file cannot be read at all.
+    pub fn open(path: &Path) -> Result<Session, ProgressError> {
+        let loaded = load(path).map_err(|error| ProgressError::Read {
+            path: path.to_path_buf(),
+            error,
+        })?;
+        Ok(Session {
+            path: path.to_path_buf(),
+            progress: loaded.progress,
+            set_aside: loaded.set_aside,
+            changed: false,
+        })
+    }
+
+    /// The progress file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The progress as loaded, with the changes made since.
+    pub fn progress(&self) -> &Progress {
+        &self.progress
+    }
+
+    /// The progress, to change; the change is saved by [`Session::save`].
+    pub fn edit(&mut self) -> &mut Progress {
+        self.changed = true;
+        &mut self.progress
+    }
+
+    /// Where an unreadable file was moved when it was opened, and why it
+    /// could not be read.
+    pub fn set_aside(&self) -> Option<&(PathBuf, String)> {
+        self.set_aside.as_ref()
+    }
+
+    /// Saves the progress ([`save`]) if it was changed.
+    ///
+    /// Errors: the file cannot be written.
+    pub fn save(&mut self) -> Result<(), ProgressError> {
+        if !self.changed {
+            return Ok(());
+        }
+        save(&self.path, &self.progress).map_err(|error| ProgressError::Write {
+            path: self.path.clone(),
+            error,
+        })?;
+        self.changed = false;
+        Ok(())
+    }
 }
 
 #[cfg(test)]

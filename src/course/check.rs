@@ -1,0 +1,165 @@
+//! A check of a student's own implementation: the contract tests of
+//! steps 1 to N, step by step, with the suite's `reference` tests (the
+//! Rust store's own stricter promises) apart, and how a check is recorded
+//! in the student's progress. One check-and-record serves `lab check`,
+//! `lab watch` and the run after `lab step`.
+
+use super::progress::{now_stamp, Progress, StepCheck, StepStatus};
+use crate::external::{ExternalStore, ImplementationFault};
+use crate::outcome::Outcome as TestOutcome;
+use crate::runner::{self, RunOptions, VariantRun, WorkerCommand};
+use crate::subject::Implementation;
+use crate::suite::{self, Case, Tag};
+use crate::variant::Variant;
+use std::time::Duration;
+
+/// One step of a check: its contract tests and what they gave.
+#[derive(Debug, Clone)]
+pub struct StepResult {
+    /// The step, 1 to 8.
+    pub step: u8,
+    /// What its tests made of it.
+    pub status: StepStatus,
+    /// How many contract tests it has.
+    pub tests: usize,
+    /// The tests that did not pass, with what happened.
+    pub failures: Vec<(&'static str, TestOutcome)>,
+}
+
+/// What a check found: the contract tests of steps 1 to N, step by step,
+/// and the reference tests of those steps apart.
+#[derive(Debug, Clone)]
+pub struct CheckReport {
+    /// The steps, in order.
+    pub steps: Vec<StepResult>,
+    /// The reference tests that ran, and those of them that did not pass.
+    pub beyond: (usize, Vec<&'static str>),
+}
+
+impl CheckReport {
+    /// The report of a run of `cases_through(through)` against one
+    /// implementation.
+    pub fn of(run: &VariantRun, through: u8) -> CheckReport {
+        let failed =
+            |case: &&&'static Case| run.outcome(case.name).is_some_and(TestOutcome::catches);
+        let steps = (1..=through)
+            .map(|step| {
+                let cases: Vec<&'static Case> = suite::CASES
+                    .iter()
+                    .filter(|case| case.step == step && case.tag == Tag::Contract)
+                    .collect();
+                let failures: Vec<(&'static str, TestOutcome)> = cases
+                    .iter()
+                    .filter(failed)
+                    .map(|case| (case.name, run.outcome(case.name).cloned().expect("it ran")))
+                    .collect();
+                let status = if failures.is_empty() {
+                    StepStatus::Passed
+                } else if failures
+                    .iter()
+                    .all(|(_, outcome)| outcome.not_implemented().is_some())
+                {
+                    StepStatus::NotImplemented
+                } else {
+                    StepStatus::Failing
+                };
+                StepResult {
+                    step,
+                    status,
+                    tests: cases.len(),
+                    failures,
+                }
+            })
+            .collect();
+        let beyond: Vec<&'static Case> = suite::cases_through(through)
+            .filter(|case| case.tag == Tag::Reference)
+            .collect();
+        let beyond_failing = beyond.iter().filter(failed).map(|case| case.name).collect();
+        CheckReport {
+            steps,
+            beyond: (beyond.len(), beyond_failing),
+        }
+    }
+
+    /// Whether every step checked passes.
+    pub fn all_pass(&self) -> bool {
+        self.steps
+            .iter()
+            .all(|step| step.status == StepStatus::Passed)
+    }
+
+    /// The contract tests that did not pass, in suite order.
+    pub fn failing_tests(&self) -> Vec<String> {
+        self.steps
+            .iter()
+            .flat_map(|step| step.failures.iter().map(|(name, _)| name.to_string()))
+            .collect()
+    }
+
+    /// The first step that does not pass.
+    pub fn first_open(&self) -> Option<&StepResult> {
+        self.steps
+            .iter()
+            .find(|step| step.status != StepStatus::Passed)
+    }
+}
+
+/// After how many tests that ran out of time a check stops running the
+/// rest: an implementation that hangs at every call would otherwise cost
+/// the time limit once per test.
+const GIVE_UP_AFTER_TIMEOUTS: usize = 2;
+
+/// Starts a program once to hear its greeting, before a check: one that
+/// cannot start or greets wrongly fails the check at once, saying so,
+/// rather than failing every test the same way.
+pub fn hear_greeting(variant: &Variant, limit: Duration) -> Result<(), ImplementationFault> {
+    match variant.command() {
+        Some(command) => ExternalStore::new(command.clone(), limit)
+            .name()
+            .map(|_| ()),
+        None => Ok(()),
+    }
+}
+
+/// Runs the tests of steps 1 to `through` (contract and reference) against
+/// `variant` in a worker process, as every suite run goes.
+pub fn run_check(
+    worker: &WorkerCommand,
+    variant: &Variant,
+    through: u8,
+    options: &RunOptions,
+) -> CheckReport {
+    let options = RunOptions {
+        give_up_after_timeouts: Some(GIVE_UP_AFTER_TIMEOUTS),
+        ..options.clone()
+    };
+    let tests: Vec<&'static Case> = suite::cases_through(through).collect();
+    let run = runner::run_all(worker, std::slice::from_ref(variant), &tests, &options)
+        .into_iter()
+        .next()
+        .expect("one variant, one run");
+    CheckReport::of(&run, through)
+}
+
+impl CheckReport {
+    /// Records each step's result, and `own` as the implementation, in
+    /// `progress`.
+    pub fn record(&self, progress: &mut Progress, own: &Implementation) {
+        progress.implementation = Some(own.clone());
+        let at = now_stamp();
+        for step in &self.steps {
+            progress.checks.insert(
+                step.step.to_string(),
+                StepCheck {
+                    at: at.clone(),
+                    status: step.status,
+                    failing: step
+                        .failures
+                        .iter()
+                        .map(|(name, _)| name.to_string())
+                        .collect(),
+                },
+            );
+        }
+    }
+}
