@@ -1,12 +1,21 @@
-//! The course: what a student works through, beside the store and its suite:
-//! the progress a student records ([`progress`]), a check of a student's
-//! own implementation ([`check`]), a prediction and its
-//! score ([`prediction`]), a class's progress graded ([`grade`]), and the
-//! starters `lab new` writes for a student's own implementation
-//! ([`starter`]).
+//! The course: what the `lab` binary's commands for students and
+//! instructors need beyond the store, the suite and the matrix, kept here
+//! so that the command line only parses, calls and prints.
+//!
+//! - [`progress`]: what a student records, loaded and saved once per
+//!   command ([`progress::Session`]);
+//! - [`prediction`]: a prediction of the tests that catch a mutant, and
+//!   its score;
+//! - [`check`]: a check of a student's own implementation, step by step,
+//!   and how it is recorded;
+//! - [`grade`]: a class's progress files summarised per exercise;
+//! - [`starter`]: the starters `lab new` writes;
+//! - [`own_mutant`]: a mutant of one's own, from its template to the checks
+//!   it must pass before it runs.
 
 pub mod check;
 pub mod grade;
+pub mod own_mutant;
 pub mod prediction;
 pub mod progress;
 pub mod starter;
