@@ -28,6 +28,7 @@
 #![warn(missing_docs)]
 
 pub mod child_process;
+pub mod course;
 pub mod error;
 pub mod exercise;
 pub mod external;

@@ -22,9 +22,12 @@ pub mod prediction;
 pub mod probe;
 pub mod progress;
 pub mod rust_project;
-pub mod starter;
 pub mod step;
 pub mod study;
+
+// The starters moved to the library; rust_project writes its files through
+// `super::starter`.
+pub use lease_lab::course::starter;
 
 use clap::{Parser, Subcommand};
 use lease_lab::runner::WorkerArgs;

@@ -7,12 +7,12 @@
 //! operation replaced by `raise NotImplementedError`, so that it can never
 //! drift from the store the lab tests: same helpers, same protocol loop.
 
-use lease_lab::family::PYTHON_SOURCE;
+use crate::family::PYTHON_SOURCE;
 use std::fs;
 use std::io;
 use std::path::Path;
 
-pub use lease_lab::operation::NAMES as OPERATIONS;
+pub use crate::operation::NAMES as OPERATIONS;
 
 /// What the starter's module documentation says instead of the store's.
 const PYTHON_HEADER: &str = r#""""Your lease-lab job store in Python: an ownership lease plus a fencing token, on SQLite.
