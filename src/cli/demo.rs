@@ -13,18 +13,21 @@
 //! workers hold the same token. The power cut is the lab's VFS shim
 //! ([`lease_lab::vfs_shim`]), so this story runs only on the stores
 //! compiled into `lab`.
+//!
+//! The stories are played, and what they show judged, in the library
+//! ([`lease_lab::course::demo`]); this module tells them.
 
 use super::args::ImplArgs;
 use super::outcome::{say, CliError, Outcome};
 use colored::Colorize;
-use lease_lab::error::StoreError;
-use lease_lab::job::{Fence, Job};
-use lease_lab::job_store::JobStore;
+use lease_lab::course::demo::{
+    play, play_power_cut, Ending, Event, PowerCutEnding, PowerCutStory, Story,
+};
+use lease_lab::job::Job;
 use lease_lab::runner::DEFAULT_TIMEOUT;
 use lease_lab::variant::{Variant, REFERENCE_ID};
-use lease_lab::vfs_shim::{Disk, ShimError};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// `lab demo`'s arguments.
 #[derive(Debug, clap::Args)]
@@ -60,238 +63,12 @@ pub fn run(args: &Args) -> Outcome {
                 args.implementation.subject.name()
             )));
         }
-        let story = play_power_cut(store.as_ref(), &path)?;
+        let story = play_power_cut(store.as_ref(), &path)
+            .map_err(|error| CliError::Failed(error.to_string()))?;
         return say(&power_cut_text(&story, &variant));
     }
     let story = play(store.as_ref(), &path).map_err(|error| CliError::Failed(error.to_string()))?;
     say(&story_text(&story, &variant))
-}
-
-/// One moment of the story.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Event {
-    /// The caller's clock.
-    pub time: f64,
-    /// Who acts: `A`, `B`, or `-` for the clock itself.
-    pub actor: &'static str,
-    /// What happens.
-    pub action: String,
-    /// The store's answer, as shown; empty when nothing was asked.
-    pub answer: String,
-}
-
-/// The events of a story as they happen.
-#[derive(Default)]
-struct Timeline(Vec<Event>);
-
-impl Timeline {
-    /// What `actor` did at `time`, and the store's answer (empty when
-    /// nothing was asked).
-    fn note(&mut self, time: f64, actor: &'static str, action: String, answer: String) {
-        self.0.push(Event {
-            time,
-            actor,
-            action,
-            answer,
-        });
-    }
-}
-
-/// The whole story as it happened on one implementation.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Story {
-    /// The events, in time order.
-    pub events: Vec<Event>,
-    /// The fence B's claim got, if any.
-    pub b_fence: Option<Fence>,
-    /// Whether B's completion was accepted.
-    pub b_completed: bool,
-    /// Whether A's late completion was accepted.
-    pub a_completed: bool,
-    /// The job's row at the end.
-    pub final_row: Option<Job>,
-}
-
-/// What the story shows, judged from the answers and the final row.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ending {
-    /// A's stale result is stored: the lesson's failure.
-    StaleWriteLanded,
-    /// B took over and completed, A was refused, and B's result is stored.
-    Protected,
-    /// B never got the job: the expired lease could not be taken over.
-    NoTakeover,
-    /// Anything else: the row does not hold B's result.
-    Broken,
-}
-
-impl Story {
-    /// What the story shows.
-    pub fn ending(&self) -> Ending {
-        let result = self
-            .final_row
-            .as_ref()
-            .and_then(|row| row.result.as_deref());
-        if result == Some(A_RESULT) {
-            Ending::StaleWriteLanded
-        } else if self.b_fence.is_none() {
-            Ending::NoTakeover
-        } else if self.b_completed && !self.a_completed && result == Some(B_RESULT) {
-            Ending::Protected
-        } else {
-            Ending::Broken
-        }
-    }
-}
-
-const JOB: &str = "report";
-const B_RESULT: &str = "B's result";
-const A_RESULT: &str = "A's stale result";
-
-/// Plays the story on `store` with a new database at `db`.
-pub fn play(store: &dyn JobStore, db: &Path) -> Result<Story, StoreError> {
-    let mut timeline = Timeline::default();
-    store.init_db(db)?;
-    let added = store.enqueue(db, JOB)?;
-    timeline.note(0.0, "-", format!("enqueue({JOB:?})"), added.to_string());
-
-    let a_fence = store.claim(db, JOB, "A", 100.0, 10.0)?;
-    timeline.note(100.0, "A", "claim, ttl 10".into(), show_fence(a_fence));
-    timeline.note(
-        101.0,
-        "A",
-        "stalls (a long pause: GC, swap, a network partition)".into(),
-        String::new(),
-    );
-    timeline.note(
-        110.0,
-        "-",
-        "A's lease runs out (until = 110)".into(),
-        String::new(),
-    );
-
-    let b_fence = store.claim(db, JOB, "B", 110.0, 10.0)?;
-    timeline.note(110.0, "B", "claim, ttl 10".into(), show_fence(b_fence));
-    let b_completed = match b_fence {
-        Some(fence) => {
-            let done = store.complete(db, JOB, "B", fence, 112.0, B_RESULT)?;
-            timeline.note(
-                112.0,
-                "B",
-                format!("complete with fence {fence}, result {B_RESULT:?}"),
-                accepted(done),
-            );
-            done
-        }
-        None => {
-            timeline.note(
-                112.0,
-                "B",
-                "has no lease, so it cannot complete".into(),
-                String::new(),
-            );
-            false
-        }
-    };
-
-    let stale = a_fence.unwrap_or(Fence(1));
-    let a_completed = store.complete(db, JOB, "A", stale, 113.0, A_RESULT)?;
-    timeline.note(
-        113.0,
-        "A",
-        format!("wakes up, complete with its old fence {stale}, result {A_RESULT:?}"),
-        accepted(a_completed),
-    );
-    let final_row = store.state(db, JOB)?;
-    Ok(Story {
-        events: timeline.0,
-        b_fence,
-        b_completed,
-        a_completed,
-        final_row,
-    })
-}
-
-/// The power-cut story as it happened on one implementation.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PowerCutStory {
-    /// The events, in time order.
-    pub events: Vec<Event>,
-    /// The fence A's claim got before the cut.
-    pub a_fence: Option<Fence>,
-    /// The fence B's claim got after it.
-    pub b_fence: Option<Fence>,
-    /// The job's row at the end.
-    pub final_row: Option<Job>,
-}
-
-/// What the power-cut story shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PowerCutEnding {
-    /// B got a greater fence than A: the fence survived the cut.
-    FenceKept,
-    /// B got A's fence (or a smaller one) again: two workers hold one token.
-    FenceReused,
-    /// One of the claims got no fence at all.
-    NoFence,
-}
-
-impl PowerCutStory {
-    /// What the story shows.
-    pub fn ending(&self) -> PowerCutEnding {
-        match (self.a_fence, self.b_fence) {
-            (Some(a), Some(b)) if b > a => PowerCutEnding::FenceKept,
-            (Some(_), Some(_)) => PowerCutEnding::FenceReused,
-            _ => PowerCutEnding::NoFence,
-        }
-    }
-}
-
-/// Plays the power-cut story on `store` (one compiled into this process)
-/// with a new database at `db`.
-///
-/// Errors: the store's own, or the shim's (it could not be installed, or a
-/// file not put back), as the command's failure.
-pub fn play_power_cut(store: &dyn JobStore, db: &Path) -> Result<PowerCutStory, CliError> {
-    let failed = |error: StoreError| CliError::Failed(error.to_string());
-    let shim =
-        |error: ShimError| CliError::Failed(format!("the simulated power cut failed: {error}"));
-    let mut timeline = Timeline::default();
-    store.init_db(db).map_err(failed)?;
-    let added = store.enqueue(db, JOB).map_err(failed)?;
-    timeline.note(0.0, "-", format!("enqueue({JOB:?})"), added.to_string());
-    let disk = Disk::track(db).map_err(shim)?;
-    let a_fence = store.claim(db, JOB, "A", 100.0, 10.0).map_err(failed)?;
-    timeline.note(100.0, "A", "claim, ttl 10".into(), show_fence(a_fence));
-    let cut = disk.cut().map_err(shim)?;
-    let lost = match cut.writes_lost {
-        0 => "every commit had reached the disk, nothing is lost".to_string(),
-        1 => "1 write not yet synced to disk is lost".to_string(),
-        n => format!("{n} writes not yet synced to disk are lost"),
-    };
-    timeline.note(
-        105.0,
-        "-",
-        format!("the power fails: {lost}"),
-        String::new(),
-    );
-    store.init_db(db).map_err(failed)?;
-    timeline.note(
-        106.0,
-        "-",
-        "the machine restarts; the store opens the file as the disk kept it".into(),
-        String::new(),
-    );
-    let b_fence = store.claim(db, JOB, "B", 120.0, 10.0).map_err(failed)?;
-    timeline.note(120.0, "B", "claim, ttl 10".into(), show_fence(b_fence));
-    let final_row = store.state(db, JOB).map_err(failed)?;
-    drop(disk);
-    Ok(PowerCutStory {
-        events: timeline.0,
-        a_fence,
-        b_fence,
-        final_row,
-    })
 }
 
 /// The power-cut story as a timeline, then the final row and what it shows.
@@ -373,14 +150,6 @@ fn final_row_text(row: Option<&Job>) -> String {
     }
 }
 
-fn show_fence(fence: Option<Fence>) -> String {
-    fence.map_or("none".into(), |fence| format!("fence {fence}"))
-}
-
-fn accepted(done: bool) -> String {
-    if done { "accepted" } else { "refused" }.to_string()
-}
-
 /// The story as a timeline, then the final row and what it shows.
 pub fn story_text(story: &Story, variant: &Variant) -> String {
     let mut out = format!("{}\n\n", title("The story", variant).bold());
@@ -418,68 +187,44 @@ pub fn story_text(story: &Story, variant: &Variant) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+    use lease_lab::vfs_shim::Disk;
+    use std::path::Path;
 
-    fn play_on(id: &str, folder: &Path) -> Story {
+    fn play_on(id: &str, folder: &Path) -> (Story, String) {
         let variant = Variant::find(id).unwrap();
-        play(
+        let story = play(
             variant.open(DEFAULT_TIMEOUT).as_ref(),
             &folder.join(format!("{id}.db")),
         )
-        .unwrap()
+        .unwrap();
+        let text = story_text(&story, &variant);
+        (story, text)
     }
 
     #[test]
-    fn the_demo_tells_the_story_and_judges_it() {
+    fn the_demo_tells_the_story_and_what_it_shows() {
         let folder = tempfile::tempdir().unwrap();
-        let story = play_on("reference", folder.path());
-        let answers: Vec<&str> = story
-            .events
-            .iter()
-            .map(|event| event.answer.as_str())
-            .collect();
-        assert_eq!(
-            answers,
-            ["true", "fence 1", "", "", "fence 2", "accepted", "refused"]
-        );
-        assert_eq!(story.events[6].actor, "A");
-        assert_eq!(story.events[6].time, 113.0);
-        assert_eq!(story.ending(), Ending::Protected);
-        let text = story_text(&story, &Variant::reference());
+        let (_, text) = play_on("reference", folder.path());
         assert!(text.contains("B's result stands"), "{text}");
         assert!(text.contains("lab demo --variant h06h"), "{text}");
-        let story = play_on("h06h", folder.path());
-        assert_eq!(story.ending(), Ending::StaleWriteLanded);
-        assert_eq!(story.events[6].answer, "accepted");
+        assert!(text.contains("t=113   A  wakes up"), "{text}");
+        let (_, text) = play_on("h06h", folder.path());
+        assert!(text.contains("The stale write LANDED"), "{text}");
     }
 
     #[test]
     fn a_store_that_refuses_the_takeover_is_not_said_to_protect_b() {
         let folder = tempfile::tempdir().unwrap();
-        let story = play_on("04", folder.path());
-        assert_eq!(
-            story.events[4].answer, "none",
-            "04 refuses B at the boundary"
-        );
-        assert_eq!(
-            story.events[5].action,
-            "has no lease, so it cannot complete"
-        );
-        assert_eq!(story.ending(), Ending::NoTakeover);
-        let text = story_text(&story, &Variant::find("04").unwrap());
+        let (_, text) = play_on("04", folder.path());
         assert!(!text.contains("B's result stands"), "{text}");
         assert!(text.contains("B could not take over"), "{text}");
         assert!(text.contains("final row: owner A, fence 1"), "{text}");
     }
 
     #[test]
-    fn a_store_that_loses_b_s_result_is_broken() {
-        let folder = tempfile::tempdir().unwrap();
-        let story = play_on("h06a", folder.path());
-        assert_eq!(story.ending(), Ending::Broken, "{story:?}");
-    }
-
-    #[test]
-    fn the_power_cut_story_keeps_the_fence_on_the_reference_and_reuses_it_without_full_sync() {
+    fn the_power_cut_story_tells_the_fence_kept_on_the_reference_and_reused_without_full_sync() {
         let folder = tempfile::tempdir().unwrap();
         let play_cut = |id: &str| {
             let variant = Variant::find(id).unwrap();
@@ -488,14 +233,9 @@ mod tests {
                 &folder.path().join(format!("{id}.db")),
             )
             .unwrap();
-            (story.clone(), power_cut_text(&story, &variant))
+            power_cut_text(&story, &variant)
         };
-        let (story, text) = play_cut("reference");
-        assert_eq!(
-            (story.a_fence, story.b_fence),
-            (Some(Fence(1)), Some(Fence(2)))
-        );
-        assert_eq!(story.ending(), PowerCutEnding::FenceKept);
+        let text = play_cut("reference");
         assert!(
             text.contains("Fence 1 survived the power cut: B got fence 2"),
             "{text}"
@@ -504,28 +244,44 @@ mod tests {
             text.contains("lab demo --power-cut --variant h04g"),
             "{text}"
         );
-        let (story, text) = play_cut("h04g");
-        assert_eq!(
-            (story.a_fence, story.b_fence),
-            (Some(Fence(1)), Some(Fence(1)))
-        );
-        assert_eq!(story.ending(), PowerCutEnding::FenceReused);
+        let text = play_cut("h04g");
         assert!(text.contains("Fence 1 was handed out TWICE"), "{text}");
         assert!(
             text.contains("writes not yet synced to disk are lost"),
             "{text}"
         );
-        assert_eq!(story.final_row.unwrap().owner.as_deref(), Some("B"));
     }
 
+    /// `lab demo` with `args`, through the command line's own parsing.
+    fn demo(args: &[&str]) -> Outcome {
+        let cli = Cli::try_parse_from([&["lab", "demo"][..], args].concat()).unwrap();
+        let Some(Command::Demo(args)) = cli.command else {
+            unreachable!("lab demo parses as the demo command");
+        };
+        run(&args)
+    }
+
+    /// A story that could not be told is the command's failure (exit 1),
+    /// with the library's message: the store's, or the shim's.
     #[test]
-    fn a_missing_folder_is_the_store_s_error() {
+    fn a_story_that_could_not_be_told_fails_with_the_library_s_message() {
         let folder = tempfile::tempdir().unwrap();
-        let error = play(
-            Variant::reference().open(DEFAULT_TIMEOUT).as_ref(),
-            &folder.path().join("missing/x.db"),
-        )
-        .unwrap_err();
-        assert!(matches!(error, StoreError::MissingFolder { .. }));
+        let missing = folder.path().join("missing/x.db");
+        for power_cut in [&[][..], &["--power-cut"]] {
+            let error =
+                demo(&[&["--db", missing.to_str().unwrap()][..], power_cut].concat()).unwrap_err();
+            assert_eq!(error.exit_code(), 1, "{error:?}");
+            assert!(error.to_string().contains("does not exist"), "{error}");
+        }
+        let db = folder.path().join("tracked.db");
+        let _tracked = Disk::track(&db).unwrap();
+        let error = demo(&["--power-cut", "--db", db.to_str().unwrap()]).unwrap_err();
+        assert_eq!(error.exit_code(), 1, "{error:?}");
+        let message = error.message().unwrap();
+        assert!(
+            message.starts_with("the simulated power cut failed: "),
+            "{message}"
+        );
+        assert!(message.contains("another Disk tracks"), "{message}");
     }
 }

@@ -8,11 +8,11 @@
 use super::args::{worker_command, SuiteArgs};
 use super::outcome::{say_line, CliError, Outcome};
 use lease_lab::course::own_mutant::{new_file, validate, NewFileError};
-use lease_lab::subject::own_mutants::{python_variant, rust_variant};
-use lease_lab::subject::Subject;
 use lease_lab::matrix::Matrix;
 use lease_lab::mutant::PYTHON_STORE;
 use lease_lab::report;
+use lease_lab::subject::own_mutants::{python_variant, rust_variant};
+use lease_lab::subject::Subject;
 use lease_lab::suite;
 use lease_lab::variant::Variant;
 use std::path::{Path, PathBuf};

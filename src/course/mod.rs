@@ -9,11 +9,13 @@
 //! - [`check`]: a check of a student's own implementation, step by step,
 //!   and how it is recorded;
 //! - [`grade`]: a class's progress files summarised per exercise;
+//! - [`demo`]: the stories `lab demo` plays on a real database;
 //! - [`starter`]: the starters `lab new` writes;
 //! - [`own_mutant`]: a mutant of one's own, from its template to the checks
 //!   it must pass before it runs.
 
 pub mod check;
+pub mod demo;
 pub mod grade;
 pub mod own_mutant;
 pub mod prediction;

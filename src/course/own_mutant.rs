@@ -15,8 +15,8 @@
 //! of the Rust store needs Rust's toolchain for that, once) and runs the
 //! suite against it, to say which tests kill it.
 
-use crate::subject::{self, PYTHON_SOURCE};
 use crate::mutant::{MutantSpec, SpecError, MUTABLE_FILE, PYTHON_STORE};
+use crate::subject::{self, PYTHON_SOURCE};
 use crate::variant::{self, REFERENCE_SOURCE};
 use std::fmt::{self, Write as _};
 use std::io;

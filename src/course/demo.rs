@@ -1,0 +1,397 @@
+//! The worksheet's story, played on a real database: what `lab demo`
+//! tells.
+//!
+//! A claims the job and stalls; its lease runs out; B claims it with the
+//! next fence and completes; A comes back and tries to complete with its
+//! old fence. The reference refuses A and keeps B's result. Played on a
+//! mutant, the same story shows where that protection breaks; what the
+//! story shows ([`Story::ending`]) comes from the answers and the final
+//! row, whatever the variant did.
+//!
+//! The power-cut story ([`play_power_cut`]) is the other one the fence
+//! must survive: A claims, the power fails before the disk has what was
+//! not synced, the machine restarts, B claims. B must get a greater fence
+//! than A's, or two workers hold the same token. The power cut is the
+//! lab's VFS shim ([`crate::vfs_shim`]), so this story runs only on the
+//! stores compiled into this process.
+
+use crate::error::StoreError;
+use crate::job::{Fence, Job};
+use crate::job_store::JobStore;
+use crate::vfs_shim::{Disk, ShimError};
+use std::path::Path;
+
+/// One moment of the story.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    /// The caller's clock.
+    pub time: f64,
+    /// Who acts: `A`, `B`, or `-` for the clock itself.
+    pub actor: &'static str,
+    /// What happens.
+    pub action: String,
+    /// The store's answer, as shown; empty when nothing was asked.
+    pub answer: String,
+}
+
+/// The events of a story as they happen.
+#[derive(Default)]
+struct Timeline(Vec<Event>);
+
+impl Timeline {
+    /// What `actor` did at `time`, and the store's answer (empty when
+    /// nothing was asked).
+    fn note(&mut self, time: f64, actor: &'static str, action: String, answer: String) {
+        self.0.push(Event {
+            time,
+            actor,
+            action,
+            answer,
+        });
+    }
+}
+
+/// The whole story as it happened on one implementation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Story {
+    /// The events, in time order.
+    pub events: Vec<Event>,
+    /// The fence B's claim got, if any.
+    pub b_fence: Option<Fence>,
+    /// Whether B's completion was accepted.
+    pub b_completed: bool,
+    /// Whether A's late completion was accepted.
+    pub a_completed: bool,
+    /// The job's row at the end.
+    pub final_row: Option<Job>,
+}
+
+/// What the story shows, judged from the answers and the final row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// A's stale result is stored: the lesson's failure.
+    StaleWriteLanded,
+    /// B took over and completed, A was refused, and B's result is stored.
+    Protected,
+    /// B never got the job: the expired lease could not be taken over.
+    NoTakeover,
+    /// Anything else: the row does not hold B's result.
+    Broken,
+}
+
+impl Story {
+    /// What the story shows.
+    pub fn ending(&self) -> Ending {
+        let result = self
+            .final_row
+            .as_ref()
+            .and_then(|row| row.result.as_deref());
+        if result == Some(A_RESULT) {
+            Ending::StaleWriteLanded
+        } else if self.b_fence.is_none() {
+            Ending::NoTakeover
+        } else if self.b_completed && !self.a_completed && result == Some(B_RESULT) {
+            Ending::Protected
+        } else {
+            Ending::Broken
+        }
+    }
+}
+
+const JOB: &str = "report";
+const B_RESULT: &str = "B's result";
+const A_RESULT: &str = "A's stale result";
+
+/// Plays the story on `store` with a new database at `db`.
+pub fn play(store: &dyn JobStore, db: &Path) -> Result<Story, StoreError> {
+    let mut timeline = Timeline::default();
+    store.init_db(db)?;
+    let added = store.enqueue(db, JOB)?;
+    timeline.note(0.0, "-", format!("enqueue({JOB:?})"), added.to_string());
+
+    let a_fence = store.claim(db, JOB, "A", 100.0, 10.0)?;
+    timeline.note(100.0, "A", "claim, ttl 10".into(), show_fence(a_fence));
+    timeline.note(
+        101.0,
+        "A",
+        "stalls (a long pause: GC, swap, a network partition)".into(),
+        String::new(),
+    );
+    timeline.note(
+        110.0,
+        "-",
+        "A's lease runs out (until = 110)".into(),
+        String::new(),
+    );
+
+    let b_fence = store.claim(db, JOB, "B", 110.0, 10.0)?;
+    timeline.note(110.0, "B", "claim, ttl 10".into(), show_fence(b_fence));
+    let b_completed = match b_fence {
+        Some(fence) => {
+            let done = store.complete(db, JOB, "B", fence, 112.0, B_RESULT)?;
+            timeline.note(
+                112.0,
+                "B",
+                format!("complete with fence {fence}, result {B_RESULT:?}"),
+                accepted(done),
+            );
+            done
+        }
+        None => {
+            timeline.note(
+                112.0,
+                "B",
+                "has no lease, so it cannot complete".into(),
+                String::new(),
+            );
+            false
+        }
+    };
+
+    let stale = a_fence.unwrap_or(Fence(1));
+    let a_completed = store.complete(db, JOB, "A", stale, 113.0, A_RESULT)?;
+    timeline.note(
+        113.0,
+        "A",
+        format!("wakes up, complete with its old fence {stale}, result {A_RESULT:?}"),
+        accepted(a_completed),
+    );
+    let final_row = store.state(db, JOB)?;
+    Ok(Story {
+        events: timeline.0,
+        b_fence,
+        b_completed,
+        a_completed,
+        final_row,
+    })
+}
+
+/// The power-cut story as it happened on one implementation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PowerCutStory {
+    /// The events, in time order.
+    pub events: Vec<Event>,
+    /// The fence A's claim got before the cut.
+    pub a_fence: Option<Fence>,
+    /// The fence B's claim got after it.
+    pub b_fence: Option<Fence>,
+    /// The job's row at the end.
+    pub final_row: Option<Job>,
+}
+
+/// What the power-cut story shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PowerCutEnding {
+    /// B got a greater fence than A: the fence survived the cut.
+    FenceKept,
+    /// B got A's fence (or a smaller one) again: two workers hold one token.
+    FenceReused,
+    /// One of the claims got no fence at all.
+    NoFence,
+}
+
+impl PowerCutStory {
+    /// What the story shows.
+    pub fn ending(&self) -> PowerCutEnding {
+        match (self.a_fence, self.b_fence) {
+            (Some(a), Some(b)) if b > a => PowerCutEnding::FenceKept,
+            (Some(_), Some(_)) => PowerCutEnding::FenceReused,
+            _ => PowerCutEnding::NoFence,
+        }
+    }
+}
+
+/// Why the power-cut story could not be told.
+#[derive(Debug, thiserror::Error)]
+pub enum PowerCutError {
+    /// The store failed an operation; its own message.
+    #[error(transparent)]
+    Store(StoreError),
+    /// The simulated power cut failed: the shim could not be installed or
+    /// could not track the database, or a file could not be put back.
+    #[error("the simulated power cut failed: {0}")]
+    Shim(ShimError),
+}
+
+/// Plays the power-cut story on `store` (one compiled into this process)
+/// with a new database at `db`.
+///
+/// Errors: the store's own ([`PowerCutError::Store`]), or the shim's
+/// ([`PowerCutError::Shim`]: it could not be installed, or a file not put
+/// back).
+pub fn play_power_cut(store: &dyn JobStore, db: &Path) -> Result<PowerCutStory, PowerCutError> {
+    let failed = PowerCutError::Store;
+    let shim = PowerCutError::Shim;
+    let mut timeline = Timeline::default();
+    store.init_db(db).map_err(failed)?;
+    let added = store.enqueue(db, JOB).map_err(failed)?;
+    timeline.note(0.0, "-", format!("enqueue({JOB:?})"), added.to_string());
+    let disk = Disk::track(db).map_err(shim)?;
+    let a_fence = store.claim(db, JOB, "A", 100.0, 10.0).map_err(failed)?;
+    timeline.note(100.0, "A", "claim, ttl 10".into(), show_fence(a_fence));
+    let cut = disk.cut().map_err(shim)?;
+    let lost = match cut.writes_lost {
+        0 => "every commit had reached the disk, nothing is lost".to_string(),
+        1 => "1 write not yet synced to disk is lost".to_string(),
+        n => format!("{n} writes not yet synced to disk are lost"),
+    };
+    timeline.note(
+        105.0,
+        "-",
+        format!("the power fails: {lost}"),
+        String::new(),
+    );
+    store.init_db(db).map_err(failed)?;
+    timeline.note(
+        106.0,
+        "-",
+        "the machine restarts; the store opens the file as the disk kept it".into(),
+        String::new(),
+    );
+    let b_fence = store.claim(db, JOB, "B", 120.0, 10.0).map_err(failed)?;
+    timeline.note(120.0, "B", "claim, ttl 10".into(), show_fence(b_fence));
+    let final_row = store.state(db, JOB).map_err(failed)?;
+    drop(disk);
+    Ok(PowerCutStory {
+        events: timeline.0,
+        a_fence,
+        b_fence,
+        final_row,
+    })
+}
+
+fn show_fence(fence: Option<Fence>) -> String {
+    fence.map_or("none".into(), |fence| format!("fence {fence}"))
+}
+
+fn accepted(done: bool) -> String {
+    if done { "accepted" } else { "refused" }.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::DEFAULT_TIMEOUT;
+    use crate::variant::Variant;
+
+    fn play_on(id: &str, folder: &Path) -> Story {
+        let variant = Variant::find(id).unwrap();
+        play(
+            variant.open(DEFAULT_TIMEOUT).as_ref(),
+            &folder.join(format!("{id}.db")),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn the_demo_tells_the_story_and_judges_it() {
+        let folder = tempfile::tempdir().unwrap();
+        let story = play_on("reference", folder.path());
+        let answers: Vec<&str> = story
+            .events
+            .iter()
+            .map(|event| event.answer.as_str())
+            .collect();
+        assert_eq!(
+            answers,
+            ["true", "fence 1", "", "", "fence 2", "accepted", "refused"]
+        );
+        assert_eq!(story.events[6].actor, "A");
+        assert_eq!(story.events[6].time, 113.0);
+        assert_eq!(story.ending(), Ending::Protected);
+        let story = play_on("h06h", folder.path());
+        assert_eq!(story.ending(), Ending::StaleWriteLanded);
+        assert_eq!(story.events[6].answer, "accepted");
+    }
+
+    #[test]
+    fn a_store_that_refuses_the_takeover_is_not_said_to_protect_b() {
+        let folder = tempfile::tempdir().unwrap();
+        let story = play_on("04", folder.path());
+        assert_eq!(
+            story.events[4].answer, "none",
+            "04 refuses B at the boundary"
+        );
+        assert_eq!(
+            story.events[5].action,
+            "has no lease, so it cannot complete"
+        );
+        assert_eq!(story.ending(), Ending::NoTakeover);
+        let row = story.final_row.unwrap();
+        assert_eq!((row.owner.as_deref(), row.fence), (Some("A"), Fence(1)));
+    }
+
+    #[test]
+    fn a_store_that_loses_b_s_result_is_broken() {
+        let folder = tempfile::tempdir().unwrap();
+        let story = play_on("h06a", folder.path());
+        assert_eq!(story.ending(), Ending::Broken, "{story:?}");
+    }
+
+    #[test]
+    fn the_power_cut_story_keeps_the_fence_on_the_reference_and_reuses_it_without_full_sync() {
+        let folder = tempfile::tempdir().unwrap();
+        let play_cut = |id: &str| {
+            let variant = Variant::find(id).unwrap();
+            play_power_cut(
+                variant.open(DEFAULT_TIMEOUT).as_ref(),
+                &folder.path().join(format!("{id}.db")),
+            )
+            .unwrap()
+        };
+        let story = play_cut("reference");
+        assert_eq!(
+            (story.a_fence, story.b_fence),
+            (Some(Fence(1)), Some(Fence(2)))
+        );
+        assert_eq!(story.ending(), PowerCutEnding::FenceKept);
+        let story = play_cut("h04g");
+        assert_eq!(
+            (story.a_fence, story.b_fence),
+            (Some(Fence(1)), Some(Fence(1)))
+        );
+        assert_eq!(story.ending(), PowerCutEnding::FenceReused);
+        assert!(
+            story.events[2]
+                .action
+                .contains("writes not yet synced to disk are lost"),
+            "{story:?}"
+        );
+        assert_eq!(story.final_row.unwrap().owner.as_deref(), Some("B"));
+    }
+
+    #[test]
+    fn a_missing_folder_is_the_store_s_error() {
+        let folder = tempfile::tempdir().unwrap();
+        let error = play(
+            Variant::reference().open(DEFAULT_TIMEOUT).as_ref(),
+            &folder.path().join("missing/x.db"),
+        )
+        .unwrap_err();
+        assert!(matches!(error, StoreError::MissingFolder { .. }));
+    }
+
+    /// The power-cut story fails with the store's error as the store says
+    /// it, or with the shim's, saying that the simulated power cut failed.
+    #[test]
+    fn the_power_cut_story_fails_with_the_store_s_error_or_the_shim_s() {
+        let folder = tempfile::tempdir().unwrap();
+        let store = Variant::reference().open(DEFAULT_TIMEOUT);
+        let error =
+            play_power_cut(store.as_ref(), &folder.path().join("missing/x.db")).unwrap_err();
+        let PowerCutError::Store(cause @ StoreError::MissingFolder { .. }) = &error else {
+            panic!("not the store's missing folder: {error:?}");
+        };
+        assert_eq!(error.to_string(), cause.to_string());
+        let db = folder.path().join("tracked.db");
+        let _tracked = Disk::track(&db).unwrap();
+        let error = play_power_cut(store.as_ref(), &db).unwrap_err();
+        let PowerCutError::Shim(cause @ ShimError::AlreadyTracked { .. }) = &error else {
+            panic!("not the shim's refusal to track the database twice: {error:?}");
+        };
+        assert_eq!(
+            error.to_string(),
+            format!("the simulated power cut failed: {cause}")
+        );
+    }
+}
