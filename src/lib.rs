@@ -44,7 +44,6 @@ pub mod race;
 pub mod report;
 pub mod runner;
 pub mod store;
-#[path = "../tests/suite/mod.rs"]
 pub mod suite;
 pub mod terminal;
 pub mod variant;
