@@ -46,7 +46,6 @@ pub mod report;
 pub mod runner;
 pub mod store;
 pub mod subject;
-#[path = "../tests/suite/mod.rs"]
 pub mod suite;
 pub mod terminal;
 pub mod variant;

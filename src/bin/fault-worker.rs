@@ -1,4 +1,4 @@
-//! `fault-worker`: one worker process of the fault tests (`tests/faults.rs`).
+//! `fault-worker`: one worker process of the fault tests (`tests/store/faults.rs`).
 //!
 //! It does what its plan says and writes down everything that happened. The
 //! plan arrives on standard input, one JSON object per work cycle, written

@@ -222,7 +222,7 @@ pub fn position(text: &str, offset: usize) -> Position {
 
 /// The file of the contract suite that holds the tests of `step`.
 pub fn test_file(step: u8) -> String {
-    format!("tests/suite/step{step}.rs")
+    format!("src/suite/step{step}.rs")
 }
 
 /// A kill matrix made by hand, for the reports' tests.

@@ -29,14 +29,14 @@ pub const LOW_THRESHOLD: u8 = 80;
 
 /// The contract suite's sources, by step, for the viewer's test view.
 const SUITE_SOURCES: [&str; 8] = [
-    include_str!("../../tests/suite/step1.rs"),
-    include_str!("../../tests/suite/step2.rs"),
-    include_str!("../../tests/suite/step3.rs"),
-    include_str!("../../tests/suite/step4.rs"),
-    include_str!("../../tests/suite/step5.rs"),
-    include_str!("../../tests/suite/step6.rs"),
-    include_str!("../../tests/suite/step7.rs"),
-    include_str!("../../tests/suite/step8.rs"),
+    include_str!("../suite/step1.rs"),
+    include_str!("../suite/step2.rs"),
+    include_str!("../suite/step3.rs"),
+    include_str!("../suite/step4.rs"),
+    include_str!("../suite/step5.rs"),
+    include_str!("../suite/step6.rs"),
+    include_str!("../suite/step7.rs"),
+    include_str!("../suite/step8.rs"),
 ];
 
 /// The matrix as a report valid against Stryker's mutation-testing-report
@@ -284,14 +284,14 @@ mod tests {
         assert_eq!(
             names,
             [
-                "tests/suite/step4.rs",
-                "tests/suite/step5.rs",
-                "tests/suite/step6.rs",
-                "tests/suite/step7.rs",
-                "tests/suite/step8.rs"
+                "src/suite/step4.rs",
+                "src/suite/step5.rs",
+                "src/suite/step6.rs",
+                "src/suite/step7.rs",
+                "src/suite/step8.rs"
             ]
         );
-        let first = &files["tests/suite/step4.rs"]["tests"][0];
+        let first = &files["src/suite/step4.rs"]["tests"][0];
         assert_eq!(first["id"], "claim_of_a_new_job_returns_fence_1");
         let line = SUITE_SOURCES[3]
             .lines()

@@ -233,7 +233,7 @@ mod tests {
     fn a_build_that_fails_reports_the_compiler_s_errors() {
         let folder = tempfile::tempdir().unwrap();
         write(folder.path(), "pub fn broken() -> u8 { \"one\" }\n").unwrap();
-        // The build folder of tests/own_impl.rs, so that rusqlite builds once.
+        // The build folder of tests/lab/own_impl.rs, so that rusqlite builds once.
         let target = std::env::temp_dir()
             .join("lease-lab-test-cache")
             .join("target");

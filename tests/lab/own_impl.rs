@@ -40,17 +40,24 @@ const BUILD_BOUND: Duration = Duration::from_secs(20 * 60);
 /// The eight operations, in worksheet order, as the starters name them.
 use lease_lab::operation::NAMES as OPERATIONS;
 
-mod common;
+use crate::common::Sandbox;
 
-use common::Sandbox;
-
-impl Sandbox {
+/// `lab` in a sandbox under the watchdog, and the progress file it keeps.
+/// (A trait of this module's own: the other modules of this binary give
+/// `Sandbox` methods of theirs.)
+trait Watched {
     /// `lab ARGS`, which must end within [`NO_HANG`].
+    fn lab(&self, args: &[&str]) -> Ran;
+
+    /// The progress file `lab` keeps in the sandbox, as JSON.
+    fn progress(&self) -> Value;
+}
+
+impl Watched for Sandbox {
     fn lab(&self, args: &[&str]) -> Ran {
         run_bounded(&mut self.command(args), NO_HANG)
     }
 
-    /// The progress file `lab` keeps in the sandbox, as JSON.
     fn progress(&self) -> Value {
         let path = self.path("lease-lab-progress.json");
         let text = std::fs::read_to_string(&path)

@@ -11,7 +11,7 @@
 //! the final file that the store kept its promises.
 //!
 //! Bounded: each test runs a few seconds. For a soak, give the seconds:
-//! `LEASE_LAB_SOAK_SECS=600 cargo test --release --test faults -- --nocapture`.
+//! `LEASE_LAB_SOAK_SECS=600 cargo test --release --test store faults:: -- --nocapture`.
 //! `LEASE_LAB_SEED=N` replays the plans of a failed run (the seed is printed).
 
 use rusqlite::Connection;

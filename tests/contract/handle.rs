@@ -1,7 +1,7 @@
 //! The contract suite against the kept-connection handle ([`Store`] through
-//! [`HandleStore`]): every test of `tests/contract.rs`, with the same names,
-//! grouped by step, so the handle is held to exactly the path functions'
-//! contract.
+//! [`HandleStore`]): every test of `contract.rs` beside it, with the same
+//! names, grouped by step, so the handle is held to exactly the path
+//! functions' contract.
 //!
 //! [`Store`]: lease_lab::Store
 

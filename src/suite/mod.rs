@@ -4,7 +4,7 @@
 //! N the tests of steps 1 to N are all in force. Each test takes the
 //! implementation as a value (a [`Bench`] holding a [`JobStore`] and a fresh
 //! database path), so the very same functions run under `cargo test` against
-//! the library's store (`tests/contract.rs`) and inside `lab` against every
+//! the library's store (`tests/contract/`) and inside `lab` against every
 //! compiled mutant.
 //!
 //! Each step has its normal case, the input that must be rejected, and the
@@ -67,8 +67,8 @@ impl Tag {
 
 /// Calls `$callback!` with the whole suite, as `module (step) [tag test,
 /// ...]` groups, the tag `contract` or `reference` (see [`Tag`]). The
-/// suite's table below and the `#[test]` functions of `tests/contract.rs`
-/// and `tests/handle.rs` are all generated from this one list.
+/// suite's table below and the `#[test]` functions of `tests/contract/`
+/// (`contract.rs` and `handle.rs`) are all generated from this one list.
 #[macro_export]
 macro_rules! for_each_suite_step {
     ($callback:ident) => {

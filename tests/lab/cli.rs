@@ -5,16 +5,24 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 
-mod common;
+use crate::common::Sandbox;
 
-use common::Sandbox;
+/// `lab` in a sandbox, as these tests run it. (A trait of this module's
+/// own: the other modules of this binary give `Sandbox` methods of theirs.)
+trait CommandLine {
+    fn lab(&self, args: &[&str]) -> Output;
 
-impl Sandbox {
+    /// `lab db OP ... --db jobs.db`, returning exit code, stdout, stderr.
+    fn db(&self, args: &[&str]) -> (i32, String, String);
+
+    fn db_json(&self, args: &[&str]) -> Value;
+}
+
+impl CommandLine for Sandbox {
     fn lab(&self, args: &[&str]) -> Output {
         self.command(args).output().expect("lab runs")
     }
 
-    /// `lab db OP ... --db jobs.db`, returning exit code, stdout, stderr.
     fn db(&self, args: &[&str]) -> (i32, String, String) {
         let mut full = vec!["db", "--db", "jobs.db"];
         full.extend_from_slice(args);

@@ -19,7 +19,7 @@ const SCHEMA_PACKAGE: &str = "mutation-testing-report-schema";
 const SCHEMA_VERSION: &str = "3.8.4";
 
 /// The pinned copy of the schema (report schema version 2).
-const PINNED_SCHEMA: &str = include_str!("data/mutation-testing-report-schema-3.8.4.json");
+const PINNED_SCHEMA: &str = include_str!("../data/mutation-testing-report-schema-3.8.4.json");
 
 /// Where the package keeps its schema.
 const SCHEMA_FILE: &str = "package/dist/src/mutation-testing-report-schema.json";

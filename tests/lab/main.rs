@@ -1,0 +1,19 @@
+//! The lab's own tests, which run the `lab` binary and the library's
+//! machinery: the command line (`cli`), a student's own implementation
+//! (`own_impl`), the runner (`runner`), the Stryker report (`stryker`) and
+//! the HTML report in a browser (`html_browser`, ignored by default), and
+//! the power-loss shim under the store (`power_loss`, which needs the
+//! compiled mutant h04g).
+//!
+//! With the unit tests and the `contract` binary, they judge cargo-mutants'
+//! mutants of the lab's own code (`LAB_TESTS` in `.ci/mutants`).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod cli;
+mod html_browser;
+mod own_impl;
+mod power_loss;
+mod runner;
+mod stryker;
