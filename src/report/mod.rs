@@ -1,14 +1,18 @@
 //! Every rendering of the kill matrix: terminal text ([`text`]), JSON
 //! ([`json`]), Markdown ([`markdown`]), a Stryker mutation-testing report
-//! ([`stryker`]) and a self-contained HTML page ([`html`]).
+//! ([`stryker`]) and a self-contained HTML page ([`html`]); and the
+//! student's screens: an exercise's step-through ([`step`]) and the check
+//! of their own implementation ([`check`]).
 //!
 //! This module holds what they share: how an outcome looks ([`look`]),
 //! where each mutant's change sits in its reference source, which file
 //! each suite test lives in, and what to say about a survivor.
 
+pub mod check;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod step;
 pub mod stryker;
 pub mod text;
 

@@ -4,11 +4,9 @@
 //! records it.
 
 mod prompt;
-mod screen;
 
 use super::args::{worker_command, SuiteArgs};
 use super::outcome::{CliError, Outcome};
-use super::own_impl;
 use colored::Colorize;
 use lease_lab::course::check::{hear_greeting, run_check};
 use lease_lab::course::prediction::{comparison, parse_selection, Score};
@@ -16,6 +14,8 @@ use lease_lab::course::progress::{self, Attempt, ProbeRecord, Reflection, Sessio
 use lease_lab::exercise::{self, Exercise};
 use lease_lab::matrix::Matrix;
 use lease_lab::probe::{self, CheckOptions, Probe};
+use lease_lab::report::check::{check_text, next_text};
+use lease_lab::report::step as screen;
 use lease_lab::runner::RunOptions;
 use lease_lab::subject::{Implementation, Subject};
 use lease_lab::suite::{self, Case};
@@ -190,16 +190,12 @@ fn yours(
         .bold()
     )?;
     let report = run_check(worker, &variant, step, options);
-    write!(
-        console.output,
-        "{}",
-        own_impl::check_text(&report, console.width)
-    )?;
+    write!(console.output, "{}", check_text(&report, console.width))?;
     report.record(session.edit(), own);
     write!(
         console.output,
         "{}",
-        own_impl::next_text(&report, &own.source(), step)
+        next_text(&report, &own.source(), step)
     )?;
     Ok(())
 }

@@ -3,13 +3,13 @@
 //! tests end on one screen of 50 rows, right above the prompt), and the
 //! run and the comparison after it.
 
+use crate::exercise::{self, Exercise};
+use crate::matrix::{Matrix, Verdict};
+use crate::outcome::Outcome;
+use crate::runner::VariantRun;
+use crate::suite::{Case, Tag};
+use crate::terminal::{code_diff, failure_text, reflow};
 use colored::Colorize;
-use lease_lab::exercise::{self, Exercise};
-use lease_lab::matrix::{Matrix, Verdict};
-use lease_lab::outcome::Outcome;
-use lease_lab::runner::VariantRun;
-use lease_lab::suite::{Case, Tag};
-use lease_lab::terminal::{code_diff, failure_text, reflow};
 use std::fmt::Write as _;
 
 /// How many lines of unchanged code surround a change in the diff.
@@ -253,7 +253,7 @@ pub fn verdicts(matrix: &Matrix, step: u8, width: usize) -> (String, Vec<String>
 
 /// "1 test", "3 tests".
 fn tests_phrase(count: usize) -> String {
-    lease_lab::report::tests_phrase(count)
+    super::tests_phrase(count)
 }
 
 /// One test's verdict on both sides, and why the mutant failed it.
@@ -334,9 +334,9 @@ pub fn after_the_run(exercise: &Exercise, width: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lease_lab::outcome::TestRun;
-    use lease_lab::suite;
-    use lease_lab::variant::{self, Variant};
+    use crate::outcome::TestRun;
+    use crate::suite;
+    use crate::variant::{self, Variant};
     use std::time::Duration;
 
     /// A run of `tests` in which the named ones crash and the rest pass.
@@ -463,7 +463,7 @@ mod tests {
     /// counted: it is no catch, no warning, and the counts say so.
     #[test]
     fn a_programs_failures_beyond_the_worksheet_are_neither_catches_nor_warnings() {
-        use lease_lab::external::ImplCommand;
+        use crate::external::ImplCommand;
         let tests: Vec<&'static Case> = suite::cases_through(4).collect();
         let boundary = "claim_at_exact_expiry_is_reassigned";
         let busy = "claim_while_the_lock_is_held_is_a_busy_error";
