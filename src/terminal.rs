@@ -128,46 +128,6 @@ pub fn code_diff(old: &str, new: &str, file: &str, comment: &str, context: usize
     out
 }
 
-/// A unified diff of `old` against `new` with `context` lines around each
-/// change, coloured when colour is on.
-pub fn unified_diff(
-    old: &str,
-    new: &str,
-    old_name: &str,
-    new_name: &str,
-    context: usize,
-) -> String {
-    let diff = TextDiff::from_lines(old, new);
-    let mut out = String::new();
-    writeln!(out, "{}", format!("--- {old_name}").bold()).unwrap();
-    writeln!(out, "{}", format!("+++ {new_name}").bold()).unwrap();
-    for group in diff.grouped_ops(context) {
-        let (first, last) = (
-            group.first().expect("a group has ops"),
-            group.last().expect("a group has ops"),
-        );
-        let old_range = first.old_range().start..last.old_range().end;
-        let new_range = first.new_range().start..last.new_range().end;
-        writeln!(
-            out,
-            "{}",
-            format!(
-                "@@ -{},{} +{},{} @@",
-                old_range.start + 1,
-                old_range.len(),
-                new_range.start + 1,
-                new_range.len()
-            )
-            .cyan()
-        )
-        .unwrap();
-        for change in group.iter().flat_map(|op| diff.iter_changes(op)) {
-            writeln!(out, "{}", diff_line(change.tag(), change.value())).unwrap();
-        }
-    }
-    out
-}
-
 /// One line of a diff: `-` and red for a deleted line, `+` and green for
 /// an inserted one, a space for context.
 fn diff_line(tag: ChangeTag, text: &str) -> String {

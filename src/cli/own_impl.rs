@@ -19,6 +19,7 @@ use lease_lab::course::progress::{self, OwnPrediction, Progress};
 use lease_lab::course::starter::{self, OPERATIONS};
 use lease_lab::report::check::{check_text, next_text};
 use lease_lab::runner::{RunOptions, WorkerCommand};
+use lease_lab::subject::own::write_once;
 use lease_lab::subject::{rust_project, Implementation, Subject};
 use lease_lab::suite::{self, Case, Tag};
 use lease_lab::terminal::fill;
@@ -97,7 +98,7 @@ pub fn new(args: &NewArgs, progress_path: &Path) -> Outcome {
         Language::Python => {
             std::fs::create_dir_all(&args.dir).map_err(unwritable)?;
             let file = args.dir.join("store.py");
-            starter::write_once(&file, &starter::python()).map_err(unwritable)?;
+            write_once(&file, &starter::python()).map_err(unwritable)?;
             let implementation =
                 Implementation::parse(&file.display().to_string()).map_err(CliError::Failed)?;
             (implementation, file)

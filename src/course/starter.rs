@@ -8,9 +8,6 @@
 //! drift from the store the lab tests: same helpers, same protocol loop.
 
 use crate::subject::PYTHON_SOURCE;
-use std::fs;
-use std::io;
-use std::path::Path;
 
 pub use crate::operation::NAMES as OPERATIONS;
 
@@ -76,26 +73,6 @@ pub fn python() -> String {
     out
 }
 
-/// Writes `text` to `path` unless it holds it already. Never overwrites a
-/// file that differs: a student's work is not lost.
-///
-/// Errors: the file exists with other contents (`AlreadyExists`, saying
-/// so), or it cannot be read or written.
-pub fn write_once(path: &Path, text: &str) -> io::Result<()> {
-    match fs::read_to_string(path) {
-        Ok(existing) if existing == text => Ok(()),
-        Ok(_) => Err(io::Error::new(
-            io::ErrorKind::AlreadyExists,
-            format!(
-                "{} exists already: choose another folder, or move it aside",
-                path.display()
-            ),
-        )),
-        Err(error) if error.kind() == io::ErrorKind::NotFound => fs::write(path, text),
-        Err(error) => Err(error),
-    }
-}
-
 /// A docstring's quotes.
 const QUOTES: &str = "\"\"\"";
 
@@ -123,26 +100,6 @@ fn operation(line: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A starter is written where nothing is, written again over itself,
-    /// and never over anything else, even a file that cannot be read as
-    /// text: a student's work is not lost.
-    #[test]
-    fn a_starter_is_written_only_where_it_loses_nothing() {
-        let folder = tempfile::tempdir().unwrap();
-        let path = folder.path().join("store.py");
-        write_once(&path, "starter").unwrap();
-        write_once(&path, "starter").unwrap();
-        assert_eq!(fs::read_to_string(&path).unwrap(), "starter");
-        fs::write(&path, "mine").unwrap();
-        let error = write_once(&path, "starter").unwrap_err();
-        assert_eq!(error.kind(), io::ErrorKind::AlreadyExists);
-        assert!(error.to_string().contains("exists already"), "{error}");
-        let bytes = [0xff, 0xfe, b'm', b'i', b'n', b'e'];
-        fs::write(&path, bytes).unwrap();
-        assert!(write_once(&path, "starter").is_err());
-        assert_eq!(fs::read(&path).unwrap(), bytes);
-    }
 
     #[test]
     fn the_python_starter_keeps_contracts_helpers_and_protocol_and_drops_the_bodies() {

@@ -230,6 +230,25 @@ pub fn verdicts(matrix: &Matrix, step: u8, width: usize) -> (String, Vec<String>
         )
         .unwrap();
     }
+    out.push_str(&run_summary(
+        matrix,
+        mutant,
+        caught.len(),
+        not_counted,
+        width,
+    ));
+    (out, caught.into_iter().map(String::from).collect())
+}
+
+/// The run's last line: how many tests caught the mutant, how many still
+/// pass on it, and how many count for nothing.
+fn run_summary(
+    matrix: &Matrix,
+    mutant: &VariantRun,
+    caught: usize,
+    not_counted: usize,
+    width: usize,
+) -> String {
     let still_pass = matrix
         .tests
         .iter()
@@ -237,7 +256,7 @@ pub fn verdicts(matrix: &Matrix, step: u8, width: usize) -> (String, Vec<String>
         .count();
     let mut summary = format!(
         "{} of {} caught the mutant; {still_pass} still pass on it, as the worksheet warns normal cases may",
-        tests_phrase(caught.len()),
+        tests_phrase(caught),
         matrix.tests.len()
     );
     if not_counted > 0 {
@@ -247,8 +266,7 @@ pub fn verdicts(matrix: &Matrix, step: u8, width: usize) -> (String, Vec<String>
         )
         .unwrap();
     }
-    writeln!(out, "\n{}.", reflow(&summary, width)).unwrap();
-    (out, caught.into_iter().map(String::from).collect())
+    format!("\n{}.\n", reflow(&summary, width))
 }
 
 /// "1 test", "3 tests".

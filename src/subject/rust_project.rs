@@ -39,7 +39,7 @@ pub fn write(folder: &Path, store: &str) -> io::Result<()> {
 fn write_files(folder: &Path, files: [(&str, &str); 6]) -> io::Result<()> {
     fs::create_dir_all(folder.join("src"))?;
     for (name, text) in files {
-        crate::course::starter::write_once(&folder.join(name), text)?;
+        super::own::write_once(&folder.join(name), text)?;
     }
     Ok(())
 }
