@@ -30,7 +30,8 @@ pub struct Args {
 /// an array of fences and `null`s.
 ///
 /// Exit codes: 0 whenever the operation ran (a `false` or `null` is an
-/// answer), 2 for an invalid argument, 1 for any other failure.
+/// answer), 2 for an invalid argument, 1 for any other error the store
+/// answered, 3 when the program behind the store did not answer at all.
 pub fn run(args: Args) -> Outcome {
     let store = args
         .implementation
@@ -39,6 +40,8 @@ pub fn run(args: Args) -> Outcome {
     match store.call(&args.db, &args.operation) {
         Ok(answer) => say_line(&answer.to_json().to_string()),
         Err(error @ StoreError::InvalidArgument(_)) => Err(CliError::Usage(error.to_string())),
-        Err(error) => Err(CliError::Failed(error.to_string())),
+        // The program behind the store did not answer at all.
+        Err(error @ StoreError::Fault { .. }) => Err(CliError::Failed(error.to_string())),
+        Err(error) => Err(CliError::Found(error.to_string())),
     }
 }

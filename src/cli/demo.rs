@@ -261,7 +261,7 @@ mod tests {
         run(&args)
     }
 
-    /// A story that could not be told is the command's failure (exit 1),
+    /// A story that could not be told is a command that could not run (exit 3),
     /// with the library's message: the store's, or the shim's.
     #[test]
     fn a_story_that_could_not_be_told_fails_with_the_library_s_message() {
@@ -270,13 +270,13 @@ mod tests {
         for power_cut in [&[][..], &["--power-cut"]] {
             let error =
                 demo(&[&["--db", missing.to_str().unwrap()][..], power_cut].concat()).unwrap_err();
-            assert_eq!(error.exit_code(), 1, "{error:?}");
+            assert_eq!(error.exit_code(), 3, "{error:?}");
             assert!(error.to_string().contains("does not exist"), "{error}");
         }
         let db = folder.path().join("tracked.db");
         let _tracked = Disk::track(&db).unwrap();
         let error = demo(&["--power-cut", "--db", db.to_str().unwrap()]).unwrap_err();
-        assert_eq!(error.exit_code(), 1, "{error:?}");
+        assert_eq!(error.exit_code(), 3, "{error:?}");
         let message = error.message().unwrap();
         assert!(
             message.starts_with("the simulated power cut failed: "),

@@ -2,12 +2,7 @@
 //! commands, and what they share (errors with their exit codes, output
 //! that ends quietly when the reader goes away, the progress file).
 //!
-//! Exit codes, for every command: 0 when the command did what it was asked
-//! (for `lab db`, `false` and `null` are answers); 1 when it ran and found
-//! something wrong (a mutant survived `lab matrix --check`, a probe did not
-//! kill what it ran against, an operation failed); 2 for a usage error (an
-//! unknown exercise, variant or test, an invalid argument, a probe that
-//! does not parse).
+//! The exit codes are decided in [`outcome`], and only there.
 
 pub mod args;
 pub mod db;
@@ -32,7 +27,7 @@ use std::path::{Path, PathBuf};
 /// lease and a fence that only grows, the contract suite that checks it, and
 /// the broken versions (mutants) that suite must catch.
 #[derive(Debug, Parser)]
-#[command(name = "lab", version, about, long_about = None)]
+#[command(name = "lab", version, about, long_about = None, after_help = outcome::EXIT_CODES_HELP)]
 pub struct Cli {
     /// When to colour the output (NO_COLOR is honoured under auto).
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true)]

@@ -1,19 +1,44 @@
 //! How a command ends: its error and exit code, and the output it writes
 //! on the way, which ends quietly when the reader goes away.
+//!
+//! The exit codes, for every command (the one place they are decided;
+//! `lab --help` and the README say the same):
+//!
+//! | code | meaning |
+//! |---|---|
+//! | 0 | it did what it was asked (for `lab db`, `false` and `null` are answers) |
+//! | 1 | it ran and found a problem: a mutant survived or the reference failed (`lab matrix --check`, `lab run reference`), a probe did not kill, a check of your implementation has a failing step, a store operation answered an error |
+//! | 2 | it was used wrongly: an unknown exercise, variant or test, an invalid argument, a probe that does not parse |
+//! | 3 | it could not run: a file it cannot read or write, a project that does not build, a program or worker that cannot be started |
 
 use std::fmt;
 use std::io::{self, Write};
 
+/// The exit code of a command that did what it was asked.
+pub const EXIT_OK: u8 = 0;
+/// The exit code of a command that ran and found a problem.
+pub const EXIT_FOUND: u8 = 1;
+/// The exit code of a command used wrongly.
+pub const EXIT_USAGE: u8 = 2;
+/// The exit code of a command that could not run.
+pub const EXIT_COULD_NOT_RUN: u8 = 3;
+
+/// The exit codes as `lab --help` ends.
+pub const EXIT_CODES_HELP: &str = "Exit codes: 0 done; 1 a problem found (a mutant survived, a test failed, a probe did not kill); 2 a usage error; 3 could not run (a file, a build, a program that does not start).";
+
 /// Why a command did not do what it was asked.
 #[derive(Debug)]
 pub enum CliError {
-    /// The command was used wrongly: exit 2, with what to do instead.
+    /// The command was used wrongly: [`EXIT_USAGE`], with what to do instead.
     Usage(String),
-    /// It ran into a failure, or found something wrong: exit 1.
-    Failed(String),
-    /// It found something wrong and has said so already: exit 1.
+    /// It ran and found a problem, which this says: [`EXIT_FOUND`].
+    Found(String),
+    /// It ran and found a problem, and has said so already: [`EXIT_FOUND`].
     Reported,
-    /// The reader of its output went away (`lab ... | head`): exit 0, quietly.
+    /// It could not do its work (a file, a build, a program that does not
+    /// start), which this says: [`EXIT_COULD_NOT_RUN`].
+    Failed(String),
+    /// The reader of its output went away (`lab ... | head`): [`EXIT_OK`], quietly.
     ClosedPipe,
 }
 
@@ -21,16 +46,19 @@ impl CliError {
     /// The process's exit code for this error.
     pub fn exit_code(&self) -> u8 {
         match self {
-            CliError::Usage(_) => 2,
-            CliError::Failed(_) | CliError::Reported => 1,
-            CliError::ClosedPipe => 0,
+            CliError::Usage(_) => EXIT_USAGE,
+            CliError::Found(_) | CliError::Reported => EXIT_FOUND,
+            CliError::Failed(_) => EXIT_COULD_NOT_RUN,
+            CliError::ClosedPipe => EXIT_OK,
         }
     }
 
     /// The message to print, if any.
     pub fn message(&self) -> Option<&str> {
         match self {
-            CliError::Usage(message) | CliError::Failed(message) => Some(message),
+            CliError::Usage(message) | CliError::Found(message) | CliError::Failed(message) => {
+                Some(message)
+            }
             CliError::Reported | CliError::ClosedPipe => None,
         }
     }
@@ -86,7 +114,9 @@ mod tests {
     #[test]
     fn each_error_knows_its_exit_code() {
         assert_eq!(CliError::Usage("u".into()).exit_code(), 2);
-        assert_eq!(CliError::Failed("f".into()).exit_code(), 1);
+        assert_eq!(CliError::Found("p".into()).exit_code(), 1);
+        assert_eq!(CliError::Found("p".into()).message(), Some("p"));
+        assert_eq!(CliError::Failed("f".into()).exit_code(), 3);
         assert_eq!(CliError::Reported.exit_code(), 1);
         assert_eq!(CliError::ClosedPipe.exit_code(), 0);
         assert_eq!(CliError::Reported.message(), None);

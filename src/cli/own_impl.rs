@@ -226,8 +226,7 @@ fn check_once(
     worker: &WorkerCommand,
 ) -> Result<CheckReport, CliError> {
     let variant = checked.reference()?;
-    hear_greeting(&variant, options.timeout)
-        .map_err(|fault| CliError::Failed(fault.to_string()))?;
+    hear_greeting(&variant, options.timeout).map_err(|fault| CliError::Found(fault.to_string()))?;
     let width = lease_lab::terminal::text_width();
     let heading = format!(
         "Checking {} against the contract tests of steps 1 to {through}...",

@@ -73,7 +73,7 @@ fn new_error(error: NewFileError) -> CliError {
 }
 
 fn check(file: &Path, no_build: bool, run: &SuiteArgs) -> Outcome {
-    let validated = validate(file).map_err(|error| CliError::Failed(error.to_string()))?;
+    let validated = validate(file).map_err(|error| CliError::Found(error.to_string()))?;
     say_line(&format!(
         "{}: the fragment occurs once and the change is real",
         file.display()
@@ -163,7 +163,7 @@ mod tests {
         let blocked = folder.path().join("blocked");
         std::fs::write(&blocked, "a file, not a folder").unwrap();
         let unwritable = new_error(new_file(&blocked, 5).unwrap_err());
-        assert_eq!(unwritable.exit_code(), 1);
+        assert_eq!(unwritable.exit_code(), 3);
         assert!(
             unwritable.message().unwrap().starts_with(&format!(
                 "cannot write a mutant file in {}: ",

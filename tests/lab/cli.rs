@@ -733,7 +733,7 @@ fn a_mutant_file_can_be_started_outside_the_lab_s_folder() {
     );
     std::fs::write(lab.path("blocked"), "a file, not a folder").unwrap();
     let output = lab.lab(&["mutant", "new", "--step", "4", "--dir", "blocked"]);
-    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(output.status.code(), Some(3), "could not run");
     assert!(
         text(&output.stderr).contains("blocked"),
         "{}",
@@ -840,7 +840,7 @@ fn tests_variants_lists_the_chosen_implementations_variants() {
 fn db_on_a_program_that_does_not_greet_fails_in_one_line() {
     let lab = Sandbox::new();
     let (code, stdout, stderr) = lab.db(&["--impl", "sh -c 'echo hello'", "init"]);
-    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(code, 3, "could not run: {stderr}");
     assert_eq!(stdout, "");
     assert!(
         stderr.starts_with("lab db: sh -c 'echo hello' did not greet the lab"),
@@ -848,4 +848,33 @@ fn db_on_a_program_that_does_not_greet_fails_in_one_line() {
     );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// `lab --help` ends with the exit codes, and each one means one thing:
+/// a surviving mutant is 1, a report that cannot be written is 3.
+#[test]
+fn the_exit_codes_tell_a_problem_found_from_a_command_that_could_not_run() {
+    let lab = Sandbox::new();
+    let help = text(&lab.lab(&["--help"]).stdout);
+    assert!(
+        help.contains("Exit codes: 0 done; 1 a problem found") && help.contains("3 could not run"),
+        "{help}"
+    );
+    std::fs::write(lab.path("blocked"), "a file, not a folder").unwrap();
+    let unwritable = lab.lab(&[
+        "matrix",
+        "--kind",
+        "worksheet",
+        "--format",
+        "json",
+        "-o",
+        "blocked/report.json",
+    ]);
+    assert_eq!(
+        unwritable.status.code(),
+        Some(3),
+        "{}",
+        text(&unwritable.stderr)
+    );
+    assert!(text(&unwritable.stderr).contains("cannot write blocked/report.json"));
 }

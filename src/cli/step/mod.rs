@@ -157,7 +157,7 @@ pub fn run(args: Args, progress_path: &Path) -> Outcome {
             return Err(CliError::Usage(error.to_string()))
         }
         Err(StepError::Io(error)) => return Err(CliError::from(error)),
-        Err(error) => return Err(CliError::Failed(error.to_string())),
+        Err(error @ StepError::InputEnded) => return Err(CliError::Usage(error.to_string())),
     };
     // Once, whatever the run of the student's own implementation gave:
     // the attempt is kept even when that run could not be made.
@@ -178,8 +178,7 @@ fn yours(
 ) -> Outcome {
     let step = exercise.step();
     let variant = own.variant()?;
-    hear_greeting(&variant, options.timeout)
-        .map_err(|fault| CliError::Failed(fault.to_string()))?;
+    hear_greeting(&variant, options.timeout).map_err(|fault| CliError::Found(fault.to_string()))?;
     writeln!(
         console.output,
         "\n{}\n",
