@@ -94,21 +94,18 @@ fn python_mutant_registry(folder: &Path, python: &str) -> String {
     registry
 }
 
-/// The `*.toml` files of `folder`, by name, in name order.
+/// The mutant files of `folder`, each with its name, in name order.
 fn toml_files(folder: &Path) -> Vec<(String, PathBuf)> {
-    let mut files: Vec<(String, PathBuf)> = fs::read_dir(folder)
+    mutant::mutant_files(folder)
         .unwrap_or_else(|e| panic!("cannot list {}: {e}", folder.display()))
-        .map(|entry| entry.expect("readable mutants/ entry"))
-        .map(|entry| {
-            (
-                entry.file_name().to_string_lossy().into_owned(),
-                entry.path(),
-            )
+        .into_iter()
+        .map(|path| {
+            let name = path
+                .file_name()
+                .map_or_else(String::new, |name| name.to_string_lossy().into_owned());
+            (name, path)
         })
-        .filter(|(name, _)| name.ends_with(".toml"))
-        .collect();
-    files.sort();
-    files
+        .collect()
 }
 
 /// The registry of compiled mutants: each mutated copy of the store
@@ -224,7 +221,7 @@ fn read_mutants(folder: &Path, reference: &str) -> Vec<BuiltMutant> {
         let spec = MutantSpec::parse(&name, &text).unwrap_or_else(|e| panic!("{e}"));
         // Mutants of another file (the Python store) are applied when they
         // run; so are one's own mutants, which the lab builds on its own
-        // (see src/cli/own_mutant.rs): only the lab's mutants are compiled in.
+        // (see src/subject/own_mutants.rs): only the lab's mutants are compiled in.
         if spec.file != MUTABLE_FILE || spec.kind == MutantKind::Own {
             continue;
         }

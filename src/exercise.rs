@@ -234,6 +234,32 @@ pub fn lab(step: u8) -> Option<LabSections> {
 mod tests {
     use super::*;
 
+    /// A Python subject, the lab's or a student's `.py`, takes the Python
+    /// store's nine exercises, 1 to 8 and 8b; any other the Rust store's.
+    #[test]
+    fn the_exercises_of_a_subject_are_its_stores_worksheet_mutants() {
+        let of = |subject: &Subject| -> Vec<(String, String)> {
+            exercises_of(subject)
+                .unwrap()
+                .into_iter()
+                .map(|exercise| (exercise.key.clone(), exercise.mutant().spec.id.clone()))
+                .collect()
+        };
+        let python = of(&Subject::Python);
+        let keys: Vec<&str> = python.iter().map(|(key, _)| key.as_str()).collect();
+        assert_eq!(keys, ["1", "2", "3", "4", "5", "6", "7", "8", "8b"]);
+        assert!(python.iter().all(|(_, id)| id.starts_with("py")), "{python:?}");
+        let own_python = Subject::Own(subject::Implementation::Python {
+            file: "store.py".into(),
+        });
+        assert_eq!(of(&own_python), python);
+        let rust = of(&Subject::Rust);
+        assert_eq!(rust.len(), 9);
+        assert_eq!(rust[8], ("8b".to_string(), "08b".to_string()));
+        let command = Subject::parse("./my-store --serve").unwrap();
+        assert_eq!(of(&command), rust);
+    }
+
     #[test]
     fn exercises_are_the_worksheet_mutants_keyed_without_leading_zeros() {
         let keys: Vec<String> = exercises().into_iter().map(|e| e.key).collect();

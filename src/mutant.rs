@@ -3,11 +3,37 @@
 //! A mutant file in `mutants/` is TOML named `ID-slug.toml` (`04-claim-boundary.toml`)
 //! and holds the fields of [`MutantSpec`]. The build step reads every such file
 //! with this module and compiles the store with the fragment replaced; the lab
-//! reads the same files to validate new ones. This module uses only `std`,
+//! reads the same files to validate new ones and to run one's own. Both list
+//! a folder of them ([`mutant_files`]) and read an id from a file name
+//! ([`id_of_file_name`]) here, and only here. This module uses only `std`,
 //! `serde` and `toml`, because the build script includes it too.
 
 use serde::Deserialize;
 use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// The mutant files of `folder`: its `*.toml` files, in name order.
+///
+/// Errors: the folder cannot be listed (a missing folder among them).
+pub fn mutant_files(folder: &Path) -> io::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(folder)? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|ext| ext == "toml") && path.is_file() {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// The id a mutant file's name gives (`04` for `04-claim-boundary.toml`,
+/// `o04a` for `o04a.toml`); `None` for a name that is not `*.toml`.
+pub fn id_of_file_name(file_name: &str) -> Option<&str> {
+    let stem = file_name.strip_suffix(".toml")?;
+    stem.split('-').next()
+}
 
 /// Why a mutant exists, which decides where the lab shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -94,10 +120,8 @@ impl MutantSpec {
         };
         let spec: MutantSpec =
             toml::from_str(text).map_err(|e| error(format!("is not a valid mutant file: {e}")))?;
-        let stem = file_name
-            .strip_suffix(".toml")
-            .ok_or_else(|| error("must be named ID-slug.toml".into()))?;
-        let prefix = stem.split('-').next().unwrap_or_default();
+        let prefix =
+            id_of_file_name(file_name).ok_or_else(|| error("must be named ID-slug.toml".into()))?;
         if prefix != spec.id {
             return Err(error(format!(
                 "its id is {:?} but its name starts with {:?}; name the file {}-slug.toml or change the id",
@@ -267,5 +291,25 @@ mod tests {
             error.reason.contains("occurs ") && error.reason.contains(" times"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn a_folder_lists_its_toml_files_by_name_and_each_name_gives_an_id() {
+        let folder = tempfile::tempdir().unwrap();
+        for name in ["b-two.toml", "a.toml", "notes.txt", "toml"] {
+            std::fs::write(folder.path().join(name), "").unwrap();
+        }
+        std::fs::create_dir(folder.path().join("c.toml")).unwrap();
+        assert_eq!(
+            mutant_files(folder.path()).unwrap(),
+            [
+                folder.path().join("a.toml"),
+                folder.path().join("b-two.toml")
+            ]
+        );
+        assert!(mutant_files(&folder.path().join("missing")).is_err());
+        assert_eq!(id_of_file_name("04-claim-boundary.toml"), Some("04"));
+        assert_eq!(id_of_file_name("o04a.toml"), Some("o04a"));
+        assert_eq!(id_of_file_name("o04a-own.txt"), None);
     }
 }

@@ -15,7 +15,9 @@
 //! of the Rust store needs Rust's toolchain for that, once) and runs the
 //! suite against it, to say which tests kill it.
 
-use crate::mutant::{MutantSpec, SpecError, MUTABLE_FILE, PYTHON_STORE};
+use crate::mutant::{
+    id_of_file_name, mutant_files, MutantSpec, SpecError, MUTABLE_FILE, PYTHON_STORE,
+};
 use crate::subject::{self, PYTHON_SOURCE};
 use crate::variant::{self, REFERENCE_SOURCE};
 use std::fmt::{self, Write as _};
@@ -203,14 +205,12 @@ pub fn free_id(step: u8, folder: &Path) -> Option<String> {
 
 /// The ids that the mutant files in `folder` are named with.
 fn ids_in(folder: &Path) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(folder) else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|entry| entry.ok())
-        .map(|entry| entry.file_name().to_string_lossy().into_owned())
-        .filter(|name| name.ends_with(".toml"))
-        .filter_map(|name| name.split(['-', '.']).next().map(str::to_string))
+    mutant_files(folder)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|path| path.file_name()?.to_str())
+        .filter_map(id_of_file_name)
+        .map(str::to_string)
         .collect()
 }
 
@@ -327,8 +327,8 @@ pub fn validate(path: &Path) -> Result<Validated, SpecError> {
             .flatten()
             .filter_map(|entry| entry.ok())
             .map(|entry| entry.file_name().to_string_lossy().into_owned())
-            .filter(|name| *name != file_name && name.ends_with(".toml"))
-            .find(|name| name.split(['-', '.']).next() == Some(spec.id.as_str()));
+            .filter(|name| *name != file_name)
+            .find(|name| id_of_file_name(name) == Some(spec.id.as_str()));
         if let Some(other) = clash {
             return Err(error(format!(
                 "the id {:?} is taken by {other} in the same folder; choose another id and rename the file to match",

@@ -6,10 +6,10 @@
 
 use super::{rust_project, Subject, SubjectError, PYTHON_SOURCE};
 use crate::external::ImplCommand;
-use crate::mutant::{MutantSpec, MUTABLE_FILE, PYTHON_STORE};
+use crate::mutant::{mutant_files, MutantSpec, MUTABLE_FILE, PYTHON_STORE};
 use crate::variant::{Engine, Mutant, Program, Variant, REFERENCE_SOURCE};
 use std::borrow::Cow;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 /// Adds to `variants` (a family's, built-in first) the mutants of the
@@ -26,7 +26,8 @@ pub fn add_own_variants(variants: &mut Vec<Variant>, subject: &Subject, folder: 
         Subject::Python => PYTHON_STORE,
         Subject::Own(_) => return,
     };
-    for path in mutant_files(folder) {
+    // A folder that cannot be listed (none is there) adds nothing.
+    for path in mutant_files(folder).unwrap_or_default() {
         let file_name = path
             .file_name()
             .map_or_else(String::new, |name| name.to_string_lossy().into_owned());
@@ -74,19 +75,6 @@ pub fn add_own_variants(variants: &mut Vec<Variant>, subject: &Subject, folder: 
             (Err(error), _) => warn(&error.to_string()),
         }
     }
-}
-
-/// The `.toml` files of `folder`, by name.
-fn mutant_files(folder: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(folder)
-        .into_iter()
-        .flatten()
-        .filter_map(|entry| entry.ok())
-        .map(|entry| entry.path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "toml") && path.is_file())
-        .collect();
-    files.sort();
-    files
 }
 
 /// A mutant of the Python store from its file: applied to a copy, no build.
@@ -142,20 +130,6 @@ pub fn rust_variant(spec: MutantSpec) -> Result<Variant, SubjectError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_mutant_files_are_the_toml_files_of_the_folder_by_name() {
-        let folder = tempfile::tempdir().unwrap();
-        for name in ["b.toml", "a.toml", "notes.txt", "toml"] {
-            std::fs::write(folder.path().join(name), "").unwrap();
-        }
-        std::fs::create_dir(folder.path().join("c.toml")).unwrap();
-        assert_eq!(
-            mutant_files(folder.path()),
-            [folder.path().join("a.toml"), folder.path().join("b.toml")]
-        );
-        assert!(mutant_files(&folder.path().join("missing")).is_empty());
-    }
 
     #[test]
     fn the_built_in_mutant_files_add_nothing_and_an_own_python_one_is_added() {
