@@ -248,7 +248,10 @@ mod tests {
         let python = of(&Subject::Python);
         let keys: Vec<&str> = python.iter().map(|(key, _)| key.as_str()).collect();
         assert_eq!(keys, ["1", "2", "3", "4", "5", "6", "7", "8", "8b"]);
-        assert!(python.iter().all(|(_, id)| id.starts_with("py")), "{python:?}");
+        assert!(
+            python.iter().all(|(_, id)| id.starts_with("py")),
+            "{python:?}"
+        );
         let own_python = Subject::Own(subject::Implementation::Python {
             file: "store.py".into(),
         });

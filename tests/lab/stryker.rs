@@ -204,3 +204,41 @@ fn statuses_and_killers_are_the_matrix_s_and_name_known_tests() {
         }
     }
 }
+
+/// The Python store's report: valid, and every `killedBy` names only tests
+/// of the worksheet's contract, the only ones that judge a program (the Rust
+/// store's stricter tests fail on the Python reference too and kill nothing).
+#[test]
+fn the_python_stores_report_names_only_contract_tests_as_killers() {
+    use lease_lab::subject::Subject;
+    use lease_lab::suite::Tag;
+    let command = WorkerCommand {
+        program: env!("CARGO_BIN_EXE_lab").into(),
+        args: vec!["__worker".into()],
+    };
+    let variants = Subject::Python.built_in_variants().unwrap();
+    let matrix = Matrix::build(
+        &command,
+        &variants,
+        CASES.iter().collect(),
+        &RunOptions::default(),
+    );
+    let report = stryker::report(&matrix);
+    assert_eq!(schema_errors(&report), Vec::<String>::new());
+    let mutants = report["files"]["src/store.py"]["mutants"]
+        .as_array()
+        .expect("the Python store's mutants");
+    assert_eq!(mutants.len(), variants.len() - 1);
+    for mutant in mutants {
+        let killers = mutant["killedBy"].as_array().unwrap();
+        assert!(
+            !killers.is_empty(),
+            "{} is killed: {mutant:#}",
+            mutant["id"]
+        );
+        for killer in killers {
+            let case = lease_lab::suite::case(killer.as_str().unwrap()).unwrap();
+            assert_eq!(case.tag, Tag::Contract, "{}: {killer}", mutant["id"]);
+        }
+    }
+}
