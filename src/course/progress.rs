@@ -390,6 +390,54 @@ impl Session {
 mod tests {
     use super::*;
 
+    /// A session reads the file once and writes it once, only when
+    /// something changed; an unreadable file is set aside and said so; a
+    /// file that cannot be written is an error naming it.
+    #[test]
+    fn a_session_saves_once_and_only_a_change() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("progress.json");
+        let mut session = Session::open(&path).unwrap();
+        assert_eq!(session.path(), path);
+        assert_eq!(session.progress(), &Progress::default());
+        assert!(session.set_aside().is_none());
+        session.save().unwrap();
+        assert!(!path.exists(), "nothing changed, nothing written");
+        session.edit().exercise("4").hints_seen = 2;
+        session.save().unwrap();
+        assert_eq!(load(&path).unwrap().progress.exercises["4"].hints_seen, 2);
+        std::fs::write(&path, "not json").unwrap();
+        session.save().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "not json",
+            "saved once: a second save without a change writes nothing"
+        );
+        let reopened = Session::open(&path).unwrap();
+        let (aside, reason) = reopened.set_aside().expect("set aside");
+        assert!(
+            aside.exists() && reason.contains("not a progress file"),
+            "{reason}"
+        );
+        assert_eq!(reopened.progress(), &Progress::default());
+
+        let mut unwritable = Session::open(&folder.path().join("gone/progress.json")).unwrap();
+        unwritable.edit();
+        let error = unwritable.save().unwrap_err();
+        assert!(matches!(error, ProgressError::Write { .. }));
+        assert!(
+            error
+                .to_string()
+                .starts_with("cannot write the progress file "),
+            "{error}"
+        );
+        let unreadable = Session::open(folder.path()).unwrap_err();
+        assert!(
+            matches!(unreadable, ProgressError::Read { .. }),
+            "{unreadable}"
+        );
+    }
+
     #[test]
     fn progress_round_trips_and_a_missing_file_is_empty() {
         let folder = tempfile::tempdir().unwrap();

@@ -86,16 +86,20 @@ fn schema_errors(report: &Value) -> Vec<String> {
         .collect()
 }
 
+/// The `lab` binary's workers, which run the variants.
+fn workers() -> WorkerCommand {
+    WorkerCommand {
+        program: env!("CARGO_BIN_EXE_lab").into(),
+        args: vec!["__worker".into()],
+    }
+}
+
 /// Every suite test against every variant, run by the `lab` binary's workers.
 fn matrix() -> &'static Matrix {
     static MATRIX: OnceLock<Matrix> = OnceLock::new();
     MATRIX.get_or_init(|| {
-        let command = WorkerCommand {
-            program: env!("CARGO_BIN_EXE_lab").into(),
-            args: vec!["__worker".into()],
-        };
         Matrix::build(
-            &command,
+            &workers(),
             &Variant::all_compiled(),
             CASES.iter().collect(),
             &RunOptions::default(),
@@ -212,13 +216,9 @@ fn statuses_and_killers_are_the_matrix_s_and_name_known_tests() {
 fn the_python_stores_report_names_only_contract_tests_as_killers() {
     use lease_lab::subject::Subject;
     use lease_lab::suite::Tag;
-    let command = WorkerCommand {
-        program: env!("CARGO_BIN_EXE_lab").into(),
-        args: vec!["__worker".into()],
-    };
     let variants = Subject::Python.built_in_variants().unwrap();
     let matrix = Matrix::build(
-        &command,
+        &workers(),
         &variants,
         CASES.iter().collect(),
         &RunOptions::default(),
