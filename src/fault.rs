@@ -232,16 +232,32 @@ mod tests {
         assert_eq!(hang.hang(), Some(Duration::from_millis(300)));
     }
 
-    /// A store whose calls answer from a list, counting them.
+    /// A store in another program, as far as the recorder can tell: its
+    /// calls answer from a list, and it notes what it is asked besides.
     struct Scripted {
         answers: Mutex<Vec<Result<Answer>>>,
         calls: std::sync::atomic::AtomicUsize,
+        busy_timeouts: Mutex<Vec<Option<Duration>>>,
+        abandoned: std::sync::atomic::AtomicBool,
     }
 
     impl JobStore for Scripted {
         fn call(&self, _db: &Path, _operation: &Operation) -> Result<Answer> {
             self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             self.answers.lock().unwrap().remove(0)
+        }
+
+        fn set_thread_busy_timeout(&self, timeout: Option<Duration>) {
+            self.busy_timeouts.lock().unwrap().push(timeout);
+        }
+
+        fn in_this_process(&self) -> bool {
+            false
+        }
+
+        fn abandon(&self) {
+            self.abandoned
+                .store(true, std::sync::atomic::Ordering::SeqCst);
         }
     }
 
@@ -260,6 +276,8 @@ mod tests {
                 Err(fault("it ended", None)),
             ]),
             calls: 0.into(),
+            busy_timeouts: Mutex::new(Vec::new()),
+            abandoned: false.into(),
         };
         let recorder = FaultRecorder::new(&inner);
         let db = Path::new("x.db");
@@ -281,6 +299,14 @@ mod tests {
             other => panic!("the first fault again, but {other:?}"),
         }
         assert_eq!(inner.calls.load(std::sync::atomic::Ordering::SeqCst), 2);
-        assert!(!recorder.in_this_process() || inner.in_this_process());
+        // Everything else goes to the store behind it.
+        assert!(!recorder.in_this_process());
+        recorder.set_thread_busy_timeout(Some(Duration::from_millis(50)));
+        assert_eq!(
+            *inner.busy_timeouts.lock().unwrap(),
+            [Some(Duration::from_millis(50))]
+        );
+        recorder.abandon();
+        assert!(inner.abandoned.load(std::sync::atomic::Ordering::SeqCst));
     }
 }

@@ -141,6 +141,24 @@ mod tests {
             .contains("1, 2, 3"));
     }
 
+    /// A subject that names nothing runnable is a usage error; one that
+    /// cannot be prepared is a command that could not run.
+    #[test]
+    fn a_subject_that_cannot_run_is_a_usage_error_or_could_not_run() {
+        let invalid = CliError::from(SubjectError::Invalid("unbalanced quotes".into()));
+        assert_eq!(invalid.exit_code(), 2);
+        assert_eq!(invalid.message(), Some("unbalanced quotes"));
+        let unwritable = CliError::from(SubjectError::Unwritable {
+            subject: "python".into(),
+            error: std::io::Error::other("disk full"),
+        });
+        assert_eq!(unwritable.exit_code(), 3);
+        assert_eq!(
+            unwritable.message(),
+            Some("cannot prepare the python implementations: disk full")
+        );
+    }
+
     /// `--timeout-ms`, `--jobs` (at least one) and `--scratch` make the
     /// run's options; what is not given is the default.
     #[test]

@@ -825,6 +825,8 @@ fn tests_variants_lists_the_chosen_implementations_variants() {
         .chain(["py08b".to_string()])
         .collect();
     assert_eq!(ids, expected);
+    let own = lab.lab(&["tests", "--variants", "--impl", "python3 mine.py"]);
+    assert_eq!(text(&own.stdout), "    yours  python3 mine.py\n");
     let rust = text(&lab.lab(&["tests", "--variants"]).stdout);
     assert!(
         rust.lines()
