@@ -825,6 +825,11 @@ fn tests_variants_lists_the_chosen_implementations_variants() {
         .chain(["py08b".to_string()])
         .collect();
     assert_eq!(ids, expected);
+    assert_eq!(
+        text(&output.stdout).lines().next(),
+        Some("reference  the reference implementation"),
+        "the lab's Python store is the reference, not a program of one's own"
+    );
     let own = lab.lab(&["tests", "--variants", "--impl", "python3 mine.py"]);
     assert_eq!(text(&own.stdout), "    yours  python3 mine.py\n");
     let rust = text(&lab.lab(&["tests", "--variants"]).stdout);
