@@ -23,8 +23,12 @@ pub const EXIT_USAGE: u8 = 2;
 /// The exit code of a command that could not run.
 pub const EXIT_COULD_NOT_RUN: u8 = 3;
 
-/// The exit codes as `lab --help` ends.
-pub const EXIT_CODES_HELP: &str = "Exit codes: 0 done; 1 a problem found (a mutant survived, a test failed, a probe did not kill); 2 a usage error; 3 could not run (a file, a build, a program that does not start).";
+/// The exit codes as `lab --help` ends, in lines that fit 80 columns.
+pub const EXIT_CODES_HELP: &str = "Exit codes:
+  0  done
+  1  a problem found: a mutant survived, a test failed, a probe did not kill
+  2  a usage error
+  3  could not run: a file, a build, a program that does not start";
 
 /// Why a command did not do what it was asked.
 #[derive(Debug)]

@@ -864,7 +864,8 @@ fn the_exit_codes_tell_a_problem_found_from_a_command_that_could_not_run() {
     let lab = Sandbox::new();
     let help = text(&lab.lab(&["--help"]).stdout);
     assert!(
-        help.contains("Exit codes: 0 done; 1 a problem found") && help.contains("3 could not run"),
+        help.contains("Exit codes:\n  0  done\n  1  a problem found")
+            && help.contains("\n  3  could not run"),
         "{help}"
     );
     std::fs::write(lab.path("blocked"), "a file, not a folder").unwrap();
