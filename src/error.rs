@@ -6,6 +6,17 @@ use std::time::Duration;
 /// The result type of every store operation.
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
+/// A program's failure to answer, as [`StoreError::Fault`] carries it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Faulted {
+    /// What the program did, the request it was asked and the last lines
+    /// it wrote on standard error.
+    pub message: String,
+    /// How long the call waited for an answer, when the program hung;
+    /// `None` for any other fault.
+    pub hang: Option<Duration>,
+}
+
 /// Why a store operation did not run.
 ///
 /// A `false` or `None` from an operation is an answer (the lease check said
@@ -102,15 +113,8 @@ pub enum StoreError {
     /// reports it as its failure. (Self-contained, with no type of the lab's
     /// protocol in it: this file is also compiled into a student's Rust
     /// project.)
-    #[error("{message}")]
-    Fault {
-        /// What the program did, the request it was asked and the last
-        /// lines it wrote on standard error.
-        message: String,
-        /// How long the call waited for an answer, when the program hung;
-        /// `None` for any other fault.
-        hang: Option<Duration>,
-    },
+    #[error("{}", .0.message)]
+    Fault(Faulted),
 
     /// An error that an implementation outside this program reported (over
     /// the lab's protocol), other than an invalid argument.
@@ -211,7 +215,7 @@ impl StoreError {
             StoreError::Busy { .. } => ErrorKind::Busy,
             StoreError::Sqlite { .. } => ErrorKind::Sqlite,
             StoreError::Reported { kind, .. } => *kind,
-            StoreError::Fault { .. } => ErrorKind::Other,
+            StoreError::Fault(_) => ErrorKind::Other,
         }
     }
 
@@ -232,7 +236,7 @@ impl StoreError {
             | StoreError::NoDatabase { .. }
             | StoreError::IsADirectory { .. }
             | StoreError::NoJobsTable { .. }
-            | StoreError::Fault { .. } => self.to_string(),
+            | StoreError::Fault(_) => self.to_string(),
         }
     }
 }

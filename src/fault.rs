@@ -11,7 +11,7 @@
 //! [`ExternalStore`]: crate::external::ExternalStore
 //! [`StoreError::Fault`]: crate::error::StoreError::Fault
 
-use crate::error::{Result, StoreError};
+use crate::error::{Faulted, Result, StoreError};
 use crate::job_store::JobStore;
 use crate::operation::{Answer, Operation};
 use std::fmt;
@@ -132,21 +132,12 @@ pub struct FaultRecorder<'a> {
     first: Mutex<Option<Faulted>>,
 }
 
-/// A fault as [`StoreError::Fault`] carries it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Faulted {
-    /// What the program did, said as [`ImplementationFault`] says it.
-    pub message: String,
-    /// How long the call waited, when the program hung.
-    pub hang: Option<Duration>,
-}
-
 impl From<ImplementationFault> for StoreError {
     fn from(fault: ImplementationFault) -> StoreError {
-        StoreError::Fault {
+        StoreError::Fault(Faulted {
             message: fault.to_string(),
             hang: fault.hang(),
-        }
+        })
     }
 }
 
@@ -170,18 +161,15 @@ impl<'a> FaultRecorder<'a> {
 
 impl JobStore for FaultRecorder<'_> {
     fn call(&self, db: &Path, operation: &Operation) -> Result<Answer> {
-        if let Some(Faulted { message, hang }) = self.first_fault() {
-            return Err(StoreError::Fault { message, hang });
+        if let Some(fault) = self.first_fault() {
+            return Err(StoreError::Fault(fault));
         }
         let answer = self.inner.call(db, operation);
-        if let Err(StoreError::Fault { message, hang }) = &answer {
+        if let Err(StoreError::Fault(fault)) = &answer {
             self.first
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .get_or_insert_with(|| Faulted {
-                    message: message.clone(),
-                    hang: *hang,
-                });
+                .get_or_insert_with(|| fault.clone());
         }
         answer
     }
@@ -265,9 +253,11 @@ mod tests {
     /// without asking the program again.
     #[test]
     fn the_recorder_keeps_the_first_fault_and_answers_it_from_then_on() {
-        let fault = |message: &str, hang| StoreError::Fault {
-            message: message.into(),
-            hang,
+        let fault = |message: &str, hang| {
+            StoreError::Fault(Faulted {
+                message: message.into(),
+                hang,
+            })
         };
         let inner = Scripted {
             answers: Mutex::new(vec![
@@ -293,9 +283,7 @@ mod tests {
         };
         assert_eq!(recorder.first_fault(), Some(first.clone()));
         match recorder.call(db, &Operation::InitDb) {
-            Err(StoreError::Fault { message, hang }) => {
-                assert_eq!(Faulted { message, hang }, first);
-            }
+            Err(StoreError::Fault(fault)) => assert_eq!(fault, first),
             other => panic!("the first fault again, but {other:?}"),
         }
         assert_eq!(inner.calls.load(std::sync::atomic::Ordering::SeqCst), 2);

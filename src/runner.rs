@@ -10,7 +10,8 @@
 //! reported as a crash and a new worker carries on with the rest.
 
 use crate::child_process::{LineChild, NoLine};
-use crate::fault::{FaultRecorder, Faulted};
+use crate::error::Faulted;
+use crate::fault::FaultRecorder;
 use crate::job_store::JobStore;
 use crate::outcome::{Outcome, TestRun};
 use crate::suite::{self, Bench, Case};

@@ -41,7 +41,7 @@ pub fn run(args: Args) -> Outcome {
         Ok(answer) => say_line(&answer.to_json().to_string()),
         Err(error @ StoreError::InvalidArgument(_)) => Err(CliError::Usage(error.to_string())),
         // The program behind the store did not answer at all.
-        Err(error @ StoreError::Fault { .. }) => Err(CliError::Failed(error.to_string())),
+        Err(error @ StoreError::Fault(_)) => Err(CliError::Failed(error.to_string())),
         Err(error) => Err(CliError::Found(error.to_string())),
     }
 }

@@ -464,6 +464,7 @@ fn decode(operation: &Operation, value: &Value) -> std::result::Result<Result<An
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Faulted;
 
     /// A store of a shell script that greets, then does what `script` says
     /// with each request line (`$line`).
@@ -492,7 +493,7 @@ mod tests {
     fn a_call_returns_the_programs_fault_as_an_error() {
         let store = scripted("echo not json", Duration::from_secs(5));
         match store.call(Path::new("x.db"), &enqueue()) {
-            Err(StoreError::Fault { message, hang }) => {
+            Err(StoreError::Fault(Faulted { message, hang })) => {
                 assert!(message.contains("not json"), "{message}");
                 assert_eq!(hang, None);
             }
@@ -500,7 +501,7 @@ mod tests {
         }
         let silent = scripted("sleep 5", Duration::from_millis(200));
         match silent.call(Path::new("x.db"), &enqueue()) {
-            Err(StoreError::Fault { hang, .. }) => {
+            Err(StoreError::Fault(Faulted { hang, .. })) => {
                 assert_eq!(hang, Some(Duration::from_millis(200)));
             }
             other => panic!("the call returns the hang, but it answered {other:?}"),

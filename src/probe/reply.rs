@@ -2,7 +2,7 @@
 //! accepts it, and how it reads in the probe language.
 
 use super::line::{fence_text, fences_text, row_text, Expectation, ProbeLine};
-use crate::error::{ErrorKind, StoreError};
+use crate::error::{ErrorKind, Faulted, StoreError};
 use crate::operation::{Answer, Operation};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
@@ -68,7 +68,7 @@ impl Reply {
     pub fn of(result: Result<Answer, StoreError>) -> Reply {
         match result {
             Ok(answer) => Reply::Answer(answer),
-            Err(StoreError::Fault { message, hang }) => Reply::of_fault(message, hang),
+            Err(StoreError::Fault(Faulted { message, hang })) => Reply::of_fault(message, hang),
             Err(error) => Reply::Error {
                 kind: error.kind(),
                 message: error.detail(),
