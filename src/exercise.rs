@@ -1,13 +1,15 @@
-//! The exercises and their texts: one exercise per worksheet mutant, each
-//! with its step's text from `labs/`.
+//! The exercises and their texts, as the table `labs/exercises.toml` lists
+//! them ([`crate::exercise_table`]): one exercise per worksheet mutant, each
+//! with its text from `labs/`.
 //!
 //! Step N's exercise shows the mutant of step N; step 8 has two, the
 //! worksheet's `claim_many` fragment (exercise `8`) and the check-then-act
 //! race its basis warns about (exercise `8b`).
 
-use crate::mutant::MutantKind;
+use crate::exercise_table::{self, ExerciseRow};
 use crate::subject::{self, Subject};
 use crate::variant::{Variant, MUTANTS, REFERENCE_ID};
+use std::sync::OnceLock;
 
 /// An exercise text of `labs/`, compiled in.
 #[derive(Debug, Clone, Copy)]
@@ -27,9 +29,31 @@ mod generated {
 
 pub use generated::LAB_TEXTS;
 
-/// The text of a step, if `labs/` has one.
+/// The rows of the table of exercises, in order.
+///
+/// # Panics
+///
+/// If the compiled-in table does not parse: the build checked it.
+pub fn table() -> &'static [ExerciseRow] {
+    static ROWS: OnceLock<Vec<ExerciseRow>> = OnceLock::new();
+    ROWS.get_or_init(|| {
+        exercise_table::parse(generated::EXERCISE_TABLE)
+            .unwrap_or_else(|error| panic!("{error}, though the build checked it"))
+    })
+}
+
+/// The text of a step: that of its first exercise in the table.
 pub fn lab_text(step: u8) -> Option<&'static LabText> {
     LAB_TEXTS.iter().find(|text| text.step == step)
+}
+
+/// The file name of step `step`'s example probe in `labs/probes/`: that of
+/// its first exercise in the table.
+pub fn probe_file(step: u8) -> Option<&'static str> {
+    table()
+        .iter()
+        .find(|row| row.step == step)
+        .map(|row| row.probe.as_str())
 }
 
 /// The title of step `step`, from the heading of its text in `labs/`
@@ -59,24 +83,11 @@ pub struct Exercise {
 }
 
 impl Exercise {
-    /// An exercise about a variant that is a mutant; its key is the
-    /// mutant's id without its leading zeros.
-    ///
-    /// # Panics
-    ///
-    /// If the variant is not a mutant.
-    fn of(variant: Variant, reference: Variant) -> Exercise {
-        let mutant = variant
-            .mutant
-            .as_ref()
-            .expect("an exercise is about a mutant");
+    /// The exercise of table row `row`, about `variant`, a mutant.
+    fn of(row: &ExerciseRow, variant: Variant, reference: Variant) -> Exercise {
+        debug_assert!(variant.mutant.is_some(), "an exercise is about a mutant");
         Exercise {
-            key: mutant
-                .spec
-                .id
-                .trim_start_matches(|c: char| c.is_ascii_alphabetic())
-                .trim_start_matches('0')
-                .to_string(),
+            key: row.key.clone(),
             variant,
             reference,
         }
@@ -106,21 +117,28 @@ impl Exercise {
     }
 }
 
-/// The exercises in order: the worksheet's mutants, keyed by their ids
-/// without the leading zero.
+/// The exercises in order, as the table lists them: each about its
+/// compiled mutant of the Rust store. (A build without compiled mutants,
+/// `LEASE_LAB_VARIANTS=none`, has none.)
 pub fn exercises() -> Vec<Exercise> {
-    MUTANTS
+    table()
         .iter()
-        .filter(|mutant| mutant.kind == MutantKind::Worksheet)
-        .map(|mutant| Exercise::of(Variant::compiled(mutant), Variant::reference()))
+        .filter_map(|row| {
+            let mutant = MUTANTS.iter().find(|mutant| mutant.id == row.mutant)?;
+            Some(Exercise::of(
+                row,
+                Variant::compiled(mutant),
+                Variant::reference(),
+            ))
+        })
         .collect()
 }
 
 /// The exercises of a subject, those of its exercise store
 /// ([`Subject::exercise_store`]): the Rust store's ([`exercises`]), or the
-/// Python store's, where each is the worksheet's literal fragment applied
-/// to the Python store (`py04` is exercise `4`), and `py08b`, its
-/// check-then-act race (exercise `8b`).
+/// Python store's, each about its row's `python_mutant`, the worksheet's
+/// literal fragment applied to the Python store (`py04` is exercise `4`,
+/// `py08b`, its check-then-act race, exercise `8b`).
 ///
 /// Errors: the Python store's files cannot be written.
 pub fn exercises_of(subject: &Subject) -> Result<Vec<Exercise>, String> {
@@ -129,15 +147,19 @@ pub fn exercises_of(subject: &Subject) -> Result<Vec<Exercise>, String> {
             let unwritable =
                 |error: std::io::Error| format!("cannot write the Python store to run it: {error}");
             let reference = subject::python_variant(REFERENCE_ID, None).map_err(unwritable)?;
-            subject::python_mutants()
-                .into_iter()
-                .map(|mutant| {
-                    let id = mutant.spec.id.clone();
-                    subject::python_variant(&id, Some(mutant))
-                        .map(|variant| Exercise::of(variant, reference.clone()))
-                        .map_err(unwritable)
-                })
-                .collect()
+            let mut mutants = subject::python_mutants();
+            let mut exercises = Vec::new();
+            for row in table() {
+                // The build checked that the table names only mutants that exist.
+                let Some(at) = mutants.iter().position(|m| m.spec.id == row.python_mutant) else {
+                    continue;
+                };
+                let mutant = mutants.swap_remove(at);
+                let variant = subject::python_variant(&row.python_mutant, Some(mutant))
+                    .map_err(unwritable)?;
+                exercises.push(Exercise::of(row, variant, reference.clone()));
+            }
+            Ok(exercises)
         }
         _ => Ok(exercises()),
     }

@@ -31,6 +31,7 @@ pub mod child_process;
 pub mod course;
 pub mod error;
 pub mod exercise;
+pub mod exercise_table;
 pub mod external;
 pub mod fault;
 pub mod handle;

@@ -16,7 +16,7 @@ pub mod step;
 pub mod stryker;
 pub mod text;
 
-use crate::exercise::lab_text;
+use crate::exercise::probe_file;
 use crate::matrix::Matrix;
 use crate::outcome::{MutantStatus, Outcome};
 use crate::variant::Mutant;
@@ -140,11 +140,8 @@ pub fn survivor_advice(matrix: &Matrix, id: &str) -> Option<String> {
     if summary.status != MutantStatus::Survived {
         return None;
     }
-    let example = lab_text(summary.step).map_or_else(String::new, |lab| {
-        format!(
-            " Start from labs/probes/{}.probe.",
-            lab.file_name.trim_end_matches(".md")
-        )
+    let example = probe_file(summary.step).map_or_else(String::new, |probe| {
+        format!(" Start from labs/probes/{probe}.")
     });
     Some(format!(
         "Mutant {id} survives: all {tests} tests pass on it. Either the suite has a gap (some input, error or stored state shows the change, but no test looks at it) or the mutant is equivalent to the reference (no call can tell the two apart, so no test should fail). Write a probe that kills it: a probe that passes on the reference and fails on {id} proves it is not equivalent, and shows the test the suite is missing. Run it with `lab probe FILE --variant {id}`.{example}",
