@@ -46,7 +46,11 @@ fn finish(command: &str, outcome: cli::outcome::Outcome) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             if let Some(message) = error.message() {
-                eprintln!("{command}: {message}");
+                let width = lease_lab::terminal::width();
+                eprintln!(
+                    "{}",
+                    lease_lab::terminal::fill_lines(&format!("{command}: {message}"), width)
+                );
             }
             ExitCode::from(error.exit_code())
         }

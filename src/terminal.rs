@@ -33,13 +33,22 @@ pub fn apply_color(choice: ColorChoice) {
     colored::control::set_override(on);
 }
 
-/// The width to write for: the terminal's columns when standard output is
-/// a terminal, else 80.
+/// The width to write for: `COLUMNS` when it holds a number, else the
+/// terminal's columns when standard output is a terminal, else 80; never
+/// under 40.
 pub fn width() -> usize {
-    terminal_size::terminal_size_of(std::io::stdout())
-        .map_or(80, |(terminal_size::Width(columns), _)| {
-            usize::from(columns)
-        })
+    let terminal = terminal_size::terminal_size_of(std::io::stdout())
+        .map(|(terminal_size::Width(columns), _)| usize::from(columns));
+    width_of(std::env::var("COLUMNS").ok().as_deref(), terminal)
+}
+
+/// The width [`width`] picks from `COLUMNS` and the terminal's columns.
+pub fn width_of(columns: Option<&str>, terminal: Option<usize>) -> usize {
+    columns
+        .and_then(|text| text.trim().parse::<usize>().ok())
+        .filter(|&columns| columns > 0)
+        .or(terminal)
+        .unwrap_or(80)
         .max(40)
 }
 
@@ -60,6 +69,19 @@ pub fn fill(text: &str, width: usize, first: &str, rest: &str) -> String {
         .word_separator(textwrap::WordSeparator::AsciiSpace)
         .word_splitter(textwrap::WordSplitter::NoHyphenation);
     textwrap::fill(text, options)
+}
+
+/// Each line of `text` filled to `width` on its own, its continuation
+/// lines indented two columns past the line's own indentation.
+pub fn fill_lines(text: &str, width: usize) -> String {
+    text.split('\n')
+        .map(|line| {
+            let body = line.trim_start();
+            let indent = &line[..line.len() - body.len()];
+            fill(body, width, indent, &format!("{indent}  "))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Lab text (Markdown as `labs/` writes it) wrapped again at `width`:
@@ -107,7 +129,17 @@ pub fn reflow(text: &str, width: usize) -> String {
 /// Comment lines of the context (`comment` starts them) are left out, since
 /// the reference's comments may explain the very bug; each hunk is headed
 /// by where it is in `file`.
-pub fn code_diff(old: &str, new: &str, file: &str, comment: &str, context: usize) -> String {
+///
+/// A line wider than `width` is broken at a space, its continuation
+/// indented four columns past the line's own indentation, as code is.
+pub fn code_diff(
+    old: &str,
+    new: &str,
+    file: &str,
+    comment: &str,
+    context: usize,
+    width: usize,
+) -> String {
     let diff = TextDiff::from_lines(old, new);
     let mut out = String::new();
     for group in diff.grouped_ops(context) {
@@ -122,21 +154,39 @@ pub fn code_diff(old: &str, new: &str, file: &str, comment: &str, context: usize
                     || !change.value().trim_start().starts_with(comment)
             });
         for change in shown {
-            writeln!(out, "{}", diff_line(change.tag(), change.value())).unwrap();
+            writeln!(out, "{}", diff_line(change.tag(), change.value(), width)).unwrap();
         }
     }
     out
 }
 
 /// One line of a diff: `-` and red for a deleted line, `+` and green for
-/// an inserted one, a space for context.
-fn diff_line(tag: ChangeTag, text: &str) -> String {
+/// an inserted one, a space for context; broken to fit `width`, each of
+/// its lines marked.
+fn diff_line(tag: ChangeTag, text: &str, width: usize) -> String {
     let text = text.trim_end_matches('\n');
-    match tag {
-        ChangeTag::Delete => format!("-{text}").red().to_string(),
-        ChangeTag::Insert => format!("+{text}").green().to_string(),
-        ChangeTag::Equal => format!(" {text}"),
-    }
+    let code = text.trim_start();
+    let indent = &text[..text.len() - code.len()];
+    let lines = if text.chars().count() < width {
+        text.to_string()
+    } else {
+        fill(
+            code,
+            width.saturating_sub(1),
+            indent,
+            &format!("{indent}    "),
+        )
+    };
+    let (mark, paint): (char, fn(String) -> String) = match tag {
+        ChangeTag::Delete => ('-', |line| line.red().to_string()),
+        ChangeTag::Insert => ('+', |line| line.green().to_string()),
+        ChangeTag::Equal => (' ', |line| line),
+    };
+    lines
+        .split('\n')
+        .map(|line| paint(format!("{mark}{line}")))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// A failed check: what was checked, then expected against actual, as a
@@ -186,6 +236,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_width_is_columns_else_the_terminal_s_else_80_and_never_under_40() {
+        assert_eq!(width_of(Some("120"), Some(100)), 120);
+        assert_eq!(width_of(Some(" 72 "), None), 72);
+        assert_eq!(width_of(Some("wide"), Some(100)), 100);
+        assert_eq!(width_of(Some("0"), None), 80);
+        assert_eq!(width_of(None, Some(160)), 160);
+        assert_eq!(width_of(None, None), 80);
+        assert_eq!(width_of(Some("20"), None), 40);
+    }
+
+    #[test]
     fn colour_follows_the_choice_then_no_color_then_the_terminal() {
         assert!(use_color(ColorChoice::Always, true, false));
         assert!(!use_color(ColorChoice::Never, false, true));
@@ -212,7 +273,7 @@ mod tests {
         let old = "fn f() {\n    // the lock comes first, or two could win\n    let tx = lock();\n    let row = read();\n}\n";
         let new = "fn f() {\n    // the lock comes first, or two could win\n    let row = read();\n    let tx = lock();\n}\n";
         colored::control::set_override(false);
-        let diff = code_diff(old, new, "src/store.rs", "//", 3);
+        let diff = code_diff(old, new, "src/store.rs", "//", 3, 80);
         assert!(!diff.contains("two could win"), "{diff}");
         assert!(
             diff.starts_with("src/store.rs, line 1:\n fn f() {\n"),
@@ -221,6 +282,26 @@ mod tests {
         assert!(
             diff.contains("\n-    let ") && diff.contains("\n+    let "),
             "{diff}"
+        );
+    }
+
+    #[test]
+    fn a_code_line_wider_than_the_screen_is_broken_at_a_space_and_indented_as_code() {
+        colored::control::set_override(false);
+        let line = "        cursor = conn.execute(\"INSERT OR IGNORE INTO jobs (id) VALUES (?)\", (job_id,))\n";
+        assert_eq!(
+            diff_line(ChangeTag::Delete, line, 60),
+            "-        cursor = conn.execute(\"INSERT OR IGNORE INTO jobs\n-            (id) VALUES (?)\", (job_id,))"
+        );
+        assert_eq!(diff_line(ChangeTag::Equal, "\n", 60), " ");
+        assert_eq!(diff_line(ChangeTag::Insert, "  x = 1\n", 60), "+  x = 1");
+    }
+
+    #[test]
+    fn each_line_is_filled_on_its_own_under_its_indentation() {
+        assert_eq!(
+            fill_lines("one two three\n  four five six\n", 10),
+            "one two\n  three\n  four\n    five\n    six\n"
         );
     }
 

@@ -25,6 +25,7 @@ use lease_lab::course::demo::{
 };
 use lease_lab::job::Job;
 use lease_lab::runner::DEFAULT_TIMEOUT;
+use lease_lab::terminal::fill;
 use lease_lab::variant::{Variant, REFERENCE_ID};
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -65,29 +66,50 @@ pub fn run(args: &Args) -> Outcome {
         }
         let story = play_power_cut(store.as_ref(), &path)
             .map_err(|error| CliError::Failed(error.to_string()))?;
-        return say(&power_cut_text(&story, &variant));
+        return say(&power_cut_text(
+            &story,
+            &variant,
+            lease_lab::terminal::text_width(),
+        ));
     }
     let story = play(store.as_ref(), &path).map_err(|error| CliError::Failed(error.to_string()))?;
-    say(&story_text(&story, &variant))
+    say(&story_text(
+        &story,
+        &variant,
+        lease_lab::terminal::text_width(),
+    ))
 }
 
 /// The power-cut story as a timeline, then the final row and what it shows.
-pub fn power_cut_text(story: &PowerCutStory, variant: &Variant) -> String {
-    let mut out = format!("{}\n\n", title("The power-cut story", variant).bold());
-    out.push_str(&timeline(&story.events));
-    out.push_str(&final_row_text(story.final_row.as_ref()));
+pub fn power_cut_text(story: &PowerCutStory, variant: &Variant, width: usize) -> String {
+    let mut out = format!(
+        "{}\n\n",
+        fill(&title("The power-cut story", variant), width, "", "").bold()
+    );
+    out.push_str(&timeline(&story.events, width));
+    out.push_str(&final_row_text(story.final_row.as_ref(), width));
     let conclusion = match (story.ending(), story.a_fence, story.b_fence) {
-        (PowerCutEnding::FenceKept, Some(a), Some(b)) => format!(
+        (PowerCutEnding::FenceKept, Some(a), Some(b)) => fill(
+            &format!(
             "Fence {a} survived the power cut: B got fence {b}, so a write with A's fence {a} can still be told from B's and refused."
+            ),
+            width,
+            "",
+            "",
         )
         .green()
         .bold(),
-        (PowerCutEnding::FenceReused, Some(a), Some(b)) => format!(
+        (PowerCutEnding::FenceReused, Some(a), Some(b)) => fill(
+            &format!(
             "Fence {b} was handed out TWICE: A's claim of fence {a} was lost with the power, so B got fence {b} again. Two workers now hold the same token, and nothing that checks fences can tell their writes apart."
+            ),
+            width,
+            "",
+            "",
         )
         .red()
         .bold(),
-        _ => "A claim got no fence at all: the story could not be told on this store."
+        _ => fill("A claim got no fence at all: the story could not be told on this store.", width, "", "")
             .red()
             .bold(),
     };
@@ -95,7 +117,13 @@ pub fn power_cut_text(story: &PowerCutStory, variant: &Variant) -> String {
     if story.ending() == PowerCutEnding::FenceKept && variant.is_reference() {
         writeln!(
             out,
-            "Every commit waits until the disk has it (synchronous=FULL). Now a store that does not: lab demo --power-cut --variant h04g"
+            "{}",
+            fill(
+                "Every commit waits until the disk has it (synchronous=FULL). Now a store that does not: lab demo --power-cut --variant h04g",
+                width,
+                "",
+                "  "
+            )
         )
         .unwrap();
     }
@@ -111,7 +139,7 @@ fn title(name: &str, variant: &Variant) -> String {
 }
 
 /// The events, one line each: time, actor, action and answer.
-fn timeline(events: &[Event]) -> String {
+fn timeline(events: &[Event], width: usize) -> String {
     let mut out = String::new();
     for event in events {
         let answer = match event.answer.as_str() {
@@ -124,51 +152,64 @@ fn timeline(events: &[Event]) -> String {
         } else {
             format!("  -> {answer}")
         };
-        writeln!(
-            out,
+        // A long action goes on under itself.
+        let line = format!(
             "  t={:<5} {:<2} {}{}",
             event.time, event.actor, event.action, arrow
-        )
-        .unwrap();
+        );
+        writeln!(out, "{}", fill(&line, width, "", &" ".repeat(13))).unwrap();
     }
     out
 }
 
 /// The job's row at the end, in one line.
-fn final_row_text(row: Option<&Job>) -> String {
+fn final_row_text(row: Option<&Job>, width: usize) -> String {
     match row {
         Some(row) => format!(
-            "\n  final row: owner {}, fence {}, done {}, result {}\n",
-            row.owner.as_deref().unwrap_or("none"),
-            row.fence,
-            row.done,
-            row.result
-                .as_deref()
-                .map_or("none".to_string(), |r| format!("{r:?}"))
+            "\n{}\n",
+            fill(
+                &format!(
+                    "final row: owner {}, fence {}, done {}, result {}",
+                    row.owner.as_deref().unwrap_or("none"),
+                    row.fence,
+                    row.done,
+                    row.result
+                        .as_deref()
+                        .map_or("none".to_string(), |r| format!("{r:?}"))
+                ),
+                width,
+                "  ",
+                "    "
+            )
         ),
         None => "\n  final row: none (the job is gone)\n".to_string(),
     }
 }
 
 /// The story as a timeline, then the final row and what it shows.
-pub fn story_text(story: &Story, variant: &Variant) -> String {
-    let mut out = format!("{}\n\n", title("The story", variant).bold());
-    out.push_str(&timeline(&story.events));
-    out.push_str(&final_row_text(story.final_row.as_ref()));
+pub fn story_text(story: &Story, variant: &Variant, width: usize) -> String {
+    let mut out = format!(
+        "{}\n\n",
+        fill(&title("The story", variant), width, "", "").bold()
+    );
+    out.push_str(&timeline(&story.events, width));
+    out.push_str(&final_row_text(story.final_row.as_ref(), width));
     let conclusion = match story.ending() {
         Ending::StaleWriteLanded => {
-            "The stale write LANDED: A, whose lease was taken over, overwrote B's result."
+            fill("The stale write LANDED: A, whose lease was taken over, overwrote B's result.", width, "", "")
                 .red()
                 .bold()
         }
-        Ending::Protected => "A's stale write was refused; B's result stands.".green().bold(),
+        Ending::Protected => fill("A's stale write was refused; B's result stands.", width, "", "")
+            .green()
+            .bold(),
         Ending::NoTakeover => {
-            "B could not take over the expired lease, so no result was stored: the job is stuck with a worker that stalled."
+            fill("B could not take over the expired lease, so no result was stored: the job is stuck with a worker that stalled.", width, "", "")
                 .red()
                 .bold()
         }
         Ending::Broken => {
-            "B took over, but its result is not what the row holds: the store lost or refused the current worker's write."
+            fill("B took over, but its result is not what the row holds: the store lost or refused the current worker's write.", width, "", "")
                 .red()
                 .bold()
         }
@@ -177,7 +218,13 @@ pub fn story_text(story: &Story, variant: &Variant) -> String {
     if story.ending() == Ending::Protected && variant.is_reference() {
         writeln!(
             out,
-            "Now try it on a store that trusts the lease alone: lab demo --variant h06h"
+            "{}",
+            fill(
+                "Now try it on a store that trusts the lease alone: lab demo --variant h06h",
+                width,
+                "",
+                "  "
+            )
         )
         .unwrap();
     }
@@ -199,7 +246,7 @@ mod tests {
             &folder.join(format!("{id}.db")),
         )
         .unwrap();
-        let text = story_text(&story, &variant);
+        let text = story_text(&story, &variant, 80);
         (story, text)
     }
 
@@ -233,7 +280,7 @@ mod tests {
                 &folder.path().join(format!("{id}.db")),
             )
             .unwrap();
-            power_cut_text(&story, &variant)
+            power_cut_text(&story, &variant, 80)
         };
         let text = play_cut("reference");
         assert!(

@@ -187,19 +187,27 @@ pub fn run(args: &RunArgs) -> Outcome {
 /// `lab tests [--variants]`.
 pub fn tests(args: &TestsArgs) -> Outcome {
     if args.variants {
-        say(&variants_text(&args.implementation.variants()?))
+        say(&variants_text(
+            &args.implementation.variants()?,
+            lease_lab::terminal::width(),
+        ))
     } else {
-        say(&tests_text())
+        say(&tests_text(lease_lab::terminal::width()))
     }
 }
 
 /// The suite's tests, by step; those of the Rust store's own promises
 /// marked as beyond the worksheet.
-fn tests_text() -> String {
+fn tests_text(width: usize) -> String {
     let mut out = format!(
         "{}\n",
-        "The contract suite by step (* beyond the worksheet: the Rust store's own stricter promises)"
-            .dimmed()
+        lease_lab::terminal::fill(
+            "The contract suite by step (* beyond the worksheet: the Rust store's own stricter promises)",
+            width,
+            "",
+            ""
+        )
+        .dimmed()
     );
     let mut step = 0;
     for (number, case) in suite::CASES.iter().enumerate() {
@@ -216,17 +224,26 @@ fn tests_text() -> String {
 
 /// The variants, as `lab run` takes their ids: the reference (or a
 /// program of one's own), then every mutant with its step, kind and title.
-fn variants_text(variants: &[Variant]) -> String {
+/// A title too long for the line goes on under itself.
+fn variants_text(variants: &[Variant], width: usize) -> String {
     let mut out = String::new();
     for variant in variants {
         match (&variant.mutant, variant.command()) {
             (Some(mutant), _) => writeln!(
                 out,
-                "{:>9}  step {}  {:<9}  {}",
-                variant.id,
-                mutant.spec.step,
-                mutant.spec.kind.name(),
-                mutant.spec.title
+                "{}",
+                lease_lab::terminal::fill(
+                    &format!(
+                        "{:>9}  step {}  {:<9}  {}",
+                        variant.id,
+                        mutant.spec.step,
+                        mutant.spec.kind.name(),
+                        mutant.spec.title
+                    ),
+                    width,
+                    "",
+                    &" ".repeat(30)
+                )
             ),
             (None, Some(command)) if !variant.is_lab_reference() => {
                 writeln!(out, "{:>9}  {}", variant.id, command.display())

@@ -27,7 +27,14 @@ use std::path::{Path, PathBuf};
 /// lease and a fence that only grows, the contract suite that checks it, and
 /// the broken versions (mutants) that suite must catch.
 #[derive(Debug, Parser)]
-#[command(name = "lab", version, about, long_about = None, after_help = outcome::EXIT_CODES_HELP)]
+#[command(
+    name = "lab",
+    version,
+    about,
+    long_about = None,
+    after_help = outcome::EXIT_CODES_HELP,
+    term_width = lease_lab::terminal::width()
+)]
 pub struct Cli {
     /// When to colour the output (NO_COLOR is honoured under auto).
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true)]

@@ -113,14 +113,25 @@ pub fn new(args: &NewArgs, progress_path: &Path) -> Outcome {
     update(progress_path, |progress| {
         progress.implementation = Some(implementation.clone());
     })?;
+    let width = lease_lab::terminal::text_width();
+    let paragraph = |text: String| lease_lab::terminal::fill(&text, width, "", "");
     say(&format!(
-        "Wrote {}: the protocol is done, the eight operations are yours to write,\neach with the worksheet's contract as its documentation.\n\nRecorded in {} as your implementation, so:\n  {}   runs the contract tests of every step against it\n  {}   runs them again each time you save\n\nStart with step 1, {}, in {}.\n",
-        implementation.describe(),
-        progress_path.display(),
+        "{}\n\n{}\n  {}   runs the contract tests of every step against it\n  {}   runs them again each time you save\n\n{}\n",
+        paragraph(format!(
+            "Wrote {}: the protocol is done, the eight operations are yours to write, each with the worksheet's contract as its documentation.",
+            implementation.describe()
+        )),
+        paragraph(format!(
+            "Recorded in {} as your implementation, so:",
+            progress_path.display()
+        )),
         "lab check".bold(),
         "lab watch".bold(),
-        OPERATIONS[0],
-        start.display()
+        paragraph(format!(
+            "Start with step 1, {}, in {}.",
+            OPERATIONS[0],
+            start.display()
+        ))
     ))
 }
 
@@ -155,7 +166,7 @@ pub fn check(args: &CheckArgs, progress_path: &Path) -> Outcome {
     if let Some(predicted) = &predicted {
         let predicted: Vec<String> = predicted.iter().map(|name| name.to_string()).collect();
         let score = Score::of(&predicted, &failing);
-        say(&comparison(&score))?;
+        say(&comparison(&score, lease_lab::terminal::text_width()))?;
         if failing.is_empty() {
             say(&format!(
                 "\n{}\n",

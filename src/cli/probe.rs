@@ -58,7 +58,11 @@ pub fn run(args: &Args) -> Outcome {
     let check = probe::check(&probe, &reference, &mutants, &options)
         .map_err(|error| CliError::Failed(error.to_string()))?;
     match args.format {
-        ReportFormat::Text => say(&probe::check_text(&probe, &check))?,
+        ReportFormat::Text => say(&probe::check_text(
+            &probe,
+            &check,
+            lease_lab::terminal::text_width(),
+        ))?,
         ReportFormat::Json => {
             say_line(&serde_json::to_string_pretty(&check).expect("a probe check is JSON"))?
         }

@@ -8,6 +8,7 @@ use colored::Colorize;
 use lease_lab::course::progress::{self, Progress, Reflection, StepStatus};
 use lease_lab::exercise;
 use std::fmt::Write as _;
+use std::io::{self, IsTerminal};
 use std::path::Path;
 
 /// `lab hint`'s arguments.
@@ -30,12 +31,14 @@ pub struct ResetArgs {
 /// `lab reflect`'s arguments.
 #[derive(Debug, clap::Args)]
 pub struct ReflectArgs {
-    /// Why the earlier steps' tests are kept at every later step.
+    /// Why the earlier steps' tests are kept at every later step (asked
+    /// at a terminal when left out).
     #[arg(long)]
-    why_kept: String,
-    /// One operational condition the lab does not guarantee.
+    why_kept: Option<String>,
+    /// One operational condition the lab does not guarantee (asked at a
+    /// terminal when left out).
     #[arg(long)]
-    not_guaranteed: String,
+    not_guaranteed: Option<String>,
 }
 
 /// `lab progress`'s arguments.
@@ -49,7 +52,11 @@ pub struct ProgressArgs {
 /// `lab` alone: every exercise with the student's progress, and what to do next.
 pub fn overview(progress_path: &Path) -> Outcome {
     let session = super::session(progress_path)?;
-    say(&overview_text(session.progress(), progress_path))
+    say(&overview_text(
+        session.progress(),
+        progress_path,
+        lease_lab::terminal::width(),
+    ))
 }
 
 /// `lab hint N`: one more hint each time (or all of them), remembered.
@@ -66,7 +73,12 @@ pub fn hint(args: &HintArgs, progress_path: &Path) -> Outcome {
             (record.hints_seen + 1).min(lab.hints.len())
         };
         record.hints_seen = record.hints_seen.max(shown);
-        hints_text(&lab.hints, shown, &exercise.key)
+        hints_text(
+            &lab.hints,
+            shown,
+            &exercise.key,
+            lease_lab::terminal::text_width(),
+        )
     })?;
     say(&text)
 }
@@ -92,18 +104,49 @@ pub fn reset(args: &ResetArgs, progress_path: &Path) -> Outcome {
     say_line(&message)
 }
 
-/// `lab reflect`: records the answers to the worksheet's closing questions.
+/// `lab reflect`: records the answers to the worksheet's closing
+/// questions, given as options or, at a terminal, asked; the earlier
+/// answers, if any, are shown first, since these replace them.
 pub fn reflect(args: &ReflectArgs, progress_path: &Path) -> Outcome {
-    if args.why_kept.trim().is_empty() || args.not_guaranteed.trim().is_empty() {
+    let width = lease_lab::terminal::text_width();
+    let session = super::session(progress_path)?;
+    if let Some(earlier) = &session.progress().reflection {
+        say(&format!(
+            "{}\n{}",
+            format!(
+                "Your earlier answers ({}), which these replace:",
+                earlier.at
+            )
+            .bold(),
+            reflection_text(earlier, width)
+        ))?;
+    }
+    let interactive = io::stdin().is_terminal();
+    let answer = |given: &Option<String>, question: &str| -> Result<String, CliError> {
+        match given {
+            Some(text) => Ok(text.clone()),
+            None if interactive => ask(question, width),
+            None => Ok(String::new()),
+        }
+    };
+    let why_kept = answer(
+        &args.why_kept,
+        "Why are the earlier steps' tests kept at every later step?",
+    )?;
+    let not_guaranteed = answer(
+        &args.not_guaranteed,
+        "Name one operational condition this lab does not guarantee:",
+    )?;
+    if why_kept.trim().is_empty() || not_guaranteed.trim().is_empty() {
         return Err(CliError::Usage(
-            "give both answers, --why-kept and --not-guaranteed, as non-empty text".into(),
+            "give both answers as non-empty text: --why-kept \"...\" --not-guaranteed \"...\" (at a terminal, lab reflect asks for them)".into(),
         ));
     }
     update(progress_path, |progress| {
         progress.reflection = Some(Reflection {
             at: progress::now_stamp(),
-            why_tests_are_kept: args.why_kept.clone(),
-            not_guaranteed: args.not_guaranteed.clone(),
+            why_tests_are_kept: why_kept,
+            not_guaranteed,
         });
     })?;
     say_line("Recorded your reflection.")?;
@@ -126,40 +169,49 @@ pub fn progress(args: &ProgressArgs, progress_path: &Path) -> Outcome {
 
 /// `lab` with no arguments: every exercise with the student's progress,
 /// and what to do next.
-fn overview_text(progress: &Progress, progress_path: &Path) -> String {
+fn overview_text(progress: &Progress, progress_path: &Path, width: usize) -> String {
+    // Running text no wider than 100 columns, which is easier to read.
+    let text_width = width.min(100);
     let mut out = format!(
-        "{}\n\nEach exercise shows a deliberately broken fragment of the store. Predict which\ntests catch it, then run them and compare.\n\n",
-        "lease-lab: a lease alone does not stop a stalled worker; a fence checked at the moment of writing does."
-            .bold()
-    );
-    for exercise in exercise::exercises() {
-        let status = match progress.latest(&exercise.key) {
-            None => "not started".dimmed().to_string(),
-            Some(attempt) => {
-                let attempts = progress
-                    .exercises
-                    .get(&exercise.key)
-                    .map_or(0, |e| e.attempts.len());
-                let probe = attempt
-                    .probe
-                    .as_ref()
-                    .map_or(String::new(), |probe| format!(", probe: {}", probe.verdict));
-                format!(
-                    "{} (score {}%, {}{probe})",
-                    "done".green(),
-                    attempt.score.percent,
-                    plural(attempts, "attempt")
-                )
-            }
-        };
-        writeln!(
-            out,
-            "  {:>3}  {:<56} {}",
-            exercise.key,
-            exercise.label(),
-            status
+        "{}\n{}\n",
+        wrapped(
+            "lease-lab: a lease alone does not stop a stalled worker; a fence checked at the moment of writing does.",
+            text_width,
+            "",
+            ""
         )
-        .unwrap();
+        .bold(),
+        wrapped(
+            "Each exercise shows a deliberately broken fragment of the store. Predict which tests catch it, then run them and compare.",
+            text_width,
+            "",
+            ""
+        )
+    );
+    let rows: Vec<(String, String, String, String)> = exercise::exercises()
+        .iter()
+        .map(|exercise| {
+            let (status, shown) = exercise_status(progress, &exercise.key);
+            (exercise.key.clone(), exercise.label(), status, shown)
+        })
+        .collect();
+    let longest = |column: fn(&(String, String, String, String)) -> &String| {
+        rows.iter()
+            .map(|row| column(row).chars().count())
+            .max()
+            .unwrap_or(0)
+    };
+    // Titles are padded to one column, as wide as the longest title and
+    // the longest status allow; a row whose title is longer puts its status
+    // on the line below.
+    let label_width = longest(|row| &row.1).min(width.saturating_sub(9 + longest(|row| &row.2)));
+    for (key, label, status, shown) in &rows {
+        let row = format!("  {key:>3}  {label:<label_width$}");
+        if row.chars().count() + 2 + status.chars().count() <= width {
+            writeln!(out, "{row}  {shown}").unwrap();
+        } else {
+            writeln!(out, "{}\n{:7}{shown}", row.trim_end(), "").unwrap();
+        }
     }
     match progress.next_exercise() {
         Some(next) => writeln!(
@@ -170,7 +222,7 @@ fn overview_text(progress: &Progress, progress_path: &Path) -> String {
         ),
         None if progress.reflection.is_none() => writeln!(
             out,
-            "\nEvery exercise is done. Last: {}",
+            "\nEvery exercise is done. Last:\n  {}",
             "lab reflect --why-kept \"...\" --not-guaranteed \"...\"".bold()
         ),
         None => writeln!(
@@ -180,21 +232,53 @@ fn overview_text(progress: &Progress, progress_path: &Path) -> String {
         ),
     }
     .unwrap();
-    out.push_str(&implementation_text(progress));
-    writeln!(
-        out,
-        "Progress: {}   Other commands: lab demo, lab matrix, lab tests, lab --help",
-        progress_path.display()
-    )
-    .unwrap();
+    out.push_str(&wrapped(
+        &implementation_text(progress),
+        text_width,
+        "",
+        "  ",
+    ));
+    out.push_str(&wrapped(
+        &format!("Progress: {}", progress_path.display()),
+        width,
+        "",
+        "  ",
+    ));
+    out.push_str(&wrapped(
+        "Other commands: lab demo, lab matrix, lab tests, lab --help",
+        width,
+        "",
+        "  ",
+    ));
     out
+}
+
+/// An exercise's status in the overview, plain and as shown: "not
+/// started", or "done", its latest score, its attempts and its probe's
+/// verdict.
+fn exercise_status(progress: &Progress, key: &str) -> (String, String) {
+    let Some(attempt) = progress.latest(key) else {
+        let text = "not started".to_string();
+        return (text.clone(), text.dimmed().to_string());
+    };
+    let attempts = progress.exercises.get(key).map_or(0, |e| e.attempts.len());
+    let probe = attempt
+        .probe
+        .as_ref()
+        .map_or(String::new(), |probe| format!(", probe {}", probe.verdict));
+    let rest = format!(
+        " {}%, {}{probe}",
+        attempt.score.percent,
+        plural(attempts, "attempt")
+    );
+    (format!("done{rest}"), format!("{}{rest}", "done".green()))
 }
 
 /// The student's own implementation and its last check, step by step, or
 /// how to start one.
 fn implementation_text(progress: &Progress) -> String {
     let Some(implementation) = &progress.implementation else {
-        return "Write the steps yourself: lab new --lang python DIR (or rust), then lab check\n"
+        return "Write the steps yourself: lab new --lang python DIR (or rust), then lab check"
             .to_string();
     };
     let steps_with = |status: StepStatus| -> Vec<&str> {
@@ -222,16 +306,22 @@ fn implementation_text(progress: &Progress) -> String {
         format!("steps {}", parts.join("; "))
     };
     format!(
-        "Your implementation, {}: {checked} (lab check)\n",
+        "Your implementation, {}: {checked} (lab check)",
         implementation.describe()
     )
 }
 
 /// The first `shown` hints of an exercise, and whether more remain.
-fn hints_text(hints: &[String], shown: usize, key: &str) -> String {
+fn hints_text(hints: &[String], shown: usize, key: &str, width: usize) -> String {
     let mut out = String::new();
     for (number, hint) in hints.iter().take(shown).enumerate() {
-        writeln!(out, "{}\n{}\n", format!("Hint {}", number + 1).bold(), hint).unwrap();
+        writeln!(
+            out,
+            "{}\n{}\n",
+            format!("Hint {}", number + 1).bold(),
+            lease_lab::terminal::reflow(hint, width)
+        )
+        .unwrap();
     }
     if shown < hints.len() {
         writeln!(
@@ -313,20 +403,43 @@ fn progress_text(progress: &Progress, width: usize) -> String {
     }
     if let Some(reflection) = &progress.reflection {
         writeln!(out, "{}", "reflection".bold()).unwrap();
-        out.push_str(&wrapped(
-            &format!("why the tests are kept: {}", reflection.why_tests_are_kept),
-            width,
-            "  ",
-            "    ",
-        ));
-        out.push_str(&wrapped(
-            &format!("not guaranteed: {}", reflection.not_guaranteed),
-            width,
-            "  ",
-            "    ",
-        ));
+        out.push_str(&reflection_text(reflection, width));
     }
     out
+}
+
+/// The two answers of a reflection, one item each.
+fn reflection_text(reflection: &Reflection, width: usize) -> String {
+    wrapped(
+        &format!("why the tests are kept: {}", reflection.why_tests_are_kept),
+        width,
+        "  ",
+        "    ",
+    ) + &wrapped(
+        &format!("not guaranteed: {}", reflection.not_guaranteed),
+        width,
+        "  ",
+        "    ",
+    )
+}
+
+/// One question asked at the terminal, and its answer ("" at the end of
+/// input).
+fn ask(question: &str, width: usize) -> Result<String, CliError> {
+    let stdin = io::stdin();
+    let mut input = stdin.lock();
+    let mut output = io::stdout().lock();
+    let mut console = crate::cli::step::Console {
+        input: &mut input,
+        interactive: true,
+        output: &mut output,
+        width,
+        columns: lease_lab::terminal::width(),
+    };
+    console
+        .ask(question)
+        .map(Option::unwrap_or_default)
+        .map_err(|error| CliError::Failed(format!("cannot read the answer: {error}")))
 }
 
 /// `text` wrapped at `width` between words, never inside one (a test name
@@ -361,7 +474,7 @@ mod tests {
         });
         assert_eq!(
             implementation_text(&progress),
-            "Your implementation, ./mine: not checked yet (lab check)\n"
+            "Your implementation, ./mine: not checked yet (lab check)"
         );
         for (step, status) in [
             ("1", StepStatus::Passed),
@@ -380,7 +493,7 @@ mod tests {
         }
         assert_eq!(
             implementation_text(&progress),
-            "Your implementation, ./mine: steps passed 1 2; failing 3; not written 4 (lab check)\n"
+            "Your implementation, ./mine: steps passed 1 2; failing 3; not written 4 (lab check)"
         );
     }
 

@@ -158,28 +158,51 @@ impl Score {
     }
 }
 
-/// The prediction beside the result, with its score.
-pub fn comparison(score: &Score) -> String {
-    let list = |names: &[String]| {
-        if names.is_empty() {
+/// The prediction beside the result, with its score, each list filled to
+/// `width` under its label.
+pub fn comparison(score: &Score, width: usize) -> String {
+    let line = |label: String, names: &[String]| {
+        let list = if names.is_empty() {
             "none".to_string()
         } else {
             names.join(", ")
+        };
+        let beside = crate::terminal::fill(&list, width, &format!("  {label} "), LIST_INDENT);
+        // A name too long to fit beside the labels starts the list on a
+        // line of its own.
+        let plain = crate::terminal::fill(&list, width, LIST_INDENT, LIST_INDENT);
+        if plain.lines().all(|line| line.len() <= width) {
+            beside + "\n"
+        } else {
+            format!(
+                "  {}\n{}\n",
+                label.trim_end(),
+                crate::terminal::fill(&list, width, "    ", "    ")
+            )
         }
     };
     format!(
-        "\n{}\n  {} {}\n  {} {}\n  {} {}\n  {} {}%\n",
+        "\n{}\n{}{}{}  {} {}%\n",
         "Your prediction beside the result".bold(),
-        "predicted and caught:       ".green(),
-        list(&score.predicted_and_caught),
-        "predicted but it survived:  ".red(),
-        list(&score.predicted_but_survived),
-        "caught but not predicted:   ".yellow(),
-        list(&score.caught_not_predicted),
+        line(
+            "predicted and caught:       ".green().to_string(),
+            &score.predicted_and_caught
+        ),
+        line(
+            "predicted but it survived:  ".red().to_string(),
+            &score.predicted_but_survived
+        ),
+        line(
+            "caught but not predicted:   ".yellow().to_string(),
+            &score.caught_not_predicted
+        ),
         "score:".bold(),
         score.percent
     )
 }
+
+/// Where the lists of [`comparison`] start: under the first name.
+const LIST_INDENT: &str = "                               ";
 
 #[cfg(test)]
 mod tests {

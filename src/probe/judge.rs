@@ -252,8 +252,13 @@ pub fn check(
 }
 
 /// The check as text for the terminal: the reference's verdict, then one
-/// paragraph per mutant; coloured when colour is on.
-pub fn check_text(probe: &Probe, check: &ProbeCheck) -> String {
+/// paragraph per mutant, filled to `width`; coloured when colour is on.
+pub fn check_text(probe: &Probe, check: &ProbeCheck, width: usize) -> String {
+    crate::terminal::fill_lines(&check_paragraphs(probe, check), width)
+}
+
+/// The paragraphs of [`check_text`], unfilled.
+fn check_paragraphs(probe: &Probe, check: &ProbeCheck) -> String {
     let mut out = String::new();
     writeln!(out, "{}", format!("probe {}", probe.file_name).bold()).unwrap();
     if let Some(verdict) = check.wrong_reading() {
@@ -363,7 +368,7 @@ mod tests {
                 check.kills_all(),
                 "{name} must hold on the reference and kill {:?}:\n{}",
                 mutants.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(),
-                check_text(&probe, &check)
+                check_text(&probe, &check, 200)
             );
         }
     }
@@ -412,7 +417,7 @@ mod tests {
             Reply::Answer(Answer::Fence(Some(Fence(2))))
         );
         assert_eq!(difference.mutant, Reply::Answer(Answer::Fence(None)));
-        let text = check_text(&probe, &check);
+        let text = check_text(&probe, &check, 200);
         assert!(
             text.contains("line 4 `claim j1 B now=110 ttl=5` tells mutant 04 from the reference"),
             "{text}"
@@ -440,7 +445,7 @@ mod tests {
         );
         assert!(check.mutants.is_empty(), "a wrong reading predicts nothing");
         assert!(!check.kills_all());
-        let text = check_text(&probe, &check);
+        let text = check_text(&probe, &check, 200);
         assert!(text.contains("wrong reading"), "{text}");
         assert!(text.contains("line 3 `claim j1 B now=10 ttl=5`"), "{text}");
     }

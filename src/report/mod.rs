@@ -47,16 +47,18 @@ impl Look {
     }
 }
 
-/// Every look, in the order legends list them.
+/// Every look, in the order legends list them. The glyphs are ASCII, one
+/// byte to a column, so the grid is as wide in any terminal and to any tool
+/// that measures it.
 pub const LOOKS: [Look; 7] = [
     Look {
-        glyph: "✓",
+        glyph: "+",
         class: "ok",
         meaning: "the reference passes",
         color: Some((Color::Green, false)),
     },
     Look {
-        glyph: "✗",
+        glyph: "!",
         class: "broken",
         meaning: "the reference fails",
         color: Some((Color::Red, true)),
@@ -68,7 +70,7 @@ pub const LOOKS: [Look; 7] = [
         color: Some((Color::Yellow, true)),
     },
     Look {
-        glyph: "·",
+        glyph: ".",
         class: "survives",
         meaning: "the test passes on the mutant",
         color: None,
@@ -388,8 +390,8 @@ mod tests {
             expected: "e".into(),
             actual: "a".into(),
         };
-        assert_eq!(look(Some(&Outcome::Pass), true).glyph, "✓");
-        assert_eq!(look(Some(&Outcome::Pass), false).glyph, "·");
+        assert_eq!(look(Some(&Outcome::Pass), true).glyph, "+");
+        assert_eq!(look(Some(&Outcome::Pass), false).glyph, ".");
         assert_eq!(look(Some(&failed), true).class, "broken");
         assert_eq!(look(Some(&failed), false).class, "killed");
         assert_ne!(

@@ -8,7 +8,7 @@ use crate::matrix::{Matrix, Verdict};
 use crate::outcome::Outcome;
 use crate::runner::VariantRun;
 use crate::suite::{Case, Tag};
-use crate::terminal::{code_diff, failure_text, reflow};
+use crate::terminal::{code_diff, failure_text, fill, reflow};
 use colored::Colorize;
 use std::fmt::Write as _;
 
@@ -23,10 +23,15 @@ pub fn exercise(exercise: &Exercise, width: usize) -> String {
     let step = exercise.step();
     let mut out = format!(
         "{}\n",
-        format!(
-            "Step {step} of 8: {} (exercise {})",
-            exercise::step_title(step),
-            exercise.key
+        fill(
+            &format!(
+                "Step {step} of 8: {} (exercise {})",
+                exercise::step_title(step),
+                exercise.key
+            ),
+            width,
+            "",
+            ""
         )
         .bold()
     );
@@ -53,11 +58,27 @@ pub fn exercise(exercise: &Exercise, width: usize) -> String {
     write!(
         out,
         "\n{}\n",
-        format!("The broken fragment: mutant {}, {}", spec.id, spec.title).bold()
+        fill(
+            &format!("The broken fragment: mutant {}, {}", spec.id, spec.title),
+            width,
+            "",
+            ""
+        )
+        .bold()
     )
     .unwrap();
     if let Some(original) = &spec.worksheet {
-        writeln!(out, "(the worksheet's fragment: {original})").unwrap();
+        writeln!(
+            out,
+            "{}",
+            fill(
+                &format!("(the worksheet's fragment: {original})"),
+                width,
+                "",
+                " "
+            )
+        )
+        .unwrap();
     }
     let comment = if spec.file.ends_with(".py") {
         "#"
@@ -70,6 +91,7 @@ pub fn exercise(exercise: &Exercise, width: usize) -> String {
         &spec.file,
         comment,
         DIFF_CONTEXT,
+        width,
     ));
     out.push_str(&section("Predict before you run", &lab.predict));
     out
@@ -166,13 +188,25 @@ fn columns(tests: &[(usize, &Case)], width: usize) -> String {
 /// ([`Matrix::caught_by`]).
 pub fn verdicts(matrix: &Matrix, step: u8, width: usize) -> (String, Vec<String>) {
     let (reference, mutant) = (&matrix.runs[0], &matrix.runs[1]);
+    // The names take what the number, the reference's cell and the widest
+    // cell of the mutant leave of the line; longer ones are abbreviated.
+    let widest_cell = matrix
+        .tests
+        .iter()
+        .map(|case| {
+            mutant_cell(mutant.outcome(case.name), matrix.verdict(case, mutant))
+                .0
+                .len()
+        })
+        .max()
+        .unwrap_or(0);
     let name_width = matrix
         .tests
         .iter()
         .map(|case| case.name.len())
         .max()
         .unwrap_or(0)
-        .min(width.saturating_sub(30));
+        .min(width.saturating_sub(ROW_FRAME + widest_cell));
     let mut out = format!(
         "\n  {:>4}  {:<name_width$}  {:<9} {}\n",
         "",
@@ -212,13 +246,27 @@ pub fn verdicts(matrix: &Matrix, step: u8, width: usize) -> (String, Vec<String>
         (0, _) => {}
         (all, quiet) if all == quiet => writeln!(
             out,
-            "  None of the {} of {steps} tells the mutant from the reference (not listed).",
-            tests_phrase(all)
+            "{}",
+            fill(
+                &format!(
+                    "None of the {} of {steps} tells the mutant from the reference (not listed).",
+                    tests_phrase(all)
+                ),
+                width,
+                "  ",
+                "  "
+            )
         )
         .unwrap(),
         (all, quiet) => writeln!(
             out,
-            "  The other {quiet} of the {all} tests of {steps} do not tell the mutant from the reference (not listed)."
+            "{}",
+            fill(
+                &format!("The other {quiet} of the {all} tests of {steps} do not tell the mutant from the reference (not listed)."),
+                width,
+                "  ",
+                "  "
+            )
         )
         .unwrap(),
     }
@@ -295,21 +343,13 @@ fn verdict_line(
         (None, _) => format!("{:<9}", "-"),
     };
     let on_mutant = mutant.outcome(case.name);
-    let mutant_cell = match (on_mutant, verdict) {
-        (Some(other), Some(Verdict::Fail)) => format!("{} (caught)", other.label().to_uppercase())
-            .yellow()
-            .bold()
-            .to_string(),
-        (Some(other), Some(Verdict::NotCounted(_))) => format!("{} (not counted)", other.label())
-            .dimmed()
-            .to_string(),
-        (Some(_), _) => "pass (survives)".dimmed().to_string(),
-        (None, _) => "-".into(),
-    };
+    let mutant_cell = mutant_cell(on_mutant, verdict).1;
     let mut name = case.name.to_string();
+    // ASCII dots, not an ellipsis: every column of the row is one byte, so
+    // a tool that counts bytes measures what the reader sees.
     if name.len() > name_width {
-        name.truncate(name_width.saturating_sub(1));
-        name.push('…');
+        name.truncate(name_width.saturating_sub(3));
+        name.push_str("...");
     }
     let mut out = format!("  {number:>4}  {name:<name_width$}  {reference_cell} {mutant_cell}\n");
     if verdict != Some(Verdict::Fail) {
@@ -327,6 +367,29 @@ fn verdict_line(
         _ => {}
     }
     out
+}
+
+/// The columns of a row of the run other than the name and the mutant's
+/// cell: the indent, the number, the gaps and the reference's cell.
+const ROW_FRAME: usize = 2 + 4 + 2 + 2 + 9 + 1;
+
+/// The mutant's cell of a row, plain (to measure) and as shown.
+fn mutant_cell(on_mutant: Option<&Outcome>, verdict: Option<Verdict>) -> (String, String) {
+    match (on_mutant, verdict) {
+        (Some(other), Some(Verdict::Fail)) => {
+            let text = format!("{} (caught)", other.label().to_uppercase());
+            (text.clone(), text.yellow().bold().to_string())
+        }
+        (Some(other), Some(Verdict::NotCounted(_))) => {
+            let text = format!("{} (not counted)", other.label());
+            (text.clone(), text.dimmed().to_string())
+        }
+        (Some(_), _) => {
+            let text = "pass (survives)".to_string();
+            (text.clone(), text.dimmed().to_string())
+        }
+        (None, _) => ("-".into(), "-".into()),
+    }
 }
 
 /// After the comparison: why the mutant breaks the contract, and what to

@@ -96,13 +96,13 @@ pub fn matrix(matrix: &Matrix, width: usize) -> String {
     out
 }
 
-/// A test name cut to `width` characters, its end replaced by `…`.
+/// A test name cut to `width` characters, its end replaced by `...`.
 fn shortened(name: &str, width: usize) -> String {
     if name.chars().count() <= width {
         return format!("{name:width$}");
     }
-    let mut short: String = name.chars().take(width.saturating_sub(1)).collect();
-    short.push('…');
+    let mut short: String = name.chars().take(width.saturating_sub(3)).collect();
+    short.push_str("...");
     short
 }
 
@@ -277,7 +277,7 @@ mod tests {
 
     #[test]
     fn long_test_names_are_shortened_with_an_ellipsis() {
-        assert_eq!(shortened("claim_at_exact_expiry", 8), "claim_a…");
+        assert_eq!(shortened("claim_at_exact_expiry", 8), "claim...");
         assert_eq!(shortened("short", 8), "short   ");
     }
 }

@@ -1,6 +1,6 @@
 //! What the tests that run the `lab` binary share: a folder of their own to
 //! run it in, with nothing of the caller's environment that would change
-//! its output (colours, another progress file).
+//! its output (colours, another progress file, the terminal's width).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -37,6 +37,10 @@ impl Sandbox {
             .current_dir(self.dir.path())
             .env_remove("NO_COLOR")
             .env_remove("LEASE_LAB_PROGRESS")
+            // A terminal wide enough that no message is wrapped, so that a
+            // test reads each on one line; the layout at 80 columns is
+            // tested apart (tests/lab/widths.rs).
+            .env("COLUMNS", "1000")
             .stdin(Stdio::null());
         command
     }

@@ -270,10 +270,7 @@ fn step_with_a_prediction_runs_compares_and_records() {
     );
     assert_eq!(attempt["score"]["percent"], 50);
     let overview = text(&lab.lab(&[]).stdout);
-    assert!(
-        overview.contains("done (score 50%, 1 attempt)"),
-        "{overview}"
-    );
+    assert!(overview.contains("done 50%, 1 attempt"), "{overview}");
 }
 
 #[test]
@@ -623,7 +620,7 @@ fn a_probe_that_kills_scores_as_a_right_prediction_in_every_view() {
     assert_eq!(attempt["probe"]["killed"], true);
     let overview = text(&lab.lab(&["--color", "never"]).stdout);
     assert!(
-        overview.contains("done (score 100%, 1 attempt, probe: good prediction)"),
+        overview.contains("done 100%, 1 attempt, probe good prediction"),
         "{overview}"
     );
     let listed = text(&lab.lab(&["progress", "--color", "never"]).stdout);

@@ -17,3 +17,4 @@ mod own_impl;
 mod power_loss;
 mod runner;
 mod stryker;
+mod widths;

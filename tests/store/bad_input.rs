@@ -167,6 +167,8 @@ fn lab_db(db: &Path, args: &[&str], env: &[(&str, &str)]) -> (Output, Duration) 
         .arg("--db")
         .arg(db)
         .args(args)
+        // Wide enough that no message is wrapped: the tests read each whole.
+        .env("COLUMNS", "1000")
         .envs(env.iter().copied())
         .output()
         .expect("run lab db");

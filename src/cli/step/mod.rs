@@ -278,7 +278,7 @@ pub fn step_through(
         Some(probe) => Score::with_probe(&prediction.tests, &caught, &probe.file, probe.killed),
         None => Score::of(&prediction.tests, &caught),
     };
-    write!(console.output, "{}", comparison(&score))?;
+    write!(console.output, "{}", comparison(&score, console.width))?;
     write!(
         console.output,
         "{}",
@@ -410,7 +410,11 @@ fn run_probe(
         &check_options,
     )?;
     writeln!(console.output, "\n{}", "Your probe".bold())?;
-    write!(console.output, "{}", probe::check_text(&probe, &check))?;
+    write!(
+        console.output,
+        "{}",
+        probe::check_text(&probe, &check, console.width)
+    )?;
     let verdict = match (check.wrong_reading(), check.mutants.first()) {
         (Some(_), _) => "wrong reading".to_string(),
         (None, Some(mutant)) => mutant.verdict.label().to_string(),
@@ -434,7 +438,13 @@ fn reflection(given: &GivenPrediction, console: &mut Console) -> io::Result<Opti
         None => {
             writeln!(
                 console.output,
-                "\nClosing questions: answer them with `lab reflect --why-kept \"...\" --not-guaranteed \"...\"`."
+                "\n{}",
+                lease_lab::terminal::fill(
+                    "Closing questions: answer them with `lab reflect --why-kept \"...\" --not-guaranteed \"...\"`.",
+                    console.width,
+                    "",
+                    "  "
+                )
             )?;
             None
         }

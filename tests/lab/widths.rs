@@ -1,0 +1,154 @@
+//! Every screen of the lab fits an 80-column terminal: each command a
+//! student or an instructor runs, with `COLUMNS=80` and its output piped,
+//! writes no line wider than 80 columns, on standard output or error. The
+//! width is counted in bytes once colour codes are stripped, as a terminal
+//! tool that knows nothing of Unicode would count it, so a wide character
+//! cannot hide a long line.
+
+use crate::common::Sandbox;
+use std::path::Path;
+
+const WIDTH: usize = 80;
+
+/// The lines of `lab ARGS`'s output (both streams) wider than [`WIDTH`],
+/// each with the command and its width.
+fn too_wide(sandbox: &Sandbox, args: &[&str]) -> Vec<String> {
+    let output = sandbox
+        .command(args)
+        .env("COLUMNS", WIDTH.to_string())
+        .output()
+        .expect("lab runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    without_colour(&text)
+        .lines()
+        .filter(|line| line.len() > WIDTH)
+        .map(|line| format!("lab {}: {} columns: {line}", args.join(" "), line.len()))
+        .collect()
+}
+
+/// `text` without its ANSI colour codes.
+fn without_colour(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for end in chars.by_ref() {
+                if end.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Runs every command in one sandbox, in order, and fails naming every
+/// line too wide.
+fn assert_fit(sandbox: &Sandbox, commands: &[Vec<String>]) {
+    let wide: Vec<String> = commands
+        .iter()
+        .flat_map(|args| {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            too_wide(sandbox, &args)
+        })
+        .collect();
+    assert!(
+        wide.is_empty(),
+        "lines wider than {WIDTH}:\n{}",
+        wide.join("\n")
+    );
+}
+
+fn args(text: &str) -> Vec<String> {
+    text.split_whitespace().map(String::from).collect()
+}
+
+const KEYS: [&str; 9] = ["1", "2", "3", "4", "5", "6", "7", "8", "8b"];
+
+/// The course of one store: the overview before and after, every step
+/// with a prediction, every hint, and the progress.
+fn course(implementation: &str) -> Vec<Vec<String>> {
+    let mut commands = vec![args("")];
+    for key in KEYS {
+        commands.push(args(&format!(
+            "step {key} --impl {implementation} --predict 1,2 --why because"
+        )));
+        commands.push(args(&format!("hint {key} --all")));
+    }
+    commands.push(args(""));
+    commands.push(args("progress"));
+    commands
+}
+
+#[test]
+fn the_rust_store_s_course_fits_80_columns() {
+    assert_fit(&Sandbox::new(), &course("rust"));
+}
+
+#[test]
+fn the_python_store_s_course_fits_80_columns() {
+    assert_fit(&Sandbox::new(), &course("python"));
+}
+
+#[test]
+fn the_demo_the_probes_the_lists_and_the_help_fit_80_columns() {
+    let probes = Path::new(env!("CARGO_MANIFEST_DIR")).join("labs/probes");
+    let mut commands = vec![
+        args("demo"),
+        args("demo --variant h06h"),
+        args("demo --power-cut"),
+        args("demo --power-cut --variant h04g"),
+        args("tests"),
+        args("tests --variants"),
+        args("tests --variants --impl python"),
+        args("--help"),
+        // A usage error with a suggestion.
+        args("step 8 --predict claim_many_has_one_winner --why x"),
+    ];
+    for entry in std::fs::read_dir(&probes).expect("labs/probes") {
+        let path = entry.expect("a probe").path();
+        commands.push(vec!["probe".into(), path.display().to_string()]);
+    }
+    for command in [
+        "step", "hint", "reset", "reflect", "progress", "probe", "new", "check", "watch", "mutant",
+        "grade", "demo", "matrix", "run", "tests", "db",
+    ] {
+        commands.push(args(&format!("{command} --help")));
+    }
+    assert_fit(&Sandbox::new(), &commands);
+}
+
+#[test]
+fn the_matrix_and_a_run_fit_80_columns() {
+    assert_fit(
+        &Sandbox::new(),
+        &[
+            args("matrix"),
+            args("matrix --impl python"),
+            args("run 04"),
+            args("run py04 --impl python"),
+        ],
+    );
+}
+
+#[test]
+fn a_student_s_new_program_and_its_checks_fit_80_columns() {
+    let sandbox = Sandbox::new();
+    let store = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store.py");
+    assert_fit(
+        &sandbox,
+        &[
+            args("new --lang python mine"),
+            args("check"),
+            args(""),
+            vec!["check".into(), "--impl".into(), store.display().to_string()],
+            args(""),
+        ],
+    );
+}
