@@ -4,7 +4,9 @@
 use super::args::find_exercise;
 use super::outcome::{say, say_line, CliError, Outcome, ReportFormat};
 use super::update;
+use crate::cli::step::Console;
 use colored::Colorize;
+use lease_lab::course::progress::Session;
 use lease_lab::course::progress::{self, Progress, Reflection, StepStatus};
 use lease_lab::exercise;
 use std::fmt::Write as _;
@@ -108,26 +110,44 @@ pub fn reset(args: &ResetArgs, progress_path: &Path) -> Outcome {
 /// questions, given as options or, at a terminal, asked; the earlier
 /// answers, if any, are shown first, since these replace them.
 pub fn reflect(args: &ReflectArgs, progress_path: &Path) -> Outcome {
-    let width = lease_lab::terminal::text_width();
-    let session = super::session(progress_path)?;
+    let stdin = io::stdin();
+    let interactive = stdin.is_terminal();
+    let mut input = stdin.lock();
+    let mut output = io::stdout().lock();
+    let mut console = crate::cli::step::Console {
+        input: &mut input,
+        interactive,
+        output: &mut output,
+        width: lease_lab::terminal::text_width(),
+        columns: lease_lab::terminal::width(),
+    };
+    let mut session = super::session(progress_path)?;
+    reflect_in(args, &mut session, &mut console)
+}
+
+/// [`reflect`] on an open session, asking at `console`.
+fn reflect_in(args: &ReflectArgs, session: &mut Session, console: &mut Console) -> Outcome {
+    let failed = |error: io::Error| CliError::Failed(format!("cannot write or read: {error}"));
     if let Some(earlier) = &session.progress().reflection {
-        say(&format!(
+        write!(
+            console.output,
             "{}\n{}",
             format!(
                 "Your earlier answers ({}), which these replace:",
                 earlier.at
             )
             .bold(),
-            reflection_text(earlier, width)
-        ))?;
+            reflection_text(earlier, console.width)
+        )
+        .map_err(failed)?;
     }
-    let interactive = io::stdin().is_terminal();
-    let answer = |given: &Option<String>, question: &str| -> Result<String, CliError> {
-        match given {
-            Some(text) => Ok(text.clone()),
-            None if interactive => ask(question, width),
-            None => Ok(String::new()),
-        }
+    let mut answer = |given: &Option<String>, question: &str| match given {
+        Some(text) => Ok(text.clone()),
+        None if console.interactive => console
+            .ask(question)
+            .map(Option::unwrap_or_default)
+            .map_err(failed),
+        None => Ok(String::new()),
     };
     let why_kept = answer(
         &args.why_kept,
@@ -142,17 +162,18 @@ pub fn reflect(args: &ReflectArgs, progress_path: &Path) -> Outcome {
             "give both answers as non-empty text: --why-kept \"...\" --not-guaranteed \"...\" (at a terminal, lab reflect asks for them)".into(),
         ));
     }
-    update(progress_path, |progress| {
-        progress.reflection = Some(Reflection {
-            at: progress::now_stamp(),
-            why_tests_are_kept: why_kept,
-            not_guaranteed,
-        });
-    })?;
-    say_line("Recorded your reflection.")?;
-    say(&crate::cli::step::closing_examples(
-        lease_lab::terminal::text_width(),
-    ))
+    session.edit().reflection = Some(Reflection {
+        at: progress::now_stamp(),
+        why_tests_are_kept: why_kept,
+        not_guaranteed,
+    });
+    session.save()?;
+    write!(
+        console.output,
+        "Recorded your reflection.\n{}",
+        crate::cli::step::closing_examples(console.width)
+    )
+    .map_err(failed)
 }
 
 /// `lab progress`: the recorded predictions and scores.
@@ -423,25 +444,6 @@ fn reflection_text(reflection: &Reflection, width: usize) -> String {
     )
 }
 
-/// One question asked at the terminal, and its answer ("" at the end of
-/// input).
-fn ask(question: &str, width: usize) -> Result<String, CliError> {
-    let stdin = io::stdin();
-    let mut input = stdin.lock();
-    let mut output = io::stdout().lock();
-    let mut console = crate::cli::step::Console {
-        input: &mut input,
-        interactive: true,
-        output: &mut output,
-        width,
-        columns: lease_lab::terminal::width(),
-    };
-    console
-        .ask(question)
-        .map(Option::unwrap_or_default)
-        .map_err(|error| CliError::Failed(format!("cannot read the answer: {error}")))
-}
-
 /// `text` wrapped at `width` between words, never inside one (a test name
 /// longer than the line stays whole), each line ending in a line break.
 fn wrapped(text: &str, width: usize, first: &str, rest: &str) -> String {
@@ -462,6 +464,90 @@ mod tests {
     use super::*;
     use lease_lab::course::prediction::Score;
     use lease_lab::course::progress::Attempt;
+
+    /// `lab reflect` through a console that types `typed`: its outcome,
+    /// what it showed and the session after.
+    fn reflect_typing(
+        args: ReflectArgs,
+        typed: &str,
+        interactive: bool,
+        session: &mut Session,
+    ) -> (Outcome, String) {
+        let mut input = std::io::Cursor::new(typed.as_bytes().to_vec());
+        let mut output = Vec::new();
+        let mut console = Console {
+            input: &mut input,
+            interactive,
+            output: &mut output,
+            width: 100,
+            columns: 100,
+        };
+        let outcome = reflect_in(&args, session, &mut console);
+        (outcome, String::from_utf8(output).unwrap())
+    }
+
+    /// At a terminal the questions not given are asked; the earlier
+    /// answers are shown before they are replaced; off a terminal, a
+    /// missing answer is a usage error that records nothing.
+    #[test]
+    fn reflect_asks_what_is_not_given_and_shows_the_answers_it_replaces() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("progress.json");
+        let mut session = Session::open(&path).unwrap();
+        let (outcome, shown) = reflect_typing(
+            ReflectArgs {
+                why_kept: Some("they guard the earlier steps".into()),
+                not_guaranteed: None,
+            },
+            "clocks that jump\n",
+            true,
+            &mut session,
+        );
+        assert!(outcome.is_ok(), "{shown}");
+        assert!(
+            shown.starts_with("Name one operational condition this lab does not guarantee:"),
+            "only the missing question is asked: {shown}"
+        );
+        assert!(!shown.contains("Why are the earlier"), "{shown}");
+        assert!(shown.contains("Recorded your reflection."), "{shown}");
+        let saved = progress::load(&path).unwrap().progress.reflection.unwrap();
+        assert_eq!(saved.why_tests_are_kept, "they guard the earlier steps");
+        assert_eq!(saved.not_guaranteed, "clocks that jump");
+
+        let (outcome, shown) = reflect_typing(
+            ReflectArgs {
+                why_kept: None,
+                not_guaranteed: None,
+            },
+            "regressions\nfsync lies\n",
+            true,
+            &mut session,
+        );
+        assert!(outcome.is_ok(), "{shown}");
+        assert!(
+            shown.starts_with(&format!(
+                "Your earlier answers ({}), which these replace:\n  why the tests are kept: they guard the earlier steps\n  not guaranteed: clocks that jump\nWhy are the earlier steps' tests kept at every later step?",
+                saved.at
+            )),
+            "{shown}"
+        );
+        let replaced = progress::load(&path).unwrap().progress.reflection.unwrap();
+        assert_eq!(replaced.why_tests_are_kept, "regressions");
+        assert_eq!(replaced.not_guaranteed, "fsync lies");
+
+        let (outcome, _) = reflect_typing(
+            ReflectArgs {
+                why_kept: Some("x".into()),
+                not_guaranteed: None,
+            },
+            "typed but not asked\n",
+            false,
+            &mut session,
+        );
+        assert!(matches!(outcome, Err(CliError::Usage(_))));
+        let kept = progress::load(&path).unwrap().progress.reflection.unwrap();
+        assert_eq!(kept, replaced, "a refused reflection records nothing");
+    }
 
     #[test]
     fn the_implementation_line_gives_each_step_s_last_check() {

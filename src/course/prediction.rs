@@ -64,7 +64,7 @@ fn find(token: &str, menu: &[&'static Case]) -> Result<&'static str, String> {
     Err(match nearest {
         Some((_, name)) => format!("{token:?} is not a test; did you mean {name}?"),
         None => {
-            format!("{token:?} is not a test: give its number or its exact name (? lists them)")
+            format!("{token:?} is not a test: give its number or its exact name (lab tests lists them; t at the prompt)")
         }
     })
 }
@@ -211,6 +211,38 @@ mod tests {
 
     fn menu(step: u8) -> Vec<&'static Case> {
         suite::cases_through(step).collect()
+    }
+
+    /// Each list is filled under its label, and a list with a name too
+    /// long to fit beside the labels starts on a line of its own.
+    #[test]
+    fn the_comparison_fills_each_list_to_the_width() {
+        colored::control::set_override(false);
+        let names =
+            |names: &[&str]| -> Vec<String> { names.iter().map(|n| n.to_string()).collect() };
+        let score = Score::of(
+            &names(&["claim_touches_only_its_job", "enqueue_twice"]),
+            &names(&[
+                "claim_touches_only_its_job",
+                "release_by_the_holder_frees_the_lease_and_keeps_the_fence",
+            ]),
+        );
+        assert_eq!(
+            comparison(&score, 60),
+            "\nYour prediction beside the result\n  predicted and caught:        claim_touches_only_its_job\n  predicted but it survived:   enqueue_twice\n  caught but not predicted:\n    release_by_the_holder_frees_the_lease_and_keeps_the_fence\n  score: 33%\n"
+        );
+        let short = Score::of(&names(&["a", "b", "c"]), &names(&["a", "b", "c"]));
+        assert_eq!(
+            comparison(&short, 36),
+            "\nYour prediction beside the result\n  predicted and caught:        a, b,\n                               c\n  predicted but it survived:   none\n  caught but not predicted:    none\n  score: 100%\n"
+        );
+        // A name exactly as wide as the room beside the labels stays beside them.
+        let exact = Score::of(&names(&["abcde"]), &names(&["abcde"]));
+        assert!(
+            comparison(&exact, 36).contains("  predicted and caught:        abcde\n"),
+            "{}",
+            comparison(&exact, 36)
+        );
     }
 
     #[test]

@@ -53,10 +53,18 @@ pub fn exercise(exercise: &Exercise, width: usize) -> String {
         ));
         out.push('\n');
     }
+    out.push_str(&fragment(exercise, width));
+    out.push_str(&section("Predict before you run", &lab.predict));
+    out
+}
+
+/// The broken fragment: the mutant's title, the worksheet's wording of it,
+/// and the diff against the reference with a little context (comments
+/// left out); `d` at the prompt shows it again.
+pub fn fragment(exercise: &Exercise, width: usize) -> String {
     let mutant = exercise.mutant();
     let spec = &mutant.spec;
-    write!(
-        out,
+    let mut out = format!(
         "\n{}\n",
         fill(
             &format!("The broken fragment: mutant {}, {}", spec.id, spec.title),
@@ -65,8 +73,7 @@ pub fn exercise(exercise: &Exercise, width: usize) -> String {
             ""
         )
         .bold()
-    )
-    .unwrap();
+    );
     if let Some(original) = &spec.worksheet {
         writeln!(
             out,
@@ -80,27 +87,42 @@ pub fn exercise(exercise: &Exercise, width: usize) -> String {
         )
         .unwrap();
     }
-    let comment = if spec.file.ends_with(".py") {
+    out.push_str(&mutant_diff(exercise, DIFF_CONTEXT, width));
+    out
+}
+
+/// The mutant's changed lines alone, with where they are: what the
+/// question is about, shown next to the prompt.
+fn changed_lines(exercise: &Exercise, width: usize) -> String {
+    mutant_diff(exercise, 0, width)
+}
+
+/// The mutant against its reference, with `context` lines around each
+/// change, the comments of the store's language left out.
+fn mutant_diff(exercise: &Exercise, context: usize, width: usize) -> String {
+    let mutant = exercise.mutant();
+    let comment = if mutant.spec.file.ends_with(".py") {
         "#"
     } else {
         "//"
     };
-    out.push_str(&code_diff(
+    code_diff(
         &mutant.original,
         &mutant.source,
-        &spec.file,
+        &mutant.spec.file,
         comment,
-        DIFF_CONTEXT,
+        context,
         width,
-    ));
-    out.push_str(&section("Predict before you run", &lab.predict));
-    out
+    )
 }
 
 /// The menu before the prompt: the step's own tests, in columns when the
-/// width allows, and a line for the earlier steps' tests, which are in
-/// force too and listed on request.
-pub fn menu(menu: &[&'static Case], step: u8, width: usize) -> String {
+/// width allows, a line for the earlier steps' tests, which are in force
+/// too and listed on request, then the changed lines and the question, so
+/// that what the question is about is on screen when it is asked (on a
+/// terminal of 24 rows too), and the keys of the prompt.
+pub fn menu(exercise: &Exercise, menu: &[&'static Case], width: usize) -> String {
+    let step = exercise.step();
     let own: Vec<(usize, &Case)> = numbered(menu)
         .filter(|(_, case)| case.step == step)
         .collect();
@@ -110,7 +132,7 @@ pub fn menu(menu: &[&'static Case], step: u8, width: usize) -> String {
     if earlier > 0 {
         writeln!(
             out,
-            "Tests 1 to {earlier}, of steps 1 to {}, are in force too: type ? to list them.",
+            "Tests 1 to {earlier}, of steps 1 to {}, are in force too: t lists them.",
             step - 1
         )
         .unwrap();
@@ -123,8 +145,39 @@ pub fn menu(menu: &[&'static Case], step: u8, width: usize) -> String {
         )
         .unwrap();
     }
-    let question = "Which tests will catch the mutant? Numbers or names, comma-separated; ? lists all tests, probe lets you write a probe instead.";
-    writeln!(out, "\n{}", reflow(question, width.min(100)).bold()).unwrap();
+    writeln!(
+        out,
+        "{} {}{}",
+        "The change:".bold(),
+        changed_lines(exercise, width),
+        reflow(
+            "Which tests will catch the mutant? Numbers or names, comma-separated.",
+            width
+        )
+        .bold()
+    )
+    .unwrap();
+    writeln!(out, "{}", fill(PROMPT_KEYS, width, "", "").dimmed()).unwrap();
+    out
+}
+
+/// The keys of the prediction prompt, in one line.
+pub const PROMPT_KEYS: &str = "d: the diff, h: a hint, t: all tests, probe: write a probe, ?: help";
+
+/// What each key of the prediction prompt does.
+pub fn prompt_help(width: usize) -> String {
+    let mut out = String::new();
+    for (key, what) in [
+        ("NUMBERS, NAMES", "your prediction: the tests that will catch the mutant, by number or name, comma-separated"),
+        ("d", "the broken fragment and its diff again"),
+        ("h", "the next hint (lab hint shows them again later)"),
+        ("t", "every test in force, by step"),
+        ("probe", "write a probe instead: operations that tell the mutant from the reference"),
+        ("?", "this help"),
+    ] {
+        out.push_str(&fill(&format!("{key:<15} {what}"), width, "  ", &" ".repeat(18)));
+        out.push('\n');
+    }
     out
 }
 

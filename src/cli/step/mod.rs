@@ -253,7 +253,19 @@ pub fn step_through(
         "{}",
         screen::exercise(exercise, console.width)
     )?;
-    let prediction = prediction(&given, &menu, console)?;
+    let mut aids = prompt::Aids {
+        exercise,
+        hints: exercise::lab(step).map(|lab| lab.hints).unwrap_or_default(),
+        hints_seen: session
+            .progress()
+            .exercises
+            .get(&exercise.key)
+            .map_or(0, |record| record.hints_seen),
+    };
+    let prediction = prediction(&given, &menu, &mut aids, console)?;
+    // Hints asked for at the prompt count as seen, as `lab hint` counts them.
+    let seen = &mut session.edit().exercise(&exercise.key).hints_seen;
+    *seen = (*seen).max(aids.hints_seen);
     let probe = match given.probe.clone().or(prediction.typed_probe) {
         Some(probe) => Some(run_probe(exercise, probe, options, console)?),
         None => None,
@@ -347,6 +359,7 @@ struct Prediction {
 fn prediction(
     given: &GivenPrediction,
     menu: &[&'static Case],
+    aids: &mut prompt::Aids,
     console: &mut Console,
 ) -> Result<Prediction, StepError> {
     let mut typed_probe = None;
@@ -356,13 +369,12 @@ fn prediction(
         None if given.probe.is_some() => Vec::new(),
         // Without a terminal, step_through has refused already.
         None => {
-            let step = menu.last().map_or(1, |case| case.step);
             write!(
                 console.output,
                 "{}",
-                screen::menu(menu, step, console.columns)
+                screen::menu(aids.exercise, menu, console.columns)
             )?;
-            match prompt::ask_prediction(menu, console)? {
+            match prompt::ask_prediction(menu, aids, console)? {
                 prompt::Predicted::Tests(chosen) => chosen,
                 prompt::Predicted::Probe(probe) => {
                     typed_probe = Some(probe);
@@ -632,13 +644,13 @@ mod tests {
         );
     }
 
-    /// At the prompt, `?` lists every test in force and asks again;
+    /// At the prompt, `t` lists every test in force and asks again;
     /// `probe` reads a probe up to an empty line, asks again when it does
     /// not parse (saying why), and otherwise runs it as the prediction.
     #[test]
-    fn the_prompt_lists_every_test_on_a_question_mark_and_takes_a_typed_probe() {
+    fn the_prompt_lists_every_test_on_t_and_takes_a_typed_probe() {
         let folder = tempfile::tempdir().unwrap();
-        let typed = "?\nprobe\ngrab j1\n\nprobe\nenqueue j1 -> true\nenqueue j1 -> false\n\n";
+        let typed = "t\nprobe\ngrab j1\n\nprobe\nenqueue j1 -> true\nenqueue j1 -> false\n\n";
         let (result, shown) = step_in(folder.path(), "2", GivenPrediction::default(), typed, true);
         let attempt = result.unwrap();
         let menu: Vec<&'static Case> = suite::cases_through(2).collect();
@@ -646,7 +658,7 @@ mod tests {
         assert_eq!(
             shown.matches(&every_test).count(),
             1,
-            "the list, once, after `?`: {shown}"
+            "the list, once, after `t`: {shown}"
         );
         assert!(
             shown.contains("<typed>:1: expected"),
@@ -656,6 +668,49 @@ mod tests {
         assert_eq!(probe.text, "enqueue j1 -> true\nenqueue j1 -> false\n");
         assert!(probe.killed, "the probe tells mutant 02 apart: {shown}");
         assert!(attempt.predicted.is_empty());
+    }
+
+    /// Before the prompt, the changed lines and the question come last; at
+    /// the prompt, `d` shows the diff again, `h` the next hint (counted as
+    /// seen, as `lab hint` counts them) until none is left, and `?` what
+    /// each key does; each asks again.
+    #[test]
+    fn the_prompt_shows_the_change_last_and_the_diff_a_hint_or_help_on_a_key() {
+        let folder = tempfile::tempdir().unwrap();
+        let typed = "d\nh\nH\nh\nh\n?\n3\nwhy\n";
+        let (result, shown) = step_in(folder.path(), "2", GivenPrediction::default(), typed, true);
+        result.unwrap();
+        let exercise = exercise::find("2").unwrap();
+        let before_the_prompt = shown.split("\n> ").next().unwrap();
+        let change = "-                \"INSERT OR IGNORE INTO jobs (id) VALUES (:id)\",\n+                \"INSERT OR REPLACE INTO jobs (id) VALUES (:id)\",\nWhich tests will catch the mutant?";
+        assert!(before_the_prompt.contains(change), "{before_the_prompt}");
+        assert!(
+            before_the_prompt.trim_end().ends_with(screen::PROMPT_KEYS),
+            "{before_the_prompt}"
+        );
+        assert_eq!(
+            shown.matches(&screen::fragment(&exercise, 100)).count(),
+            2,
+            "the fragment in the exercise, and again after `d`: {shown}"
+        );
+        let hints = exercise::lab(2).unwrap().hints;
+        for (number, hint) in hints.iter().enumerate() {
+            let heading = format!("Hint {} of 3\n", number + 1);
+            assert_eq!(shown.matches(&heading).count(), 1, "{heading}: {shown}");
+            assert!(shown.contains(&lease_lab::terminal::reflow(hint, 100)));
+        }
+        assert!(
+            shown.contains("That was the last of the 3 hints (lab hint 2 --all shows them all)."),
+            "{shown}"
+        );
+        assert!(shown.contains(&screen::prompt_help(100)), "{shown}");
+        assert!(shown.contains("this help"), "{shown}");
+        assert_eq!(
+            shown.matches("The broken fragment: mutant 02,").count(),
+            2,
+            "{shown}"
+        );
+        assert_eq!(saved(folder.path()).exercises["2"].hints_seen, 3);
     }
 
     /// The exercises follow the student's language unless a family is

@@ -6,6 +6,7 @@ use super::screen;
 use super::StepError;
 use colored::Colorize;
 use lease_lab::course::prediction::parse_selection;
+use lease_lab::exercise::Exercise;
 use lease_lab::probe::{self, Probe};
 use lease_lab::suite::Case;
 use std::io::{self, BufRead, Write};
@@ -45,31 +46,46 @@ pub enum Predicted {
     Probe(Probe),
 }
 
+/// What the prediction prompt shows on request: the exercise (for its
+/// diff), and its hints with how many the student has seen.
+pub struct Aids<'a> {
+    /// The exercise asked about.
+    pub exercise: &'a Exercise,
+    /// The step's hints, in order.
+    pub hints: Vec<String>,
+    /// How many of them the student has seen, here or before.
+    pub hints_seen: usize,
+}
+
 /// Asks which tests will catch the mutant until the answer names at least
 /// one test of `menu` (every wrong entry is reported at once), or is a
-/// probe typed at the prompt; `?` lists every test in force.
+/// probe typed at the prompt. On the way, `d` shows the diff again, `h`
+/// the next hint, `t` every test in force, and `?` what each key does.
 pub fn ask_prediction(
     menu: &[&'static Case],
+    aids: &mut Aids,
     console: &mut Console,
 ) -> Result<Predicted, StepError> {
     loop {
         let Some(answer) = console.ask(">")? else {
             return Err(StepError::InputEnded);
         };
-        match answer.as_str() {
-            "?" => {
-                write!(
-                    console.output,
-                    "{}",
-                    screen::all_tests(menu, console.columns)
-                )?;
-                continue;
-            }
-            "probe" => match read_probe(console)? {
+        let shown = match answer.to_ascii_lowercase().as_str() {
+            "?" | "help" => Some(screen::prompt_help(console.width)),
+            "t" => Some(screen::all_tests(menu, console.columns)),
+            "d" => Some(screen::fragment(aids.exercise, console.width)),
+            "h" | "hint" => Some(next_hint(aids, console.width)),
+            _ => None,
+        };
+        if let Some(shown) = shown {
+            write!(console.output, "{shown}")?;
+            continue;
+        }
+        if answer == "probe" {
+            match read_probe(console)? {
                 Some(probe) => return Ok(Predicted::Probe(probe)),
                 None => continue,
-            },
-            _ => {}
+            }
         }
         match parse_selection(&answer, menu) {
             Ok(chosen) if !chosen.is_empty() => return Ok(Predicted::Tests(chosen)),
@@ -80,6 +96,26 @@ pub fn ask_prediction(
                 }
             }
         }
+    }
+}
+
+/// The next hint the student has not seen, counted as seen; or that there
+/// is none left.
+fn next_hint(aids: &mut Aids, width: usize) -> String {
+    match aids.hints.get(aids.hints_seen) {
+        Some(hint) => {
+            aids.hints_seen += 1;
+            format!(
+                "{}\n{}\n",
+                format!("Hint {} of {}", aids.hints_seen, aids.hints.len()).bold(),
+                lease_lab::terminal::reflow(hint, width)
+            )
+        }
+        None => format!(
+            "That was the last of the {} hints (lab hint {} --all shows them all).\n",
+            aids.hints.len(),
+            aids.exercise.key
+        ),
     }
 }
 
