@@ -26,8 +26,11 @@ pub struct HintArgs {
 /// `lab reset`'s arguments.
 #[derive(Debug, clap::Args)]
 pub struct ResetArgs {
-    /// The exercise to forget; all of them when omitted.
+    /// The exercise to forget; everything recorded when omitted.
     exercise: Option<String>,
+    /// Forget everything without asking (needed when not at a terminal).
+    #[arg(long)]
+    yes: bool,
 }
 
 /// `lab reflect`'s arguments.
@@ -85,25 +88,112 @@ pub fn hint(args: &HintArgs, progress_path: &Path) -> Outcome {
     say(&text)
 }
 
-/// `lab reset [N]`: forgets one exercise, or everything.
+/// `lab reset [N]`: forgets one exercise, or everything recorded, saying
+/// exactly what; forgetting everything is asked first at a terminal, and
+/// needs `--yes` off one.
 pub fn reset(args: &ResetArgs, progress_path: &Path) -> Outcome {
-    let key = args
-        .exercise
-        .as_deref()
-        .map(find_exercise)
-        .transpose()?
-        .map(|exercise| exercise.key);
-    let message = update(progress_path, |progress| match key {
-        Some(key) => {
-            progress.exercises.remove(&key);
-            format!("Forgot exercise {key}.")
+    let stdin = io::stdin();
+    let interactive = stdin.is_terminal();
+    let mut input = stdin.lock();
+    let mut output = io::stdout().lock();
+    let mut console = Console {
+        input: &mut input,
+        interactive,
+        output: &mut output,
+        width: lease_lab::terminal::text_width(),
+        columns: lease_lab::terminal::width(),
+    };
+    let mut session = super::session(progress_path)?;
+    reset_in(args, &mut session, &mut console)
+}
+
+/// [`reset`] on an open session, asking at `console`.
+fn reset_in(args: &ResetArgs, session: &mut Session, console: &mut Console) -> Outcome {
+    let failed = |error: io::Error| CliError::Failed(format!("cannot write or read: {error}"));
+    let path = session.path().display().to_string();
+    if let Some(key) = &args.exercise {
+        let key = find_exercise(key)?.key;
+        let told = match session.edit().exercises.remove(&key) {
+            Some(record) => format!(
+                "Forgot exercise {key}: {} and {} seen.",
+                plural(record.attempts.len(), "attempt"),
+                plural(record.hints_seen, "hint")
+            ),
+            None => format!("Exercise {key} had nothing recorded."),
+        };
+        session.save()?;
+        return writeln!(console.output, "{told}").map_err(failed);
+    }
+    let items = recorded_items(session.progress());
+    if items.is_empty() {
+        return writeln!(
+            console.output,
+            "Nothing to forget: {path} records no progress."
+        )
+        .map_err(failed);
+    }
+    let list: String = items
+        .iter()
+        .map(|item| wrapped(item, console.width, "  - ", "    "))
+        .collect();
+    if !args.yes {
+        if !console.interactive {
+            return Err(CliError::Usage(format!(
+                "lab reset forgets everything {path} records ({}); nothing was changed: add --yes to forget it, or run it at a terminal to be asked",
+                items.join("; ")
+            )));
         }
-        None => {
-            *progress = Progress::default();
-            "Forgot every exercise and the reflection.".to_string()
+        write!(
+            console.output,
+            "lab reset forgets everything {path} records:\n{list}"
+        )
+        .map_err(failed)?;
+        let answer = console.ask("Forget all of it? [y/N]").map_err(failed)?;
+        if !matches!(answer.as_deref().map(str::trim), Some("y" | "Y" | "yes")) {
+            return writeln!(console.output, "Nothing was forgotten.").map_err(failed);
         }
-    })?;
-    say_line(&message)
+    }
+    *session.edit() = Progress::default();
+    session.save()?;
+    write!(console.output, "Forgot:\n{list}").map_err(failed)
+}
+
+/// What a progress file records, one item each, for `lab reset` to name.
+fn recorded_items(progress: &Progress) -> Vec<String> {
+    let mut items = Vec::new();
+    let started: Vec<&str> = progress.exercises.keys().map(String::as_str).collect();
+    if !started.is_empty() {
+        let attempts: usize = progress.exercises.values().map(|e| e.attempts.len()).sum();
+        items.push(format!(
+            "exercises {} ({}, and the hints seen)",
+            started.join(", "),
+            plural(attempts, "attempt")
+        ));
+    }
+    if progress.reflection.is_some() {
+        items.push("your answers to the closing questions".into());
+    }
+    if let Some(implementation) = &progress.implementation {
+        let checked = if progress.checks.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ", and its last check of {}",
+                plural(progress.checks.len(), "step")
+            )
+        };
+        items.push(format!(
+            "your implementation, {} (its files stay){checked}",
+            implementation.describe()
+        ));
+    }
+    if !progress.own_predictions.is_empty() {
+        items.push(format!(
+            "{} about breaks of your own",
+            plural(progress.own_predictions.len(), "prediction")
+        ));
+    }
+    items
 }
 
 /// `lab reflect`: records the answers to the worksheet's closing
@@ -464,6 +554,159 @@ mod tests {
     use super::*;
     use lease_lab::course::prediction::Score;
     use lease_lab::course::progress::Attempt;
+
+    /// `lab reset` through a console that types `typed`: its outcome and
+    /// what it showed.
+    fn reset_typing(
+        args: ResetArgs,
+        typed: &str,
+        interactive: bool,
+        session: &mut Session,
+    ) -> (Outcome, String) {
+        let mut input = std::io::Cursor::new(typed.as_bytes().to_vec());
+        let mut output = Vec::new();
+        let mut console = Console {
+            input: &mut input,
+            interactive,
+            output: &mut output,
+            width: 100,
+            columns: 100,
+        };
+        let outcome = reset_in(&args, session, &mut console);
+        (outcome, String::from_utf8(output).unwrap())
+    }
+
+    /// Forgetting everything names what is recorded, asks at a terminal
+    /// (only `y` forgets), needs `--yes` off one, and changes nothing
+    /// otherwise; one exercise is forgotten without asking.
+    #[test]
+    fn reset_names_what_it_forgets_and_asks_before_forgetting_everything() {
+        use lease_lab::course::progress::ExerciseProgress;
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("progress.json");
+        let mut session = Session::open(&path).unwrap();
+        let everything = |yes| ResetArgs {
+            exercise: None,
+            yes,
+        };
+        let (outcome, shown) = reset_typing(everything(false), "", false, &mut session);
+        assert!(outcome.is_ok());
+        assert_eq!(
+            shown,
+            format!(
+                "Nothing to forget: {} records no progress.\n",
+                path.display()
+            )
+        );
+        let recorded = {
+            let progress = session.edit();
+            progress.exercises.insert(
+                "4".into(),
+                ExerciseProgress {
+                    hints_seen: 2,
+                    attempts: Vec::new(),
+                },
+            );
+            progress
+                .exercises
+                .insert("8b".into(), ExerciseProgress::default());
+            progress.reflection = Some(Reflection {
+                at: "then".into(),
+                why_tests_are_kept: "a".into(),
+                not_guaranteed: "b".into(),
+            });
+            progress.implementation = Some(lease_lab::subject::Implementation::Command {
+                line: "./mine".into(),
+            });
+            progress.clone()
+        };
+        session.save().unwrap();
+        let list = "  - exercises 4, 8b (0 attempts, and the hints seen)\n  - your answers to the closing questions\n  - your implementation, ./mine (its files stay)\n";
+        let on_file = || progress::load(&path).unwrap().progress;
+
+        let (outcome, shown) = reset_typing(everything(false), "y\n", false, &mut session);
+        match outcome {
+            Err(CliError::Usage(message)) => assert!(
+                message.contains("(exercises 4, 8b (0 attempts, and the hints seen); your answers to the closing questions; your implementation, ./mine (its files stay)); nothing was changed: add --yes"),
+                "{message}"
+            ),
+            other => panic!("off a terminal without --yes: {other:?}"),
+        }
+        assert_eq!(shown, "");
+        assert_eq!(on_file(), recorded);
+
+        let (outcome, shown) = reset_typing(everything(false), "n\n", true, &mut session);
+        assert!(outcome.is_ok());
+        assert_eq!(
+            shown,
+            format!(
+                "lab reset forgets everything {} records:\n{list}Forget all of it? [y/N] Nothing was forgotten.\n",
+                path.display()
+            )
+        );
+        assert_eq!(on_file(), recorded);
+
+        let (outcome, shown) = reset_typing(
+            ResetArgs {
+                exercise: Some("04".into()),
+                yes: false,
+            },
+            "",
+            false,
+            &mut session,
+        );
+        assert!(outcome.is_ok());
+        assert_eq!(shown, "Forgot exercise 4: 0 attempts and 2 hints seen.\n");
+        assert!(!on_file().exercises.contains_key("4"));
+        let (_, shown) = reset_typing(
+            ResetArgs {
+                exercise: Some("4".into()),
+                yes: false,
+            },
+            "",
+            false,
+            &mut session,
+        );
+        assert_eq!(shown, "Exercise 4 had nothing recorded.\n");
+
+        let (outcome, shown) = reset_typing(everything(false), " y \n", true, &mut session);
+        assert!(outcome.is_ok());
+        assert!(shown.ends_with("[y/N] Forgot:\n  - exercises 8b (0 attempts, and the hints seen)\n  - your answers to the closing questions\n  - your implementation, ./mine (its files stay)\n"), "{shown}");
+        assert_eq!(on_file(), Progress::default());
+
+        {
+            let progress = session.edit();
+            progress.implementation = recorded.implementation.clone();
+            for step in ["1", "2"] {
+                progress.checks.insert(
+                    step.into(),
+                    lease_lab::course::progress::StepCheck {
+                        at: "then".into(),
+                        status: StepStatus::Passed,
+                        failing: Vec::new(),
+                    },
+                );
+            }
+            progress
+                .own_predictions
+                .push(lease_lab::course::progress::OwnPrediction {
+                    at: "then".into(),
+                    through: 2,
+                    predicted: Vec::new(),
+                    why: String::new(),
+                    failed: Vec::new(),
+                    score: Score::of(&[], &[]),
+                });
+        }
+        session.save().unwrap();
+        let (outcome, shown) = reset_typing(everything(true), "", false, &mut session);
+        assert!(outcome.is_ok());
+        assert_eq!(
+            shown,
+            "Forgot:\n  - your implementation, ./mine (its files stay), and its last check of 2 steps\n  - 1 prediction about breaks of your own\n"
+        );
+        assert_eq!(on_file(), Progress::default());
+    }
 
     /// `lab reflect` through a console that types `typed`: its outcome,
     /// what it showed and the session after.
