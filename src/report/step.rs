@@ -531,6 +531,28 @@ mod tests {
         suite::CASES.iter().filter(|case| case.step < step).count()
     }
 
+    /// The run's rows are as wide as the screen allows and no wider: with
+    /// names longer than the room, the widest row (a crash the mutant's
+    /// tests caught) is exactly the width, and the names are shortened
+    /// with dots.
+    #[test]
+    fn the_rows_of_the_run_fill_the_width_and_shorten_long_names() {
+        colored::control::set_override(false);
+        let long = "claim_of_a_missing_job_is_none_and_creates_nothing";
+        let (shown, _) = verdicts(&matrix(4, &[], &[long]), 4, 60);
+        let rows: Vec<&str> = shown
+            .lines()
+            .filter(|line| line.starts_with("    ") && line.contains("pass"))
+            .collect();
+        assert!(!rows.is_empty(), "{shown}");
+        assert_eq!(rows.iter().map(|row| row.len()).max(), Some(60), "{shown}");
+        let caught = rows.iter().find(|row| row.contains("(caught)")).unwrap();
+        assert_eq!(
+            *caught,
+            "    30  claim_of_a_missing_job...  pass      CRASH (caught)"
+        );
+    }
+
     /// The step's own tests are all listed; an earlier one only when it
     /// caught the mutant or failed on the reference; the rest are summed
     /// up in one line that counts them.
