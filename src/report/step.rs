@@ -423,8 +423,9 @@ fn verdict_line(
 }
 
 /// The columns of a row of the run other than the name and the mutant's
-/// cell: the indent, the number, the gaps and the reference's cell.
-const ROW_FRAME: usize = 2 + 4 + 2 + 2 + 9 + 1;
+/// cell: the indent (2), the number (4), the gaps around the name (2 and
+/// 2), the reference's cell (9) and the gap after it (1).
+const ROW_FRAME: usize = 20;
 
 /// The mutant's cell of a row, plain (to measure) and as shown.
 fn mutant_cell(on_mutant: Option<&Outcome>, verdict: Option<Verdict>) -> (String, String) {
