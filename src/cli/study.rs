@@ -10,7 +10,7 @@ use lease_lab::course::progress::Session;
 use lease_lab::course::progress::{self, Progress, Reflection, StepStatus};
 use lease_lab::exercise;
 use std::fmt::Write as _;
-use std::io::{self, IsTerminal};
+use std::io;
 use std::path::Path;
 
 /// `lab hint`'s arguments.
@@ -92,19 +92,8 @@ pub fn hint(args: &HintArgs, progress_path: &Path) -> Outcome {
 /// exactly what; forgetting everything is asked first at a terminal, and
 /// needs `--yes` off one.
 pub fn reset(args: &ResetArgs, progress_path: &Path) -> Outcome {
-    let stdin = io::stdin();
-    let interactive = stdin.is_terminal();
-    let mut input = stdin.lock();
-    let mut output = io::stdout().lock();
-    let mut console = Console {
-        input: &mut input,
-        interactive,
-        output: &mut output,
-        width: lease_lab::terminal::text_width(),
-        columns: lease_lab::terminal::width(),
-    };
     let mut session = super::session(progress_path)?;
-    reset_in(args, &mut session, &mut console)
+    Console::with_terminal(|console| reset_in(args, &mut session, console))
 }
 
 /// [`reset`] on an open session, asking at `console`.
@@ -200,19 +189,8 @@ fn recorded_items(progress: &Progress) -> Vec<String> {
 /// questions, given as options or, at a terminal, asked; the earlier
 /// answers, if any, are shown first, since these replace them.
 pub fn reflect(args: &ReflectArgs, progress_path: &Path) -> Outcome {
-    let stdin = io::stdin();
-    let interactive = stdin.is_terminal();
-    let mut input = stdin.lock();
-    let mut output = io::stdout().lock();
-    let mut console = crate::cli::step::Console {
-        input: &mut input,
-        interactive,
-        output: &mut output,
-        width: lease_lab::terminal::text_width(),
-        columns: lease_lab::terminal::width(),
-    };
     let mut session = super::session(progress_path)?;
-    reflect_in(args, &mut session, &mut console)
+    Console::with_terminal(|console| reflect_in(args, &mut session, console))
 }
 
 /// [`reflect`] on an open session, asking at `console`.
@@ -555,25 +533,34 @@ mod tests {
     use lease_lab::course::prediction::Score;
     use lease_lab::course::progress::Attempt;
 
-    /// `lab reset` through a console that types `typed`: its outcome and
-    /// what it showed.
+    /// `run` on a console that types `typed`: its outcome and what it
+    /// showed.
+    fn typing(
+        typed: &str,
+        interactive: bool,
+        run: impl FnOnce(&mut Console) -> Outcome,
+    ) -> (Outcome, String) {
+        let mut input = std::io::Cursor::new(typed.as_bytes().to_vec());
+        let mut output = Vec::new();
+        let outcome = run(&mut Console {
+            input: &mut input,
+            interactive,
+            output: &mut output,
+            width: 100,
+            columns: 100,
+        });
+        (outcome, String::from_utf8(output).unwrap())
+    }
+
     fn reset_typing(
         args: ResetArgs,
         typed: &str,
         interactive: bool,
         session: &mut Session,
     ) -> (Outcome, String) {
-        let mut input = std::io::Cursor::new(typed.as_bytes().to_vec());
-        let mut output = Vec::new();
-        let mut console = Console {
-            input: &mut input,
-            interactive,
-            output: &mut output,
-            width: 100,
-            columns: 100,
-        };
-        let outcome = reset_in(&args, session, &mut console);
-        (outcome, String::from_utf8(output).unwrap())
+        typing(typed, interactive, |console| {
+            reset_in(&args, session, console)
+        })
     }
 
     /// Forgetting everything names what is recorded, asks at a terminal
@@ -708,25 +695,15 @@ mod tests {
         assert_eq!(on_file(), Progress::default());
     }
 
-    /// `lab reflect` through a console that types `typed`: its outcome,
-    /// what it showed and the session after.
     fn reflect_typing(
         args: ReflectArgs,
         typed: &str,
         interactive: bool,
         session: &mut Session,
     ) -> (Outcome, String) {
-        let mut input = std::io::Cursor::new(typed.as_bytes().to_vec());
-        let mut output = Vec::new();
-        let mut console = Console {
-            input: &mut input,
-            interactive,
-            output: &mut output,
-            width: 100,
-            columns: 100,
-        };
-        let outcome = reflect_in(&args, session, &mut console);
-        (outcome, String::from_utf8(output).unwrap())
+        typing(typed, interactive, |console| {
+            reflect_in(&args, session, console)
+        })
     }
 
     /// At a terminal the questions not given are asked; the earlier

@@ -21,7 +21,7 @@ use lease_lab::subject::{Implementation, Subject};
 use lease_lab::suite::{self, Case};
 use lease_lab::variant::Variant;
 pub use prompt::Console;
-use std::io::{self, IsTerminal};
+use std::io;
 use std::path::{Path, PathBuf};
 
 /// `lab step`'s arguments.
@@ -119,46 +119,32 @@ pub fn run(args: Args, progress_path: &Path) -> Outcome {
         probe,
         reflection: args.why_kept.zip(args.not_guaranteed),
     };
-    let stdin = io::stdin();
-    let interactive = stdin.is_terminal();
-    let mut input = stdin.lock();
-    let mut output = io::stdout().lock();
-    let mut console = Console {
-        input: &mut input,
-        interactive,
-        output: &mut output,
-        width: lease_lab::terminal::text_width(),
-        columns: lease_lab::terminal::width(),
-    };
     let options = args.run.options();
     let suite_runner = |variants: &[Variant], tests: Vec<&'static Case>| {
         Matrix::build(&worker, variants, tests, &options)
     };
-    let outcome = match step_through(
-        &exercise,
-        prediction,
-        &mut console,
-        &suite_runner,
-        &options,
-        &mut session,
-    ) {
-        Ok(_) => match &chosen.own {
-            Some(own) => yours(
-                own,
-                &exercise,
-                &worker,
-                &options,
-                &mut console,
-                &mut session,
-            ),
-            None => Ok(()),
-        },
-        Err(error @ (StepError::NoPrediction | StepError::BadPrediction(_))) => {
-            return Err(CliError::Usage(error.to_string()))
+    let outcome = Console::with_terminal(|console| {
+        match step_through(
+            &exercise,
+            prediction,
+            console,
+            &suite_runner,
+            &options,
+            &mut session,
+        ) {
+            // The run of one's own implementation is the outcome, saved with
+            // the attempt either way; a step that did not go through saves nothing.
+            Ok(_) => Ok(match &chosen.own {
+                Some(own) => yours(own, &exercise, &worker, &options, console, &mut session),
+                None => Ok(()),
+            }),
+            Err(error @ (StepError::NoPrediction | StepError::BadPrediction(_))) => {
+                Err(CliError::Usage(error.to_string()))
+            }
+            Err(StepError::Io(error)) => Err(CliError::from(error)),
+            Err(error @ StepError::InputEnded) => Err(CliError::Usage(error.to_string())),
         }
-        Err(StepError::Io(error)) => return Err(CliError::from(error)),
-        Err(error @ StepError::InputEnded) => return Err(CliError::Usage(error.to_string())),
-    };
+    })?;
     // Once, whatever the run of the student's own implementation gave:
     // the attempt is kept even when that run could not be made.
     session.save()?;

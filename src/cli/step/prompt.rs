@@ -9,7 +9,7 @@ use lease_lab::course::prediction::parse_selection;
 use lease_lab::exercise::Exercise;
 use lease_lab::probe::{self, Probe};
 use lease_lab::suite::Case;
-use std::io::{self, BufRead, Write};
+use std::io::{self, BufRead, IsTerminal, Write};
 
 /// Where the step-through reads answers and writes its text.
 pub struct Console<'a> {
@@ -26,6 +26,23 @@ pub struct Console<'a> {
 }
 
 impl Console<'_> {
+    /// Runs `f` with the console of this process: standard input and
+    /// output, interactive when standard input is a terminal, written for
+    /// the terminal's width.
+    pub fn with_terminal<T>(f: impl FnOnce(&mut Console) -> T) -> T {
+        let stdin = io::stdin();
+        let interactive = stdin.is_terminal();
+        let mut input = stdin.lock();
+        let mut output = io::stdout().lock();
+        f(&mut Console {
+            input: &mut input,
+            interactive,
+            output: &mut output,
+            width: lease_lab::terminal::text_width(),
+            columns: lease_lab::terminal::width(),
+        })
+    }
+
     /// Shows `prompt` and reads one line; `None` at the end of input.
     pub fn ask(&mut self, prompt: &str) -> io::Result<Option<String>> {
         write!(self.output, "{} ", prompt.bold())?;
