@@ -7,12 +7,13 @@
 //! race its basis warns about (exercise `8b`).
 
 use crate::exercise_table::{self, ExerciseRow};
+use crate::lab_text::{parse_lab, LabSections, Language};
 use crate::subject::{self, Subject};
 use crate::variant::{Variant, MUTANTS, REFERENCE_ID};
 use std::sync::OnceLock;
 
 /// An exercise text of `labs/`, compiled in.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LabText {
     /// The step it belongs to.
     pub step: u8,
@@ -80,16 +81,23 @@ pub struct Exercise {
     pub variant: Variant,
     /// The reference implementation that mutant is a change of.
     pub reference: Variant,
+    /// Its text in `labs/`.
+    pub text: &'static LabText,
+    /// Whether it is the last exercise, after which come the closing questions.
+    pub last: bool,
 }
 
 impl Exercise {
     /// The exercise of table row `row`, about `variant`, a mutant.
     fn of(row: &ExerciseRow, variant: Variant, reference: Variant) -> Exercise {
         debug_assert!(variant.mutant.is_some(), "an exercise is about a mutant");
+        let text = text_named(&row.text).expect("the build compiled in every text the table names");
         Exercise {
             key: row.key.clone(),
             variant,
             reference,
+            text,
+            last: table().last().is_some_and(|last| last.key == row.key),
         }
     }
 
@@ -104,6 +112,17 @@ impl Exercise {
             .mutant
             .as_ref()
             .expect("an exercise is about a mutant")
+    }
+
+    /// The language of the store whose mutant it shows, in which its text
+    /// is worded.
+    pub fn language(&self) -> Language {
+        Language::of_file(&self.mutant().spec.file)
+    }
+
+    /// Its text, worded for its language, by section.
+    pub fn lab(&self) -> LabSections {
+        parse_lab(self.text.text, self.language())
     }
 
     /// What the exercise is about: the step's title, or for a second
@@ -187,69 +206,19 @@ pub fn keys() -> String {
         .join(", ")
 }
 
-/// The parts of a step's text in `labs/`, by heading.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LabSections {
-    /// What comes before the first `## ` heading.
-    pub introduction: String,
-    /// `## Contract`.
-    pub contract: String,
-    /// `## Why it matters`.
-    pub why: String,
-    /// `## Predict before you run`.
-    pub predict: String,
-    /// `## Hint 1`, `## Hint 2`, ... in order.
-    pub hints: Vec<String>,
-    /// `## After the run`.
-    pub after: String,
-    /// `## Closing reflection`: example answers to the worksheet's closing
-    /// questions, shown only once the student has answered them.
-    pub closing: String,
+/// The closing questions' example answers, from the text of the last
+/// exercise (the questions come after it), in `language`.
+pub fn closing_examples(language: Language) -> String {
+    table()
+        .last()
+        .and_then(|row| text_named(&row.text))
+        .map(|text| parse_lab(text.text, language).closing)
+        .unwrap_or_default()
 }
 
-/// Splits a lab text into its sections. The `# ` title is left out (see
-/// [`step_title`]); unknown headings are kept with the introduction, so
-/// nothing the author wrote is lost.
-pub fn parse_lab(text: &str) -> LabSections {
-    let mut sections = LabSections::default();
-    let mut heading: Option<String> = None;
-    let mut body = String::new();
-    let flush = |heading: &Option<String>, body: &mut String, sections: &mut LabSections| {
-        let text = body.trim().to_string();
-        body.clear();
-        match heading.as_deref() {
-            None => sections.introduction = text,
-            Some("Contract") => sections.contract = text,
-            Some("Why it matters") => sections.why = text,
-            Some("Predict before you run") => sections.predict = text,
-            Some("After the run") => sections.after = text,
-            Some("Closing reflection") => sections.closing = text,
-            Some(other) if other.starts_with("Hint") => sections.hints.push(text),
-            Some(other) => {
-                sections.introduction =
-                    format!("{}\n\n{other}\n\n{text}", sections.introduction.trim_end());
-            }
-        }
-    };
-    for line in text.lines() {
-        if line.starts_with("# ") {
-            continue;
-        }
-        if let Some(next) = line.strip_prefix("## ") {
-            flush(&heading, &mut body, &mut sections);
-            heading = Some(next.trim().to_string());
-        } else {
-            body.push_str(line);
-            body.push('\n');
-        }
-    }
-    flush(&heading, &mut body, &mut sections);
-    sections
-}
-
-/// The sections of step `step`'s text, if `labs/` has one.
-pub fn lab(step: u8) -> Option<LabSections> {
-    lab_text(step).map(|text| parse_lab(text.text))
+/// The text of `labs/` with this file name.
+fn text_named(file_name: &str) -> Option<&'static LabText> {
+    LAB_TEXTS.iter().find(|text| text.file_name == file_name)
 }
 
 #[cfg(test)]
@@ -315,34 +284,70 @@ mod tests {
         assert_eq!(step_title(9), "");
     }
 
+    /// Every exercise has its own text, complete in both languages: no
+    /// marker of a language's wording is left, and a Python student reads
+    /// no Rust type (and the Rust one no Python value).
     #[test]
-    fn a_lab_text_splits_into_its_sections() {
-        let lab = parse_lab(
-            "# Step 9: Title\nintro\n## Contract\nc\n## Odd\no\n## Hint 1\nh1\n## Hint 2\nh2\n## After the run\na\n",
-        );
-        assert_eq!(lab.introduction, "intro\n\nOdd\n\no");
-        assert_eq!(lab.contract, "c");
-        assert_eq!(lab.hints, ["h1", "h2"]);
-        assert_eq!(lab.after, "a");
-    }
-
-    #[test]
-    fn every_step_has_a_complete_text() {
-        for step in 1..=8 {
-            let lab = lab(step).unwrap_or_else(|| panic!("labs/ has no text for step {step}"));
-            assert!(!step_title(step).is_empty(), "step {step} has no title");
-            for (name, section) in [
-                ("introduction", &lab.introduction),
-                ("contract", &lab.contract),
-                ("why it matters", &lab.why),
-                ("predict", &lab.predict),
-                ("after the run", &lab.after),
-            ] {
-                assert!(!section.is_empty(), "step {step} has no {name}");
+    fn every_exercise_has_its_own_complete_text_in_both_languages() {
+        let mut texts = Vec::new();
+        for subject in [Subject::Rust, Subject::Python] {
+            for exercise in exercises_of(&subject).unwrap() {
+                let key = format!("{} ({:?})", exercise.key, exercise.language());
+                let lab = exercise.lab();
+                for (name, section) in [
+                    ("introduction", &lab.introduction),
+                    ("contract", &lab.contract),
+                    ("why it matters", &lab.why),
+                    ("predict", &lab.predict),
+                    ("after the run", &lab.after),
+                ] {
+                    assert!(!section.is_empty(), "exercise {key} has no {name}");
+                }
+                assert_eq!(lab.hints.len(), 3, "exercise {key} should have three hints");
+                let whole = crate::lab_text::in_language(exercise.text.text, exercise.language());
+                for marker in ["{rust:", "| python:", "```rust", "```python"] {
+                    assert!(
+                        !whole.contains(marker),
+                        "exercise {key}: {marker:?} is left in"
+                    );
+                }
+                let foreign: &[&str] = match exercise.language() {
+                    Language::Python => &[
+                        "Ok(",
+                        "Some(",
+                        "Err(",
+                        "Option<",
+                        "Vec<",
+                        "InvalidArgument",
+                        "`true`",
+                        "`false`",
+                        "panic",
+                    ],
+                    Language::Rust => &["ValueError", "`True`", "`False`", "a dict"],
+                };
+                for word in foreign {
+                    assert!(
+                        !whole.contains(word),
+                        "exercise {key} says {word:?}:\n{whole}"
+                    );
+                }
+                assert_eq!(exercise.last, exercise.key == "8b", "{key}");
+                texts.push((exercise.key.clone(), exercise.text.file_name));
             }
-            assert_eq!(lab.hints.len(), 3, "step {step} should have three hints");
         }
-        assert!(lab(8).unwrap().closing.contains("Why are the tests"));
-        assert!(!lab(8).unwrap().after.contains("Why are the tests"));
+        let mut names: Vec<&str> = texts.iter().map(|(_, name)| *name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), 9, "one text per exercise: {texts:?}");
+        for language in [Language::Rust, Language::Python] {
+            let closing = closing_examples(language);
+            assert!(closing.contains("Why are the tests"), "{closing}");
+        }
+        assert!(find("8").unwrap().lab().closing.is_empty());
+        assert!(!find("8b")
+            .unwrap()
+            .lab()
+            .after
+            .contains("Why are the tests"));
     }
 }

@@ -37,6 +37,7 @@ pub mod fault;
 pub mod handle;
 pub mod job;
 pub mod job_store;
+pub mod lab_text;
 pub mod matrix;
 pub mod mutant;
 pub mod operation;

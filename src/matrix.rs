@@ -238,6 +238,7 @@ pub(crate) mod sample {
             check: "c".into(),
             expected: "e".into(),
             actual: "a".into(),
+            state: None,
         }
     }
 
@@ -431,6 +432,7 @@ mod tests {
                     check: "typed error".into(),
                     expected: "error busy".into(),
                     actual: "error other".into(),
+                    state: None,
                 },
             ],
         );

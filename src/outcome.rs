@@ -1,7 +1,7 @@
 //! What happened when a test ran against a variant, and what that means for
 //! a mutant.
 
-use crate::suite::Failure;
+use crate::suite::{Failure, RowState};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -19,6 +19,10 @@ pub enum Outcome {
         expected: String,
         /// What the variant did.
         actual: String,
+        /// When the test read the stored rows: how they differ from the
+        /// contract's, or what a refused call left behind.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        state: Option<RowState>,
     },
     /// The test did not finish within the time limit.
     Timeout {
@@ -45,6 +49,7 @@ impl Outcome {
                 check: failure.check,
                 expected: failure.expected,
                 actual: failure.actual,
+                state: failure.state,
             },
         }
     }
@@ -83,12 +88,21 @@ impl Outcome {
             Outcome::Pass => None,
             Outcome::Fail {
                 check,
+                state: Some(RowState::Differs(diff)),
+                ..
+            } if !diff.is_empty() => Some(format!("{check}: {diff}")),
+            Outcome::Fail {
+                check,
                 expected,
                 actual,
+                state,
             } => Some(format!(
-                "{check}: expected {}, got {}",
+                "{check}: expected {}, got {}{}",
                 one_line(expected),
-                one_line(actual)
+                one_line(actual),
+                state
+                    .as_ref()
+                    .map_or(String::new(), |state| format!("; stored: {state}"))
             )),
             Outcome::Timeout {
                 limit_ms,
@@ -200,6 +214,7 @@ mod tests {
             check: "c".into(),
             expected: "row j: owner A\n  row k: owner B\n".into(),
             actual: "none".into(),
+            state: None,
         };
         assert_eq!(fail.label(), "fail");
         assert_eq!(
@@ -233,12 +248,53 @@ mod tests {
         );
     }
 
+    /// A failure that read the stored rows gives them in its reason: a
+    /// row check as its one-line difference alone, an answer's check with
+    /// the rows the call left behind after it; a test's JSON carries them.
+    #[test]
+    fn a_reason_shows_the_stored_rows_a_test_read() {
+        let fail = |state: Option<RowState>| Outcome::Fail {
+            check: "c".into(),
+            expected: "false".into(),
+            actual: "true".into(),
+            state,
+        };
+        let differs = fail(Some(RowState::Differs("\"j\": fence 1 -> 0".into())));
+        assert_eq!(differs.reason().unwrap(), "c: \"j\": fence 1 -> 0");
+        let left = fail(Some(RowState::LeftBehind("\"j\": fence 1 -> 0".into())));
+        assert_eq!(
+            left.reason().unwrap(),
+            "c: expected false, got true; stored: \"j\": fence 1 -> 0, left behind by the call"
+        );
+        let unchanged = fail(Some(RowState::LeftBehind(String::new())));
+        assert_eq!(
+            unchanged.reason().unwrap(),
+            "c: expected false, got true; stored: unchanged by the call"
+        );
+        let no_difference = fail(Some(RowState::Differs(String::new())));
+        assert_eq!(
+            no_difference.reason().unwrap(),
+            "c: expected false, got true; stored: no difference"
+        );
+        let run = TestRun::new("t", left, Duration::from_micros(2));
+        let json = serde_json::to_value(&run).unwrap();
+        assert_eq!(
+            json["state"],
+            json!({"left_behind": "\"j\": fence 1 -> 0"}),
+            "{json}"
+        );
+        assert_eq!(serde_json::from_value::<TestRun>(json).unwrap(), run);
+        let without = serde_json::to_value(TestRun::new("t", fail(None), Duration::ZERO)).unwrap();
+        assert!(without.get("state").is_none(), "{without}");
+    }
+
     #[test]
     fn a_mutant_status_follows_its_strongest_outcome() {
         let fail = Outcome::Fail {
             check: String::new(),
             expected: String::new(),
             actual: String::new(),
+            state: None,
         };
         let timeout = Outcome::Timeout {
             limit_ms: 1,

@@ -190,12 +190,14 @@ fn diff_line(tag: ChangeTag, text: &str, width: usize) -> String {
 }
 
 /// A failed check: what was checked, then expected against actual, as a
-/// line diff when the values span several lines (stored rows do); long
-/// lines wrapped at `width` between words.
+/// line diff when the values span several lines (stored rows do), then
+/// what the stored rows hold against the contract's, when the test read
+/// them (`stored`, one line); long lines wrapped at `width` between words.
 pub fn failure_text(
     check: &str,
     expected: &str,
     actual: &str,
+    stored: Option<&str>,
     indent: usize,
     width: usize,
 ) -> String {
@@ -227,6 +229,9 @@ pub fn failure_text(
     } else {
         out.push_str(&wrap("expected:", expected));
         out.push_str(&wrap("actual:  ", actual));
+    }
+    if let Some(stored) = stored {
+        out.push_str(&wrap("stored:  ", stored));
     }
     out
 }
@@ -310,7 +315,7 @@ mod tests {
         colored::control::set_override(false);
         let actual =
             "6 winners: worker-00 got 2, worker-01 got 14, worker-02 got 1, worker-03 got 16";
-        let text = failure_text("claim_many", "exactly one owner", actual, 4, 50);
+        let text = failure_text("claim_many", "exactly one owner", actual, None, 4, 50);
         assert_eq!(
             text,
             "    check: claim_many\n    expected: exactly one owner\n    actual:   6 winners: worker-00 got 2,\n              worker-01 got 14, worker-02 got 1,\n              worker-03 got 16\n"

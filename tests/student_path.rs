@@ -64,13 +64,15 @@ impl Ran {
             .collect()
     }
 
-    /// The score the step's comparison shows (`score: 50%`).
+    /// The precision the step's comparison shows (`precision: 50%, 1 of
+    /// the 2 you named caught it`).
     fn shown_score(&self) -> Option<u64> {
         self.stdout.lines().find_map(|line| {
             line.trim()
-                .strip_prefix("score:")?
+                .strip_prefix("precision:")?
                 .trim()
-                .strip_suffix('%')?
+                .split_once('%')?
+                .0
                 .parse()
                 .ok()
         })
@@ -294,7 +296,7 @@ fn step(sandbox: &Sandbox, exercise: &Exercise, family: Option<&str>, predicted:
         args.extend(["--impl", family]);
     }
     args.extend(["--predict", &predict, "--why", &why]);
-    if exercise.step == 8 {
+    if exercise.key == "8b" {
         args.extend(["--why-kept", WHY_KEPT, "--not-guaranteed", NOT_GUARANTEED]);
     }
     sandbox.lab(&args)
@@ -524,15 +526,15 @@ fn a_student_with_a_correct_python_store_of_their_own_walks_the_python_exercises
     });
 }
 
-/// The score the README defines, as the lab computes it: the tests named
-/// rightly, in percent of all the tests predicted or caught, rounded down.
-fn share_named_rightly(right: usize, predicted_or_caught: usize) -> u64 {
-    u64::try_from(right * 100 / predicted_or_caught).expect("a percentage")
+/// The precision the README defines, as the lab computes it: the tests
+/// named rightly, in percent of the tests named, rounded down.
+fn share_named_rightly(right: usize, named: usize) -> u64 {
+    u64::try_from(right * 100 / named).expect("a percentage")
 }
 
 /// At exercise 4 of `family`, a student predicts one test that kills the
-/// mutant and one that does not: of the K killers, one is named rightly
-/// among K + 1 tests predicted or caught.
+/// mutant and one that does not: a killer found, one of the two named
+/// rightly, and the survivor explained in its own words.
 fn one_killer_and_one_survivor_at_exercise_4(family: &str) {
     let sandbox = Sandbox::new();
     let exercises = exercises_of(&worksheet_matrix(&sandbox, family));
@@ -546,7 +548,7 @@ fn one_killer_and_one_survivor_at_exercise_4(family: &str) {
         .first()
         .unwrap_or_else(|| panic!("no test of steps 1 to 4 passes on {}", exercise.mutant))
         .clone();
-    let expected = share_named_rightly(1, exercise.killers.len() + 1);
+    let expected = share_named_rightly(1, 2);
 
     let ran = step(
         &sandbox,
@@ -556,13 +558,22 @@ fn one_killer_and_one_survivor_at_exercise_4(family: &str) {
     );
     ran.assert_success();
     let context = format!(
-        "exercise 4 (mutant {}), predicting the killer {killer} and the survivor {survivor}; the matrix's killers are {:?}, so the score is 1 of {} = {expected}%:\n{}",
+        "exercise 4 (mutant {}), predicting the killer {killer} and the survivor {survivor}; the matrix's killers are {:?}, so the precision is 1 of 2 = {expected}%:\n{}",
         exercise.mutant,
         exercise.killers,
-        exercise.killers.len() + 1,
         ran.run_and_comparison()
     );
     assert_eq!(ran.shown_score(), Some(expected), "{context}");
+    let found = format!(
+        "found a killer:              yes, 1 of the {} that catch it",
+        exercise.killers.len()
+    );
+    assert!(ran.stdout.contains(&found), "{found:?} in {context}");
+    let why = lease_lab::suite::description(&survivor).expect("every test has its description");
+    assert!(
+        ran.stdout.contains(why),
+        "the survivor explained: {why:?} in {context}"
+    );
     let progress = sandbox.progress();
     let attempt = last_attempt(&progress, "4")
         .unwrap_or_else(|| panic!("no attempt recorded: {progress:#}\n{context}"));

@@ -4,11 +4,12 @@
 use super::args::find_exercise;
 use super::outcome::{say, say_line, CliError, Outcome, ReportFormat};
 use super::update;
-use crate::cli::step::Console;
+use crate::cli::step::{Chosen, Console};
 use colored::Colorize;
 use lease_lab::course::progress::Session;
 use lease_lab::course::progress::{self, Progress, Reflection, StepStatus};
 use lease_lab::exercise;
+use lease_lab::subject::Subject;
 use std::fmt::Write as _;
 use std::io;
 use std::path::Path;
@@ -21,6 +22,11 @@ pub struct HintArgs {
     /// Show every hint at once.
     #[arg(long)]
     all: bool,
+    /// Whose exercise, which decides the language of its hints: `rust` or
+    /// `python`; without it, that of the implementation `lab new` or
+    /// `lab check` recorded, else `rust`.
+    #[arg(long = "impl", value_name = "IMPL", value_parser = Subject::parse)]
+    implementation: Option<Subject>,
 }
 
 /// `lab reset`'s arguments.
@@ -66,10 +72,9 @@ pub fn overview(progress_path: &Path) -> Outcome {
 
 /// `lab hint N`: one more hint each time (or all of them), remembered.
 pub fn hint(args: &HintArgs, progress_path: &Path) -> Outcome {
-    let exercise = find_exercise(&args.exercise)?;
-    let lab = exercise::lab(exercise.step()).ok_or_else(|| {
-        CliError::Failed(format!("step {} has no text in labs/", exercise.step()))
-    })?;
+    let session = super::session(progress_path)?;
+    let exercise = Chosen::of(args.implementation.as_ref(), &session).exercise(&args.exercise)?;
+    let lab = exercise.lab();
     let text = update(progress_path, |progress| {
         let record = progress.exercise(&exercise.key);
         let shown = if args.all {
@@ -239,7 +244,7 @@ fn reflect_in(args: &ReflectArgs, session: &mut Session, console: &mut Console) 
     write!(
         console.output,
         "Recorded your reflection.\n{}",
-        crate::cli::step::closing_examples(console.width)
+        crate::cli::step::closing_examples(Chosen::of(None, session).language(), console.width)
     )
     .map_err(failed)
 }
@@ -356,11 +361,21 @@ fn exercise_status(progress: &Progress, key: &str) -> (String, String) {
         .as_ref()
         .map_or(String::new(), |probe| format!(", probe {}", probe.verdict));
     let rest = format!(
-        " {}%, {}{probe}",
-        attempt.score.percent,
+        ": {}, {}{probe}",
+        found_and_precise(&attempt.score),
         plural(attempts, "attempt")
     );
     (format!("done{rest}"), format!("{}{rest}", "done".green()))
+}
+
+/// A score's two parts in a few words: `found, 50% precise`.
+fn found_and_precise(score: &lease_lab::course::prediction::Score) -> String {
+    let found = if score.found_a_killer() {
+        "found"
+    } else {
+        "missed"
+    };
+    format!("{found}, {}% precise", score.percent)
 }
 
 /// The student's own implementation and its last check, step by step, or
@@ -437,7 +452,7 @@ fn progress_text(progress: &Progress, width: usize) -> String {
         let Some(record) = progress.exercises.get(&exercise.key) else {
             continue;
         };
-        let hints = exercise::lab(exercise.step()).map_or(0, |lab| lab.hints.len());
+        let hints = exercise.lab().hints.len();
         writeln!(
             out,
             "{}, hints seen: {} of {hints}",
@@ -451,7 +466,13 @@ fn progress_text(progress: &Progress, width: usize) -> String {
         )
         .unwrap();
         for attempt in &record.attempts {
-            writeln!(out, "  {}  score {}%", attempt.at, attempt.score.percent).unwrap();
+            writeln!(
+                out,
+                "  {}  {}",
+                attempt.at,
+                found_and_precise(&attempt.score)
+            )
+            .unwrap();
             let listed = |names: &[String]| {
                 if names.is_empty() {
                     "-".to_string()
@@ -478,9 +499,9 @@ fn progress_text(progress: &Progress, width: usize) -> String {
     for prediction in &progress.own_predictions {
         writeln!(
             out,
-            "{}  score {}%",
+            "{}  {}",
             format!("your own break, steps 1 to {}", prediction.through).bold(),
-            prediction.score.percent
+            found_and_precise(&prediction.score)
         )
         .unwrap();
         out.push_str(&item("at", &prediction.at));

@@ -69,7 +69,11 @@ fn find(token: &str, menu: &[&'static Case]) -> Result<&'static str, String> {
     })
 }
 
-/// The prediction beside the result.
+/// The prediction beside the result, judged on two things apart: whether
+/// it named a test (or a probe) that catches the mutant
+/// ([`Score::found_a_killer`]: one is enough to catch it), and how precise
+/// it was ([`Score::percent`]: the share of what it named that caught it).
+/// Killers it did not name are listed, not held against it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Score {
     /// Tests predicted that did catch the mutant.
@@ -78,8 +82,9 @@ pub struct Score {
     pub predicted_but_survived: Vec<String>,
     /// Tests that caught the mutant but were not predicted.
     pub caught_not_predicted: Vec<String>,
-    /// Agreement from 0 to 100: the tests named rightly, over every test
-    /// that was predicted or caught (100 when the two sets are the same).
+    /// Precision from 0 to 100: the predictions that caught the mutant,
+    /// over every prediction (100 when nothing was predicted and nothing
+    /// caught it; 0 when nothing was predicted and something did).
     pub percent: u8,
 }
 
@@ -113,7 +118,7 @@ impl Score {
     /// A probe predicts an observation of its own, which no test need
     /// share: it counts as one more prediction, right when it kills the
     /// mutant. With a probe alone, the tests that caught the mutant are
-    /// not held against it, so a killing probe scores 100%.
+    /// not listed as missed, and a killing probe scores 100%.
     pub fn with_probe(predicted: &[String], caught: &[String], probe: &str, killed: bool) -> Score {
         let mut score = if predicted.is_empty() {
             Score::from_lists(Vec::new(), Vec::new(), Vec::new())
@@ -138,12 +143,16 @@ impl Score {
         predicted_but_survived: Vec<String>,
         caught_not_predicted: Vec<String>,
     ) -> Score {
-        let union =
-            predicted_and_caught.len() + predicted_but_survived.len() + caught_not_predicted.len();
-        // Nothing predicted and nothing caught is full agreement.
+        let predicted = predicted_and_caught.len() + predicted_but_survived.len();
+        // Nothing predicted: right only if nothing caught the mutant either.
+        let nothing = if caught_not_predicted.is_empty() {
+            100
+        } else {
+            0
+        };
         let percent = (predicted_and_caught.len() * 100)
-            .checked_div(union)
-            .map_or(100, |percent| u8::try_from(percent).unwrap_or(100));
+            .checked_div(predicted)
+            .map_or(nothing, |percent| u8::try_from(percent).unwrap_or(100));
         Score {
             predicted_and_caught,
             predicted_but_survived,
@@ -158,8 +167,9 @@ impl Score {
     }
 }
 
-/// The prediction beside the result, with its score, each list filled to
-/// `width` under its label.
+/// The prediction beside the result, with its two scores, each list
+/// filled to `width` under its label; then each predicted test that
+/// survived, with what it checks in its own words.
 pub fn comparison(score: &Score, width: usize) -> String {
     let line = |label: String, names: &[String]| {
         let list = if names.is_empty() {
@@ -181,8 +191,20 @@ pub fn comparison(score: &Score, width: usize) -> String {
             )
         }
     };
+    let named = score.predicted_and_caught.len() + score.predicted_but_survived.len();
+    let right = score.predicted_and_caught.len();
+    let killers = right + score.caught_not_predicted.len();
+    let found = if score.found_a_killer() {
+        format!("yes, {right} of the {killers} that catch it")
+    } else {
+        format!("no, none of the {named} you named catches it")
+    };
+    let precision = format!(
+        "{}%, {right} of the {named} you named caught it",
+        score.percent
+    );
     format!(
-        "\n{}\n{}{}{}  {} {}%\n",
+        "\n{}\n{}{}{}{}\n{}\n",
         "Your prediction beside the result".bold(),
         line(
             "predicted and caught:       ".green().to_string(),
@@ -196,8 +218,48 @@ pub fn comparison(score: &Score, width: usize) -> String {
             "caught but not predicted:   ".yellow().to_string(),
             &score.caught_not_predicted
         ),
-        "score:".bold(),
-        score.percent
+        crate::terminal::fill(
+            &found,
+            width,
+            &format!("  {} ", "found a killer:             ".bold()),
+            LIST_INDENT
+        ),
+        crate::terminal::fill(
+            &precision,
+            width,
+            &format!("  {} ", "precision:                  ".bold()),
+            LIST_INDENT
+        ),
+    ) + &survivors(&score.predicted_but_survived, width)
+}
+
+/// Why each test in `names` (tests the student named, that passed on the
+/// mutant) survived: what it checks, from its own documentation, and that
+/// all of it holds on the mutant. Probes are left out: a probe's own check
+/// says which of its lines answered alike.
+fn survivors(names: &[String], width: usize) -> String {
+    let explained: Vec<String> = names
+        .iter()
+        .filter_map(|name| {
+            let checks = suite::description(name)?;
+            Some(format!(
+                "  {name}\n{}\n",
+                crate::terminal::fill(
+                    &format!("checks: {checks} Everything it checks is the same under the mutant, so it passes there."),
+                    width,
+                    "    ",
+                    "      "
+                )
+            ))
+        })
+        .collect();
+    if explained.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\n{}\n{}",
+        "Why the tests you named survived".bold(),
+        explained.concat()
     )
 }
 
@@ -229,12 +291,12 @@ mod tests {
         );
         assert_eq!(
             comparison(&score, 60),
-            "\nYour prediction beside the result\n  predicted and caught:        claim_touches_only_its_job\n  predicted but it survived:   enqueue_twice\n  caught but not predicted:\n    release_by_the_holder_frees_the_lease_and_keeps_the_fence\n  score: 33%\n"
+            "\nYour prediction beside the result\n  predicted and caught:        claim_touches_only_its_job\n  predicted but it survived:   enqueue_twice\n  caught but not predicted:\n    release_by_the_holder_frees_the_lease_and_keeps_the_fence\n  found a killer:              yes, 1 of the 2 that catch it\n  precision:                   50%, 1 of the 2 you named\n                               caught it\n"
         );
         let short = Score::of(&names(&["a", "b", "c"]), &names(&["a", "b", "c"]));
         assert_eq!(
             comparison(&short, 36),
-            "\nYour prediction beside the result\n  predicted and caught:        a, b,\n                               c\n  predicted but it survived:   none\n  caught but not predicted:    none\n  score: 100%\n"
+            "\nYour prediction beside the result\n  predicted and caught:        a, b,\n                               c\n  predicted but it survived:   none\n  caught but not predicted:    none\n  found a killer:              yes,\n                               3 of\n                               the 3\n                               that\n                               catch\n                               it\n  precision:                   100%,\n                               3 of\n                               the 3\n                               you\n                               named\n                               caught\n                               it\n"
         );
         // A name exactly as wide as the room beside the labels stays beside them.
         let exact = Score::of(&names(&["abcde"]), &names(&["abcde"]));
@@ -243,6 +305,30 @@ mod tests {
             "{}",
             comparison(&exact, 36)
         );
+    }
+
+    /// A predicted test that survived is explained in its own words; a
+    /// survivor the suite does not document (a probe) is not.
+    #[test]
+    fn each_predicted_test_that_survived_says_what_it_checks() {
+        colored::control::set_override(false);
+        let survivor = "enqueue_of_an_existing_job_answers_false";
+        let score = Score::with_probe(
+            &names(&["claim_at_exact_expiry_is_reassigned", survivor]),
+            &names(&["claim_at_exact_expiry_is_reassigned"]),
+            "mine.probe",
+            false,
+        );
+        let shown = comparison(&score, 60);
+        let (_, why) = shown
+            .split_once("\nWhy the tests you named survived\n")
+            .unwrap_or_else(|| panic!("{shown}"));
+        assert_eq!(
+            why,
+            "  enqueue_of_an_existing_job_answers_false\n    checks: Enqueueing an id that exists answers `false`.\n      Everything it checks is the same under the mutant, so\n      it passes there.\n"
+        );
+        let all_caught = Score::of(&names(&[survivor]), &names(&[survivor]));
+        assert!(!comparison(&all_caught, 60).contains("Why the tests"));
     }
 
     #[test]
@@ -303,7 +389,7 @@ mod tests {
         assert_eq!(score.predicted_and_caught, names(&["b", "c"]));
         assert_eq!(score.predicted_but_survived, names(&["a"]));
         assert_eq!(score.caught_not_predicted, names(&["d"]));
-        assert_eq!(score.percent, 50);
+        assert_eq!(score.percent, 66, "b and c of a, b, c caught it");
         assert!(score.found_a_killer());
         let exact = Score::of(&names(&["a"]), &names(&["a"]));
         assert_eq!(exact.percent, 100);
@@ -316,8 +402,18 @@ mod tests {
             "nothing predicted, nothing caught"
         );
         assert_eq!(
-            Score::of(&names(&["a", "b"]), &names(&["a", "b", "c"])).percent,
-            66
+            Score::of(&names(&["a", "b"]), &names(&["a", "b", "c", "d", "e", "f"])).percent,
+            100,
+            "two of six killers named, and nothing else: precise"
+        );
+        assert_eq!(
+            Score::of(&[], &names(&["a"])).percent,
+            0,
+            "nothing predicted, but something caught it"
+        );
+        assert_eq!(
+            Score::of(&names(&["a", "b", "c"]), &names(&["c"])).percent,
+            33
         );
     }
 
@@ -332,6 +428,9 @@ mod tests {
         assert_eq!(missed.percent, 0);
         assert_eq!(missed.predicted_but_survived, ["probe mine.probe"]);
         let both = Score::with_probe(&names(&["t1"]), &names(&["t1", "t2"]), "p", true);
-        assert_eq!(both.percent, 66, "t1 and the probe right, t2 missed");
+        assert_eq!(both.percent, 100, "t1 and the probe right; t2 not named");
+        assert_eq!(both.caught_not_predicted, ["t2"]);
+        let half = Score::with_probe(&names(&["t1", "t3"]), &names(&["t1"]), "p", true);
+        assert_eq!(half.percent, 66, "t1 and the probe right, t3 survived");
     }
 }

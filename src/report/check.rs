@@ -111,7 +111,15 @@ fn failures_text(step: &StepResult, width: usize) -> String {
                 check,
                 expected,
                 actual,
-            } => out.push_str(&failure_text(check, expected, actual, 8, width)),
+                state,
+            } => out.push_str(&failure_text(
+                check,
+                expected,
+                actual,
+                state.as_ref().map(ToString::to_string).as_deref(),
+                8,
+                width,
+            )),
             other => {
                 let reason = other.reason().unwrap_or_default();
                 out.push_str(&fill(&reason, width, "        ", "        "));
@@ -223,6 +231,7 @@ mod tests {
             check: "a call".into(),
             expected: "an answer (the call is valid)".into(),
             actual: format!("error not-implemented: step {step} is not written yet"),
+            state: None,
         }
     }
 
@@ -232,6 +241,7 @@ mod tests {
             check: "enqueue(\"j\") again".into(),
             expected: "false".into(),
             actual: "true".into(),
+            state: None,
         };
         let run = run_with(&[
             (first_of(2, Tag::Contract), wrong),

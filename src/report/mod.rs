@@ -249,6 +249,7 @@ pub(crate) mod sample {
                 check: "claim(\"j\", \"B\", now=110, ttl=5)".into(),
                 expected: "fence 2".into(),
                 actual: "none <script>&".into(),
+                state: None,
             },
             ("05", "renew_at_exact_expiry_is_refused") => Outcome::Timeout {
                 limit_ms: 10,
@@ -389,6 +390,7 @@ mod tests {
             check: "c".into(),
             expected: "e".into(),
             actual: "a".into(),
+            state: None,
         };
         assert_eq!(look(Some(&Outcome::Pass), true).glyph, "+");
         assert_eq!(look(Some(&Outcome::Pass), false).glyph, ".");

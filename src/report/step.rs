@@ -35,7 +35,7 @@ pub fn exercise(exercise: &Exercise, width: usize) -> String {
         )
         .bold()
     );
-    let lab = exercise::lab(step).unwrap_or_default();
+    let lab = exercise.lab();
     let section = |title: &str, text: &str| {
         if text.is_empty() {
             String::new()
@@ -46,13 +46,6 @@ pub fn exercise(exercise: &Exercise, width: usize) -> String {
     out.push_str(&section("About this step", &lab.introduction));
     out.push_str(&section("Why it matters", &lab.why));
     out.push_str(&section("Contract", &lab.contract));
-    if exercise.mutant().spec.file.ends_with(".py") {
-        out.push_str(&reflow(
-            "In Python: an `InvalidArgument` error is a `ValueError`, `None` and `Some(fence)` are `None` and the fence number, and a row is a dict.",
-            width,
-        ));
-        out.push('\n');
-    }
     out.push_str(&fragment(exercise, width));
     out.push_str(&section("Predict before you run", &lab.predict));
     out
@@ -413,7 +406,15 @@ fn verdict_line(
             check,
             expected,
             actual,
-        }) => out.push_str(&failure_text(check, expected, actual, 8, width)),
+            state,
+        }) => out.push_str(&failure_text(
+            check,
+            expected,
+            actual,
+            state.as_ref().map(ToString::to_string).as_deref(),
+            8,
+            width,
+        )),
         Some(other @ (Outcome::Timeout { .. } | Outcome::Crash { .. })) => {
             writeln!(out, "        {}", other.reason().unwrap_or_default()).unwrap();
         }
@@ -454,12 +455,13 @@ pub fn after_the_run(exercise: &Exercise, width: usize) -> String {
         "Why it breaks the contract".bold(),
         reflow(exercise.mutant().spec.explanation.trim(), width)
     );
-    if let Some(lab) = exercise::lab(exercise.step()) {
+    let after = exercise.lab().after;
+    if !after.is_empty() {
         write!(
             out,
             "\n{}\n{}\n",
             "After the run".bold(),
-            reflow(&lab.after, width)
+            reflow(&after, width)
         )
         .unwrap();
     }
@@ -637,6 +639,7 @@ mod tests {
                         check: "c".into(),
                         expected: "e".into(),
                         actual: "a".into(),
+                        state: None,
                     };
                 }
             }

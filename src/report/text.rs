@@ -165,6 +165,7 @@ pub fn run(matrix: &Matrix, run: &VariantRun) -> String {
                     check,
                     expected,
                     actual,
+                    state,
                 },
                 _,
             ) => {
@@ -172,7 +173,14 @@ pub fn run(matrix: &Matrix, run: &VariantRun) -> String {
                 write!(
                     out,
                     "{}",
-                    failure_text(check, expected, actual, 9, crate::terminal::text_width())
+                    failure_text(
+                        check,
+                        expected,
+                        actual,
+                        state.as_ref().map(ToString::to_string).as_deref(),
+                        9,
+                        crate::terminal::text_width()
+                    )
                 )
                 .unwrap();
             }
@@ -247,6 +255,7 @@ mod tests {
             check: "c".into(),
             expected: "e".into(),
             actual: "a".into(),
+            state: None,
         };
         let program = Variant::program("yours", ImplCommand::parse("python3 s.py").unwrap());
         let matrix = Matrix {

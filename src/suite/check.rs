@@ -19,6 +19,42 @@ pub struct Failure {
     pub expected: String,
     /// What came back.
     pub actual: String,
+    /// When the test reads stored rows: what they hold against what the
+    /// contract expects, on one line ([`row_diff`]).
+    pub state: Option<RowState>,
+}
+
+/// What the stored rows hold against what the contract expects, on one
+/// line ([`row_diff`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RowState {
+    /// The check was of the rows: how they differ from the contract's.
+    Differs(String),
+    /// The check was of an answer, to a call the contract refuses: the
+    /// rows it left behind, against the rows before it.
+    LeftBehind(String),
+}
+
+impl fmt::Display for RowState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RowState::Differs(diff) if diff.is_empty() => f.write_str("no difference"),
+            RowState::Differs(diff) => f.write_str(diff),
+            RowState::LeftBehind(diff) if diff.is_empty() => f.write_str("unchanged by the call"),
+            RowState::LeftBehind(diff) => write!(f, "{diff}, left behind by the call"),
+        }
+    }
+}
+
+impl Failure {
+    /// The failure, with the stored state it found.
+    pub fn with_state(self, state: RowState) -> Failure {
+        Failure {
+            state: Some(state),
+            ..self
+        }
+    }
 }
 
 impl fmt::Display for Failure {
@@ -29,7 +65,11 @@ impl fmt::Display for Failure {
             self.check,
             self.expected.replace('\n', "\n            "),
             self.actual.replace('\n', "\n            ")
-        )
+        )?;
+        match &self.state {
+            Some(state) => write!(f, "\n  stored:   {state}"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -135,6 +175,7 @@ pub fn expect_eq<T: Shown + PartialEq>(
             check: check.into(),
             expected: expected.shown(),
             actual: actual.shown(),
+            state: None,
         })
     }
 }
@@ -150,6 +191,7 @@ pub fn expect_invalid<T: Shown>(
             check: check.into(),
             expected: "error invalid-argument".into(),
             actual: describe(&other),
+            state: None,
         }),
     }
 }
@@ -167,6 +209,7 @@ pub fn expect_error<T: Shown>(
             check: check.into(),
             expected: expected.into(),
             actual: describe(&result),
+            state: None,
         }),
     }
 }
@@ -186,8 +229,54 @@ pub fn expect_that(
             check: check.into(),
             expected: expected.into(),
             actual,
+            state: None,
         })
     }
+}
+
+/// Checks that the stored rows are `expected`; a failure says, on one
+/// line, how they differ ([`row_diff`]).
+pub fn expect_rows(check: impl Into<String>, actual: Vec<Job>, expected: Vec<Job>) -> Checked {
+    let state = RowState::Differs(row_diff(&expected, &actual));
+    expect_eq(check, actual, expected).map_err(|failure| failure.with_state(state))
+}
+
+/// How the stored rows `actual` differ from the `expected` ones, on one
+/// line, field by field, the contract's value first:
+/// `"j": owner "A" -> none, fence 1 -> 0`; a row that should not be there
+/// is `"x" added`, one that is missing `"j" missing`; empty when they are
+/// the same.
+pub fn row_diff(expected: &[Job], actual: &[Job]) -> String {
+    let quoted =
+        |value: &Option<String>| value.as_ref().map_or("none".into(), |t| format!("{t:?}"));
+    let mut parts = Vec::new();
+    for want in expected {
+        let Some(got) = actual.iter().find(|job| job.id == want.id) else {
+            parts.push(format!("{:?} missing", want.id));
+            continue;
+        };
+        let fields = [
+            ("owner", quoted(&want.owner), quoted(&got.owner)),
+            ("until", want.until.to_string(), got.until.to_string()),
+            ("fence", want.fence.to_string(), got.fence.to_string()),
+            ("result", quoted(&want.result), quoted(&got.result)),
+            ("done", want.done.to_string(), got.done.to_string()),
+        ];
+        let changed: Vec<String> = fields
+            .iter()
+            .filter(|(_, want, got)| want != got)
+            .map(|(name, want, got)| format!("{name} {want} -> {got}"))
+            .collect();
+        if !changed.is_empty() {
+            parts.push(format!("{:?}: {}", want.id, changed.join(", ")));
+        }
+    }
+    for got in actual {
+        if !expected.iter().any(|job| job.id == got.id) {
+            parts.push(format!("{:?} added", got.id));
+        }
+    }
+    parts.join("; ")
 }
 
 /// An answer or an error as the contract writes them: the value, or
@@ -239,6 +328,7 @@ impl<'a> Bench<'a> {
             check: call,
             expected: "an answer (the call is valid)".into(),
             actual: error_text(&error),
+            state: None,
         })
     }
 
@@ -375,6 +465,7 @@ impl<'a> Bench<'a> {
             check: "reading the jobs table with plain SQL".into(),
             expected: "the stored rows".into(),
             actual: format!("Err({error})"),
+            state: None,
         })
     }
 
@@ -386,21 +477,48 @@ impl<'a> Bench<'a> {
     /// Checks that the stored rows are still `before`, after a call that
     /// should have changed nothing.
     pub fn expect_unchanged(&self, after: &str, before: &[Job]) -> Checked {
-        expect_eq(
+        expect_rows(
             format!("the stored rows after {after}"),
             self.rows()?,
             before.to_vec(),
         )
     }
 
+    /// Checks the answer of a call the contract refuses, then that the
+    /// stored rows are `before`, unchanged (as [`Bench::expect_unchanged`]).
+    /// A wrong answer fails with the state the call left behind, against
+    /// `before`: a refusal that wrote shows what it wrote.
+    pub fn expect_refused<T: Shown + PartialEq>(
+        &self,
+        check: impl Into<String>,
+        actual: T,
+        expected: T,
+        after: &str,
+        before: &[Job],
+    ) -> Checked {
+        match expect_eq(check, actual, expected) {
+            Ok(()) => self.expect_unchanged(after, before),
+            Err(failure) => {
+                Err(failure.with_state(RowState::LeftBehind(row_diff(before, &self.rows()?))))
+            }
+        }
+    }
+
     /// Checks one job's stored row.
     pub fn expect_row(&self, after: &str, expected: Job) -> Checked {
         let id = expected.id.clone();
+        let found = self.row(&id)?;
         expect_eq(
             format!("the stored row of {id:?} after {after}"),
-            self.row(&id)?,
-            Some(expected),
+            found.clone(),
+            Some(expected.clone()),
         )
+        .map_err(|failure| {
+            failure.with_state(RowState::Differs(row_diff(
+                &[expected],
+                &Vec::from_iter(found),
+            )))
+        })
     }
 
     /// A plain connection that holds the database's write lock
@@ -414,6 +532,7 @@ impl<'a> Bench<'a> {
             check: "taking the write lock with a plain connection".into(),
             expected: "the lock".into(),
             actual: format!("Err({error})"),
+            state: None,
         })
     }
 
@@ -431,6 +550,7 @@ impl<'a> Bench<'a> {
                 check: "queueing the racing calls behind another client's write lock".into(),
                 expected: "a held lock".into(),
                 actual: error.to_string(),
+                state: None,
             })
     }
 
@@ -521,6 +641,7 @@ impl<'a> Bench<'a> {
                 check: format!("a call made while another client holds the write lock, with a busy timeout of {} ms", busy.as_millis()),
                 expected: format!("an answer (a busy error) within {} ms", limit.as_millis()),
                 actual: "no answer: the call kept waiting for the lock".into(),
+                state: None,
             })
         })
     }
@@ -558,6 +679,7 @@ impl<'a> Bench<'a> {
                 check: "making the database file read-only".into(),
                 expected: "a file this user cannot write (mode 0444, or chattr +i for root)".into(),
                 actual: "the file stayed writable: this file system has no immutable flag".into(),
+                state: None,
             });
         }
         let result = action();
@@ -594,6 +716,7 @@ impl<'a> Bench<'a> {
             check: format!("storing the row of {:?} with plain SQL", row.id),
             expected: "success".into(),
             actual: format!("Err({error})"),
+            state: None,
         })
     }
 
@@ -608,6 +731,7 @@ impl<'a> Bench<'a> {
             check: format!("preparing the file with plain SQL: {sql}"),
             expected: "success".into(),
             actual: format!("Err({error})"),
+            state: None,
         })
     }
 }
@@ -638,5 +762,73 @@ pub fn completed(id: &str, owner: &str, fence: i64, until: f64, result: &str) ->
         result: Some(result.into()),
         done: true,
         ..held(id, owner, fence, until)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_row_diff_names_each_changed_field_the_contract_s_value_first() {
+        let claimed = held("j", "A", 1, 110.0);
+        assert_eq!(
+            row_diff(std::slice::from_ref(&claimed), &[fresh("j")]),
+            "\"j\": owner \"A\" -> none, until 110 -> 0, fence 1 -> 0"
+        );
+        assert_eq!(
+            row_diff(
+                &[completed("j", "B", 2, 125.0, "b")],
+                &[completed("j", "B", 2, 125.0, "again")]
+            ),
+            "\"j\": result \"b\" -> \"again\""
+        );
+        assert_eq!(
+            row_diff(
+                &[claimed.clone(), fresh("k")],
+                &[claimed.clone(), fresh("x")]
+            ),
+            "\"k\" missing; \"x\" added"
+        );
+        assert_eq!(
+            row_diff(
+                std::slice::from_ref(&claimed),
+                std::slice::from_ref(&claimed)
+            ),
+            ""
+        );
+        let done = Job {
+            done: true,
+            ..fresh("j")
+        };
+        assert_eq!(
+            row_diff(&[fresh("j")], &[done]),
+            "\"j\": done false -> true"
+        );
+    }
+
+    #[test]
+    fn a_failure_shows_the_stored_rows_on_a_line_of_their_own() {
+        let failure = Failure {
+            check: "complete again".into(),
+            expected: "false".into(),
+            actual: "true".into(),
+            state: None,
+        }
+        .with_state(RowState::LeftBehind(
+            "\"j\": result \"b\" -> \"again\"".into(),
+        ));
+        assert_eq!(
+            failure.to_string(),
+            "complete again\n  expected: false\n  actual:   true\n  stored:   \"j\": result \"b\" -> \"again\", left behind by the call"
+        );
+        assert_eq!(
+            RowState::LeftBehind(String::new()).to_string(),
+            "unchanged by the call"
+        );
+        assert_eq!(
+            RowState::Differs(String::new()).to_string(),
+            "no difference"
+        );
     }
 }

@@ -26,8 +26,21 @@ pub mod step8;
 
 pub use check::{
     completed, expect_eq, expect_error, expect_invalid, expect_that, fresh, held, Answered, Bench,
-    Checked, Failure,
+    Checked, Failure, RowState,
 };
+
+mod descriptions {
+    include!(concat!(env!("OUT_DIR"), "/test_descriptions.rs"));
+}
+
+/// What the test `name` checks, from its documentation in `src/suite/`,
+/// on one line.
+pub fn description(name: &str) -> Option<&'static str> {
+    descriptions::DESCRIPTIONS
+        .iter()
+        .find(|(test, _)| *test == name)
+        .map(|(_, text)| *text)
+}
 
 /// One test of the suite.
 #[derive(Debug, Clone, Copy)]
@@ -194,4 +207,23 @@ pub fn case(name: &str) -> Option<&'static Case> {
 /// The tests in force at step `step`: those of steps 1 to `step`.
 pub fn cases_through(step: u8) -> impl Iterator<Item = &'static Case> {
     CASES.iter().filter(move |case| case.step <= step)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_test_says_what_it_checks() {
+        for case in CASES {
+            let text = description(case.name)
+                .unwrap_or_else(|| panic!("{} has no documentation in src/suite/", case.name));
+            assert!(text.ends_with('.'), "{}: {text}", case.name);
+        }
+        assert_eq!(
+            description("enqueue_of_an_existing_job_answers_false"),
+            Some("Enqueueing an id that exists answers `false`.")
+        );
+        assert_eq!(description("no_such_test"), None);
+    }
 }

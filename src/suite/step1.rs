@@ -20,6 +20,7 @@ pub fn init_db_creates_exactly_the_worksheet_schema(bench: &Bench) -> Checked {
         check: "opening the database with plain SQLite".into(),
         expected: "a connection".into(),
         actual: e.to_string(),
+        state: None,
     })?;
     let columns: rusqlite::Result<Vec<String>> = conn
         .prepare("SELECT name || ' ' || type || ' notnull=' || \"notnull\" || ' default=' || ifnull(dflt_value, 'none') || ' pk=' || pk FROM pragma_table_info('jobs')")
@@ -129,6 +130,7 @@ pub fn init_db_refuses_a_file_that_is_not_a_database(bench: &Bench) -> Checked {
         check: "writing a file of random bytes".into(),
         expected: "success".into(),
         actual: e.to_string(),
+        state: None,
     })?;
     expect_error(
         "init_db on a file of random bytes",
@@ -166,6 +168,7 @@ pub fn init_db_on_a_directory_is_an_error(bench: &Bench) -> Checked {
         check: "creating a folder".into(),
         expected: "success".into(),
         actual: e.to_string(),
+        state: None,
     })?;
     expect_error(
         "init_db on a directory",
@@ -188,6 +191,7 @@ pub fn init_db_with_a_bare_file_name_uses_the_current_folder(bench: &Bench) -> C
             expected: "a store in the lab's process, whose current folder the test can choose"
                 .into(),
             actual: "a program, whose current folder is its own: not checked".into(),
+            state: None,
         });
     }
     let folder = bench.sibling("cwd");
@@ -196,17 +200,20 @@ pub fn init_db_with_a_bare_file_name_uses_the_current_folder(bench: &Bench) -> C
             check: format!("moving into {}", to.display()),
             expected: "success".into(),
             actual: e.to_string(),
+            state: None,
         })
     };
     let home = std::env::current_dir().map_err(|e| Failure {
         check: "reading the current folder".into(),
         expected: "success".into(),
         actual: e.to_string(),
+        state: None,
     })?;
     fs::create_dir(&folder).map_err(|e| Failure {
         check: "making a folder".into(),
         expected: "success".into(),
         actual: e.to_string(),
+        state: None,
     })?;
     moving(&folder)?;
     // Every other suite test uses absolute paths, so changing this

@@ -24,12 +24,13 @@ pub fn enqueue_of_a_claimed_job_keeps_its_lease_and_fence(bench: &Bench) -> Chec
     bench.init_with(&["j"])?;
     bench.store_row(&held("j", "A", 1, 110.0))?;
     let before = bench.rows()?;
-    expect_eq(
+    bench.expect_refused(
         "enqueue(\"j\") of a claimed job",
         bench.enqueue("j")?,
         false,
-    )?;
-    bench.expect_unchanged("enqueue of a claimed job", &before)
+        "enqueue of a claimed job",
+        &before,
+    )
 }
 
 /// Re-registering a done job keeps its result.
@@ -37,8 +38,13 @@ pub fn enqueue_of_a_done_job_keeps_its_result(bench: &Bench) -> Checked {
     bench.init_with(&["j"])?;
     bench.store_row(&completed("j", "A", 1, 110.0, "r"))?;
     let before = bench.rows()?;
-    expect_eq("enqueue(\"j\") of a done job", bench.enqueue("j")?, false)?;
-    bench.expect_unchanged("enqueue of a done job", &before)
+    bench.expect_refused(
+        "enqueue(\"j\") of a done job",
+        bench.enqueue("j")?,
+        false,
+        "enqueue of a done job",
+        &before,
+    )
 }
 
 /// An empty id is an invalid argument and adds nothing.
@@ -69,6 +75,7 @@ pub fn enqueue_on_a_read_only_file_is_an_error(bench: &Bench) -> Checked {
         check: "making a folder in the system's temporary folder".into(),
         expected: "a folder".into(),
         actual: e.to_string(),
+        state: None,
     })?;
     let db = folder.path().join("jobs.db");
     // Made with plain SQL, so the store under test first meets the file
@@ -109,6 +116,7 @@ pub fn enqueue_into_a_foreign_or_missing_jobs_table_is_refused(bench: &Bench) ->
         check: "making an empty file".into(),
         expected: "success".into(),
         actual: e.to_string(),
+        state: None,
     })?;
     let unchanged = |what: &str, path: &std::path::Path, before: Vec<u8>| {
         expect_eq(

@@ -179,6 +179,7 @@ pub fn a_returned_fence_survives_a_power_cut(bench: &Bench) -> Checked {
         check: check.into(),
         expected: "the power-loss shim at work".into(),
         actual: error.to_string(),
+        state: None,
     };
     install().map_err(|error| shim("installing the power-loss shim", error))?;
     bench.init_with(&["j"])?;

@@ -22,12 +22,13 @@ pub fn renew_at_exact_expiry_is_refused(bench: &Bench) -> Checked {
     bench.init_with(&["j"])?;
     bench.claim_expecting("j", "A", 100.0, 10.0, Some(1))?;
     let before = bench.rows()?;
-    expect_eq(
+    bench.expect_refused(
         "renew by the holder at 110",
         bench.renew("j", "A", 1, 110.0, 20.0)?,
         false,
-    )?;
-    bench.expect_unchanged("the refused renewal", &before)
+        "the refused renewal",
+        &before,
+    )
 }
 
 /// Long after expiry, even with nobody else claiming, the lease is not revived.
@@ -35,12 +36,13 @@ pub fn renew_after_expiry_is_refused(bench: &Bench) -> Checked {
     bench.init_with(&["j"])?;
     bench.claim_expecting("j", "A", 100.0, 10.0, Some(1))?;
     let before = bench.rows()?;
-    expect_eq(
+    bench.expect_refused(
         "renew by the holder at 150",
         bench.renew("j", "A", 1, 150.0, 20.0)?,
         false,
-    )?;
-    bench.expect_unchanged("the refused renewal", &before)
+        "the refused renewal",
+        &before,
+    )
 }
 
 /// Another worker that presents the current fence cannot renew.
@@ -48,12 +50,13 @@ pub fn renew_by_another_owner_is_refused(bench: &Bench) -> Checked {
     bench.init_with(&["j"])?;
     bench.claim_expecting("j", "A", 100.0, 10.0, Some(1))?;
     let before = bench.rows()?;
-    expect_eq(
+    bench.expect_refused(
         "renew by B with fence 1",
         bench.renew("j", "B", 1, 105.0, 20.0)?,
         false,
-    )?;
-    bench.expect_unchanged("the refused renewal", &before)
+        "the refused renewal",
+        &before,
+    )
 }
 
 /// The same owner with the fence of an earlier claim cannot renew.
@@ -62,12 +65,13 @@ pub fn renew_with_a_stale_fence_is_refused(bench: &Bench) -> Checked {
     bench.claim_expecting("j", "A", 100.0, 10.0, Some(1))?;
     bench.claim_expecting("j", "A", 150.0, 10.0, Some(2))?;
     let before = bench.rows()?;
-    expect_eq(
+    bench.expect_refused(
         "renew by A with the old fence 1",
         bench.renew("j", "A", 1, 152.0, 20.0)?,
         false,
-    )?;
-    bench.expect_unchanged("the refused renewal", &before)
+        "the refused renewal",
+        &before,
+    )
 }
 
 /// A done job's lease is not renewed.
@@ -75,12 +79,13 @@ pub fn renew_of_a_done_job_is_refused(bench: &Bench) -> Checked {
     bench.init_with(&["j"])?;
     bench.store_row(&completed("j", "A", 1, 110.0, "r"))?;
     let before = bench.rows()?;
-    expect_eq(
+    bench.expect_refused(
         "renew of the done job",
         bench.renew("j", "A", 1, 106.0, 20.0)?,
         false,
-    )?;
-    bench.expect_unchanged("the refused renewal", &before)
+        "the refused renewal",
+        &before,
+    )
 }
 
 /// Renewing one job leaves the caller's other jobs as they were.
@@ -100,12 +105,13 @@ pub fn renew_touches_only_its_job(bench: &Bench) -> Checked {
 pub fn renew_of_a_missing_job_is_refused(bench: &Bench) -> Checked {
     bench.init_with(&["j"])?;
     let before = bench.rows()?;
-    expect_eq(
+    bench.expect_refused(
         "renew of a missing job",
         bench.renew("other", "A", 1, 105.0, 20.0)?,
         false,
-    )?;
-    bench.expect_unchanged("the refused renewal", &before)
+        "the refused renewal",
+        &before,
+    )
 }
 
 /// A ttl of zero or less is an invalid argument (the worksheet's

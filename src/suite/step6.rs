@@ -32,12 +32,13 @@ pub fn stale_completion_after_takeover_is_refused(bench: &Bench) -> Checked {
         true,
     )?;
     let before = bench.rows()?;
-    expect_eq(
+    bench.expect_refused(
         "A's late complete with fence 1",
         bench.complete("j", "A", 1, 118.0, "A's result")?,
         false,
-    )?;
-    bench.expect_unchanged("the refused completion", &before)
+        "the refused completion",
+        &before,
+    )
 }
 
 /// A restarted worker with the same name but the fence of its earlier claim is refused.
@@ -46,12 +47,13 @@ pub fn completion_with_a_stale_fence_of_the_same_owner_is_refused(bench: &Bench)
     bench.claim_expecting("j", "A", 100.0, 10.0, Some(1))?;
     bench.claim_expecting("j", "A", 150.0, 10.0, Some(2))?;
     let before = bench.rows()?;
-    expect_eq(
+    bench.expect_refused(
         "complete by A with the old fence 1",
         bench.complete("j", "A", 1, 152.0, "stale")?,
         false,
-    )?;
-    bench.expect_unchanged("the refused completion", &before)
+        "the refused completion",
+        &before,
+    )
 }
 
 /// A second completion by the holder is refused and the first result stays.
@@ -64,12 +66,13 @@ pub fn second_completion_is_refused_and_keeps_the_result(bench: &Bench) -> Check
         true,
     )?;
     let before = bench.rows()?;
-    expect_eq(
+    bench.expect_refused(
         "second complete at 106",
         bench.complete("j", "A", 1, 106.0, "second")?,
         false,
-    )?;
-    bench.expect_unchanged("the refused second completion", &before)
+        "the refused second completion",
+        &before,
+    )
 }
 
 /// At now == until the lease is over: the holder's completion is refused.
@@ -77,12 +80,13 @@ pub fn completion_at_exact_expiry_is_refused(bench: &Bench) -> Checked {
     bench.init_with(&["j"])?;
     bench.claim_expecting("j", "A", 100.0, 10.0, Some(1))?;
     let before = bench.rows()?;
-    expect_eq(
+    bench.expect_refused(
         "complete by the holder at 110",
         bench.complete("j", "A", 1, 110.0, "late")?,
         false,
-    )?;
-    bench.expect_unchanged("the refused completion", &before)
+        "the refused completion",
+        &before,
+    )
 }
 
 /// After expiry the holder's completion is refused even if nobody claimed the job.
@@ -90,12 +94,13 @@ pub fn completion_after_expiry_is_refused_even_unclaimed(bench: &Bench) -> Check
     bench.init_with(&["j"])?;
     bench.claim_expecting("j", "A", 100.0, 10.0, Some(1))?;
     let before = bench.rows()?;
-    expect_eq(
+    bench.expect_refused(
         "complete by the holder at 150",
         bench.complete("j", "A", 1, 150.0, "late")?,
         false,
-    )?;
-    bench.expect_unchanged("the refused completion", &before)
+        "the refused completion",
+        &before,
+    )
 }
 
 /// Another worker presenting the current fence cannot complete.
@@ -103,12 +108,13 @@ pub fn completion_by_another_owner_is_refused(bench: &Bench) -> Checked {
     bench.init_with(&["j"])?;
     bench.claim_expecting("j", "A", 100.0, 10.0, Some(1))?;
     let before = bench.rows()?;
-    expect_eq(
+    bench.expect_refused(
         "complete by B with fence 1",
         bench.complete("j", "B", 1, 105.0, "B's")?,
         false,
-    )?;
-    bench.expect_unchanged("the refused completion", &before)
+        "the refused completion",
+        &before,
+    )
 }
 
 /// Completing one job leaves the caller's other jobs as they were.

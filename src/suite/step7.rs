@@ -32,8 +32,13 @@ pub fn second_release_is_refused(bench: &Bench) -> Checked {
     bench.claim_expecting("j", "A", 100.0, 10.0, Some(1))?;
     expect_eq("release by the holder", bench.release("j", "A", 1)?, true)?;
     let before = bench.rows()?;
-    expect_eq("a second release", bench.release("j", "A", 1)?, false)?;
-    bench.expect_unchanged("the refused release", &before)
+    bench.expect_refused(
+        "a second release",
+        bench.release("j", "A", 1)?,
+        false,
+        "the refused release",
+        &before,
+    )
 }
 
 /// Another worker presenting the current fence cannot release.
@@ -41,12 +46,13 @@ pub fn release_by_another_owner_is_refused(bench: &Bench) -> Checked {
     bench.init_with(&["j"])?;
     bench.claim_expecting("j", "A", 100.0, 10.0, Some(1))?;
     let before = bench.rows()?;
-    expect_eq(
+    bench.expect_refused(
         "release by B with fence 1",
         bench.release("j", "B", 1)?,
         false,
-    )?;
-    bench.expect_unchanged("the refused release", &before)
+        "the refused release",
+        &before,
+    )
 }
 
 /// The same owner with the fence of an earlier claim cannot release.
@@ -55,12 +61,13 @@ pub fn release_with_a_stale_fence_is_refused(bench: &Bench) -> Checked {
     bench.claim_expecting("j", "A", 100.0, 10.0, Some(1))?;
     bench.claim_expecting("j", "A", 150.0, 10.0, Some(2))?;
     let before = bench.rows()?;
-    expect_eq(
+    bench.expect_refused(
         "release by A with the old fence 1",
         bench.release("j", "A", 1)?,
         false,
-    )?;
-    bench.expect_unchanged("the refused release", &before)
+        "the refused release",
+        &before,
+    )
 }
 
 /// A done job's row is final: release answers `false` and changes nothing.
@@ -73,12 +80,13 @@ pub fn release_of_a_done_job_is_refused(bench: &Bench) -> Checked {
         true,
     )?;
     let before = bench.rows()?;
-    expect_eq(
+    bench.expect_refused(
         "release of the done job",
         bench.release("j", "A", 1)?,
         false,
-    )?;
-    bench.expect_unchanged("the refused release", &before)
+        "the refused release",
+        &before,
+    )
 }
 
 /// Releasing one job leaves the caller's other jobs held.

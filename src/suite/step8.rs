@@ -59,24 +59,26 @@ pub fn claim_many_on_a_held_job_gives_no_fence(bench: &Bench) -> Checked {
     bench.init_with(&["j"])?;
     bench.claim_expecting("j", "X", 100.0, 10.0, Some(1))?;
     let before = bench.rows()?;
-    expect_eq(
+    bench.expect_refused(
         "claim_many(\"j\", [A, B, C]) while X holds the lease",
         bench.claim_many("j", &["A", "B", "C"], 105.0, 10.0)?,
         vec![None, None, None],
-    )?;
-    bench.expect_unchanged("claim_many on a held job", &before)
+        "claim_many on a held job",
+        &before,
+    )
 }
 
 /// No owners, no claims: an empty list, and nothing changes.
 pub fn claim_many_with_no_owners_answers_an_empty_list(bench: &Bench) -> Checked {
     bench.init_with(&["j"])?;
     let before = bench.rows()?;
-    expect_eq(
+    bench.expect_refused(
         "claim_many with no owners",
         bench.claim_many("j", &[], 100.0, 10.0)?,
         vec![],
-    )?;
-    bench.expect_unchanged("claim_many with no owners", &before)
+        "claim_many with no owners",
+        &before,
+    )
 }
 
 /// 16 claims queued behind another client's write race for one new job

@@ -245,7 +245,9 @@ fn step_with_a_prediction_runs_compares_and_records() {
         "claim_at_exact_expiry_is_reassigned",
         "predicted and caught:        claim_at_exact_expiry_is_reassigned",
         "predicted but it survived:   init_db_twice_keeps_jobs_and_fences",
-        "score: 50%",
+        "found a killer:              yes, 1 of the 1 that catch it",
+        "precision:                   50%, 1 of the 2 you named caught it",
+        "Why the tests you named survived\n  init_db_twice_keeps_jobs_and_fences\n    checks: ",
         "Next: lab step 5",
     ] {
         assert!(
@@ -270,7 +272,10 @@ fn step_with_a_prediction_runs_compares_and_records() {
     );
     assert_eq!(attempt["score"]["percent"], 50);
     let overview = text(&lab.lab(&[]).stdout);
-    assert!(overview.contains("done 50%, 1 attempt"), "{overview}");
+    assert!(
+        overview.contains("done: found, 50% precise, 1 attempt"),
+        "{overview}"
+    );
 }
 
 #[test]
@@ -353,7 +358,8 @@ fn step_8_records_the_closing_reflection() {
         caught.contains(&"claims_queued_behind_a_writer_have_one_winner"),
         "{caught:?}"
     );
-    assert_eq!(attempt["score"]["percent"], 100 / caught.len());
+    // One killer named, and nothing else: found, and precise.
+    assert_eq!(attempt["score"]["percent"], 100);
 }
 
 #[test]
@@ -397,6 +403,54 @@ fn hints_come_one_at_a_time_and_reset_forgets() {
     assert!(text(&lab.lab(&["reset", "4"]).stdout).contains("Forgot exercise 4"));
     let again = text(&lab.lab(&["hint", "4"]).stdout);
     assert!(!again.contains("Hint 2"), "{again}");
+}
+
+/// A test that reads the stored rows shows them beside a wrong answer: at
+/// step 2, the row that `INSERT OR REPLACE` rebuilt, for both stores.
+#[test]
+fn a_wrong_answer_shows_the_row_it_left_behind() {
+    let lab = Sandbox::new();
+    for store in ["rust", "python"] {
+        let output = lab.lab(&[
+            "step",
+            "2",
+            "--impl",
+            store,
+            "--predict",
+            "13",
+            "--why",
+            "the row",
+            "--color",
+            "never",
+        ]);
+        let shown = text(&output.stdout);
+        assert!(output.status.success(), "{store}: {}", text(&output.stderr));
+        assert!(
+            shown.contains(
+                "stored:   \"j\": owner \"A\" -> none, until 110 -> 0, fence 1 -> 0, left behind by the call\n"
+            ),
+            "{store}: {shown}"
+        );
+    }
+}
+
+/// A hint is worded in the student's language: that of `--impl`, else
+/// that of the implementation `lab new` recorded, else Rust's.
+#[test]
+fn hints_speak_the_student_s_language() {
+    let lab = Sandbox::new();
+    let rust = text(&lab.lab(&["hint", "4", "--all"]).stdout);
+    let python = text(&lab.lab(&["hint", "4", "--all", "--impl", "python"]).stdout);
+    assert!(
+        rust.contains("-> Ok(Some(2))     (broken: Ok(None))"),
+        "{rust}"
+    );
+    assert!(python.contains("-> 2       (broken: None)"), "{python}");
+    assert!(!python.contains("Ok("), "{python}");
+    let made = lab.lab(&["new", "--lang", "python", "mine"]);
+    assert!(made.status.success(), "{}", text(&made.stderr));
+    let recorded = text(&lab.lab(&["hint", "4", "--all"]).stdout);
+    assert_eq!(recorded, python);
 }
 
 #[test]
@@ -608,7 +662,10 @@ fn a_probe_that_kills_scores_as_a_right_prediction_in_every_view() {
     assert!(output.status.success(), "{}", text(&output.stderr));
     let shown = text(&output.stdout);
     assert!(shown.contains("mutant 04 killed:"), "{shown}");
-    assert!(shown.contains("score: 100%"), "{shown}");
+    assert!(
+        shown.contains("precision:                   100%, 1 of the 1 you named caught it"),
+        "{shown}"
+    );
     assert!(
         shown.contains("caught but not predicted:    none"),
         "{shown}"
@@ -620,11 +677,11 @@ fn a_probe_that_kills_scores_as_a_right_prediction_in_every_view() {
     assert_eq!(attempt["probe"]["killed"], true);
     let overview = text(&lab.lab(&["--color", "never"]).stdout);
     assert!(
-        overview.contains("done 100%, 1 attempt, probe good prediction"),
+        overview.contains("done: found, 100% precise, 1 attempt, probe good prediction"),
         "{overview}"
     );
     let listed = text(&lab.lab(&["progress", "--color", "never"]).stdout);
-    assert!(listed.contains("score 100%"), "{listed}");
+    assert!(listed.contains("found, 100% precise"), "{listed}");
     assert!(listed.contains("probe: "), "{listed}");
     let class = text(
         &lab.lab(&[
@@ -756,7 +813,7 @@ fn counts_of_one_read_in_the_singular() {
 fn example_answers_to_the_closing_questions_come_only_after_the_student_s_own() {
     let lab = Sandbox::new();
     let step = text(
-        &lab.lab(&["step", "8", "--predict", "64", "--color", "never"])
+        &lab.lab(&["step", "8b", "--predict", "64", "--color", "never"])
             .stdout,
     );
     assert!(step.contains("lab reflect --why-kept"), "{step}");

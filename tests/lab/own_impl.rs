@@ -605,7 +605,8 @@ fn lab_check_predict_scores_a_deliberate_break_and_records_it() {
         "predicted and caught: claim_at_exact_expiry_is_reassigned",
         "predicted but it survived: none",
         "caught but not predicted: none",
-        "score: 100%",
+        "found a killer: yes, 1 of the 1 that catch it",
+        "precision: 100%, 1 of the 1 you named caught it",
         "Recorded in lease-lab-progress.json",
     ]);
     let progress = sandbox.progress();

@@ -16,6 +16,7 @@ fn fails(_: &Bench) -> Checked {
         check: "a check".into(),
         expected: "this".into(),
         actual: "that".into(),
+        state: None,
     })
 }
 
@@ -101,7 +102,8 @@ fn a_failing_check_is_a_fail_with_its_reason() {
         Outcome::Fail {
             check: "a check".into(),
             expected: "this".into(),
-            actual: "that".into()
+            actual: "that".into(),
+            state: None,
         }
     );
     assert_eq!(

@@ -12,6 +12,7 @@ use lease_lab::course::check::{hear_greeting, run_check};
 use lease_lab::course::prediction::{comparison, parse_selection, Score};
 use lease_lab::course::progress::{self, Attempt, ProbeRecord, Reflection, Session};
 use lease_lab::exercise::{self, Exercise};
+use lease_lab::lab_text::Language;
 use lease_lab::matrix::Matrix;
 use lease_lab::probe::{self, CheckOptions, Probe};
 use lease_lab::report::check::{check_text, next_text};
@@ -38,10 +39,12 @@ pub struct Args {
     /// A probe file as the prediction: store operations with the answers you expect.
     #[arg(long)]
     probe: Option<PathBuf>,
-    /// After step 8: why the earlier steps' tests are kept.
+    /// The first closing question (asked after the last exercise, 8b): why
+    /// the earlier steps' tests are kept.
     #[arg(long)]
     why_kept: Option<String>,
-    /// After step 8: one operational condition the lab does not guarantee.
+    /// The second closing question: one operational condition the lab does
+    /// not guarantee.
     #[arg(long)]
     not_guaranteed: Option<String>,
     /// Whose mutants: `rust` (the built-in store's) or `python` (the
@@ -58,7 +61,7 @@ pub struct Args {
 /// What `lab step --impl` and the progress file say to run: the lab's
 /// store whose mutant the exercise shows, and the student's own
 /// implementation.
-struct Chosen {
+pub(crate) struct Chosen {
     store: Subject,
     own: Option<Implementation>,
 }
@@ -69,7 +72,7 @@ impl Chosen {
     /// exercises follow the student's language
     /// ([`Subject::exercise_store`]): Python mutants for a Python
     /// implementation, the Rust store's otherwise.
-    fn of(given: Option<&Subject>, session: &Session) -> Chosen {
+    pub(crate) fn of(given: Option<&Subject>, session: &Session) -> Chosen {
         let recorded = session.progress().implementation.clone();
         let (named, own) = match given {
             Some(Subject::Own(own)) => (None, Some(own.clone())),
@@ -84,8 +87,16 @@ impl Chosen {
         Chosen { store, own }
     }
 
+    /// The language of the store's exercises, in which their texts are worded.
+    pub(crate) fn language(&self) -> Language {
+        match self.store {
+            Subject::Python => Language::Python,
+            _ => Language::Rust,
+        }
+    }
+
     /// The exercise `key` among the store's.
-    fn exercise(&self, key: &str) -> Result<Exercise, CliError> {
+    pub(crate) fn exercise(&self, key: &str) -> Result<Exercise, CliError> {
         let exercises = exercise::exercises_of(&self.store).map_err(CliError::Failed)?;
         let keys: Vec<String> = exercises
             .iter()
@@ -241,7 +252,7 @@ pub fn step_through(
     )?;
     let mut aids = prompt::Aids {
         exercise,
-        hints: exercise::lab(step).map(|lab| lab.hints).unwrap_or_default(),
+        hints: exercise.lab().hints,
         hints_seen: session
             .progress()
             .exercises
@@ -295,7 +306,7 @@ pub fn step_through(
     Ok(attempt)
 }
 
-/// Records the attempt (and after step 8 the closing reflection) in the
+/// Records the attempt (and after the last exercise the closing reflection) in the
 /// student's progress, and says what to do next.
 fn record(
     exercise: &Exercise,
@@ -309,8 +320,10 @@ fn record(
         .exercise(&exercise.key)
         .attempts
         .push(attempt.clone());
-    if exercise.step() == 8 && record.reflection.is_none() {
-        record.reflection = reflection(given, console)?;
+    // The closing questions come after the last exercise; answers given
+    // on the command line are kept whenever they come.
+    if (exercise.last || given.reflection.is_some()) && record.reflection.is_none() {
+        record.reflection = reflection(exercise.language(), given, console)?;
     }
     writeln!(
         console.output,
@@ -426,10 +439,14 @@ fn run_probe(
     })
 }
 
-/// The closing reflection after step 8: from the command line, or asked
+/// The closing reflection after the last exercise: from the command line, or asked
 /// at a terminal; else how to give it later. Once answered, the example
 /// answers of the step's text are shown, to set beside the student's own.
-fn reflection(given: &GivenPrediction, console: &mut Console) -> io::Result<Option<Reflection>> {
+fn reflection(
+    language: Language,
+    given: &GivenPrediction,
+    console: &mut Console,
+) -> io::Result<Option<Reflection>> {
     let answers = match &given.reflection {
         Some((kept, not_guaranteed)) => Some((kept.clone(), not_guaranteed.clone())),
         None if console.interactive => prompt::ask_reflection(console)?,
@@ -452,7 +469,11 @@ fn reflection(given: &GivenPrediction, console: &mut Console) -> io::Result<Opti
     else {
         return Ok(None);
     };
-    write!(console.output, "{}", closing_examples(console.width))?;
+    write!(
+        console.output,
+        "{}",
+        closing_examples(language, console.width)
+    )?;
     Ok(Some(Reflection {
         at: progress::now_stamp(),
         why_tests_are_kept,
@@ -462,9 +483,8 @@ fn reflection(given: &GivenPrediction, console: &mut Console) -> io::Result<Opti
 
 /// The example answers to the closing questions, shown once the student
 /// has answered them.
-pub fn closing_examples(width: usize) -> String {
-    let examples = exercise::lab(8).map(|lab| lab.closing).unwrap_or_default();
-    beside_your_answers(&examples, width)
+pub fn closing_examples(language: Language, width: usize) -> String {
+    beside_your_answers(&exercise::closing_examples(language), width)
 }
 
 /// `examples` under their heading; nothing when there are none.
@@ -563,8 +583,9 @@ mod tests {
         }
     }
 
-    /// Step 8 predicted as test 1 (with `reflection`, if given), typed
-    /// answers `typed`: the attempt's result, what was shown and what was saved.
+    /// The last exercise, 8b, predicted as test 1 (with `reflection`, if
+    /// given), typed answers `typed`: the attempt's result, what was shown
+    /// and what was saved.
     fn step_8(
         reflection: Option<(&str, &str)>,
         typed: &str,
@@ -576,7 +597,7 @@ mod tests {
             reflection: reflection.map(|(kept, not)| (kept.into(), not.into())),
             ..GivenPrediction::default()
         };
-        let (result, shown) = step_in(folder.path(), "8", given, typed, interactive);
+        let (result, shown) = step_in(folder.path(), "8b", given, typed, interactive);
         (result, shown, saved(folder.path()))
     }
 
@@ -630,6 +651,21 @@ mod tests {
         );
     }
 
+    #[test]
+    fn exercise_8_is_not_the_last_so_the_closing_questions_wait_for_8b() {
+        let folder = tempfile::tempdir().unwrap();
+        let given = GivenPrediction {
+            predict: Some("1".into()),
+            why: Some("the count".into()),
+            ..GivenPrediction::default()
+        };
+        let (result, shown) = step_in(folder.path(), "8", given, "", true);
+        result.unwrap();
+        assert!(!shown.contains("closing questions"), "{shown}");
+        assert!(shown.contains("Next: lab step 8b"), "{shown}");
+        assert_eq!(saved(folder.path()).reflection, None);
+    }
+
     /// At the prompt, `t` lists every test in force and asks again;
     /// `probe` reads a probe up to an empty line, asks again when it does
     /// not parse (saying why), and otherwise runs it as the prediction.
@@ -679,7 +715,7 @@ mod tests {
             2,
             "the fragment in the exercise, and again after `d`: {shown}"
         );
-        let hints = exercise::lab(2).unwrap().hints;
+        let hints = exercise::find("2").unwrap().lab().hints;
         for (number, hint) in hints.iter().enumerate() {
             let heading = format!("Hint {} of 3\n", number + 1);
             assert_eq!(shown.matches(&heading).count(), 1, "{heading}: {shown}");
@@ -761,8 +797,8 @@ mod tests {
         result.unwrap();
         assert!(shown.contains("closing questions"), "{shown}");
         assert!(saved.reflection.is_none(), "{shown}");
-        let examples = exercise::lab(8).unwrap().closing;
-        let shown = closing_examples(200);
+        let examples = exercise::closing_examples(Language::Rust);
+        let shown = closing_examples(Language::Rust, 200);
         assert!(shown.contains("Set beside your answers"), "{shown}");
         assert!(
             shown.contains(examples.lines().next().unwrap().trim()),
@@ -794,10 +830,10 @@ mod tests {
     }
 
     #[test]
-    fn the_step_asks_for_the_reflection_after_step_8_and_then_says_all_is_done() {
+    fn the_step_asks_for_the_reflection_after_the_last_exercise_and_then_says_all_is_done() {
         let folder = tempfile::tempdir().unwrap();
         let mut record = Progress::default();
-        for exercise in exercise::exercises().into_iter().filter(|e| e.key != "8") {
+        for exercise in exercise::exercises().into_iter().filter(|e| e.key != "8b") {
             record.exercise(&exercise.key).attempts.push(Attempt {
                 at: progress::now_stamp(),
                 mutant: exercise.mutant().spec.id.clone(),
@@ -809,12 +845,12 @@ mod tests {
             });
         }
         progress::save(&folder.path().join("progress.json"), &record).unwrap();
-        assert_eq!(record.next_exercise().unwrap().key, "8");
+        assert_eq!(record.next_exercise().unwrap().key, "8b");
         let given = GivenPrediction {
             predict: Some("claim_many_answers_every_owner_in_order".into()),
             ..GivenPrediction::default()
         };
-        let (result, shown) = step_in(folder.path(), "8", given, "kept because\nclocks\n", true);
+        let (result, shown) = step_in(folder.path(), "8b", given, "kept because\nclocks\n", true);
         result.unwrap();
         assert!(
             shown.contains("Every exercise has a recorded prediction."),
