@@ -3,7 +3,8 @@
 //! (`own_impl`), the runner (`runner`), the Stryker report (`stryker`) and
 //! the HTML report in a browser (`html_browser`, ignored by default), and
 //! the power-loss shim under the store (`power_loss`, which needs the
-//! compiled mutant h04g).
+//! compiled mutant h04g), and the screens at 80 columns (`screens`, with
+//! their snapshots, and `widths`).
 //!
 //! With the unit tests and the `contract` binary, they judge cargo-mutants'
 //! mutants of the lab's own code (`LAB_TESTS` in `.ci/mutants`).
@@ -16,5 +17,6 @@ mod html_browser;
 mod own_impl;
 mod power_loss;
 mod runner;
+mod screens;
 mod stryker;
 mod widths;
