@@ -39,24 +39,50 @@ MAX_CLAIM_THREADS = 64
 # The keys of a job's row, in the table's column order.
 FIELDS = ("id", "owner", "until", "fence", "result", "done")
 
-# The jobs table as PRAGMA table_info describes it: name, declared type,
-# NOT NULL, default value, position in the primary key. init_db creates exactly
-# this, and every operation refuses a jobs table that differs from it.
-COLUMNS = [
-    ("id", "TEXT", 0, None, 1),
-    ("owner", "TEXT", 0, None, 0),
-    ("until", "REAL", 1, "0", 0),
-    ("fence", "INTEGER", 1, "0", 0),
-    ("result", "TEXT", 0, None, 0),
-    ("done", "INTEGER", 1, "0", 0),
-]
+
+# Why a call could not be carried out, beyond an invalid argument (a
+# ValueError). Each class names its kind in the lab's protocol, which answers
+# it as {"error": kind, "message": str(error)} (labs/protocol.md); the errors
+# SQLite raises itself (a lock that stayed busy, a read-only file, a file that
+# is not a database) get their kinds from SQLite's error code instead.
+class StoreError(Exception):
+    kind = "other"
 
 
-# Raises ValueError for the arguments the contract refuses: an empty job id or
-# owner, a `now` that is not finite, and a lease that would not end after it
-# starts (a ttl that is not finite or not above 0, now + ttl overflowing, or a
-# ttl so small that now + ttl rounds back to now). Only the given ones are checked.
+class MissingFolder(StoreError, FileNotFoundError):
+    kind = "missing-folder"
+
+
+class NoDatabase(StoreError, FileNotFoundError):
+    kind = "no-database"
+
+
+class IsADirectory(StoreError, IsADirectoryError):
+    kind = "is-a-directory"
+
+
+class NotADatabase(StoreError, sqlite3.DatabaseError):
+    kind = "not-a-database"
+
+
+class NoJobsTable(StoreError, sqlite3.DatabaseError):
+    kind = "no-jobs-table"
+
+
+class IncompatibleSchema(StoreError, sqlite3.DatabaseError):
+    kind = "incompatible-schema"
+
+
 def check_args(job_id, owner=None, now=None, ttl=None):
+    """The argument checks of every operation but init_db.
+
+    Raises ValueError for the arguments the contract refuses: an empty job id
+    or owner, a `now` that is not finite, and a lease that would not end after
+    it starts (a ttl that is not finite or not above 0, now + ttl overflowing,
+    or a ttl so small that now + ttl rounds back to now). Only the given ones
+    are checked: enqueue(path, job_id) checks check_args(job_id), claim
+    check_args(job_id, owner, now, ttl).
+    """
     if not job_id:
         raise ValueError("job_id must not be empty")
     if owner is not None and not owner:
@@ -73,20 +99,34 @@ def check_args(job_id, owner=None, now=None, ttl=None):
                              "the lease would end as it starts")
 
 
-# Compares the file's jobs table with COLUMNS. Answers whether the table exists;
-# raises sqlite3.DatabaseError, naming both, when it is not lease-lab's table.
 def check_schema(conn, path):
+    """The schema check of every connection (connect calls it).
+
+    Compares the file's jobs table with the worksheet's, as PRAGMA
+    table_info(jobs) describes it: a row (cid, name, type, notnull,
+    dflt_value, pk) a column. Returns whether the table exists. Raises
+    IncompatibleSchema, naming both, when the table is not lease-lab's:
+    other columns, types, defaults, NOT NULLs or primary key.
+    """
+    # name, declared type, NOT NULL, default value, position in the primary key
+    expected = [
+        ("id", "TEXT", 0, None, 1),
+        ("owner", "TEXT", 0, None, 0),
+        ("until", "REAL", 1, "0", 0),
+        ("fence", "INTEGER", 1, "0", 0),
+        ("result", "TEXT", 0, None, 0),
+        ("done", "INTEGER", 1, "0", 0),
+    ]
     found = [(name, kind.upper(), notnull, default, pk)
              for _, name, kind, notnull, default, pk in conn.execute("PRAGMA table_info(jobs)")]
-    if found and found != COLUMNS:
+    if found and found != expected:
         def describe(columns):
             return ", ".join(f"{name} {kind}" + " PRIMARY KEY" * bool(pk)
                              + " NOT NULL" * bool(notnull)
                              + ("" if default is None else f" DEFAULT {default}")
                              for name, kind, notnull, default, pk in columns)
-        raise sqlite3.DatabaseError(
-            f"{path}: the jobs table does not match the lease-lab schema: "
-            f"it has ({describe(found)}), expected ({describe(COLUMNS)}); nothing was changed")
+        raise IncompatibleSchema(f"{path}: its columns are ({describe(found)}); "
+                                 f"lease-lab's are ({describe(expected)})")
     return bool(found)
 
 
@@ -94,26 +134,27 @@ def check_schema(conn, path):
 # explicitly), with synchronous=FULL: every commit waits until it is on disk, so
 # a power failure cannot lose a fence that was handed out. Without `create`, the
 # file must already be a lease-lab database: no file is created and a missing or
-# foreign jobs table is refused before anything is written.
+# foreign jobs table is refused before anything is written. This is plumbing,
+# not a rule of the worksheet, so lab new's starter gives it whole; the schema
+# check it calls is the worksheet's step 1, and the student's.
 def connect(path, create=False):
     path = os.fspath(path)
     if not path:
         raise ValueError("the database path must not be empty: name a database file")
     if os.path.isdir(path):
-        raise IsADirectoryError(f"{path}: is a directory; "
-                                "give the path of a database file inside it")
+        raise IsADirectory(f"{path}: is a directory; "
+                           "give the path of a database file inside it")
     folder = os.path.dirname(path) or "."
     if not os.path.isdir(folder):
-        raise FileNotFoundError(f"{path}: the folder {folder} does not exist; "
-                                "create it or choose another path")
+        raise MissingFolder(f"{path}: the folder {folder} does not exist; "
+                            "create it or choose another path")
     if not create and not os.path.exists(path):
-        raise FileNotFoundError(f"{path}: no database here; create it first with init_db")
+        raise NoDatabase(f"{path}: no database here; create it first with init_db")
     conn = sqlite3.connect(path, timeout=busy_timeout(), isolation_level=None)
     try:
         conn.execute("PRAGMA synchronous=FULL")
         if not check_schema(conn, path) and not create:
-            raise sqlite3.DatabaseError(f"{path}: there is no jobs table here; "
-                                        "create it with init_db")
+            raise NoJobsTable(f"{path}: there is no jobs table here; create it with init_db")
     except BaseException:
         conn.close()
         raise
@@ -138,8 +179,8 @@ def init_db(path):
     with closing(connect(path, create=True)) as conn:
         mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
         if mode.lower() != "wal":
-            raise sqlite3.DatabaseError(f"{path}: cannot use write-ahead logging "
-                                        f"(journal mode stays {mode})")
+            raise NotADatabase(f"{path}: it cannot use write-ahead logging "
+                               f"(journal mode stays {mode})")
         conn.execute("CREATE TABLE IF NOT EXISTS jobs (id TEXT PRIMARY KEY, owner TEXT, "
                      "until REAL NOT NULL DEFAULT 0, fence INTEGER NOT NULL DEFAULT 0, "
                      "result TEXT, done INTEGER NOT NULL DEFAULT 0)")
@@ -301,6 +342,12 @@ if __name__ == "__main__":
     class BadRequest(Exception):
         pass
 
+    # The protocol's kinds of SQLite's primary result codes: SQLITE_BUSY and
+    # SQLITE_LOCKED (the lock stayed taken past the busy timeout),
+    # SQLITE_READONLY, SQLITE_CORRUPT and SQLITE_NOTADB.
+    SQLITE_KINDS = {5: "busy", 6: "busy", 8: "read-only", 11: "not-a-database",
+                    26: "not-a-database"}
+
     OPERATIONS = {
         "init_db": (init_db, ["path"]),
         "enqueue": (enqueue, ["path", "job_id"]),
@@ -388,6 +435,15 @@ if __name__ == "__main__":
         except NotImplementedError as error:
             reply = {"error": "not-implemented",
                      "message": str(error) or f"{op} is not implemented yet"}
+        except StoreError as error:
+            reply = {"error": error.kind, "message": str(error)}
+        except sqlite3.Error as error:
+            # SQLite's own refusals, by their primary result code.
+            code = (getattr(error, "sqlite_errorcode", None) or 0) & 0xFF
+            kind = SQLITE_KINDS.get(code, "sqlite" if code else "other")
+            reply = {"error": kind, "message": str(error)}
+            if kind == "busy":
+                reply["waited_ms"] = round(busy_timeout() * 1000)
         except BaseException as error:
             reply = {"error": "other", "message": f"{type(error).__name__}: {error}"}
         send(reply if request_id is None else {"id": request_id, **reply})

@@ -4,29 +4,74 @@
 //! worksheet's contract as its documentation.
 //!
 //! The Python starter is the lab's own Python store with the body of each
-//! operation replaced by `raise NotImplementedError`, so that it can never
-//! drift from the store the lab tests: same helpers, same protocol loop.
+//! function in [`PYTHON_STUBS`] replaced by `raise NotImplementedError`
+//! naming its step, so that it can never drift from the store the lab
+//! tests: same helpers, same protocol loop. What is given and what the
+//! student writes follows one rule: the protocol belongs to the starter,
+//! the worksheet's rules to the student.
+//!
+//! - Given: the protocol loop and the error mapping (the exception classes
+//!   that name the protocol's error kinds, and the answer each exception
+//!   and SQLite error code gets), so that every error kind the contract
+//!   uses can be raised; and the plumbing of every call that no worksheet
+//!   step teaches: `connect` (the path's checks, the busy timeout,
+//!   autocommit, `synchronous=FULL`) and the busy-timeout and thread-limit
+//!   constants.
+//! - Written by the student: the argument checks (`check_args`: the
+//!   `ValueError` for `ttl <= 0`, the empty id), the schema (`check_schema`,
+//!   which `connect` calls, and the `CREATE TABLE` of `init_db`), and every
+//!   SQL statement, all in the stubs' bodies. A stub answers "not written"
+//!   through the protocol, so that as generated every step, its
+//!   invalid-argument tests included, is not written, and none passes.
+//!
+//! A helper's stub names the step of its first caller (`check_schema`
+//! step 1, `check_args` step 2): the step whose tests first need it.
 
 use crate::subject::PYTHON_SOURCE;
 
 pub use crate::operation::NAMES as OPERATIONS;
 
+/// The functions of the Python store whose bodies the starter leaves to
+/// the student, each with the step its stub names, in the file's order.
+pub const PYTHON_STUBS: [(&str, u8); 10] = [
+    ("check_args", 2),
+    ("check_schema", 1),
+    ("init_db", 1),
+    ("enqueue", 2),
+    ("state", 3),
+    ("claim", 4),
+    ("renew", 5),
+    ("complete", 6),
+    ("release", 7),
+    ("claim_many", 8),
+];
+
+/// The line a stub of the Python starter is: what it answers names its
+/// step and its function.
+pub fn python_stub(name: &str, step: u8) -> String {
+    format!("    raise NotImplementedError(\"step {step}: {name} is not written yet\")")
+}
+
 /// What the starter's module documentation says instead of the store's.
 const PYTHON_HEADER: &str = r#""""Your lease-lab job store in Python: an ownership lease plus a fencing token, on SQLite.
 
-Write the eight functions below, in order, one worksheet step each; each
-one's docstring is its contract. After each step run `lab check` (or keep
+Write the eight functions below, in order, one worksheet step each, and the
+two checks they rely on: check_schema (step 1) and check_args (step 2). Each
+one's docstring is its contract; each still raises NotImplementedError, which
+the lab reports as "not written". After each step run `lab check` (or keep
 `lab watch` running): it runs the lab's contract tests of the steps so far
 against this file and says which pass.
 
 Each function takes the database path and opens its own connection for the
-one call. Time is a number of seconds given by the caller (`now`), never
-read from the machine: a lease is valid while now < until.
+one call with connect(path). Time is a number of seconds given by the caller
+(`now`), never read from the machine: a lease is valid while now < until.
 
-The helpers above the functions may be used as they are. Everything below
-the line "The lab's protocol" runs the file as a program that `lab` talks
-to (labs/protocol.md); it needs no change. print() goes to standard error,
-where it cannot disturb the lab.
+Given, and needing no change: connect and the constants (the plumbing of
+every call, which no worksheet step is about), the error classes (raise them,
+or a ValueError for an invalid argument: the lab sees each as its kind), and
+everything below the line "The lab's protocol", which runs the file as a
+program that `lab` talks to (labs/protocol.md). print() goes to standard
+error, where it cannot disturb the lab.
 """"#;
 
 /// The Python starter's text.
@@ -37,7 +82,7 @@ pub fn python() -> String {
     while let Some(line) = lines.next() {
         out.push_str(line);
         out.push('\n');
-        let Some(step) = operation(line) else {
+        let Some((name, step)) = stub(line) else {
             continue;
         };
         // The docstring stays: it is the contract.
@@ -56,10 +101,8 @@ pub fn python() -> String {
                 break;
             }
         }
-        let name = OPERATIONS[step - 1];
-        out.push_str(&format!(
-            "    raise NotImplementedError(\"step {step}: {name} is not written yet\")\n"
-        ));
+        out.push_str(&python_stub(name, step));
+        out.push('\n');
         // The body goes, up to the next statement at the file's top level.
         while lines
             .peek()
@@ -88,46 +131,77 @@ fn skip_docstring<'a>(mut lines: impl Iterator<Item = &'a str>) -> impl Iterator
     lines
 }
 
-/// The step of the operation a line defines, if it defines one.
-fn operation(line: &str) -> Option<usize> {
+/// The stub a line defines, with its step, if it defines one.
+fn stub(line: &str) -> Option<(&'static str, u8)> {
     let name = line.strip_prefix("def ")?.split('(').next()?;
-    OPERATIONS
-        .iter()
-        .position(|operation| *operation == name)
-        .map(|index| index + 1)
+    PYTHON_STUBS.into_iter().find(|(stub, _)| *stub == name)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The part of the starter above its protocol loop: the student's file.
+    fn above_the_protocol(starter: &str) -> &str {
+        let line = "# --- The lab's protocol: nothing below needs changing ---";
+        let (above, _) = starter.split_once(line).expect("the protocol's line");
+        above
+    }
+
     #[test]
-    fn the_python_starter_keeps_contracts_helpers_and_protocol_and_drops_the_bodies() {
+    fn the_python_starter_stubs_every_rule_and_keeps_contracts_plumbing_and_protocol() {
         let starter = python();
         assert!(starter.starts_with(r#""""Your lease-lab job store in Python"#));
-        for (index, name) in OPERATIONS.iter().enumerate() {
-            assert!(starter.contains(&format!("\ndef {name}(")), "{name}");
+        for name in &OPERATIONS {
             assert!(
-                starter.contains(&format!(
-                    "raise NotImplementedError(\"step {}: {name} is not written yet\")",
-                    index + 1
-                )),
-                "{name}"
+                PYTHON_STUBS.iter().any(|(stub, _)| stub == name),
+                "{name} is a stub"
             );
         }
+        for (name, step) in PYTHON_STUBS {
+            assert!(starter.contains(&format!("\ndef {name}(")), "{name}");
+            let stub = python_stub(name, step);
+            assert_eq!(starter.matches(&stub).count(), 1, "{stub}");
+        }
+        assert_eq!(
+            starter.matches("raise NotImplementedError(").count(),
+            PYTHON_STUBS.len(),
+            "a stub each, and no other"
+        );
+        let student = above_the_protocol(&starter);
+        // Every SQL statement is the student's: the one left is connect's.
+        let statements: Vec<&str> = student
+            .match_indices("conn.execute(")
+            .map(|(at, _)| student[at..].lines().next().unwrap_or(""))
+            .collect();
+        assert_eq!(statements, ["conn.execute(\"PRAGMA synchronous=FULL\")"]);
+        // Every argument check is the student's: the one left is the path's.
+        let refusals: Vec<&str> = student
+            .match_indices("raise ValueError(")
+            .map(|(at, _)| student[at..].lines().next().unwrap_or(""))
+            .collect();
+        assert_eq!(
+            refusals,
+            ["raise ValueError(\"the database path must not be empty: name a database file\")"]
+        );
         for gone in [
             "INSERT OR IGNORE",
-            "conn.execute(\"BEGIN IMMEDIATE\")",
-            "fence = fence + 1",
+            "CREATE TABLE IF NOT EXISTS",
+            "(\"until\", \"REAL\", 1, \"0\", 0)",
+            "raise IncompatibleSchema(",
+            "ttl <= 0:",
             "min(len(owners), MAX_CLAIM_THREADS)",
         ] {
             assert!(!starter.contains(gone), "the answer {gone:?} is left in");
         }
         for kept in [
-            "def check_args(",
-            "def connect(",
             "Step 4. Take an expired lease atomically.",
-            "# --- The lab's protocol: nothing below needs changing ---",
+            "The argument checks of every operation but init_db.",
+            "def connect(",
+            "raise NoJobsTable(",
+            "class IncompatibleSchema(StoreError, sqlite3.DatabaseError):",
+            "reply = {\"error\": error.kind, \"message\": str(error)}",
+            "reply[\"waited_ms\"]",
             "\"concurrent\": True",
         ] {
             assert!(starter.contains(kept), "{kept:?} is missing");
@@ -137,5 +211,17 @@ mod tests {
             0,
             "no runs of blank lines"
         );
+    }
+
+    #[test]
+    fn only_the_stubs_definitions_are_stubs() {
+        assert_eq!(
+            stub("def check_args(job_id, owner=None):"),
+            Some(("check_args", 2))
+        );
+        assert_eq!(stub("def claim_many(path):"), Some(("claim_many", 8)));
+        assert_eq!(stub("def connect(path, create=False):"), None);
+        assert_eq!(stub("    def init_db(path):"), None);
+        assert_eq!(stub("# def init_db(path):"), None);
     }
 }

@@ -12,6 +12,8 @@
 
 pub use crate::fault::{FaultKind, ImplementationFault};
 
+mod error_answer;
+
 use crate::child_process::{LineChild, NoLine};
 use crate::error::{ErrorKind, Result, StoreError};
 use crate::job_store::JobStore;
@@ -132,8 +134,14 @@ impl ExternalStore {
             request["busy_timeout_ms"] = json!(timeout.as_millis());
         }
         let sent = request.to_string();
+        // The wait a busy answer reports when it gives none: the one asked
+        // for, else the one the program inherits (the default, or the
+        // environment's).
+        let asked = THREAD_BUSY_TIMEOUT
+            .with(Cell::get)
+            .unwrap_or_else(crate::store::busy_timeout);
         let value = session.ask(request)?;
-        decode(operation, &value).map_err(|kind| session.fail(kind, Some(sent)))
+        decode(operation, &value, db, asked).map_err(|kind| session.fail(kind, Some(sent)))
     }
 }
 
@@ -425,9 +433,16 @@ fn read_greeting(line: &str) -> Option<(String, bool)> {
     Some((name, concurrent))
 }
 
-/// The answer line `value` to `operation`, as the store's answer or error;
-/// `Err` when it is no answer to it.
-fn decode(operation: &Operation, value: &Value) -> std::result::Result<Result<Answer>, FaultKind> {
+/// The answer line `value` to `operation` on the database `db`, as the
+/// store's answer or error (see [`error_answer::reported`]; `asked` is the
+/// wait a `busy` answer without `waited_ms` reports); `Err` when it is no
+/// answer to it.
+fn decode(
+    operation: &Operation,
+    value: &Value,
+    db: &Path,
+    asked: Duration,
+) -> std::result::Result<Result<Answer>, FaultKind> {
     let line = || {
         let mut value = value.clone();
         if let Some(object) = value.as_object_mut() {
@@ -449,14 +464,12 @@ fn decode(operation: &Operation, value: &Value) -> std::result::Result<Result<An
         .and_then(Value::as_str)
         .and_then(ErrorKind::from_name);
     let message = value.get("message").and_then(Value::as_str);
+    let waited = value
+        .get("waited_ms")
+        .and_then(Value::as_u64)
+        .map_or(asked, Duration::from_millis);
     match (kind, message) {
-        (Some(ErrorKind::InvalidArgument), Some(message)) => {
-            Ok(Err(StoreError::InvalidArgument(message.to_string())))
-        }
-        (Some(kind), Some(message)) => Ok(Err(StoreError::Reported {
-            kind,
-            message: message.to_string(),
-        })),
+        (Some(kind), Some(message)) => Ok(Err(error_answer::reported(kind, message, waited, db))),
         _ => Err(FaultKind::WrongShape(line())),
     }
 }

@@ -148,8 +148,14 @@ pub fn next_text(report: &CheckReport, source: &str, through: u8) -> String {
             // The stub that answered names its own step: a step's tests
             // may call the operations of later steps (step 1's call
             // `enqueue` and `claim` to see that init_db keeps the fence).
-            let stub = open.failures[0].1.not_implemented().and_then(stub_step);
+            let said = open.failures[0].1.not_implemented();
+            let stub = said.and_then(stub_step);
             let step = stub.unwrap_or(open.step);
+            // A stub of a helper (the Python starter's check_args) names
+            // itself; an operation's stub may say what to do instead.
+            let name = said
+                .and_then(stub_name)
+                .unwrap_or(OPERATIONS[usize::from(step) - 1]);
             let also = match stub {
                 Some(stub) if stub != open.step => {
                     format!("; step {}'s tests need it too", open.step)
@@ -157,8 +163,7 @@ pub fn next_text(report: &CheckReport, source: &str, through: u8) -> String {
                 _ => String::new(),
             };
             format!(
-                "Next: write step {step}, {} (its contract is its documentation in {source}){also}. Then `lab check` again, or keep `lab watch` running.",
-                OPERATIONS[usize::from(step) - 1]
+                "Next: write step {step}, {name} (its contract is its documentation in {source}){also}. Then `lab check` again, or keep `lab watch` running."
             )
         }
         Some(open) => format!(
@@ -186,6 +191,14 @@ fn stub_step(message: &str) -> Option<u8> {
         .take_while(char::is_ascii_digit)
         .collect();
     number.parse().ok().filter(|step| (1..=8).contains(step))
+}
+
+/// The function a stub's answer names, when it says `step N: NAME is not
+/// written yet` (as the Python starter's stubs do) and NAME is one word.
+fn stub_name(message: &str) -> Option<&str> {
+    let (_, rest) = message.split_once(": ")?;
+    let (name, _) = rest.split_once(" is not written yet")?;
+    Some(name).filter(|name| !name.is_empty() && !name.contains(' '))
 }
 
 #[cfg(test)]
@@ -345,6 +358,33 @@ mod tests {
         let next = next_text(&CheckReport::of(&waiting, 8), "store.py", 8);
         assert!(next.contains("write step 2, enqueue"), "{next}");
         assert!(next.contains("step 1's tests need it too"), "{next}");
+        let helper = run_with(
+            &suite::CASES
+                .iter()
+                .filter(|case| case.tag == Tag::Contract && case.step >= 2)
+                .map(|case| {
+                    let said = "step 2: check_args is not written yet";
+                    (
+                        case.name,
+                        TestOutcome::Fail {
+                            check: "enqueue(\"j\")".into(),
+                            expected: "true".into(),
+                            actual: format!("error not-implemented: {said}"),
+                        },
+                    )
+                })
+                .collect::<Vec<_>>(),
+        );
+        let next = next_text(&CheckReport::of(&helper, 8), "store.py", 8);
+        assert!(next.contains("write step 2, check_args (its"), "{next}");
+        assert_eq!(
+            stub_name("step 2: check_args is not written yet"),
+            Some("check_args")
+        );
+        assert_eq!(stub_name("step 1: create the jobs table"), None);
+        assert_eq!(stub_name("step 1:  is not written yet"), None);
+        assert_eq!(stub_name("step 1: the table is not written yet"), None);
+        assert_eq!(stub_name("step 1 init_db is not written yet"), None);
         assert_eq!(stub_step("step 12: no"), None);
         assert_eq!(stub_step("not written yet"), None);
         let passing = CheckReport::of(&run_with(&[]), 3);

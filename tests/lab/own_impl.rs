@@ -37,8 +37,8 @@ const NO_HANG: Duration = Duration::from_secs(60);
 /// rusqlite on a small machine takes minutes.
 const BUILD_BOUND: Duration = Duration::from_secs(20 * 60);
 
-/// The eight operations, in worksheet order, as the starters name them.
-use lease_lab::operation::NAMES as OPERATIONS;
+/// The functions the Python starter leaves to the student, and their stubs.
+use lease_lab::course::starter::{python_stub, PYTHON_STUBS};
 
 use crate::common::Sandbox;
 
@@ -451,23 +451,33 @@ fn python_body(source: &str, name: &str) -> String {
     body.join("\n")
 }
 
-/// The starter `starter` with the stubs of `steps` replaced by the bodies
-/// of the same functions in the lab's own Python store.
-fn fill_in(starter: &str, steps: impl IntoIterator<Item = usize>) -> String {
+/// The starter `starter` with the stubs of the functions `names` replaced
+/// by the bodies of the same functions in the lab's own Python store.
+fn fill_in<'a>(starter: &str, names: impl IntoIterator<Item = &'a str>) -> String {
     let reference = reference_python();
     let mut text = starter.to_string();
-    for step in steps {
-        let name = OPERATIONS[step - 1];
-        let stub =
-            format!("    raise NotImplementedError(\"step {step}: {name} is not written yet\")");
+    for name in names {
+        let (_, step) = PYTHON_STUBS
+            .into_iter()
+            .find(|(stub, _)| *stub == name)
+            .unwrap_or_else(|| panic!("{name} is not one of the starter's stubs"));
+        let stub = python_stub(name, step);
         assert_eq!(
             text.matches(&stub).count(),
             1,
-            "the starter has one stub for step {step}: {stub}"
+            "the starter has one stub for {name}: {stub}"
         );
         text = text.replacen(&stub, &python_body(&reference, name), 1);
     }
     text
+}
+
+/// The names of every stub of the Python starter but `left`.
+fn every_stub_but<'a>(left: &'a [&'a str]) -> impl Iterator<Item = &'static str> + 'a {
+    PYTHON_STUBS
+        .into_iter()
+        .map(|(name, _)| name)
+        .filter(move |name| !left.contains(name))
 }
 
 /// `lab new --lang python mine` in the sandbox; the starter's path.
@@ -483,7 +493,7 @@ fn python_starter(sandbox: &Sandbox) -> PathBuf {
 fn filled_in_python_starter(sandbox: &Sandbox) -> PathBuf {
     let file = python_starter(sandbox);
     let starter = std::fs::read_to_string(&file).unwrap();
-    let filled = fill_in(&starter, 1..=8);
+    let filled = fill_in(&starter, every_stub_but(&[]));
     assert!(
         !filled.contains("raise NotImplementedError("),
         "every stub is filled in"
@@ -548,6 +558,7 @@ fn the_python_starter_as_generated_reports_every_step_as_not_written() {
     ran.assert_says(&[
         "it answers: step 1: init_db is not written yet",
         "Next: write step 1, init_db",
+        &format!("0 of {} hold", beyond_the_worksheet()),
     ]);
     let progress = sandbox.progress();
     assert_eq!(progress["implementation"]["kind"], "python", "{progress:#}");
@@ -568,6 +579,14 @@ fn the_python_starter_filled_in_with_a_correct_implementation_passes_lab_check()
     ran.assert_code(0);
     assert_every_step(&ran, 8, "passed");
     ran.assert_says(&["All eight steps pass."]);
+    // The given error mapping carries every kind the suite expects: all
+    // the promises beyond the worksheet hold but the one that no program
+    // can be checked for (its current folder is its own).
+    let beyond = beyond_the_worksheet();
+    ran.assert_says(&[&format!(
+        "{} of {beyond} hold; not: init_db_with_a_bare_file_name_uses_the_current_folder.",
+        beyond - 1
+    )]);
     assert_recorded_checks(&sandbox.progress(), "passed");
     // The tests' databases live in the lab's scratch folders: the student's
     // folder holds what it held, and the progress file.
@@ -578,6 +597,87 @@ fn the_python_starter_filled_in_with_a_correct_implementation_passes_lab_check()
         .collect();
     left.sort();
     assert_eq!(left, ["lease-lab-progress.json", "mine", "store.py"]);
+}
+
+/// How many of the suite's tests check promises beyond the worksheet.
+fn beyond_the_worksheet() -> usize {
+    lease_lab::suite::CASES
+        .iter()
+        .filter(|case| case.tag == lease_lab::suite::Tag::Reference)
+        .count()
+}
+
+/// The argument checks are the student's: with every operation written
+/// but `check_args` a stub, steps 2 to 8 (their invalid-argument tests
+/// among them) are not written, and no invalid argument is refused.
+#[test]
+fn a_python_starter_without_its_argument_checks_has_steps_2_to_8_not_written() {
+    let sandbox = Sandbox::new();
+    let file = python_starter(&sandbox);
+    let starter = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, fill_in(&starter, every_stub_but(&["check_args"]))).unwrap();
+    let ran = sandbox.lab(&["check"]);
+    ran.assert_code(1);
+    let lines = step_lines(&ran.stdout);
+    assert!(lines[0].starts_with("step 1  passed"), "{}", ran.shown());
+    assert_eq!(lines.len(), 8, "{}", ran.shown());
+    for (index, line) in lines.iter().enumerate().skip(1) {
+        let expected = format!("step {}  not written", index + 1);
+        assert!(
+            line.starts_with(&expected),
+            "{expected:?}:\n{}",
+            ran.shown()
+        );
+    }
+    ran.assert_says(&[
+        "it answers: step 2: check_args is not written yet",
+        "Next: write step 2, check_args",
+    ]);
+    // Test by test: no invalid-argument test of steps 2 to 8 passes, the
+    // worksheet's or beyond it (step 1's empty path is connect's, given).
+    let run = sandbox.lab(&[
+        "run",
+        "yours",
+        "--impl",
+        "mine/store.py",
+        "--color",
+        "never",
+    ]);
+    let invalid: Vec<&str> = lease_lab::suite::CASES
+        .iter()
+        .filter(|case| case.step >= 2 && case.name.contains("_invalid"))
+        .map(|case| case.name)
+        .collect();
+    assert!(invalid.len() >= 10, "{invalid:?}");
+    for name in invalid {
+        let line = run
+            .stdout
+            .lines()
+            .find(|line| line.split_whitespace().nth(1) == Some(name))
+            .unwrap_or_else(|| panic!("no line for {name}:\n{}", run.shown()));
+        assert!(
+            !line.trim_start().starts_with("pass"),
+            "{line}\n{}",
+            run.shown()
+        );
+    }
+}
+
+/// The schema is the student's: with everything written but
+/// `check_schema` a stub, which every connection calls, no step is.
+#[test]
+fn a_python_starter_without_its_schema_check_has_every_step_not_written() {
+    let sandbox = Sandbox::new();
+    let file = python_starter(&sandbox);
+    let starter = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, fill_in(&starter, every_stub_but(&["check_schema"]))).unwrap();
+    let ran = sandbox.lab(&["check"]);
+    ran.assert_code(1);
+    assert_every_step(&ran, 8, "not written");
+    ran.assert_says(&[
+        "it answers: step 1: check_schema is not written yet",
+        "Next: write step 1, check_schema",
+    ]);
 }
 
 /// The worksheet's last instruction: break your code on purpose, predict
@@ -761,7 +861,7 @@ fn lab_watch_checks_again_on_a_save() {
         first.join("\n")
     );
     let starter = std::fs::read_to_string(&file).unwrap();
-    std::fs::write(&file, fill_in(&starter, 1..=8)).unwrap();
+    std::fs::write(&file, fill_in(&starter, every_stub_but(&[]))).unwrap();
     let second = watch.next_check(Duration::from_secs(30));
     assert!(
         second.iter().any(|line| line.contains("changed")),

@@ -22,8 +22,9 @@ mod job;
 #[allow(dead_code)]
 mod store;
 
-use crate::error::StoreError;
+use crate::error::{ErrorKind, StoreError};
 use crate::job::Fence;
+use rusqlite::ErrorCode;
 use serde::{Deserialize, Deserializer};
 use serde_json::{json, Value};
 use std::io::{self, BufRead, Write};
@@ -172,6 +173,32 @@ fn error(kind: &str, message: impl Into<String>) -> Value {
     json!({"error": kind, "message": message.into()})
 }
 
+/// The error answer of a store's error: its kind and what went wrong.
+///
+/// Each [`StoreError`] answers its own kind (`no-database`, `busy`, ...),
+/// and an SQLite error returned as [`StoreError::Sqlite`] the kind of its
+/// code: a lock that stayed busy, a read-only file, a file that is not a
+/// database. The message is the error's detail: the lab puts it in its own
+/// sentence, which names the file.
+fn store_error(problem: &StoreError) -> Value {
+    let kind = match problem {
+        StoreError::Sqlite { source, .. } => match source.sqlite_error_code() {
+            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => ErrorKind::Busy,
+            Some(ErrorCode::ReadOnly) => ErrorKind::ReadOnly,
+            Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => {
+                ErrorKind::NotADatabase
+            }
+            _ => ErrorKind::Sqlite,
+        },
+        other => other.kind(),
+    };
+    let mut reply = error(kind.name(), problem.detail());
+    if let StoreError::Busy { waited, .. } = problem {
+        reply["waited_ms"] = json!(waited.as_millis());
+    }
+    reply
+}
+
 /// The text of a panic: what `panic!`, `todo!` or `unwrap` said.
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(text) = payload.downcast_ref::<&str>() {
@@ -196,8 +223,7 @@ fn answer(request: Value) -> Value {
         },
         Ok(request) => match panic::catch_unwind(AssertUnwindSafe(|| call(request))) {
             Ok(Ok(value)) => json!({ "ok": value }),
-            Ok(Err(StoreError::InvalidArgument(message))) => error("invalid-argument", message),
-            Ok(Err(other)) => error("other", other.to_string()),
+            Ok(Err(problem)) => store_error(&problem),
             Err(payload) => {
                 let message = panic_message(payload.as_ref());
                 if let Some(rest) = message.strip_prefix("not yet implemented") {

@@ -8,12 +8,21 @@
 //! is valid while `now < until`, and over at `now == until`.
 //!
 //! Keep the signatures: `main.rs` calls these functions when the lab sends a
-//! request. Errors:
+//! request, and answers each [`StoreError`] as its kind in the lab's
+//! protocol. The argument checks, the schema and every SQL statement are
+//! yours to write. Errors:
 //!
 //! - `Err(StoreError::InvalidArgument(..))` where the contract says an
 //!   argument is invalid (the worksheet's `ValueError`);
-//! - any other [`StoreError`] when the call cannot be carried out, e.g. an
-//!   SQLite error: `.map_err(|source| StoreError::Sqlite { path: path.to_path_buf(), source })`;
+//! - the error of its kind where a call cannot be carried out:
+//!   `StoreError::NoDatabase { path }` for a missing file,
+//!   `MissingFolder`, `IsADirectory`, `NoJobsTable`, or
+//!   `IncompatibleSchema { path, detail }` for a `jobs` table with other
+//!   columns;
+//! - an SQLite error as it is:
+//!   `.map_err(|source| StoreError::Sqlite { path: path.to_path_buf(), source })`;
+//!   `main.rs` answers a lock that stayed busy, a read-only file and a file
+//!   that is not a database as their own kinds, from SQLite's code;
 //! - a `todo!()` still in place answers "not implemented", and the lab's
 //!   tests of that step say so.
 //!
