@@ -370,6 +370,7 @@ mod tests {
                             check: "enqueue(\"j\")".into(),
                             expected: "true".into(),
                             actual: format!("error not-implemented: {said}"),
+                            state: None,
                         },
                     )
                 })
