@@ -17,6 +17,7 @@ use lease_lab::course::check::{hear_greeting, run_check, CheckReport};
 use lease_lab::course::prediction::{comparison, parse_selection, Score};
 use lease_lab::course::progress::{self, OwnPrediction, Progress};
 use lease_lab::course::starter::{self, OPERATIONS};
+use lease_lab::lab_text::Language;
 use lease_lab::report::check::{check_text, next_text};
 use lease_lab::runner::{RunOptions, WorkerCommand};
 use lease_lab::subject::own::write_once;
@@ -26,15 +27,6 @@ use lease_lab::terminal::fill;
 use notify_debouncer_mini::notify::RecursiveMode;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-/// The languages of the starters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Language {
-    /// One file, standard library only, in the worksheet's idiom.
-    Python,
-    /// A small cargo project on rusqlite.
-    Rust,
-}
 
 /// `lab new`'s arguments.
 #[derive(Debug, clap::Args)]

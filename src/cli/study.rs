@@ -244,7 +244,7 @@ fn reflect_in(args: &ReflectArgs, session: &mut Session, console: &mut Console) 
     write!(
         console.output,
         "Recorded your reflection.\n{}",
-        crate::cli::step::closing_examples(Chosen::of(None, session).language(), console.width)
+        crate::cli::step::closing_examples(console.width)
     )
     .map_err(failed)
 }

@@ -12,7 +12,6 @@ use lease_lab::course::check::{hear_greeting, run_check};
 use lease_lab::course::prediction::{comparison, parse_selection, Score};
 use lease_lab::course::progress::{self, Attempt, ProbeRecord, Reflection, Session};
 use lease_lab::exercise::{self, Exercise};
-use lease_lab::lab_text::Language;
 use lease_lab::matrix::Matrix;
 use lease_lab::probe::{self, CheckOptions, Probe};
 use lease_lab::report::check::{check_text, next_text};
@@ -85,14 +84,6 @@ impl Chosen {
                 .exercise_store()
         });
         Chosen { store, own }
-    }
-
-    /// The language of the store's exercises, in which their texts are worded.
-    pub(crate) fn language(&self) -> Language {
-        match self.store {
-            Subject::Python => Language::Python,
-            _ => Language::Rust,
-        }
     }
 
     /// The exercise `key` among the store's.
@@ -323,7 +314,7 @@ fn record(
     // The closing questions come after the last exercise; answers given
     // on the command line are kept whenever they come.
     if (exercise.last || given.reflection.is_some()) && record.reflection.is_none() {
-        record.reflection = reflection(exercise.language(), given, console)?;
+        record.reflection = reflection(given, console)?;
     }
     writeln!(
         console.output,
@@ -442,11 +433,7 @@ fn run_probe(
 /// The closing reflection after the last exercise: from the command line, or asked
 /// at a terminal; else how to give it later. Once answered, the example
 /// answers of the step's text are shown, to set beside the student's own.
-fn reflection(
-    language: Language,
-    given: &GivenPrediction,
-    console: &mut Console,
-) -> io::Result<Option<Reflection>> {
+fn reflection(given: &GivenPrediction, console: &mut Console) -> io::Result<Option<Reflection>> {
     let answers = match &given.reflection {
         Some((kept, not_guaranteed)) => Some((kept.clone(), not_guaranteed.clone())),
         None if console.interactive => prompt::ask_reflection(console)?,
@@ -469,11 +456,7 @@ fn reflection(
     else {
         return Ok(None);
     };
-    write!(
-        console.output,
-        "{}",
-        closing_examples(language, console.width)
-    )?;
+    write!(console.output, "{}", closing_examples(console.width))?;
     Ok(Some(Reflection {
         at: progress::now_stamp(),
         why_tests_are_kept,
@@ -483,8 +466,8 @@ fn reflection(
 
 /// The example answers to the closing questions, shown once the student
 /// has answered them.
-pub fn closing_examples(language: Language, width: usize) -> String {
-    beside_your_answers(&exercise::closing_examples(language), width)
+pub fn closing_examples(width: usize) -> String {
+    beside_your_answers(&exercise::closing_examples(), width)
 }
 
 /// `examples` under their heading; nothing when there are none.
@@ -797,8 +780,8 @@ mod tests {
         result.unwrap();
         assert!(shown.contains("closing questions"), "{shown}");
         assert!(saved.reflection.is_none(), "{shown}");
-        let examples = exercise::closing_examples(Language::Rust);
-        let shown = closing_examples(Language::Rust, 200);
+        let examples = exercise::closing_examples();
+        let shown = closing_examples(200);
         assert!(shown.contains("Set beside your answers"), "{shown}");
         assert!(
             shown.contains(examples.lines().next().unwrap().trim()),
