@@ -110,12 +110,13 @@ impl StderrLog {
         let end = self.marks[to.0];
         let first_kept = self.written - self.kept.len();
         let shown_from = end.saturating_sub(at_most).max(start).max(first_kept);
-        let last: Vec<String> = if shown_from < end {
-            let kept = shown_from - first_kept..end - first_kept;
-            self.kept.range(kept).cloned().collect()
-        } else {
-            Vec::new()
-        };
+        // Lines no longer kept leave nothing to show: an empty range.
+        let shown_to = end.max(shown_from);
+        let last: Vec<String> = self
+            .kept
+            .range(shown_from - first_kept..shown_to - first_kept)
+            .cloned()
+            .collect();
         StderrWindow {
             earlier: end - start - last.len(),
             last,
@@ -256,9 +257,9 @@ impl LineChild {
         let (log, taken) = &*self.stderr;
         let log = log.lock().unwrap_or_else(PoisonError::into_inner);
         let (log, _) = taken
-            .wait_timeout_while(log, MARK_WAIT, |log| log.marks.len() <= to.0)
+            .wait_timeout_while(log, MARK_WAIT, |log| log.marks.get(to.0).is_none())
             .unwrap_or_else(PoisonError::into_inner);
-        if log.marks.len() <= to.0 {
+        if log.marks.get(to.0).is_none() {
             return StderrWindow::default();
         }
         log.window(from, to, at_most)
