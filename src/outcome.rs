@@ -258,6 +258,11 @@ mod tests {
         assert!(fail.catches() && timeout.catches() && crash.catches());
         let run = TestRun::new("t", Outcome::Pass, Duration::from_micros(1500));
         assert_eq!(run.micros, 1500);
+        let written = StderrWindow {
+            last: vec!["trace".into()],
+            earlier: 2,
+        };
+        assert_eq!(run.clone().with_stderr(written.clone()).stderr, written);
         assert_eq!(
             serde_json::to_value(&run).unwrap(),
             json!({"test": "t", "outcome": "pass", "micros": 1500})

@@ -605,6 +605,29 @@ mod tests {
         assert!(next_text(&other, "store.py", 8).contains("make step 8 pass"));
     }
 
+    /// A step keeps what the program wrote during each of its failing
+    /// tests that wrote anything; a passing test's lines are not kept.
+    #[test]
+    fn a_step_keeps_the_standard_error_of_its_failing_tests() {
+        let [a, b, c] = [0, 1, 2].map(|n| nth_of(3, Tag::Contract, n));
+        let wrong = TestOutcome::Crash {
+            message: "x".into(),
+        };
+        let mut run = run_with(&[(a, wrong.clone()), (b, wrong)]);
+        for test in &mut run.runs {
+            if test.test == a || test.test == c {
+                test.stderr = window(&[test.test.as_str()], 0);
+            }
+        }
+        let report = CheckReport::of(&run, 3);
+        let kept: Vec<(&str, &StderrWindow)> = report.steps[2]
+            .stderr
+            .iter()
+            .map(|(name, window)| (*name, window))
+            .collect();
+        assert_eq!(kept, [(a, &window(&[a], 0))]);
+    }
+
     /// `lab watch` shows a line per step, then the first failure in full:
     /// a stub's answer when the first open step is not written.
     #[test]
