@@ -7,33 +7,136 @@
 //! child started may hold them open, so the threads that read them are
 //! left to end with it.
 
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
-use std::io::{self, BufRead, BufReader, Write};
+use std::io::{self, BufRead, BufReader, PipeWriter, Write};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread;
 use std::time::Duration;
 
-/// How many lines of standard error are kept.
+/// How many lines of standard error [`LineChild::stderr_tail`] gives.
 const STDERR_LINES: usize = 20;
 
-/// How long the last lines of standard error are waited for once the
-/// child ended by itself.
-const ENDED_GRACE: Duration = Duration::from_millis(500);
-/// How long they are waited for once the lab killed it.
-const KILLED_GRACE: Duration = Duration::from_millis(100);
+/// How many lines of standard error are kept for the windows of
+/// [`LineChild::stderr_window`]: the last lines of a window are among them
+/// unless the child wrote more than this since the window closed.
+const KEPT_LINES: usize = 200;
+
+/// The start of the line the lab writes into the child's standard error
+/// pipe itself to mark a moment (see [`LineChild::mark_stderr`]); a
+/// control character no program's trace begins with.
+const MARK: &str = "\u{1}lease-lab mark ";
+
+/// The longest the lab waits for its own mark to come through the pipe.
+/// It comes at once unless the machine is stalled: this only keeps a
+/// reader that is gone from stopping the lab.
+const MARK_WAIT: Duration = Duration::from_secs(2);
+
+/// A moment in a child's standard error, from [`LineChild::mark_stderr`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mark(usize);
+
+/// The lines a child wrote on standard error between two marks: the last
+/// of them (blank lines left out), and how many came before those.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StderrWindow {
+    /// The last lines, oldest first.
+    pub last: Vec<String>,
+    /// How many lines came before them within the window.
+    pub earlier: usize,
+}
+
+impl StderrWindow {
+    /// Whether no line was written in it.
+    pub fn is_empty(&self) -> bool {
+        self.last.is_empty() && self.earlier == 0
+    }
+
+    /// This window followed by `later` (of another run of the program),
+    /// keeping the last `at_most` lines of both.
+    pub fn then(mut self, later: StderrWindow, at_most: usize) -> StderrWindow {
+        let total = self.earlier + self.last.len() + later.earlier + later.last.len();
+        if later.earlier > 0 {
+            self.last.clear();
+        }
+        self.last.extend(later.last);
+        let cut = self.last.len().saturating_sub(at_most);
+        self.last.drain(..cut);
+        StderrWindow {
+            earlier: total - self.last.len(),
+            last: self.last,
+        }
+    }
+}
+
+/// What the reader of standard error has seen.
+#[derive(Default)]
+struct StderrLog {
+    /// The last [`KEPT_LINES`] lines the child wrote, blank lines left out.
+    kept: VecDeque<String>,
+    /// How many such lines it wrote in all.
+    written: usize,
+    /// For each mark, in order, how many lines had been written before it.
+    marks: Vec<usize>,
+}
+
+impl StderrLog {
+    /// Takes in one line read from the pipe: the child's, the lab's mark,
+    /// or the start of an unfinished line of the child's followed by the
+    /// mark.
+    fn take(&mut self, line: &str) {
+        let (child_part, mark) = match line.find(MARK) {
+            Some(at) => (&line[..at], true),
+            None => (line, false),
+        };
+        if !child_part.trim().is_empty() {
+            if self.kept.len() == KEPT_LINES {
+                self.kept.pop_front();
+            }
+            self.kept.push_back(child_part.to_string());
+            self.written += 1;
+        }
+        if mark {
+            self.marks.push(self.written);
+        }
+    }
+
+    /// The lines from `from` (the start, for `None`) to `to`: the last
+    /// `at_most` of them still kept, and how many came before.
+    fn window(&self, from: Option<Mark>, to: Mark, at_most: usize) -> StderrWindow {
+        let start = from.map_or(0, |Mark(mark)| self.marks[mark]);
+        let end = self.marks[to.0];
+        let first_kept = self.written - self.kept.len();
+        let shown_from = end.saturating_sub(at_most).max(start).max(first_kept);
+        // Lines no longer kept leave nothing to show: an empty range.
+        let shown_to = end.max(shown_from);
+        let last: Vec<String> = self
+            .kept
+            .range(shown_from - first_kept..shown_to - first_kept)
+            .cloned()
+            .collect();
+        StderrWindow {
+            earlier: end - start - last.len(),
+            last,
+        }
+    }
+}
+
+/// The reader's log, and the signal that it has taken in another line.
+type SharedLog = Arc<(Mutex<StderrLog>, Condvar)>;
 
 /// A running child process with its output read line by line.
 pub struct LineChild {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
-    stderr: Arc<Mutex<VecDeque<String>>>,
-    /// Signalled when the child's standard error has been read to its end.
-    stderr_read: Receiver<()>,
-    /// Whether the lab killed it: it then has no last words to wait for.
-    killed: bool,
+    stderr: SharedLog,
+    /// The lab's own end of the child's standard error pipe, for marks.
+    marker: Option<PipeWriter>,
+    /// How many marks were written.
+    marks_written: usize,
 }
 
 /// Why no line came.
@@ -54,13 +157,19 @@ impl LineChild {
         } else {
             Stdio::null()
         };
+        // The lab keeps a writing end of the child's standard error pipe:
+        // a mark it writes there comes after everything the child wrote
+        // before, so that what the child wrote between two moments is
+        // known exactly, without waiting on the clock.
+        let (stderr, marker) = std::io::pipe()?;
         let mut child = command
             .stdin(stdin)
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+            .stderr(marker.try_clone()?)
             .spawn()?;
+        // The command keeps its copy of the writing end; the child has its own.
+        command.stderr(Stdio::null());
         let stdout = child.stdout.take().expect("stdout is piped");
-        let stderr = child.stderr.take().expect("stderr is piped");
         let (sender, lines) = mpsc::channel();
         thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
@@ -70,27 +179,29 @@ impl LineChild {
                 }
             }
         });
-        let tail = Arc::new(Mutex::new(VecDeque::new()));
-        let kept = Arc::clone(&tail);
-        let (read_to_end, stderr_read) = mpsc::channel();
+        let log: SharedLog = Arc::default();
+        let kept = Arc::clone(&log);
         thread::spawn(move || {
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                let mut kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
-                if kept.len() == STDERR_LINES {
-                    kept.pop_front();
-                }
-                kept.push_back(line);
+            let mut reader = BufReader::new(stderr);
+            let mut bytes = Vec::new();
+            // A line that is not UTF-8 is still a line: it is read lossily.
+            while matches!(reader.read_until(b'\n', &mut bytes), Ok(read) if read > 0) {
+                let line = String::from_utf8_lossy(&bytes);
+                let (log, taken) = &*kept;
+                log.lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take(line.trim_end_matches(['\n', '\r']));
+                taken.notify_all();
+                bytes.clear();
             }
-            let _ = read_to_end.send(());
         });
         Ok(LineChild {
             stdin: child.stdin.take(),
             child,
             lines,
-            stderr: tail,
-            stderr_read,
-            killed: false,
+            stderr: log,
+            marker: Some(marker),
+            marks_written: 0,
         })
     }
 
@@ -125,39 +236,47 @@ impl LineChild {
         self.stdin = None;
     }
 
-    /// The last lines the child wrote on standard error, oldest first
-    /// (blank lines left out). Once the child has ended by itself, what it
-    /// wrote last is waited for, briefly: a process it started may hold the
-    /// pipe open.
-    pub fn stderr_tail(&mut self) -> Vec<String> {
-        if let Some(grace) = self.last_words_grace() {
-            let _ = self.stderr_read.recv_timeout(grace);
-        }
-        self.stderr
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .filter(|line| !line.trim().is_empty())
-            .cloned()
-            .collect()
+    /// Marks this moment in the child's standard error: a window from or
+    /// to it ([`LineChild::stderr_window`]) holds exactly the lines the
+    /// child wrote before or after it. `None` if the mark could not be
+    /// written.
+    pub fn mark_stderr(&mut self) -> Option<Mark> {
+        let marker = self.marker.as_mut()?;
+        marker
+            .write_all(format!("{MARK}{}\n", self.marks_written).as_bytes())
+            .ok()?;
+        self.marks_written += 1;
+        Some(Mark(self.marks_written - 1))
     }
 
-    /// How long to wait for what the child wrote last on standard error:
-    /// nothing while it runs; briefly once the lab killed it, since what it
-    /// wrote before the kill may still be in the pipe, unread; longer once
-    /// it ended by itself. Never for good: a process it started may hold the
-    /// pipe open with nothing more to say.
-    fn last_words_grace(&mut self) -> Option<Duration> {
-        if self.killed {
-            Some(KILLED_GRACE)
-        } else {
-            self.ended().map(|_| ENDED_GRACE)
+    /// The lines the child wrote on standard error between `from` (its
+    /// start, for `None`) and `to`: the last `at_most` of them and how many
+    /// came before. Waits for the mark `to` to come through the pipe, which
+    /// it does at once; empty if it never comes.
+    pub fn stderr_window(&self, from: Option<Mark>, to: Mark, at_most: usize) -> StderrWindow {
+        let (log, taken) = &*self.stderr;
+        let log = log.lock().unwrap_or_else(PoisonError::into_inner);
+        let (log, _) = taken
+            .wait_timeout_while(log, MARK_WAIT, |log| log.marks.get(to.0).is_none())
+            .unwrap_or_else(PoisonError::into_inner);
+        if log.marks.get(to.0).is_none() {
+            return StderrWindow::default();
+        }
+        log.window(from, to, at_most)
+    }
+
+    /// The last lines the child wrote on standard error until now, oldest
+    /// first (blank lines left out): everything it wrote before this call,
+    /// even just before it was killed, is there.
+    pub fn stderr_tail(&mut self) -> Vec<String> {
+        match self.mark_stderr() {
+            Some(now) => self.stderr_window(None, now, STDERR_LINES).last,
+            None => Vec::new(),
         }
     }
 
     /// Kills the child (if it still runs) and reaps it.
     pub fn kill(&mut self) {
-        self.killed = true;
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -199,6 +318,8 @@ impl LineChild {
 impl Drop for LineChild {
     fn drop(&mut self) {
         self.close_stdin();
+        // The pipe's reader ends once the child's end closes too.
+        self.marker = None;
         if self.ended().is_none() {
             self.kill();
         }
@@ -271,15 +392,94 @@ mod tests {
         assert_eq!(tail.last().map(String::as_str), Some("e30"));
     }
 
+    /// The lines between two marks are exactly those written between them,
+    /// however the reading of the pipe is timed: each answer on standard
+    /// output comes after the child wrote its trace, and the mark after
+    /// the answer.
     #[test]
-    fn last_words_are_waited_for_briefly_after_a_kill_and_not_while_it_runs() {
-        let mut running = shell("sleep 5");
-        assert_eq!(running.last_words_grace(), None, "it still runs");
-        running.kill();
-        assert_eq!(running.last_words_grace(), Some(KILLED_GRACE));
-        let mut ended = shell("exit 3");
-        assert_eq!(ended.wait(), "exited with code 3");
-        assert_eq!(ended.last_words_grace(), Some(ENDED_GRACE));
+    fn a_window_of_standard_error_holds_what_was_written_between_its_marks() {
+        let mut child = shell(
+            "read a; echo one >&2; echo two >&2; echo >&2; echo a; read b; printf 'half' >&2; echo b; read c; echo c",
+        );
+        let second = Duration::from_secs(5);
+        let start = child.mark_stderr().unwrap();
+        child.send_line("x").unwrap();
+        assert_eq!(child.next_line(second), Ok("a".into()));
+        let first = child.mark_stderr().unwrap();
+        child.send_line("x").unwrap();
+        assert_eq!(child.next_line(second), Ok("b".into()));
+        let half = child.mark_stderr().unwrap();
+        child.send_line("x").unwrap();
+        assert_eq!(child.next_line(second), Ok("c".into()));
+        let last = child.mark_stderr().unwrap();
+        let window = |from, to, at_most| child.stderr_window(from, to, at_most);
+        assert_eq!(
+            window(Some(start), first, 5),
+            StderrWindow {
+                last: vec!["one".into(), "two".into()],
+                earlier: 0
+            }
+        );
+        assert_eq!(
+            window(None, first, 1),
+            StderrWindow {
+                last: vec!["two".into()],
+                earlier: 1
+            }
+        );
+        // A line left unfinished when the mark came is the child's still.
+        assert_eq!(window(Some(first), half, 5).last, ["half"]);
+        assert_eq!(window(Some(half), last, 5), StderrWindow::default());
+        assert_eq!(child.stderr_tail(), ["one", "two", "half"]);
+    }
+
+    #[test]
+    fn a_window_whose_lines_are_no_longer_kept_counts_them() {
+        let mut log = StderrLog::default();
+        log.take(&format!("{MARK}0"));
+        for n in 0..KEPT_LINES + 3 {
+            log.take(&format!("e{n}"));
+            if n == 1 {
+                log.take(&format!("{MARK}1"));
+            }
+        }
+        log.take(&format!("{MARK}2"));
+        assert_eq!(
+            log.window(Some(Mark(0)), Mark(1), 5),
+            StderrWindow {
+                last: Vec::new(),
+                earlier: 2
+            }
+        );
+        let recent = log.window(Some(Mark(1)), Mark(2), 2);
+        assert_eq!(recent.earlier, KEPT_LINES - 1);
+        assert_eq!(
+            recent.last,
+            [
+                format!("e{}", KEPT_LINES + 1),
+                format!("e{}", KEPT_LINES + 2)
+            ]
+        );
+    }
+
+    #[test]
+    fn windows_of_two_runs_keep_the_last_lines_of_both() {
+        let window = |last: &[&str], earlier| StderrWindow {
+            last: last.iter().map(|line| line.to_string()).collect(),
+            earlier,
+        };
+        assert_eq!(
+            window(&["a", "b"], 1).then(window(&["c"], 0), 2),
+            window(&["b", "c"], 2)
+        );
+        assert_eq!(
+            window(&["a"], 0).then(window(&["c"], 4), 3),
+            window(&["c"], 5),
+            "the lines the later run left out came after the earlier's"
+        );
+        assert!(StderrWindow::default().is_empty());
+        assert!(!window(&[], 1).is_empty());
+        assert!(!window(&["a"], 0).is_empty());
     }
 
     #[test]

@@ -45,6 +45,14 @@ pub enum FaultKind {
     Stray(String),
 }
 
+/// How the lines of a program's standard error are indented in a fault's
+/// message, under its first line.
+pub const STDERR_INDENT: &str = "    ";
+
+/// What introduces the lines of standard error in a fault's message, at
+/// the end of its first line.
+pub const STDERR_INTRO: &str = "; its standard error ended with:";
+
 /// A fault of the implementation, with what the lab had asked and the last
 /// lines the program wrote on standard error.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,12 +117,13 @@ impl fmt::Display for ImplementationFault {
             (Some(request), _) => write!(f, "; the request was `{request}`")?,
             (None, _) => {}
         }
+        // Each line of standard error on a line of its own, as written: a
+        // traceback's caret stays under the column it points at.
         if !self.stderr.is_empty() {
-            write!(
-                f,
-                "; its standard error ended with: {}",
-                self.stderr.join(" | ")
-            )?;
+            f.write_str(STDERR_INTRO)?;
+            for line in &self.stderr {
+                write!(f, "\n{STDERR_INDENT}{line}")?;
+            }
         }
         Ok(())
     }
@@ -204,7 +213,9 @@ mod tests {
         };
         assert_eq!(
             fault.to_string(),
-            r#"python3 mine.py broke the protocol: a line that is not JSON: `hello` (a debugging print? standard output carries only the protocol: print traces on standard error); it came while the lab waited for the answer to `{"op":"init_db","path":"x.db"}`; its standard error ended with: Traceback (most recent call last): | KeyError: 'x'"#
+            r#"python3 mine.py broke the protocol: a line that is not JSON: `hello` (a debugging print? standard output carries only the protocol: print traces on standard error); it came while the lab waited for the answer to `{"op":"init_db","path":"x.db"}`; its standard error ended with:
+    Traceback (most recent call last):
+    KeyError: 'x'"#
         );
         assert_eq!(fault.hang(), None);
         let hang = ImplementationFault {

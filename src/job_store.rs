@@ -2,6 +2,7 @@
 //! reference store, a compiled mutant, the kept-connection handle, or a
 //! program speaking the lab's protocol.
 
+use crate::child_process::StderrWindow;
 use crate::error::Result;
 use crate::job::{Fence, Job};
 use crate::operation::{Answer, Operation};
@@ -36,6 +37,20 @@ pub trait JobStore: Send + Sync {
     /// starts afresh (an implementation in another program is started
     /// again). An implementation that keeps nothing running does nothing.
     fn abandon(&self) {}
+
+    /// Opens a window on what the implementation writes on its standard
+    /// error (a test starts): [`JobStore::close_stderr_window`] gives what
+    /// it wrote from now on. An implementation in this process has no
+    /// standard error of its own, and does nothing.
+    fn open_stderr_window(&self) {}
+
+    /// Closes the window [`JobStore::open_stderr_window`] opened (the test
+    /// ended): the last `at_most` lines the implementation wrote on
+    /// standard error since, and how many came before them. Empty when no
+    /// window is open.
+    fn close_stderr_window(&self, _at_most: usize) -> StderrWindow {
+        StderrWindow::default()
+    }
 
     /// `init_db(path)`.
     fn init_db(&self, db: &Path) -> Result<()> {

@@ -1,6 +1,7 @@
 //! What happened when a test ran against a variant, and what that means for
 //! a mutant.
 
+use crate::child_process::StderrWindow;
 use crate::suite::{Failure, RowState};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -111,8 +112,8 @@ impl Outcome {
             Outcome::Timeout {
                 detail: Some(detail),
                 ..
-            } => Some(format!("timed out: {detail}")),
-            Outcome::Crash { message } => Some(format!("crashed: {message}")),
+            } => Some(format!("timed out: {}", flat(detail))),
+            Outcome::Crash { message } => Some(format!("crashed: {}", flat(message))),
         }
     }
 }
@@ -127,6 +128,19 @@ fn one_line(text: &str) -> String {
         .join("; ")
 }
 
+/// A message of several lines (a program's fault, with the lines of its
+/// standard error under the first) on one line: its first line, then the
+/// others joined by ` | `.
+fn flat(message: &str) -> String {
+    match message.split_once('\n') {
+        None => message.to_string(),
+        Some((first, rest)) => {
+            let lines: Vec<&str> = rest.lines().map(str::trim).collect();
+            format!("{first} {}", lines.join(" | "))
+        }
+    }
+}
+
 /// One test's outcome against one variant.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TestRun {
@@ -137,6 +151,10 @@ pub struct TestRun {
     pub outcome: Outcome,
     /// How long it took, in microseconds.
     pub micros: u64,
+    /// The last lines an implementation in another program wrote on its
+    /// standard error during the test.
+    #[serde(default, skip_serializing_if = "StderrWindow::is_empty")]
+    pub stderr: StderrWindow,
 }
 
 impl TestRun {
@@ -146,7 +164,13 @@ impl TestRun {
             test: test.to_string(),
             outcome,
             micros: u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
+            stderr: StderrWindow::default(),
         }
+    }
+
+    /// The run, with what the program wrote on standard error during it.
+    pub fn with_stderr(self, stderr: StderrWindow) -> TestRun {
+        TestRun { stderr, ..self }
     }
 }
 
@@ -239,9 +263,21 @@ mod tests {
             (crash.label(), crash.reason().unwrap()),
             ("crash", "crashed: boom".to_string())
         );
+        let traced = Outcome::Crash {
+            message: "it ended; its standard error ended with:\n    File x\n      ^".into(),
+        };
+        assert_eq!(
+            traced.reason().unwrap(),
+            "crashed: it ended; its standard error ended with: File x | ^"
+        );
         assert!(fail.catches() && timeout.catches() && crash.catches());
         let run = TestRun::new("t", Outcome::Pass, Duration::from_micros(1500));
         assert_eq!(run.micros, 1500);
+        let written = StderrWindow {
+            last: vec!["trace".into()],
+            earlier: 2,
+        };
+        assert_eq!(run.clone().with_stderr(written.clone()).stderr, written);
         assert_eq!(
             serde_json::to_value(&run).unwrap(),
             json!({"test": "t", "outcome": "pass", "micros": 1500})

@@ -103,6 +103,7 @@ pub fn run_case(
         }
     };
     let db = folder.path().join("jobs.db");
+    store.open_stderr_window();
     let (sender, receiver) = mpsc::channel();
     let tested = Arc::clone(&store);
     let spawned = thread::Builder::new()
@@ -144,8 +145,13 @@ pub fn run_case(
             }
         }
     };
-    TestRun::new(case.name, outcome, started.elapsed())
+    let stderr = store.close_stderr_window(TEST_STDERR_LINES);
+    TestRun::new(case.name, outcome, started.elapsed()).with_stderr(stderr)
 }
+
+/// How many of the last lines a program wrote on standard error during a
+/// test its run keeps.
+pub const TEST_STDERR_LINES: usize = 5;
 
 /// How long a test that ran out of time is given more for its explanation
 /// to arrive (see [`call_limit`]).
@@ -443,16 +449,30 @@ pub fn run_variant(
     tests: &[&'static Case],
     options: &RunOptions,
 ) -> Vec<TestRun> {
+    run_variant_showing(command, variant, tests, options, &mut |_| {})
+}
+
+/// [`run_variant`], handing each run to `on_run` as soon as it is known,
+/// in the order of `tests`.
+pub fn run_variant_showing(
+    command: &WorkerCommand,
+    variant: &Variant,
+    tests: &[&'static Case],
+    options: &RunOptions,
+    on_run: &mut dyn FnMut(&TestRun),
+) -> Vec<TestRun> {
     let mut runs: Vec<TestRun> = Vec::with_capacity(tests.len());
     while runs.len() < tests.len() {
         let remaining = &tests[runs.len()..];
-        let finished = run_worker(command, variant, remaining, options);
+        let finished = run_worker(command, variant, remaining, options, on_run);
         let count = finished.runs.len();
         runs.extend(finished.runs);
         if count < remaining.len() {
             // The worker ended early: the test it had started is to blame.
             let culprit = remaining[count];
-            runs.push(TestRun::new(culprit.name, finished.ending, Duration::ZERO));
+            let run = TestRun::new(culprit.name, finished.ending, Duration::ZERO);
+            on_run(&run);
+            runs.push(run);
         }
     }
     runs
@@ -468,6 +488,7 @@ fn run_worker(
     variant: &Variant,
     tests: &[&'static Case],
     options: &RunOptions,
+    on_run: &mut dyn FnMut(&TestRun),
 ) -> WorkerResult {
     let mut process = Command::new(&command.program);
     process
@@ -499,6 +520,7 @@ fn run_worker(
         match child.next_line(deadline.saturating_sub(started.elapsed())) {
             Ok(line) => {
                 if let Ok(WorkerEvent::Done(run)) = serde_json::from_str::<WorkerEvent>(&line) {
+                    on_run(&run);
                     runs.push(run);
                 }
             }

@@ -71,6 +71,29 @@ pub fn fill(text: &str, width: usize, first: &str, rest: &str) -> String {
     textwrap::fill(text, options)
 }
 
+/// `line` cut to `width` columns, its end marked `...` when something was
+/// cut: for lines whose spacing means something (a traceback's caret
+/// under the column it points at), which filling would move. The mark is
+/// ASCII, so that the line is no wider in bytes than in columns.
+pub fn cut(line: &str, width: usize) -> String {
+    const MARK: &str = "...";
+    if textwrap::core::display_width(line) <= width {
+        return line.to_string();
+    }
+    let room = width.saturating_sub(MARK.len());
+    let mut kept = String::new();
+    let mut used = 0;
+    for c in line.chars() {
+        let wide = textwrap::core::display_width(c.encode_utf8(&mut [0; 4]));
+        if used + wide > room {
+            break;
+        }
+        used += wide;
+        kept.push(c);
+    }
+    kept + MARK
+}
+
 /// Each line of `text` filled to `width` on its own, its continuation
 /// lines indented two columns past the line's own indentation.
 pub fn fill_lines(text: &str, width: usize) -> String {
@@ -300,6 +323,13 @@ mod tests {
         );
         assert_eq!(diff_line(ChangeTag::Equal, "\n", 60), " ");
         assert_eq!(diff_line(ChangeTag::Insert, "  x = 1\n", 60), "+  x = 1");
+    }
+
+    #[test]
+    fn a_line_is_cut_to_the_width_and_marked() {
+        assert_eq!(cut("abcdef", 6), "abcdef");
+        assert_eq!(cut("abcdefgh", 6), "abc...");
+        assert_eq!(cut("    ^", 40), "    ^");
     }
 
     #[test]

@@ -13,18 +13,19 @@ use super::args::{worker_command, SuiteArgs};
 use super::outcome::{say, CliError, Outcome};
 use super::update;
 use colored::Colorize;
-use lease_lab::course::check::{hear_greeting, run_check, CheckReport};
+use lease_lab::course::check::{hear_greeting, run_check_showing, CheckReport};
 use lease_lab::course::prediction::{comparison, parse_selection, Score};
-use lease_lab::course::progress::{self, OwnPrediction, Progress};
+use lease_lab::course::progress::{self, OwnPrediction};
 use lease_lab::course::starter::{self, OPERATIONS};
 use lease_lab::lab_text::Language;
-use lease_lab::report::check::{check_text, next_text};
+use lease_lab::report::check::{check_text, next_text, watch_text};
 use lease_lab::runner::{RunOptions, WorkerCommand};
 use lease_lab::subject::own::write_once;
 use lease_lab::subject::{rust_project, Implementation, Subject};
 use lease_lab::suite::{self, Case, Tag};
-use lease_lab::terminal::fill;
+use lease_lab::terminal::{cut, fill};
 use notify_debouncer_mini::notify::RecursiveMode;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -50,6 +51,10 @@ pub struct CheckArgs {
     /// With --predict: what input, error or stored state will show the break.
     #[arg(long, requires = "predict")]
     why: Option<String>,
+    /// List the tests beyond the worksheet (the Rust store's own stricter
+    /// promises, never counted) one by one, not only how many hold.
+    #[arg(long)]
+    all: bool,
     #[command(flatten)]
     run: SuiteArgs,
 }
@@ -128,7 +133,7 @@ pub fn new(args: &NewArgs, progress_path: &Path) -> Outcome {
 }
 
 /// The implementation `--impl` names, else the one recorded.
-fn chosen(given: Option<&Subject>, progress: &Progress) -> Result<Subject, CliError> {
+fn chosen(given: Option<&Subject>, progress: &progress::Progress) -> Result<Subject, CliError> {
     match given {
         Some(subject) => Ok(subject.clone()),
         None => progress
@@ -153,7 +158,15 @@ pub fn check(args: &CheckArgs, progress_path: &Path) -> Outcome {
         None => None,
     };
     let worker = worker_command()?;
-    let report = check_once(&checked, through, &args.run.options(), &worker)?;
+    let width = lease_lab::terminal::text_width();
+    let heading = format!(
+        "Checking {} against the contract tests of steps 1 to {through}...",
+        checked.describe()
+    );
+    let report = run_shown(&checked, through, &args.run.options(), &worker, || {
+        say(&format!("{}\n\n", fill(&heading, width, "", "  ").bold()))
+    })?;
+    say(&check_text(&report, width, args.all))?;
     let failing = report.failing_tests();
     if let Some(predicted) = &predicted {
         let predicted: Vec<String> = predicted.iter().map(|name| name.to_string()).collect();
@@ -221,24 +234,98 @@ fn predicted_tests(text: &str, through: u8) -> Result<Vec<&'static str>, CliErro
     Ok(chosen)
 }
 
-/// Prepares the implementation, runs the check and shows it.
-fn check_once(
+/// Prepares the implementation and runs the check: `heading` is shown
+/// once the program greeted, and at a terminal the check's progress, step
+/// by step, on one line that the report then takes the place of.
+///
+/// Errors: a program that does not greet, with the lines of its standard
+/// error as it wrote them (a traceback's caret in place).
+fn run_shown(
     checked: &Subject,
     through: u8,
     options: &RunOptions,
     worker: &WorkerCommand,
+    heading: impl FnOnce() -> Outcome,
 ) -> Result<CheckReport, CliError> {
     let variant = checked.reference()?;
-    hear_greeting(&variant, options.timeout).map_err(|fault| CliError::Found(fault.to_string()))?;
-    let width = lease_lab::terminal::text_width();
-    let heading = format!(
-        "Checking {} against the contract tests of steps 1 to {through}...",
-        checked.describe()
-    );
-    say(&format!("{}\n\n", fill(&heading, width, "", "  ").bold()))?;
-    let report = run_check(worker, &variant, through, options);
-    say(&check_text(&report, width))?;
+    hear_greeting(&variant, options.timeout).map_err(|fault| {
+        let width = lease_lab::terminal::width();
+        let message = fault.to_string();
+        let lines: Vec<String> = message
+            .lines()
+            .enumerate()
+            .map(|(at, line)| {
+                if at == 0 {
+                    line.to_string()
+                } else {
+                    cut(line, width)
+                }
+            })
+            .collect();
+        CliError::Found(lines.join("\n"))
+    })?;
+    heading()?;
+    let mut progress = ProgressLine::at_terminal(through);
+    let report = run_check_showing(worker, &variant, through, options, &mut |run| {
+        progress.ran(run)
+    });
+    progress.clear();
     Ok(report)
+}
+
+/// A check's progress on one line rewritten in place, at a terminal only:
+/// piped, a check writes its report and nothing else.
+struct ProgressLine {
+    /// How many tests each step has, and how many of them ran.
+    steps: Vec<(usize, usize)>,
+    shown: bool,
+}
+
+impl ProgressLine {
+    fn at_terminal(through: u8) -> ProgressLine {
+        let steps = if std::io::stdout().is_terminal() {
+            (1..=through)
+                .map(|step| {
+                    (
+                        suite::cases_through(through)
+                            .filter(|case| case.step == step)
+                            .count(),
+                        0,
+                    )
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        ProgressLine {
+            steps,
+            shown: false,
+        }
+    }
+
+    fn ran(&mut self, run: &lease_lab::outcome::TestRun) {
+        let Some(step) = suite::case(&run.test).map(|case| usize::from(case.step)) else {
+            return;
+        };
+        let Some(counts) = self.steps.get_mut(step - 1) else {
+            return;
+        };
+        counts.1 += 1;
+        let (tests, ran) = *counts;
+        let line = format!(
+            "  step {step} of {}: {ran} of {tests} tests run",
+            self.steps.len()
+        );
+        let _ = write!(std::io::stdout(), "\r\x1b[K{}", line.dimmed());
+        let _ = std::io::stdout().flush();
+        self.shown = true;
+    }
+
+    fn clear(&self) {
+        if self.shown {
+            let _ = write!(std::io::stdout(), "\r\x1b[K");
+        }
+    }
 }
 
 /// How long `lab watch` waits after a change for the next one, so that an
@@ -283,20 +370,29 @@ pub fn watch(args: &WatchArgs, progress_path: &Path) -> Outcome {
             CliError::Failed(format!("cannot watch {}: {error}", target.display()))
         })?;
     }
+    // Names, not paths: the heading of each run fits one line.
     let names: Vec<String> = watched
         .iter()
-        .map(|path| path.display().to_string())
+        .map(|path| {
+            path.file_name()
+                .unwrap_or(path.as_os_str())
+                .to_string_lossy()
+                .into_owned()
+        })
         .collect();
-    say(&format!(
-        "{}\n\n",
-        format!(
-            "Watching {}: a check runs after every save (Ctrl-C stops).",
-            names.join(", ")
-        )
-        .dimmed()
-    ))?;
+    let round = WatchRound {
+        checked: &checked,
+        own,
+        through,
+        options: &options,
+        worker: &worker,
+        progress_path,
+        watching: names.join(", "),
+        terminal: std::io::stdout().is_terminal(),
+    };
     let mut last_seen: Vec<u64> = watched.iter().map(|path| fingerprint(path)).collect();
-    watch_round(&checked, own, through, &options, &worker, progress_path)?;
+    let mut runs = 1;
+    round.run(runs, None)?;
     for batch in changes {
         batch.map_err(|error| CliError::Failed(format!("watching failed: {error}")))?;
         // The watcher also reports files being opened and read (the check
@@ -307,16 +403,8 @@ pub fn watch(args: &WatchArgs, progress_path: &Path) -> Outcome {
             continue;
         };
         last_seen = now_seen;
-        say(&format!(
-            "\n{}\n\n",
-            format!(
-                "{} changed at {}: checking again",
-                watched[changed].display(),
-                progress::now_stamp()
-            )
-            .dimmed()
-        ))?;
-        watch_round(&checked, own, through, &options, &worker, progress_path)?;
+        runs += 1;
+        round.run(runs, Some(&watched[changed]))?;
     }
     Ok(())
 }
@@ -347,33 +435,90 @@ fn fingerprint(path: &Path) -> u64 {
     std::hash::Hasher::finish(&hasher)
 }
 
-/// One check of `lab watch`: a failure to build or run is shown, and the
-/// watch goes on; only a closed output ends it.
-fn watch_round(
-    checked: &Subject,
-    own: &Implementation,
+/// What every check of `lab watch` needs.
+struct WatchRound<'a> {
+    checked: &'a Subject,
+    own: &'a Implementation,
     through: u8,
-    options: &RunOptions,
-    worker: &WorkerCommand,
-    progress_path: &Path,
-) -> Outcome {
-    match check_once(checked, through, options, worker) {
-        Ok(report) => {
-            // A watch lasts: each round records what it found, as a
-            // command of its own would.
-            update(progress_path, |progress| report.record(progress, own))?;
-            say(&next_text(&report, &checked.source(), through))
+    options: &'a RunOptions,
+    worker: &'a WorkerCommand,
+    progress_path: &'a Path,
+    /// The files watched, said in the first check's heading.
+    watching: String,
+    /// Whether standard output is a terminal, whose screen each check
+    /// clears.
+    terminal: bool,
+}
+
+impl WatchRound<'_> {
+    /// Check number `run` (`changed`: the file whose save started it): at a
+    /// terminal on a cleared screen, else under a blank line; headed by
+    /// its time, then one line per step and the first failure in full. A
+    /// failure to build or run is shown, and the watch goes on; only a
+    /// closed output ends it.
+    fn run(&self, run: usize, changed: Option<&Path>) -> Outcome {
+        let width = lease_lab::terminal::text_width();
+        let why = match changed {
+            None => format!(": watching {}", self.watching),
+            Some(file) => format!(
+                ", after {} changed",
+                file.file_name()
+                    .unwrap_or(file.as_os_str())
+                    .to_string_lossy()
+            ),
+        };
+        let heading = format!(
+            "Run {run} at {}{why} (Ctrl-C stops)",
+            clock_time_utc(std::time::SystemTime::now()),
+        );
+        let shown = run_shown(
+            self.checked,
+            self.through,
+            self.options,
+            self.worker,
+            || {
+                let clear = if self.terminal { "\x1b[2J\x1b[H" } else { "\n" };
+                say(&format!(
+                    "{clear}{}\n",
+                    fill(&heading, width, "", "  ").bold()
+                ))
+            },
+        );
+        match shown {
+            Ok(report) => {
+                // A watch lasts: each round records what it found, as a
+                // command of its own would.
+                update(self.progress_path, |progress| {
+                    report.record(progress, self.own)
+                })?;
+                say(&watch_text(&report, width))?;
+                say(&next_text(&report, &self.checked.source(), self.through))?;
+            }
+            Err(CliError::ClosedPipe) => return Err(CliError::ClosedPipe),
+            Err(error) => say(&format!(
+                "{}{}\n",
+                if self.terminal { "\x1b[2J\x1b[H" } else { "\n" },
+                fill(
+                    &format!(
+                        "Run {run}, lab watch: {}",
+                        error.message().unwrap_or("the check failed")
+                    ),
+                    width,
+                    "",
+                    "  "
+                )
+                .red()
+            ))?,
         }
-        Err(CliError::ClosedPipe) => Err(CliError::ClosedPipe),
-        Err(error) => say(&format!(
-            "{}\n",
-            format!(
-                "lab watch: {}",
-                error.message().unwrap_or("the check failed")
-            )
-            .red()
-        )),
+        Ok(())
     }
+}
+
+/// The time of day of `at` as `14:02:07 UTC`: the lab keeps no time zone
+/// data, so it says the zone it uses.
+fn clock_time_utc(at: std::time::SystemTime) -> String {
+    let stamp = humantime::format_rfc3339_seconds(at).to_string();
+    format!("{} UTC", &stamp[11..19])
 }
 
 #[cfg(test)]
@@ -385,7 +530,7 @@ mod tests {
     /// with none recorded, an error that says how to start one.
     #[test]
     fn the_checked_implementation_is_the_one_named_else_the_one_recorded() {
-        let progress = Progress::default();
+        let progress = progress::Progress::default();
         let lab = chosen(Some(&Subject::parse(" python ").unwrap()), &progress).unwrap();
         assert_eq!(
             (lab.describe(), lab.source()),
@@ -399,9 +544,9 @@ mod tests {
         let error = error.to_string();
         assert!(error.contains("lab new --lang python DIR"), "{error}");
         let own = Implementation::parse("./my-store --fast").unwrap();
-        let recorded = Progress {
+        let recorded = progress::Progress {
             implementation: Some(own.clone()),
-            ..Progress::default()
+            ..progress::Progress::default()
         };
         let checked = chosen(None, &recorded).unwrap();
         assert_eq!(checked.describe(), own.describe());

@@ -5,12 +5,14 @@
 //! `lab watch` and the run after `lab step`.
 
 use super::progress::{now_stamp, Progress, StepCheck, StepStatus};
+use crate::child_process::StderrWindow;
 use crate::external::{ExternalStore, ImplementationFault};
-use crate::outcome::Outcome as TestOutcome;
+use crate::outcome::{Outcome as TestOutcome, TestRun};
 use crate::runner::{self, RunOptions, VariantRun, WorkerCommand};
 use crate::subject::Implementation;
 use crate::suite::{self, Case, Tag};
 use crate::variant::Variant;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// One step of a check: its contract tests and what they gave.
@@ -24,6 +26,9 @@ pub struct StepResult {
     pub tests: usize,
     /// The tests that did not pass, with what happened.
     pub failures: Vec<(&'static str, TestOutcome)>,
+    /// What the program wrote on standard error during each failing test
+    /// that wrote anything.
+    pub stderr: BTreeMap<&'static str, StderrWindow>,
 }
 
 /// What a check found: the contract tests of steps 1 to N, step by step,
@@ -32,8 +37,9 @@ pub struct StepResult {
 pub struct CheckReport {
     /// The steps, in order.
     pub steps: Vec<StepResult>,
-    /// The reference tests that ran, and those of them that did not pass.
-    pub beyond: (usize, Vec<&'static str>),
+    /// The reference tests that ran, in suite order, each with its
+    /// outcome.
+    pub beyond: Vec<(&'static str, TestOutcome)>,
 }
 
 impl CheckReport {
@@ -63,22 +69,38 @@ impl CheckReport {
                 } else {
                     StepStatus::Failing
                 };
+                let stderr = run
+                    .runs
+                    .iter()
+                    .filter(|test| !test.stderr.is_empty())
+                    .filter_map(|test| {
+                        let name = failures.iter().find(|(name, _)| *name == test.test)?.0;
+                        Some((name, test.stderr.clone()))
+                    })
+                    .collect();
                 StepResult {
                     step,
                     status,
                     tests: cases.len(),
                     failures,
+                    stderr,
                 }
             })
             .collect();
-        let beyond: Vec<&'static Case> = suite::cases_through(through)
+        let beyond = suite::cases_through(through)
             .filter(|case| case.tag == Tag::Reference)
+            .filter_map(|case| Some((case.name, run.outcome(case.name)?.clone())))
             .collect();
-        let beyond_failing = beyond.iter().filter(failed).map(|case| case.name).collect();
-        CheckReport {
-            steps,
-            beyond: (beyond.len(), beyond_failing),
-        }
+        CheckReport { steps, beyond }
+    }
+
+    /// The reference tests that ran and did not pass.
+    pub fn beyond_failing(&self) -> Vec<&'static str> {
+        self.beyond
+            .iter()
+            .filter(|(_, outcome)| outcome.catches())
+            .map(|(name, _)| *name)
+            .collect()
     }
 
     /// Whether every step checked passes.
@@ -129,15 +151,27 @@ pub fn run_check(
     through: u8,
     options: &RunOptions,
 ) -> CheckReport {
+    run_check_showing(worker, variant, through, options, &mut |_| {})
+}
+
+/// [`run_check`], handing each test's run to `on_run` as it ends, in suite
+/// order (step by step), for a check that shows its progress.
+pub fn run_check_showing(
+    worker: &WorkerCommand,
+    variant: &Variant,
+    through: u8,
+    options: &RunOptions,
+    on_run: &mut dyn FnMut(&TestRun),
+) -> CheckReport {
     let options = RunOptions {
         give_up_after_timeouts: Some(GIVE_UP_AFTER_TIMEOUTS),
         ..options.clone()
     };
     let tests: Vec<&'static Case> = suite::cases_through(through).collect();
-    let run = runner::run_all(worker, std::slice::from_ref(variant), &tests, &options)
-        .into_iter()
-        .next()
-        .expect("one variant, one run");
+    let run = VariantRun {
+        variant: variant.clone(),
+        runs: runner::run_variant_showing(worker, variant, &tests, &options, on_run),
+    };
     CheckReport::of(&run, through)
 }
 

@@ -13,21 +13,19 @@
 pub use crate::fault::{FaultKind, ImplementationFault};
 
 mod error_answer;
+mod session;
 
-use crate::child_process::{LineChild, NoLine};
+use crate::child_process::{Mark, StderrWindow};
 use crate::error::{ErrorKind, Result, StoreError};
 use crate::job_store::JobStore;
 use crate::operation::{Answer, Operation};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use session::{Arrived, Session};
 use std::cell::Cell;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::thread;
 use std::time::Duration;
 
 /// The protocol's name and version, as the greeting gives them.
@@ -68,12 +66,20 @@ impl ImplCommand {
     }
 }
 
+/// A run of the program within a window on its standard error, with the
+/// mark the window opened at (`None`: the run started within the window).
+type WindowRun = (Arc<Session>, Option<Mark>);
+
 /// The store of a program that speaks the lab's protocol.
 pub struct ExternalStore {
     command: ImplCommand,
     /// The longest a call waits for its answer.
     limit: Duration,
     session: Mutex<Option<Arc<Session>>>,
+    /// The runs of the program since the window on its standard error
+    /// opened, each with the mark it was opened at (`None`: the run started
+    /// within the window); `None` while no window is open.
+    window: Mutex<Option<Vec<WindowRun>>>,
     /// What must outlive the store: the folder of the files the program
     /// runs from (a mutated copy of a store), when it has one.
     _kept: Option<Arc<dyn std::any::Any + Send + Sync>>,
@@ -87,6 +93,7 @@ impl ExternalStore {
             command,
             limit,
             session: Mutex::new(None),
+            window: Mutex::new(None),
             _kept: None,
         }
     }
@@ -118,6 +125,14 @@ impl ExternalStore {
         }
         let session = Arc::new(Session::start(&self.command, self.limit)?);
         *current = Some(Arc::clone(&session));
+        if let Some(window) = self
+            .window
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_mut()
+        {
+            window.push((Arc::clone(&session), None));
+        }
         Ok(session)
     }
 
@@ -164,6 +179,46 @@ impl JobStore for ExternalStore {
         THREAD_BUSY_TIMEOUT.with(|cell| cell.set(timeout));
     }
 
+    /// The window starts at a mark in the running program's standard
+    /// error; a program started later is in it from its start.
+    fn open_stderr_window(&self) {
+        let running = self
+            .session
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let opened = running
+            .and_then(|session| {
+                let mark = session
+                    .child
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .mark_stderr()?;
+                Some(vec![(session, Some(mark))])
+            })
+            .unwrap_or_default();
+        *self.window.lock().unwrap_or_else(PoisonError::into_inner) = Some(opened);
+    }
+
+    /// Every run of the program within the window, in order, up to a mark
+    /// written now: what each wrote before its answers came is in it.
+    fn close_stderr_window(&self, at_most: usize) -> StderrWindow {
+        let runs = self
+            .window
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+            .unwrap_or_default();
+        runs.into_iter()
+            .fold(StderrWindow::default(), |seen, (session, from)| {
+                let mut child = session.child.lock().unwrap_or_else(PoisonError::into_inner);
+                match child.mark_stderr() {
+                    Some(to) => seen.then(child.stderr_window(from, to, at_most), at_most),
+                    None => seen,
+                }
+            })
+    }
+
     /// Stops the program: a call left waiting on it gets a fault, and the
     /// next call starts the program again.
     fn abandon(&self) {
@@ -193,223 +248,6 @@ impl JobStore for ExternalStore {
                 )));
             }
         }
-    }
-}
-
-/// One run of the program: its greeting, and the calls waiting for answers.
-struct Session {
-    implementation: String,
-    name: String,
-    concurrent: bool,
-    limit: Duration,
-    child: Mutex<LineChild>,
-    /// The calls waiting for an answer, by request id.
-    waiting: Arc<Mutex<HashMap<u64, Sender<Arrived>>>>,
-    /// Taken by a call from sending its request to receiving its answer,
-    /// when the program answers one request at a time.
-    one_at_a_time: Mutex<()>,
-    next_id: AtomicU64,
-    /// Set once the program broke: the next call starts it again.
-    failed: Mutex<Option<ImplementationFault>>,
-    /// A fault seen while no call waited (a line after the last answer),
-    /// reported to the next call.
-    unheard: Arc<Mutex<Option<FaultKind>>>,
-}
-
-/// What arrives for a waiting call: its answer line, or the fault that
-/// means it never will.
-type Arrived = std::result::Result<(String, Value), FaultKind>;
-
-impl Session {
-    /// Starts the program and reads its greeting.
-    fn start(
-        command: &ImplCommand,
-        limit: Duration,
-    ) -> std::result::Result<Session, ImplementationFault> {
-        let implementation = command.display();
-        let fault = |kind: FaultKind, child: Option<&mut LineChild>| ImplementationFault {
-            implementation: implementation.clone(),
-            kind,
-            request: None,
-            stderr: child.map(LineChild::stderr_tail).unwrap_or_default(),
-        };
-        let mut process = Command::new(&command.argv[0]);
-        process.args(&command.argv[1..]);
-        if let Some(dir) = &command.dir {
-            process.current_dir(dir);
-        }
-        let mut child = LineChild::spawn(&mut process, true).map_err(|error| {
-            fault(
-                FaultKind::NotStarted(format!("{}: {error}", command.argv[0])),
-                None,
-            )
-        })?;
-        let greeting = match child.next_line(limit) {
-            Ok(line) => line,
-            Err(NoLine::Timeout) => {
-                child.kill();
-                return Err(fault(FaultKind::Hang(limit), Some(&mut child)));
-            }
-            Err(NoLine::Closed) => {
-                let how = child.wait();
-                return Err(fault(
-                    FaultKind::Exited(format!("{how} before it greeted the lab")),
-                    Some(&mut child),
-                ));
-            }
-        };
-        let Some((name, concurrent)) = read_greeting(&greeting) else {
-            child.kill();
-            return Err(fault(FaultKind::WrongGreeting(greeting), Some(&mut child)));
-        };
-        let lines = child.take_lines();
-        let session = Session {
-            implementation,
-            name,
-            concurrent,
-            limit,
-            child: Mutex::new(child),
-            waiting: Arc::new(Mutex::new(HashMap::new())),
-            one_at_a_time: Mutex::new(()),
-            next_id: AtomicU64::new(1),
-            failed: Mutex::new(None),
-            unheard: Arc::new(Mutex::new(None)),
-        };
-        session.dispatch(lines);
-        Ok(session)
-    }
-
-    /// Reads the program's lines on a thread of its own and hands each
-    /// answer to the call waiting for it; a line that answers no call, or
-    /// the end of the program, fails every waiting call.
-    fn dispatch(&self, lines: Receiver<String>) {
-        let waiting = Arc::clone(&self.waiting);
-        let unheard = Arc::clone(&self.unheard);
-        let concurrent = self.concurrent;
-        thread::spawn(move || {
-            let fail_all = |kind: FaultKind| {
-                let mut waiting = waiting.lock().unwrap_or_else(PoisonError::into_inner);
-                if waiting.is_empty() {
-                    unheard
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .get_or_insert(kind.clone());
-                }
-                for (_, call) in waiting.drain() {
-                    let _ = call.send(Err(kind.clone()));
-                }
-            };
-            for line in lines.iter() {
-                let value: Value = match serde_json::from_str(&line) {
-                    Ok(value @ Value::Object(_)) => value,
-                    _ => {
-                        fail_all(FaultKind::NotJson(line));
-                        continue;
-                    }
-                };
-                let mut waiting = waiting.lock().unwrap_or_else(PoisonError::into_inner);
-                let call = match value.get("id").and_then(Value::as_u64) {
-                    Some(id) if concurrent => waiting.remove(&id),
-                    None if !concurrent && waiting.len() == 1 => {
-                        let id = *waiting.keys().next().expect("one call waits");
-                        waiting.remove(&id)
-                    }
-                    _ => None,
-                };
-                drop(waiting);
-                match call {
-                    Some(call) => {
-                        let _ = call.send(Ok((line, value)));
-                    }
-                    None => fail_all(FaultKind::Stray(line)),
-                }
-            }
-            fail_all(FaultKind::Exited(String::new()));
-        });
-    }
-
-    fn broken(&self) -> bool {
-        self.failed
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .is_some()
-    }
-
-    /// Sends a request and waits for its answer line.
-    fn ask(&self, mut request: Value) -> std::result::Result<Value, ImplementationFault> {
-        let _turn = (!self.concurrent).then(|| {
-            self.one_at_a_time
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-        });
-        let unheard = self
-            .unheard
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if let Some(kind) = unheard {
-            return Err(self.fail(kind, None));
-        }
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        if self.concurrent {
-            request["id"] = json!(id);
-        }
-        let line = request.to_string();
-        let (sender, receiver) = mpsc::channel();
-        self.waiting
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(id, sender);
-        let sent = self
-            .child
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .send_line(&line);
-        let arrived = match sent {
-            Ok(()) => receiver
-                .recv_timeout(self.limit)
-                .map_err(|error| match error {
-                    mpsc::RecvTimeoutError::Timeout => FaultKind::Hang(self.limit),
-                    mpsc::RecvTimeoutError::Disconnected => FaultKind::Exited(String::new()),
-                }),
-            Err(_) => Err(FaultKind::Exited(String::new())),
-        };
-        match arrived.and_then(|arrived| arrived) {
-            Ok((_, value)) => Ok(value),
-            Err(kind) => Err(self.fail(kind, Some(line))),
-        }
-    }
-
-    /// Marks the session broken with `kind`, stops the program, and gives
-    /// the fault with the program's last words.
-    fn fail(&self, kind: FaultKind, request: Option<String>) -> ImplementationFault {
-        self.waiting
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
-        let mut child = self.child.lock().unwrap_or_else(PoisonError::into_inner);
-        let kind = match kind {
-            FaultKind::Exited(how) if how.is_empty() => {
-                let ended = child.ended_within(Duration::from_millis(500));
-                let how = ended.unwrap_or_else(|| {
-                    child.kill();
-                    "closed its standard output".to_string()
-                });
-                FaultKind::Exited(format!("{how} in the middle of the run"))
-            }
-            other => {
-                child.kill();
-                other
-            }
-        };
-        let fault = ImplementationFault {
-            implementation: self.implementation.clone(),
-            kind,
-            request,
-            stderr: child.stderr_tail(),
-        };
-        *self.failed.lock().unwrap_or_else(PoisonError::into_inner) = Some(fault.clone());
-        fault
     }
 }
 
@@ -588,6 +426,41 @@ mod tests {
         }
         let dying = fault_of(&scripted("echo 'dying' >&2; exit 3", limit), &enqueue());
         assert_eq!(dying.stderr, ["dying"], "{dying}");
+    }
+
+    /// What the program writes on standard error between the opening and
+    /// the closing of a window is the window's, even across a restart; the
+    /// lines before it are not.
+    #[test]
+    fn a_window_holds_what_the_program_wrote_on_standard_error_meanwhile() {
+        let store = scripted(
+            r#"case "$line" in *state*) echo "dying" >&2; exit 1;; *) echo "trace $line" >&2; echo '{"ok": true}';; esac"#,
+            Duration::from_secs(5),
+        );
+        let db = Path::new("x.db");
+        assert!(store.enqueue(db, "before").unwrap());
+        store.open_stderr_window();
+        assert!(store.enqueue(db, "during").unwrap());
+        assert!(store.state(db, "j").is_err(), "it ends");
+        assert!(store.enqueue(db, "again").unwrap(), "it starts again");
+        let window = store.close_stderr_window(5);
+        let during: Vec<&str> = window.last.iter().map(String::as_str).collect();
+        assert_eq!(during.len(), 3, "{during:?}");
+        assert!(during[0].contains(r#""job_id":"during""#), "{during:?}");
+        assert_eq!(during[1], "dying");
+        assert!(during[2].contains(r#""job_id":"again""#), "{during:?}");
+        assert_eq!(window.earlier, 0);
+        assert_eq!(
+            store.close_stderr_window(5),
+            StderrWindow::default(),
+            "closed"
+        );
+        store.open_stderr_window();
+        assert_eq!(
+            store.close_stderr_window(5),
+            StderrWindow::default(),
+            "nothing written"
+        );
     }
 
     #[test]

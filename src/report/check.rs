@@ -3,12 +3,14 @@
 //! implementation's, for the first failures) or not written, the reference
 //! tests apart, and what to do next.
 
+use crate::child_process::StderrWindow;
 use crate::course::check::{CheckReport, StepResult};
 use crate::course::progress::StepStatus;
 use crate::course::starter::OPERATIONS;
 use crate::exercise;
+use crate::fault::STDERR_INTRO;
 use crate::outcome::Outcome as TestOutcome;
-use crate::terminal::{failure_text, fill};
+use crate::terminal::{cut, failure_text, fill};
 use colored::Colorize;
 use std::fmt::Write as _;
 
@@ -24,74 +26,136 @@ fn status_label(status: StepStatus) -> String {
 /// How many failures of one step a check shows in full.
 const SHOWN_FAILURES: usize = 2;
 
+/// Where a failing step's details start: under the step's title.
+const DETAIL_INDENT: &str = "                       ";
+
 /// The check step by step: each step passed, failing (with the call, the
-/// expected answer and what came back, for the first failures) or not
-/// written, then the reference tests apart.
-pub fn check_text(report: &CheckReport, width: usize) -> String {
+/// expected answer and what came back, for the first failures, and what
+/// the program wrote on standard error meanwhile) or not written, then the
+/// reference tests apart: counted in one line, or listed with `all`.
+pub fn check_text(report: &CheckReport, width: usize, all: bool) -> String {
     let mut out = String::new();
     // A stub's answer is shown once: the steps after it that fail on the
     // same stub wait for it.
     let mut last_said = "";
     for step in &report.steps {
-        let title = exercise::step_title(step.step);
-        let detail = match step.status {
-            StepStatus::Passed => format!(" ({} tests)", step.tests).dimmed().to_string(),
-            StepStatus::Failing => {
-                format!(": {} of {} tests fail", step.failures.len(), step.tests)
-            }
-            StepStatus::NotImplemented => String::new(),
-        };
-        writeln!(
-            out,
-            "  step {}  {}  {title}{detail}",
-            step.step,
-            status_label(step.status)
-        )
-        .unwrap();
+        out.push_str(&step_line(step, width));
         match step.status {
             StepStatus::Passed => {}
             StepStatus::NotImplemented => {
                 let said = step.failures[0].1.not_implemented().unwrap_or_default();
                 if said != last_said {
-                    let line = format!(
-                        "it answers: {}",
-                        if said.is_empty() {
-                            "not implemented"
-                        } else {
-                            said
-                        }
-                    );
-                    writeln!(
-                        out,
-                        "{}",
-                        fill(
-                            &line,
-                            width,
-                            "                       ",
-                            "                       "
-                        )
-                        .dimmed()
-                    )
-                    .unwrap();
+                    out.push_str(&stub_text(said, width));
                     last_said = said;
                 }
             }
             StepStatus::Failing => out.push_str(&failures_text(step, width)),
         }
     }
-    let (ran, failing) = &report.beyond;
-    if *ran > 0 {
-        // Which of them do not hold is worth reading once the contract does.
-        let which = if failing.is_empty() || !report.all_pass() {
-            String::new()
+    out.push_str(&beyond_text(report, width, all));
+    out
+}
+
+/// How many of the last lines of standard error `lab watch` shows under
+/// the first failure, so that a run fits a screen of 24 rows.
+const WATCH_STDERR_LINES: usize = 3;
+
+/// A check as `lab watch` shows it: one line per step, then the first
+/// failure in full (with the last [`WATCH_STDERR_LINES`] lines the program
+/// wrote on standard error during it).
+pub fn watch_text(report: &CheckReport, width: usize) -> String {
+    let mut out: String = report
+        .steps
+        .iter()
+        .map(|step| step_line(step, width))
+        .collect();
+    let Some(open) = report.first_open() else {
+        return out;
+    };
+    let title = format!("First failure, step {}:", open.step);
+    write!(out, "\n{}\n", title.bold()).unwrap();
+    match open
+        .failures
+        .iter()
+        .find(|(_, outcome)| outcome.not_implemented().is_none())
+    {
+        Some((name, outcome)) => {
+            let stderr = open
+                .stderr
+                .get(name)
+                .map(|window| StderrWindow::default().then(window.clone(), WATCH_STDERR_LINES));
+            out.push_str(&failure_text_of(name, outcome, stderr.as_ref(), width))
+        }
+        None => {
+            let said = open.failures[0].1.not_implemented().unwrap_or_default();
+            writeln!(out, "      {}", open.failures[0].0.bold()).unwrap();
+            out.push_str(&stub_text(said, width));
+        }
+    }
+    out
+}
+
+/// A step's line: its number, status and title, and how many of its
+/// tests pass or fail.
+fn step_line(step: &StepResult, width: usize) -> String {
+    let title = exercise::step_title(step.step);
+    let detail = match step.status {
+        StepStatus::Passed => format!(" ({} tests)", step.tests).dimmed().to_string(),
+        StepStatus::Failing => {
+            format!(": {} of {} fail", step.failures.len(), step.tests)
+        }
+        StepStatus::NotImplemented => String::new(),
+    };
+    let line = format!(
+        "  step {}  {}  {title}{detail}",
+        step.step,
+        status_label(step.status)
+    );
+    format!("{}\n", fill(&line, width, "", DETAIL_INDENT))
+}
+
+/// What a stub answered, under its step.
+fn stub_text(said: &str, width: usize) -> String {
+    let line = format!(
+        "it answers: {}",
+        if said.is_empty() {
+            "not implemented"
         } else {
-            format!("; not: {}", failing.join(", "))
-        };
-        let line = format!(
-            "Beyond the worksheet (the Rust store's own stricter promises, not counted): {} of {ran} hold{which}.",
-            ran - failing.len(),
-        );
-        write!(out, "\n{}\n", fill(&line, width, "", "  ").dimmed()).unwrap();
+            said
+        }
+    );
+    format!(
+        "{}\n",
+        fill(&line, width, DETAIL_INDENT, DETAIL_INDENT).dimmed()
+    )
+}
+
+/// The reference tests: how many hold, in one line; with `all`, each of
+/// them, and why one does not hold.
+fn beyond_text(report: &CheckReport, width: usize, all: bool) -> String {
+    let ran = report.beyond.len();
+    if ran == 0 {
+        return String::new();
+    }
+    let failing = report.beyond_failing();
+    let more = if all {
+        ":"
+    } else {
+        " (`lab check --all` lists them)."
+    };
+    let line = format!(
+        "Beyond the worksheet, not counted: {} of {ran} of the Rust store's stricter promises hold{more}",
+        ran - failing.len(),
+    );
+    let mut out = format!("\n{}\n", fill(&line, width, "", "  ").dimmed());
+    if all {
+        for (name, outcome) in &report.beyond {
+            let line = match outcome.reason() {
+                None => format!("holds  {name}"),
+                Some(reason) => format!("fails  {name}: {reason}"),
+            };
+            writeln!(out, "{}", fill(&line, width, "  ", "         ")).unwrap();
+        }
     }
     out
 }
@@ -105,27 +169,12 @@ fn failures_text(step: &StepResult, width: usize) -> String {
         .filter(|(_, outcome)| outcome.not_implemented().is_none())
         .take(SHOWN_FAILURES);
     for (name, outcome) in shown {
-        writeln!(out, "      {}", name.bold()).unwrap();
-        match outcome {
-            TestOutcome::Fail {
-                check,
-                expected,
-                actual,
-                state,
-            } => out.push_str(&failure_text(
-                check,
-                expected,
-                actual,
-                state.as_ref().map(ToString::to_string).as_deref(),
-                8,
-                width,
-            )),
-            other => {
-                let reason = other.reason().unwrap_or_default();
-                out.push_str(&fill(&reason, width, "        ", "        "));
-                out.push('\n');
-            }
-        }
+        out.push_str(&failure_text_of(
+            name,
+            outcome,
+            step.stderr.get(name),
+            width,
+        ));
     }
     let rest: Vec<&str> = step
         .failures
@@ -139,6 +188,95 @@ fn failures_text(step: &StepResult, width: usize) -> String {
         out.push('\n');
     }
     out
+}
+
+/// How many columns a failure's lines are indented.
+const FAILURE_INDENT: usize = 8;
+
+/// One failure in full: the test's name, the call with the contract's
+/// answer and the program's (or how it crashed or hung), then the last
+/// lines the program wrote on standard error during the test, as written
+/// (a traceback's caret in place), each cut to the width. Those replace
+/// the lines a crash's message quotes, which are the program's last
+/// whatever test wrote them; a test that wrote none shows those.
+fn failure_text_of(
+    name: &str,
+    outcome: &TestOutcome,
+    stderr: Option<&StderrWindow>,
+    width: usize,
+) -> String {
+    let pad = " ".repeat(FAILURE_INDENT);
+    let mut out = format!("      {}\n", name.bold());
+    let own = stderr.filter(|window| !window.last.is_empty());
+    match outcome {
+        TestOutcome::Fail {
+            check,
+            expected,
+            actual,
+            state,
+        } => out.push_str(&failure_text(
+            check,
+            expected,
+            actual,
+            state.as_ref().map(ToString::to_string).as_deref(),
+            FAILURE_INDENT,
+            width,
+        )),
+        TestOutcome::Timeout {
+            detail: Some(message),
+            ..
+        }
+        | TestOutcome::Crash { message } => {
+            let mut lines = message.lines();
+            let first = lines.next().unwrap_or_default();
+            // The test's own lines, when it has any, replace the last lines
+            // of the program that the message quotes.
+            let first = match own {
+                Some(_) => first.strip_suffix(STDERR_INTRO).unwrap_or(first),
+                None => first,
+            };
+            let said = match outcome {
+                TestOutcome::Crash { .. } => format!("crashed: {first}"),
+                _ => format!("timed out: {first}"),
+            };
+            writeln!(out, "{}", fill(&said, width, &pad, &pad)).unwrap();
+            if own.is_none() {
+                for line in lines {
+                    writeln!(out, "{}", cut(&format!("{pad}{line}"), width)).unwrap();
+                }
+            }
+        }
+        other => {
+            let reason = other.reason().unwrap_or_default();
+            writeln!(out, "{}", fill(&reason, width, &pad, &pad)).unwrap();
+        }
+    }
+    let Some(stderr) = own else {
+        return out;
+    };
+    let heading = match stderr.earlier {
+        0 => "it wrote on standard error:".to_string(),
+        earlier => format!(
+            "it wrote on standard error ({earlier} earlier {} left out):",
+            if earlier == 1 { "line" } else { "lines" }
+        ),
+    };
+    writeln!(out, "{}", fill(&heading, width, &pad, &pad).dimmed()).unwrap();
+    for line in &stderr.last {
+        writeln!(out, "{}", cut(&format!("{pad}  {line}"), width)).unwrap();
+    }
+    out
+}
+
+/// How many racing claims won, when a failure says several did (step 8's
+/// `N winners: ...`).
+fn several_winners(outcome: &TestOutcome) -> Option<usize> {
+    let TestOutcome::Fail { actual, .. } = outcome else {
+        return None;
+    };
+    let (count, rest) = actual.split_once(' ')?;
+    let count: usize = count.parse().ok()?;
+    (count > 1 && rest.starts_with("winners")).then_some(count)
 }
 
 /// What to do next after a check.
@@ -166,10 +304,19 @@ pub fn next_text(report: &CheckReport, source: &str, through: u8) -> String {
                 "Next: write step {step}, {name} (its contract is its documentation in {source}){also}. Then `lab check` again, or keep `lab watch` running."
             )
         }
-        Some(open) => format!(
-            "Next: make step {} pass: the failures above give the call, the contract's answer and yours. Every earlier step's tests stay in force, as the worksheet insists.",
-            open.step
-        ),
+        Some(open) => match open
+            .failures
+            .iter()
+            .find_map(|(_, outcome)| several_winners(outcome))
+        {
+            Some(winners) => format!(
+                "Next: {winners} claims won one job. The race is in claim: its read and its write are not under one write lock, as step 4's contract asks (one BEGIN IMMEDIATE)."
+            ),
+            None => format!(
+                "Next: make step {} pass: the failures above give the call, the contract's answer and yours. Every earlier step's tests stay in force, as the worksheet insists.",
+                open.step
+            ),
+        },
         None if through < 8 => format!(
             "Steps 1 to {through} pass. Next: step {}, `lab check --step {}` (or `lab check` for all eight).",
             through + 1,
@@ -275,9 +422,9 @@ mod tests {
             report.failing_tests(),
             [first_of(2, Tag::Contract), first_of(4, Tag::Contract)]
         );
-        assert_eq!(report.beyond.1, [first_of(1, Tag::Reference)]);
+        assert_eq!(report.beyond_failing(), [first_of(1, Tag::Reference)]);
         colored::control::set_override(false);
-        let text = check_text(&report, 100);
+        let text = check_text(&report, 100, false);
         assert!(text.contains("  step 2  failing"), "{text}");
         assert!(text.contains("expected: false"), "{text}");
         assert!(
@@ -300,34 +447,46 @@ mod tests {
         };
         let [a, b, c] = [0, 1, 2].map(|n| nth_of(4, Tag::Contract, n));
         let report = CheckReport::of(&run_with(&[(a, crash()), (b, crash()), (c, crash())]), 4);
-        let text = check_text(&report, 200);
+        let text = check_text(&report, 200, false);
         assert!(text.contains(&format!("also failing: {c}\n")), "{text}");
         assert!(!text.contains(&format!("also failing: {a}")), "{text}");
         let one = CheckReport::of(&run_with(&[(a, crash())]), 4);
-        assert!(!check_text(&one, 200).contains("also failing"));
+        assert!(!check_text(&one, 200, false).contains("also failing"));
 
         let reference = first_of(1, Tag::Reference);
         let failing = run_with(&[(a, crash()), (reference, crash())]);
-        let text = check_text(&CheckReport::of(&failing, 4), 200);
-        assert!(text.contains("Beyond the worksheet"), "{text}");
-        assert!(!text.contains("; not: "), "the contract first: {text}");
-        let holding = CheckReport::of(&run_with(&[(reference, crash())]), 4);
-        let text = check_text(&holding, 200);
-        let ran = holding.beyond.0;
+        let text = check_text(&CheckReport::of(&failing, 4), 200, false);
+        let ran = CheckReport::of(&failing, 4).beyond.len();
         assert!(
-            text.contains(&format!("{} of {ran} hold; not: {reference}.", ran - 1)),
+            text.contains(&format!(
+                "{} of {ran} of the Rust store's stricter promises hold (`lab check --all` lists them)",
+                ran - 1
+            )),
             "{text}"
         );
-        let none_failing = check_text(&CheckReport::of(&run_with(&[]), 4), 200);
+        assert!(!text.contains(reference), "named only with --all: {text}");
+        let holding = CheckReport::of(&run_with(&[(reference, crash())]), 4);
+        let text = check_text(&holding, 200, false);
+        assert!(!text.contains(reference), "named only with --all: {text}");
+        let all = check_text(&holding, 200, true);
         assert!(
-            none_failing.contains(&format!("{ran} of {ran} hold.")),
+            all.contains(&format!(
+                "promises hold:\n  fails  {reference}: crashed: it broke\n"
+            )),
+            "{all}"
+        );
+        let holds = &holding.beyond[1].0;
+        assert!(all.contains(&format!("\n  holds  {holds}\n")), "{all}");
+        let none_failing = check_text(&CheckReport::of(&run_with(&[]), 4), 200, false);
+        assert!(
+            none_failing.contains(&format!("{ran} of {ran} of the")),
             "{none_failing}"
         );
         let none_ran = CheckReport {
-            beyond: (0, Vec::new()),
+            beyond: Vec::new(),
             ..holding
         };
-        assert!(!check_text(&none_ran, 200).contains("Beyond the worksheet"));
+        assert!(!check_text(&none_ran, 200, true).contains("Beyond the worksheet"));
     }
 
     #[test]
@@ -393,5 +552,197 @@ mod tests {
         assert!(next_text(&passing, "store.py", 3).contains("lab check --step 4"));
         let all = CheckReport::of(&run_with(&[]), 8);
         assert!(next_text(&all, "store.py", 8).contains("lab check --predict"));
+    }
+
+    fn window(last: &[&str], earlier: usize) -> StderrWindow {
+        StderrWindow {
+            last: last.iter().map(|line| line.to_string()).collect(),
+            earlier,
+        }
+    }
+
+    /// What the program wrote during a failing test is shown under it, cut
+    /// to the width; a crash keeps its traceback's lines as written, and
+    /// what it quotes already is not shown twice.
+    #[test]
+    fn a_failure_shows_the_program_s_standard_error_and_a_crash_its_lines() {
+        colored::control::set_override(false);
+        let wrong = TestOutcome::Fail {
+            check: "claim".into(),
+            expected: "fence 2".into(),
+            actual: "none".into(),
+            state: None,
+        };
+        let shown = failure_text_of("t", &wrong, Some(&window(&["seen 1", "seen 2"], 3)), 80);
+        assert!(
+            shown.ends_with("        it wrote on standard error (3 earlier lines left out):\n          seen 1\n          seen 2\n"),
+            "{shown}"
+        );
+        let one = failure_text_of("t", &wrong, Some(&window(&["x"], 1)), 80);
+        assert!(one.contains("(1 earlier line left out)"), "{one}");
+        let none = failure_text_of("t", &wrong, Some(&window(&["x"], 0)), 80);
+        assert!(
+            none.contains("it wrote on standard error:\n          x\n"),
+            "{none}"
+        );
+        assert!(!failure_text_of("t", &wrong, None, 80).contains("standard error"));
+        let long = "y".repeat(100);
+        let cut_line = failure_text_of("t", &wrong, Some(&window(&[&long], 0)), 60);
+        assert!(
+            cut_line.lines().all(|line| line.chars().count() <= 60),
+            "{cut_line}"
+        );
+
+        let crash = TestOutcome::Crash {
+            message: format!(
+                "python3 s.py exited with code 1{STDERR_INTRO}\n    another test's line"
+            ),
+        };
+        let traceback = ["File \"s.py\", line 3", "  def f()", "         ^"];
+        let shown = failure_text_of("t", &crash, Some(&window(&traceback, 0)), 80);
+        assert_eq!(
+            shown,
+            "      t\n        crashed: python3 s.py exited with code 1\n        it wrote on standard error:\n          File \"s.py\", line 3\n            def f()\n                   ^\n",
+            "the caret stays under its column; the lines the message quotes are the test's own"
+        );
+        let quiet = failure_text_of("t", &crash, Some(&window(&[], 0)), 80);
+        assert_eq!(
+            quiet,
+            format!("      t\n        crashed: python3 s.py exited with code 1{STDERR_INTRO}\n            another test's line\n"),
+            "without lines of its own, the program's last"
+        );
+        let hang = TestOutcome::Timeout {
+            limit_ms: 900,
+            detail: Some("it gave no answer".into()),
+        };
+        assert!(failure_text_of("t", &hang, None, 80)
+            .contains("        timed out: it gave no answer\n"));
+    }
+
+    /// Step 8's race tests report `N winners`: with several, the advice
+    /// sends the student back to claim and step 4's contract.
+    #[test]
+    fn several_winners_send_the_student_back_to_claim() {
+        colored::control::set_override(false);
+        let race = |actual: &str| TestOutcome::Fail {
+            check: "the owners that got a fence from claim_many on \"j\"".into(),
+            expected: "exactly one owner with a fence".into(),
+            actual: actual.into(),
+            state: None,
+        };
+        assert_eq!(
+            several_winners(&race("16 winners: w00 got 1, and 15 more")),
+            Some(16)
+        );
+        assert_eq!(several_winners(&race("1 winners: w00 got 1")), None);
+        assert_eq!(several_winners(&race("2 owners: none")), None);
+        assert_eq!(several_winners(&race("no winner")), None);
+        assert_eq!(several_winners(&TestOutcome::Pass), None);
+        let test = first_of(8, Tag::Contract);
+        let report = CheckReport::of(&run_with(&[(test, race("4 winners: A got 1, B got 2"))]), 8);
+        let next = next_text(&report, "store.py", 8);
+        assert!(next.contains("4 claims won one job"), "{next}");
+        assert!(
+            next.contains("The race is in claim: its read and its write"),
+            "{next}"
+        );
+        assert!(next.contains("step 4's contract"), "{next}");
+        assert!(next.contains("BEGIN IMMEDIATE"), "{next}");
+        let other = CheckReport::of(&run_with(&[(test, race("none"))]), 8);
+        assert!(next_text(&other, "store.py", 8).contains("make step 8 pass"));
+    }
+
+    /// A step keeps what the program wrote during each of its failing
+    /// tests that wrote anything; a passing test's lines are not kept.
+    #[test]
+    fn a_step_keeps_the_standard_error_of_its_failing_tests() {
+        let [a, b, c] = [0, 1, 2].map(|n| nth_of(3, Tag::Contract, n));
+        let wrong = TestOutcome::Crash {
+            message: "x".into(),
+        };
+        let mut run = run_with(&[(a, wrong.clone()), (b, wrong)]);
+        for test in &mut run.runs {
+            if test.test == a || test.test == c {
+                test.stderr = window(&[test.test.as_str()], 0);
+            }
+        }
+        let report = CheckReport::of(&run, 3);
+        let kept: Vec<(&str, &StderrWindow)> = report.steps[2]
+            .stderr
+            .iter()
+            .map(|(name, window)| (*name, window))
+            .collect();
+        assert_eq!(kept, [(a, &window(&[a], 0))]);
+    }
+
+    /// `lab watch` shows a line per step, then the first failure in full:
+    /// a stub's answer when the first open step is not written.
+    #[test]
+    fn a_watched_check_is_a_line_per_step_then_the_first_failure() {
+        colored::control::set_override(false);
+        let wrong = TestOutcome::Fail {
+            check: "enqueue again".into(),
+            expected: "false".into(),
+            actual: "true".into(),
+            state: None,
+        };
+        let [a, b] = [0, 1].map(|n| nth_of(2, Tag::Contract, n));
+        let report = CheckReport::of(&run_with(&[(a, wrong.clone()), (b, wrong)]), 3);
+        let text = watch_text(&report, 80);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].starts_with("  step 1  passed"), "{text}");
+        assert!(lines[1].starts_with("  step 2  failing"), "{text}");
+        assert!(lines[2].starts_with("  step 3  passed"), "{text}");
+        assert_eq!(
+            lines[3..6],
+            ["", "First failure, step 2:", &format!("      {a}")],
+            "{text}"
+        );
+        assert!(text.contains("expected: false"), "{text}");
+        assert!(!text.contains(b), "only the first failure: {text}");
+        let printed = run_with(&[(a, stub(2))]);
+        let mut printed = CheckReport::of(&printed, 3);
+        printed.steps[1].failures[0].1 = TestOutcome::Crash {
+            message: "it ended".into(),
+        };
+        printed.steps[1]
+            .stderr
+            .insert(a, window(&["1", "2", "3", "4", "5"], 2));
+        let text = watch_text(&printed, 80);
+        assert!(
+            text.ends_with("(4 earlier lines left out):\n          3\n          4\n          5\n"),
+            "{text}"
+        );
+        let stubbed = CheckReport::of(&run_with(&[(a, stub(2))]), 3);
+        let text = watch_text(&stubbed, 80);
+        assert!(
+            text.contains(&format!("First failure, step 2:\n      {a}\n")),
+            "{text}"
+        );
+        assert!(
+            text.contains("it answers: step 2 is not written yet"),
+            "{text}"
+        );
+        let passing = CheckReport::of(&run_with(&[]), 3);
+        assert_eq!(watch_text(&passing, 80).lines().count(), 3);
+    }
+
+    #[test]
+    fn a_step_s_line_fits_the_width() {
+        colored::control::set_override(false);
+        let crash = TestOutcome::Crash {
+            message: "x".into(),
+        };
+        let report = CheckReport::of(&run_with(&[(first_of(8, Tag::Contract), crash)]), 8);
+        let line = step_line(&report.steps[7], 70);
+        assert!(line.lines().count() == 2, "{line}");
+        assert!(
+            line.lines().all(|line| line.chars().count() <= 70),
+            "{line}"
+        );
+        assert!(
+            line.lines().nth(1).unwrap().starts_with(DETAIL_INDENT),
+            "{line}"
+        );
     }
 }

@@ -12,6 +12,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod check_feedback;
 mod cli;
 mod html_browser;
 mod own_impl;

@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 
 /// The longest a command that builds nothing may take. Each needs a second
 /// or two; the bound only proves that it ends.
-const NO_HANG: Duration = Duration::from_secs(60);
+pub(crate) const NO_HANG: Duration = Duration::from_secs(60);
 
 /// The longest a command that runs `cargo build` may take: a cold build of
 /// rusqlite on a small machine takes minutes.
@@ -45,7 +45,7 @@ use crate::common::Sandbox;
 /// `lab` in a sandbox under the watchdog, and the progress file it keeps.
 /// (A trait of this module's own: the other modules of this binary give
 /// `Sandbox` methods of theirs.)
-trait Watched {
+pub(crate) trait Watched {
     /// `lab ARGS`, which must end within [`NO_HANG`].
     fn lab(&self, args: &[&str]) -> Ran;
 
@@ -67,22 +67,22 @@ impl Watched for Sandbox {
 }
 
 /// How a command ended and what it wrote.
-struct Ran {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
+pub(crate) struct Ran {
+    pub(crate) code: Option<i32>,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 impl Ran {
     /// Standard output and error together, every run of spaces and line
     /// breaks made one space: `lab` fills its messages to the terminal's
     /// width, breaking lines only at spaces.
-    fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         words(&format!("{}\n{}", self.stdout, self.stderr))
     }
 
     /// Both streams as written, for failure messages.
-    fn shown(&self) -> String {
+    pub(crate) fn shown(&self) -> String {
         format!(
             "exit code {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
             self.code, self.stdout, self.stderr
@@ -90,12 +90,12 @@ impl Ran {
     }
 
     /// Asserts the exit code, showing the output if it differs.
-    fn assert_code(&self, expected: i32) {
+    pub(crate) fn assert_code(&self, expected: i32) {
         assert_eq!(self.code, Some(expected), "{}", self.shown());
     }
 
     /// Asserts that the output holds each of `expected`, spacing aside.
-    fn assert_says(&self, expected: &[&str]) {
+    pub(crate) fn assert_says(&self, expected: &[&str]) {
         let text = self.text();
         for words_expected in expected {
             assert!(
@@ -126,7 +126,7 @@ fn read_all(mut stream: impl Read + Send + 'static) -> Receiver<String> {
 
 /// Runs `command` to its end, which must come within `bound`: if it does
 /// not, the command is killed and the test fails with what it wrote so far.
-fn run_bounded(command: &mut Command, bound: Duration) -> Ran {
+pub(crate) fn run_bounded(command: &mut Command, bound: Duration) -> Ran {
     let started = Instant::now();
     let mut child = command
         .stdout(Stdio::piped())
@@ -173,7 +173,7 @@ fn run_bounded(command: &mut Command, bound: Duration) -> Ran {
 
 /// `text` quoted for a POSIX shell (and for `lab`'s reading of a command
 /// line, which splits it as a shell would).
-fn shell_quote(text: &str) -> String {
+pub(crate) fn shell_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
 
@@ -218,11 +218,10 @@ fn assert_clear_verdict(broken: Broken) -> Ran {
     ran.assert_code(1);
     ran.assert_says(broken.says);
     // The command line quotes the script (and its `echo 'my last words'`),
-    // so only the verdict's own words for standard error count here: the
-    // last line alone, or the last of several joined by ` | `.
-    let text = ran.text();
-    let tail_quoted = text.contains(&format!("standard error ended with: {LAST_WORDS}"))
-        || text.contains(&format!(" | {LAST_WORDS}"));
+    // so only the verdict's own quoting counts here: the line of standard
+    // error on a line of its own.
+    let text = format!("{}\n{}", ran.stdout, ran.stderr);
+    let tail_quoted = text.lines().any(|line| line.trim() == LAST_WORDS);
     assert!(
         tail_quoted,
         "the verdict does not quote the last line of standard error ({LAST_WORDS:?}):\n{}",
@@ -453,7 +452,7 @@ fn python_body(source: &str, name: &str) -> String {
 
 /// The starter `starter` with the stubs of the functions `names` replaced
 /// by the bodies of the same functions in the lab's own Python store.
-fn fill_in<'a>(starter: &str, names: impl IntoIterator<Item = &'a str>) -> String {
+pub(crate) fn fill_in<'a>(starter: &str, names: impl IntoIterator<Item = &'a str>) -> String {
     let reference = reference_python();
     let mut text = starter.to_string();
     for name in names {
@@ -473,7 +472,7 @@ fn fill_in<'a>(starter: &str, names: impl IntoIterator<Item = &'a str>) -> Strin
 }
 
 /// The names of every stub of the Python starter but `left`.
-fn every_stub_but<'a>(left: &'a [&'a str]) -> impl Iterator<Item = &'static str> + 'a {
+pub(crate) fn every_stub_but<'a>(left: &'a [&'a str]) -> impl Iterator<Item = &'static str> + 'a {
     PYTHON_STUBS
         .into_iter()
         .map(|(name, _)| name)
@@ -481,7 +480,7 @@ fn every_stub_but<'a>(left: &'a [&'a str]) -> impl Iterator<Item = &'static str>
 }
 
 /// `lab new --lang python mine` in the sandbox; the starter's path.
-fn python_starter(sandbox: &Sandbox) -> PathBuf {
+pub(crate) fn python_starter(sandbox: &Sandbox) -> PathBuf {
     let ran = sandbox.lab(&["new", "--lang", "python", "mine"]);
     ran.assert_code(0);
     let file = sandbox.path("mine").join("store.py");
@@ -490,7 +489,7 @@ fn python_starter(sandbox: &Sandbox) -> PathBuf {
 }
 
 /// Writes the starter of `sandbox` with every stub filled in; its path.
-fn filled_in_python_starter(sandbox: &Sandbox) -> PathBuf {
+pub(crate) fn filled_in_python_starter(sandbox: &Sandbox) -> PathBuf {
     let file = python_starter(sandbox);
     let starter = std::fs::read_to_string(&file).unwrap();
     let filled = fill_in(&starter, every_stub_but(&[]));
@@ -558,7 +557,10 @@ fn the_python_starter_as_generated_reports_every_step_as_not_written() {
     ran.assert_says(&[
         "it answers: step 1: init_db is not written yet",
         "Next: write step 1, init_db",
-        &format!("0 of {} hold", beyond_the_worksheet()),
+        &format!(
+            "0 of {} of the Rust store's stricter promises hold",
+            beyond_the_worksheet()
+        ),
     ]);
     let progress = sandbox.progress();
     assert_eq!(progress["implementation"]["kind"], "python", "{progress:#}");
@@ -584,9 +586,19 @@ fn the_python_starter_filled_in_with_a_correct_implementation_passes_lab_check()
     // can be checked for (its current folder is its own).
     let beyond = beyond_the_worksheet();
     ran.assert_says(&[&format!(
-        "{} of {beyond} hold; not: init_db_with_a_bare_file_name_uses_the_current_folder.",
+        "{} of {beyond} of the Rust store's stricter promises hold",
         beyond - 1
     )]);
+    let all = sandbox.lab(&["check", "--all"]);
+    all.assert_code(0);
+    all.assert_says(&["fails init_db_with_a_bare_file_name_uses_the_current_folder:"]);
+    let fails = all.shown().matches("\n  fails ").count();
+    assert_eq!(
+        fails,
+        1,
+        "one promise beyond the worksheet fails:\n{}",
+        all.shown()
+    );
     assert_recorded_checks(&sandbox.progress(), "passed");
     // The tests' databases live in the lab's scratch folders: the student's
     // folder holds what it held, and the progress file.
@@ -745,7 +757,7 @@ fn lab_check_predict_scores_a_deliberate_break_and_records_it() {
 
 /// A running `lab watch`, killed when dropped; its output read by lines on
 /// threads of their own.
-struct Watching {
+pub(crate) struct Watching {
     child: Child,
     lines: Receiver<String>,
     /// Every line read so far, for failure messages.
@@ -753,7 +765,7 @@ struct Watching {
 }
 
 impl Watching {
-    fn start(sandbox: &Sandbox, args: &[&str]) -> Watching {
+    pub(crate) fn start(sandbox: &Sandbox, args: &[&str]) -> Watching {
         let mut child = sandbox
             .command(args)
             .stdout(Stdio::piped())
@@ -786,7 +798,7 @@ impl Watching {
 
     /// The lines up to and including the next one that holds `Next:` (the
     /// end of a check), which must come within `bound`.
-    fn next_check(&mut self, bound: Duration) -> Vec<String> {
+    pub(crate) fn next_check(&mut self, bound: Duration) -> Vec<String> {
         let deadline = Instant::now() + bound;
         let mut check = Vec::new();
         loop {

@@ -14,6 +14,19 @@
 use crate::common::Sandbox;
 use crate::widths::{too_wide_in, WIDTH};
 
+/// A sandbox whose path has the same length on every machine, so that a
+/// screen that names a file in it wraps the same everywhere: in `/tmp`,
+/// whatever `TMPDIR` says.
+fn sandbox() -> Sandbox {
+    Sandbox {
+        dir: tempfile::Builder::new()
+            .prefix("lab-screens-")
+            .rand_bytes(6)
+            .tempdir_in("/tmp")
+            .expect("a folder in /tmp"),
+    }
+}
+
 /// `lab ARGS` in `sandbox` at 80 columns, both streams, as a student reads
 /// them piped: checked for width, with what varies between runs replaced.
 fn screen(sandbox: &Sandbox, args: &[&str]) -> String {
@@ -72,7 +85,7 @@ fn without_the_race(text: &str) -> String {
 /// exercise with a prediction and its hints, the overview and the
 /// progress after.
 fn course(store: &str) {
-    let sandbox = Sandbox::new();
+    let sandbox = sandbox();
     assert_screen(&format!("{store}-overview-new"), &screen(&sandbox, &[]));
     for key in KEYS {
         let step = screen(
@@ -118,7 +131,7 @@ fn the_python_store_s_course_matches_its_snapshots_at_80_columns() {
 /// example probe, the list of tests, for the Rust store and the Python one.
 #[test]
 fn the_demo_a_probe_and_the_tests_match_their_snapshots_at_80_columns() {
-    let sandbox = Sandbox::new();
+    let sandbox = sandbox();
     // The probe is copied in, so that the screen names it as a student's
     // own file, the same wherever the lab is checked out.
     let probe = "04-claim-expired.probe";
@@ -138,4 +151,31 @@ fn the_demo_a_probe_and_the_tests_match_their_snapshots_at_80_columns() {
     ] {
         assert_screen(name, &screen(&sandbox, &args));
     }
+}
+
+/// A student's own Python program: `lab new`, then `lab check` on the
+/// starter as written (every step not written yet) and on the lab's own
+/// Python store (every step passed), with and without `--all`.
+#[test]
+fn a_student_s_program_and_its_checks_match_their_snapshots_at_80_columns() {
+    let sandbox = sandbox();
+    assert_screen(
+        "new-python",
+        &screen(&sandbox, &["new", "--lang", "python", "mine"]),
+    );
+    assert_screen("check-starter", &screen(&sandbox, &["check"]));
+    let store = "store.py";
+    std::fs::copy(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store.py"),
+        sandbox.path(store),
+    )
+    .expect("the Python store");
+    assert_screen(
+        "check-python-store",
+        &screen(&sandbox, &["check", "--impl", store]),
+    );
+    assert_screen(
+        "check-python-store-all",
+        &screen(&sandbox, &["check", "--impl", store, "--all"]),
+    );
 }

@@ -133,3 +133,46 @@ fn a_student_s_new_program_and_its_checks_fit_80_columns() {
         ],
     );
 }
+
+/// `lab check` on a program that fails: its prints under a failing test
+/// (some wider than the screen), the race advice, every test beyond the
+/// worksheet with `--all`, and a traceback of a program that cannot start.
+#[test]
+fn a_student_s_failing_program_s_checks_fit_80_columns() {
+    let sandbox = Sandbox::new();
+    let file = crate::own_impl::filled_in_python_starter(&sandbox);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let lookup = "        conn.execute(\"BEGIN IMMEDIATE\")\n        try:\n            row = conn.execute(\"SELECT until, done FROM jobs WHERE id=?\", (job_id,)).fetchone()\n";
+    assert_eq!(text.matches(lookup).count(), 1, "claim's lookup");
+    let racing = text.replacen(
+        lookup,
+        "        row = conn.execute(\"SELECT until, done FROM jobs WHERE id=?\", (job_id,)).fetchone()\n        print(\"claim of\", owner, \"read\", row, \"-\" * 100)\n        conn.execute(\"BEGIN IMMEDIATE\")\n        try:\n",
+        1,
+    );
+    std::fs::write(&file, &racing).unwrap();
+    let broken = sandbox.path("mine").join("broken.py");
+    let signature = "def renew(path, job_id, owner, fence, now, ttl):";
+    assert_eq!(racing.matches(signature).count(), 1, "renew's signature");
+    std::fs::write(
+        &broken,
+        racing.replacen(
+            signature,
+            &format!("{}{}", " ".repeat(70), &signature[..signature.len() - 1]),
+            1,
+        ),
+    )
+    .unwrap();
+    assert_fit(
+        &sandbox,
+        &[
+            args("check"),
+            args("check --all"),
+            args("check --step 8 --all"),
+            vec![
+                "check".into(),
+                "--impl".into(),
+                broken.display().to_string(),
+            ],
+        ],
+    );
+}

@@ -177,7 +177,11 @@ fn yours(
         .bold()
     )?;
     let report = run_check(worker, &variant, step, options);
-    write!(console.output, "{}", check_text(&report, console.width))?;
+    write!(
+        console.output,
+        "{}",
+        check_text(&report, console.width, false)
+    )?;
     report.record(session.edit(), own);
     write!(
         console.output,

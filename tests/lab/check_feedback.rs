@@ -1,0 +1,313 @@
+//! What `lab check` and `lab watch` tell a student about their own
+//! program, through the real `lab` binary and a Python program written
+//! from the starter:
+//!
+//! - the lines the program wrote on standard error during a failing test
+//!   appear under that test, and only that test's;
+//! - a program that cannot start shows its traceback's lines as Python
+//!   wrote them, the caret in place;
+//! - the tests beyond the worksheet are one line, listed with `--all`;
+//! - a claim without `BEGIN IMMEDIATE` is sent back to `claim`;
+//! - `lab watch` heads each run with its number and time, shows a line per
+//!   step and then the first failure in full.
+
+use crate::common::Sandbox;
+use crate::own_impl::{
+    every_stub_but, fill_in, filled_in_python_starter, python_starter, Watched, Watching, NO_HANG,
+};
+use std::path::Path;
+use std::time::Duration;
+
+/// Replaces the one occurrence of `from` in the file at `file` by `to`.
+fn edit(file: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(file).unwrap();
+    assert_eq!(text.matches(from).count(), 1, "one {from:?} in the file");
+    std::fs::write(file, text.replacen(from, to, 1)).unwrap();
+}
+
+/// claim's lookup as the lab's own store writes it, inside its lock.
+const LOCKED_LOOKUP: &str = r#"        conn.execute("BEGIN IMMEDIATE")
+        try:
+            row = conn.execute("SELECT until, done FROM jobs WHERE id=?", (job_id,)).fetchone()
+"#;
+
+/// The lookup before the lock (the Python store's mutant py08b): every
+/// sequential test passes, and racing claims all win.
+const LOOKUP_BEFORE_THE_LOCK: &str = r#"        row = conn.execute("SELECT until, done FROM jobs WHERE id=?", (job_id,)).fetchone()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+"#;
+
+/// A student's debugging print in claim goes to standard error (the
+/// starter sends print() there) and shows under the failing test: the last
+/// line shown is the call the failure quotes, since that test stops there.
+#[test]
+fn a_failing_test_shows_what_the_program_printed_during_it() {
+    let sandbox = Sandbox::new();
+    let file = filled_in_python_starter(&sandbox);
+    edit(&file, "row[0] > now", "row[0] >= now");
+    edit(
+        &file,
+        "            if row is None or row[1] or row[0] >= now:",
+        "            print(\"my claim:\", owner, \"at\", now)\n            if row is None or row[1] or row[0] >= now:",
+    );
+    let ran = sandbox.lab(&["check", "--step", "4"]);
+    ran.assert_code(1);
+    let lines: Vec<&str> = ran.stdout.lines().collect();
+    let test = lines
+        .iter()
+        .position(|line| line.trim() == "claim_at_exact_expiry_is_reassigned")
+        .unwrap_or_else(|| panic!("the failing test is shown:\n{}", ran.shown()));
+    let under: Vec<&str> = lines[test + 1..]
+        .iter()
+        .copied()
+        .take_while(|line| line.starts_with("        "))
+        .collect();
+    let heading = under
+        .iter()
+        .position(|line| line.trim_start().starts_with("it wrote on standard error"))
+        .unwrap_or_else(|| panic!("its standard error is shown:\n{}", ran.shown()));
+    let printed = &under[heading + 1..];
+    assert!(
+        !printed.is_empty() && printed.len() <= 5,
+        "{printed:?}\n{}",
+        ran.shown()
+    );
+    assert!(
+        printed
+            .iter()
+            .all(|line| line.trim().starts_with("my claim:")),
+        "only the program's lines, one a line: {printed:?}"
+    );
+    assert_eq!(
+        printed.last().map(|line| line.trim()),
+        Some("my claim: B at 110.0"),
+        "the last call of the test is the one its failure quotes:\n{}",
+        ran.shown()
+    );
+    // Step 3 passes: what its tests printed is not shown anywhere.
+    assert!(!ran.stdout.contains("step 3  failing"), "{}", ran.shown());
+}
+
+/// Any program's standard error, whatever its language: a shell program
+/// that traces each request it answers. A test that calls nothing but
+/// `init_db`, then `enqueue`, shows those requests and no other test's.
+#[test]
+fn the_lines_under_a_test_are_the_ones_written_during_it() {
+    let sandbox = Sandbox::new();
+    let script = r#"echo '{"protocol":"lease-lab","version":1,"name":"tracer"}'
+while read line; do
+  echo "got $line" >&2
+  case "$line" in
+    *init_db*) echo '{"ok": true}';;
+    *) echo '{"ok": false}';;
+  esac
+done"#;
+    std::fs::write(sandbox.path("tracer.sh"), script).unwrap();
+    let ran = sandbox.lab(&["check", "--impl", "sh tracer.sh", "--step", "2"]);
+    ran.assert_code(1);
+    let text = &ran.stdout;
+    let traced: Vec<&str> = text
+        .lines()
+        .filter(|line| line.trim_start().starts_with("got {"))
+        .collect();
+    assert!(!traced.is_empty(), "{}", ran.shown());
+    // Each test has a database of its own: the path in every line shown
+    // under a test (its name is indented six columns) is that test's.
+    let mut blocks: Vec<Vec<&str>> = Vec::new();
+    for line in text.lines() {
+        let indent = line.len() - line.trim_start().len();
+        match blocks.last_mut() {
+            Some(block) if indent > 6 => block.push(line),
+            _ => blocks.push(vec![line]),
+        }
+    }
+    let mut shown = 0;
+    for block in &blocks {
+        let paths: std::collections::BTreeSet<&str> = block
+            .iter()
+            .filter_map(|line| line.split(r#""path":""#).nth(1))
+            .filter_map(|rest| rest.split('"').next())
+            .collect();
+        assert!(
+            paths.len() <= 1,
+            "one test's lines only:\n{}",
+            block.join("\n")
+        );
+        shown += paths.len();
+    }
+    assert!(
+        shown > 1,
+        "several tests show their lines:\n{}",
+        ran.shown()
+    );
+}
+
+/// A syntax error stops the program before it greets: its traceback is
+/// shown line by line as Python wrote it, the caret under the same column
+/// of the line it points at.
+#[test]
+fn a_syntax_error_s_traceback_keeps_its_lines_and_its_caret() {
+    let sandbox = Sandbox::new();
+    let file = python_starter(&sandbox);
+    edit(
+        &file,
+        "def renew(path, job_id, owner, fence, now, ttl):",
+        "def renew(path, job_id, owner, fence, now, ttl)",
+    );
+    let python = std::process::Command::new("python3")
+        .arg(&file)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("python3 runs");
+    let traceback = String::from_utf8_lossy(&python.stderr).into_owned();
+    let expected: Vec<&str> = traceback
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .collect();
+    assert!(
+        expected
+            .iter()
+            .any(|line| line.trim_start().starts_with('^')),
+        "python3 points at the error: {traceback}"
+    );
+    let ran = sandbox.lab(&["check"]);
+    ran.assert_code(1);
+    let shown: Vec<&str> = ran.stderr.lines().collect();
+    let start = shown
+        .iter()
+        .position(|line| line.trim() == expected[0].trim())
+        .unwrap_or_else(|| panic!("the traceback's first line:\n{}", ran.shown()));
+    let indent = shown[start].len()
+        - shown[start].trim_start().len()
+        - (expected[0].len() - expected[0].trim_start().len());
+    let lines: Vec<&str> = shown[start..]
+        .iter()
+        .take(expected.len())
+        .map(|line| &line[indent.min(line.len())..])
+        .collect();
+    assert_eq!(lines, expected, "as Python wrote them:\n{}", ran.shown());
+}
+
+/// The tests beyond the worksheet are one line of how many hold, with
+/// the flag that lists them; `--all` names each, and why one fails.
+#[test]
+fn the_tests_beyond_the_worksheet_are_counted_and_listed_with_all() {
+    let sandbox = Sandbox::new();
+    filled_in_python_starter(&sandbox);
+    let counted = sandbox.lab(&["check"]);
+    counted.assert_code(0);
+    counted.assert_says(&[
+        "of the Rust store's stricter promises hold (`lab check --all` lists them).",
+    ]);
+    let beyond: Vec<&str> = lease_lab::suite::CASES
+        .iter()
+        .filter(|case| case.tag == lease_lab::suite::Tag::Reference)
+        .map(|case| case.name)
+        .collect();
+    for name in &beyond {
+        assert!(
+            !counted.stdout.contains(name),
+            "{name}:\n{}",
+            counted.shown()
+        );
+    }
+    let listed = sandbox.lab(&["check", "--all"]);
+    listed.assert_code(0);
+    for name in &beyond {
+        let line = listed
+            .stdout
+            .lines()
+            .find(|line| {
+                line.split_whitespace()
+                    .nth(1)
+                    .map(|word| word.trim_end_matches(':'))
+                    == Some(name)
+            })
+            .unwrap_or_else(|| panic!("{name} is listed:\n{}", listed.shown()));
+        let verdict = line.split_whitespace().next();
+        assert!(matches!(verdict, Some("holds" | "fails")), "{line}");
+    }
+    assert!(
+        listed
+            .stdout
+            .lines()
+            .any(|line| line.trim_start().starts_with("fails ")),
+        "the starter's protocol answers three error kinds: some fail\n{}",
+        listed.shown()
+    );
+}
+
+/// The worksheet's step 8 race: a claim whose lookup is outside its lock
+/// passes steps 1 to 7, and the advice names claim and step 4's contract.
+#[test]
+fn a_claim_without_begin_immediate_is_sent_back_to_claim() {
+    let sandbox = Sandbox::new();
+    let file = filled_in_python_starter(&sandbox);
+    edit(&file, LOCKED_LOOKUP, LOOKUP_BEFORE_THE_LOCK);
+    let ran = sandbox.lab(&["check"]);
+    ran.assert_code(1);
+    for step in 1..=7 {
+        ran.assert_says(&[&format!("step {step} passed")]);
+    }
+    ran.assert_says(&[
+        "step 8 failing",
+        "winners",
+        "The race is in claim: its read and its write are not under one write lock, as step 4's contract asks (one BEGIN IMMEDIATE).",
+    ]);
+}
+
+/// Off a terminal, each run of `lab watch` is headed by its number and
+/// time (the screen is cleared only at a terminal), then one line per
+/// step and the first failure in full.
+#[test]
+fn lab_watch_heads_each_run_and_shows_the_first_failure() {
+    let sandbox = Sandbox::new();
+    let file = python_starter(&sandbox);
+    let mut watch = Watching::start(
+        &sandbox,
+        &["watch", "--impl", "mine/store.py", "--step", "2"],
+    );
+    let first = watch.next_check(NO_HANG);
+    let at = |check: &[String], prefix: &str| {
+        check
+            .iter()
+            .position(|line| line.trim_start().starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix:?} in:\n{}", check.join("\n")))
+    };
+    let heading = &first[at(&first, "Run 1 at ")];
+    let time = heading.trim_start()["Run 1 at ".len()..]
+        .split(':')
+        .take(3)
+        .collect::<Vec<_>>();
+    assert!(heading.contains(" UTC"), "{heading}");
+    assert_eq!(time.len(), 3, "HH:MM:SS in {heading}");
+    assert!(
+        !first.iter().any(|line| line.contains('\u{1b}')),
+        "no clearing off a terminal"
+    );
+    let steps = at(&first, "step 1 ");
+    assert!(
+        first[steps + 1].trim_start().starts_with("step 2 "),
+        "{first:?}"
+    );
+    let failure = at(&first, "First failure, step 1:");
+    assert!(failure > steps + 1, "{first:?}");
+    assert!(
+        first[failure + 2].contains("it answers: step 1: init_db is not written yet"),
+        "{first:?}"
+    );
+    let starter = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, fill_in(&starter, every_stub_but(&[]))).unwrap();
+    let second = watch.next_check(Duration::from_secs(30));
+    let heading = &second[at(&second, "Run 2 at ")];
+    assert!(heading.contains("store.py changed"), "{heading}");
+    assert!(
+        second[at(&second, "step 1 ")].contains("passed"),
+        "{second:?}"
+    );
+    assert!(
+        !second.iter().any(|line| line.contains("First failure")),
+        "{second:?}"
+    );
+}
