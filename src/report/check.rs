@@ -313,7 +313,7 @@ pub fn next_text(report: &CheckReport, source: &str, through: u8) -> String {
                 "Next: {winners} claims won one job. The race is in claim: its read and its write are not under one write lock, as step 4's contract asks (one BEGIN IMMEDIATE)."
             ),
             None => format!(
-                "Next: make step {} pass: the failures above give the call, the contract's answer and yours. Every earlier step's tests stay in force, as the worksheet insists.",
+                "Next: make step {} pass: each failure above gives the call, the contract's answer and yours. Every earlier step's tests stay in force, as the worksheet insists.",
                 open.step
             ),
         },
