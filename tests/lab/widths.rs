@@ -157,7 +157,14 @@ fn a_student_s_failing_program_s_checks_fit_80_columns() {
         &broken,
         racing.replacen(
             signature,
-            &format!("{}{}", " ".repeat(70), &signature[..signature.len() - 1]),
+            // Indented, and longer than the screen with its comment: Python
+            // quotes the line in its traceback, which must be cut to fit.
+            &format!(
+                "{}{}  # {}",
+                " ".repeat(70),
+                &signature[..signature.len() - 1],
+                "a comment wider than the screen ".repeat(4)
+            ),
             1,
         ),
     )
