@@ -182,4 +182,22 @@ fn a_student_s_failing_program_s_checks_fit_80_columns() {
             ],
         ],
     );
+    // The message is wrapped whole; the traceback's lines are cut, each to
+    // one line of the screen, so that they stay lines of code.
+    let output = sandbox
+        .command(&["check", "--impl", &broken.display().to_string()])
+        .env("COLUMNS", WIDTH.to_string())
+        .output()
+        .expect("lab runs");
+    let said = String::from_utf8_lossy(&output.stderr);
+    let unwrapped = said.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        unwrapped.contains("before it greeted the lab; its standard error ended with:"),
+        "{said}"
+    );
+    assert!(
+        said.lines()
+            .any(|line| line.contains("def renew(") && line.ends_with("...")),
+        "{said}"
+    );
 }
