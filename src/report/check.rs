@@ -61,7 +61,7 @@ pub fn check_text(report: &CheckReport, width: usize, all: bool) -> String {
 const WATCH_STDERR_LINES: usize = 3;
 
 /// A check as `lab watch` shows it: one line per step, then the first
-/// failure in full (with the last [`WATCH_STDERR_LINES`] lines the program
+/// failure in full (with the last `WATCH_STDERR_LINES` lines the program
 /// wrote on standard error during it).
 pub fn watch_text(report: &CheckReport, width: usize) -> String {
     let mut out: String = report

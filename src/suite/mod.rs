@@ -28,6 +28,7 @@ pub use check::{
     completed, expect_eq, expect_error, expect_invalid, expect_that, fresh, held, Answered, Bench,
     Checked, Failure, RowState,
 };
+pub use check::{expect_rows, row_diff};
 
 mod descriptions {
     include!(concat!(env!("OUT_DIR"), "/test_descriptions.rs"));
