@@ -9,8 +9,9 @@
 //! - A student's own Python store (`lab new --lang python`, then written
 //!   correctly) passes `lab check`, and walks the exercises of its language
 //!   the same way without `--impl`, its own check passing after each.
-//! - A prediction half right scores exactly the share the README defines:
-//!   the tests named rightly among all the tests predicted or caught.
+//! - A prediction half right scores exactly the precision the README
+//!   defines, the tests named rightly among the tests named, with the
+//!   killer found and the survivor explained in its own words.
 //!
 //! Nothing the lab decides is written down here: the exercises, their
 //! mutants and the tests that kill each come from the lab's own outputs
