@@ -172,13 +172,8 @@ fn choose_inline(text: &str, language: Language) -> String {
             out.push_str(&rest[at..]);
             return out;
         };
-        let choice = &inside[..end];
-        match parts(choice).and_then(|parts| {
-            parts
-                .into_iter()
-                .find(|(tag, _)| Language::tagged(tag) == Some(language))
-        }) {
-            Some((_, wording)) => out.push_str(wording),
+        match wording(&inside[..end], language) {
+            Some(wording) => out.push_str(wording),
             None => out.push_str(&rest[at..at + end + 2]),
         }
         rest = &inside[end + 1..];
@@ -202,12 +197,15 @@ fn closing_brace(inside: &str) -> Option<usize> {
     None
 }
 
-/// The wordings of a choice, `rust: A | python: B`, as (tag, wording)
-/// pairs; `None` unless there are exactly the two languages' parts.
-fn parts(choice: &str) -> Option<[(&str, &str); 2]> {
+/// `language`'s wording in a choice, `rust: A | python: B`; `None` unless
+/// it has both languages' parts.
+fn wording(choice: &str, language: Language) -> Option<&str> {
     let (rust, python) = choice.split_once(" | python:")?;
     let rust = rust.strip_prefix("rust:")?;
-    Some([("rust", rust.trim()), ("python", python.trim())])
+    Some(match language {
+        Language::Rust => rust.trim(),
+        Language::Python => python.trim(),
+    })
 }
 
 #[cfg(test)]
