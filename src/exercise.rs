@@ -122,7 +122,12 @@ impl Exercise {
 
     /// Its text, worded for its language, by section.
     pub fn lab(&self) -> LabSections {
-        parse_lab(self.text.text, self.language())
+        self.lab_in(self.language())
+    }
+
+    /// Its text, worded for `language`, by section.
+    pub fn lab_in(&self, language: Language) -> LabSections {
+        parse_lab(self.text.text, language)
     }
 
     /// What the exercise is about: the step's title, or for a second

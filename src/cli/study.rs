@@ -3,7 +3,6 @@
 
 use super::args::find_exercise;
 use super::outcome::{say, say_line, CliError, Outcome, ReportFormat};
-use super::update;
 use crate::cli::step::{Chosen, Console};
 use colored::Colorize;
 use lease_lab::course::progress::Session;
@@ -72,25 +71,25 @@ pub fn overview(progress_path: &Path) -> Outcome {
 
 /// `lab hint N`: one more hint each time (or all of them), remembered.
 pub fn hint(args: &HintArgs, progress_path: &Path) -> Outcome {
-    let session = super::session(progress_path)?;
-    let exercise = Chosen::of(args.implementation.as_ref(), &session).exercise(&args.exercise)?;
-    let lab = exercise.lab();
-    let text = update(progress_path, |progress| {
-        let record = progress.exercise(&exercise.key);
-        let shown = if args.all {
-            lab.hints.len()
-        } else {
-            (record.hints_seen + 1).min(lab.hints.len())
-        };
-        record.hints_seen = record.hints_seen.max(shown);
-        hints_text(
-            &lab.hints,
-            shown,
-            &exercise.key,
-            lease_lab::terminal::text_width(),
-        )
-    })?;
-    say(&text)
+    let mut session = super::session(progress_path)?;
+    // The exercises are the same rows in both languages: only the wording
+    // of the text follows the student's (no store is made ready to run).
+    let exercise = find_exercise(&args.exercise)?;
+    let lab = exercise.lab_in(Chosen::of(args.implementation.as_ref(), &session).language());
+    let record = session.edit().exercise(&exercise.key);
+    let shown = if args.all {
+        lab.hints.len()
+    } else {
+        (record.hints_seen + 1).min(lab.hints.len())
+    };
+    record.hints_seen = record.hints_seen.max(shown);
+    session.save()?;
+    say(&hints_text(
+        &lab.hints,
+        shown,
+        &exercise.key,
+        lease_lab::terminal::text_width(),
+    ))
 }
 
 /// `lab reset [N]`: forgets one exercise, or everything recorded, saying

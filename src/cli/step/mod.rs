@@ -12,6 +12,7 @@ use lease_lab::course::check::{hear_greeting, run_check};
 use lease_lab::course::prediction::{comparison, parse_selection, Score};
 use lease_lab::course::progress::{self, Attempt, ProbeRecord, Reflection, Session};
 use lease_lab::exercise::{self, Exercise};
+use lease_lab::lab_text::Language;
 use lease_lab::matrix::Matrix;
 use lease_lab::probe::{self, CheckOptions, Probe};
 use lease_lab::report::check::{check_text, next_text};
@@ -84,6 +85,14 @@ impl Chosen {
                 .exercise_store()
         });
         Chosen { store, own }
+    }
+
+    /// The language of the store's exercises, in which their texts are worded.
+    pub(crate) fn language(&self) -> Language {
+        match self.store {
+            Subject::Python => Language::Python,
+            _ => Language::Rust,
+        }
     }
 
     /// The exercise `key` among the store's.
