@@ -205,6 +205,11 @@ impl LineChild {
         })
     }
 
+    /// The child's process id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The next line of standard output, waiting at most `limit`.
     pub fn next_line(&self, limit: Duration) -> Result<String, NoLine> {
         self.lines.recv_timeout(limit).map_err(|error| match error {
@@ -301,7 +306,7 @@ impl LineChild {
             if std::time::Instant::now() >= deadline {
                 return None;
             }
-            thread::sleep(Duration::from_millis(5));
+            thread::sleep(Duration::from_millis(1));
         }
     }
 
@@ -315,12 +320,21 @@ impl LineChild {
     }
 }
 
+/// How long a child is given to end by itself once its standard input
+/// closes, before it is killed: a program that speaks the lab's protocol
+/// then writes its last answers and exits (`labs/protocol.md`), and
+/// whatever it does at exit (a log flushed, its time counted by a wrapper
+/// such as `/usr/bin/time`) is done.
+const EXIT_GRACE: Duration = Duration::from_millis(200);
+
 impl Drop for LineChild {
     fn drop(&mut self) {
+        let was_open = self.stdin.is_some();
         self.close_stdin();
         // The pipe's reader ends once the child's end closes too.
         self.marker = None;
-        if self.ended().is_none() {
+        let grace = if was_open { EXIT_GRACE } else { Duration::ZERO };
+        if self.ended_within(grace).is_none() {
             self.kill();
         }
     }

@@ -13,9 +13,10 @@
 
 use crate::error::{Faulted, Result, StoreError};
 use crate::job_store::JobStore;
-use crate::operation::{Answer, Operation};
+use crate::operation::{Answer, Operation, NAMES};
 use std::fmt;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
@@ -136,9 +137,15 @@ impl std::error::Error for ImplementationFault {}
 /// the program: once a program failed to answer, the test's verdict is the
 /// fault's (see [`crate::runner::outcome_of_fault`]), and waiting on a
 /// program that hung again for every later call would only slow it down.
+///
+/// It also notes which operations the test called (see
+/// [`FaultRecorder::operations`]), for the kill matrix to skip the tests
+/// that cannot run a mutant's change.
 pub struct FaultRecorder<'a> {
     inner: &'a dyn JobStore,
     first: Mutex<Option<Faulted>>,
+    /// Which operations were called, by step (`init_db` first).
+    called: [AtomicBool; 8],
 }
 
 impl From<ImplementationFault> for StoreError {
@@ -156,7 +163,20 @@ impl<'a> FaultRecorder<'a> {
         FaultRecorder {
             inner,
             first: Mutex::new(None),
+            called: Default::default(),
         }
+    }
+
+    /// The operations called through the recorder so far, by name, each
+    /// once, in [`NAMES`] order: every call counts, one that answered a
+    /// fault too.
+    pub fn operations(&self) -> Vec<String> {
+        NAMES
+            .iter()
+            .zip(&self.called)
+            .filter(|(_, called)| called.load(Ordering::Relaxed))
+            .map(|(name, _)| name.to_string())
+            .collect()
     }
 
     /// The first fault a call met, if any.
@@ -170,6 +190,7 @@ impl<'a> FaultRecorder<'a> {
 
 impl JobStore for FaultRecorder<'_> {
     fn call(&self, db: &Path, operation: &Operation) -> Result<Answer> {
+        self.called[usize::from(operation.step()) - 1].store(true, Ordering::Relaxed);
         if let Some(fault) = self.first_fault() {
             return Err(StoreError::Fault(fault));
         }
@@ -189,6 +210,10 @@ impl JobStore for FaultRecorder<'_> {
 
     fn in_this_process(&self) -> bool {
         self.inner.in_this_process()
+    }
+
+    fn program_pid(&self) -> Option<u32> {
+        self.inner.program_pid()
     }
 
     fn abandon(&self) {
@@ -298,6 +323,7 @@ mod tests {
             other => panic!("the first fault again, but {other:?}"),
         }
         assert_eq!(inner.calls.load(std::sync::atomic::Ordering::SeqCst), 2);
+        assert_eq!(recorder.operations(), ["init_db"]);
         // Everything else goes to the store behind it.
         assert!(!recorder.in_this_process());
         recorder.set_thread_busy_timeout(Some(Duration::from_millis(50)));

@@ -32,6 +32,20 @@ pub trait JobStore: Send + Sync {
         true
     }
 
+    /// A fault the implementation showed while no call waited for it (a
+    /// line on standard output that answers no request, an exit after its
+    /// last answer), taken so that it is told once: the test that ran
+    /// meanwhile is the one it belongs to. `None` for one that has none.
+    fn fault_between_calls(&self) -> Option<crate::error::Faulted> {
+        None
+    }
+
+    /// The process id of the program that carries the calls out, while it
+    /// runs; `None` for an implementation in this process.
+    fn program_pid(&self) -> Option<u32> {
+        None
+    }
+
     /// A test that used this implementation ran out of time and was left
     /// behind: whatever it left running is stopped, so that the next test
     /// starts afresh (an implementation in another program is started

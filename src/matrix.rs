@@ -1,7 +1,7 @@
 //! The kill matrix: every suite test against every variant, which tests
 //! kill which mutant, and what the instructor should look at.
 
-use crate::outcome::{MutantStatus, Outcome};
+use crate::outcome::{MutantStatus, Outcome, TestRun};
 use crate::runner::{self, RunOptions, VariantRun, WorkerCommand};
 use crate::suite::{Case, Tag};
 use crate::variant::{Mutant, Variant};
@@ -65,6 +65,98 @@ impl Matrix {
     ) -> Matrix {
         let runs = runner::run_all(command, variants, &tests, options);
         Matrix { tests, runs }
+    }
+
+    /// [`Matrix::build`], but a mutant is run only against the tests that
+    /// can run its change, as mutation tools do (PIT; Stryker's per-test
+    /// coverage): the reference runs first, each of its tests noting the
+    /// operations it called, and a mutant runs the tests that called an
+    /// operation its change reaches ([`Mutant::covered_by`]). Every other
+    /// cell of the mutant is the reference's run of that test, marked
+    /// [`TestRun::not_covered`]: a test that runs no mutated code answers
+    /// as on the reference. A mutant whose reach is unknown, or a matrix
+    /// without a reference, runs every test.
+    ///
+    /// Which tests catch each mutant is the same as [`Matrix::build`]'s
+    /// (a test of the lab runs the matrix both ways to show it).
+    pub fn build_covered(
+        command: &WorkerCommand,
+        variants: &[Variant],
+        tests: Vec<&'static Case>,
+        options: &RunOptions,
+    ) -> Matrix {
+        let Some(first) = variants.iter().position(Variant::is_reference) else {
+            return Matrix::build(command, variants, tests, options);
+        };
+        let reference = run_spread(command, &variants[first], &tests, options);
+        let covering = |variant: &Variant| -> Vec<&'static Case> {
+            tests
+                .iter()
+                .copied()
+                .filter(
+                    |case| match (&variant.mutant, reference.test_run(case.name)) {
+                        (Some(mutant), Some(run)) => {
+                            mutant.covered_by(run.operations.iter().map(String::as_str))
+                        }
+                        _ => true,
+                    },
+                )
+                .collect()
+        };
+        let plans = variants
+            .iter()
+            .enumerate()
+            .filter(|(index, _)| *index != first)
+            .map(|(_, variant)| (variant.clone(), covering(variant)))
+            .collect();
+        let mut others = runner::run_planned(command, plans, options).into_iter();
+        let runs = (0..variants.len())
+            .map(|index| {
+                if index == first {
+                    return reference.clone();
+                }
+                let ran = others.next().expect("one run per variant");
+                let runs = tests
+                    .iter()
+                    .filter_map(|case| match ran.test_run(case.name) {
+                        Some(run) => Some(run.clone()),
+                        None => reference.test_run(case.name).map(TestRun::not_covered),
+                    })
+                    .collect();
+                VariantRun {
+                    variant: ran.variant,
+                    runs,
+                }
+            })
+            .collect();
+        Matrix { tests, runs }
+    }
+
+    /// The tests that can run the change of the mutant of `run`, in suite
+    /// order: those whose run against the reference called an operation
+    /// the change reaches ([`Mutant::covered_by`]). Every test that ran
+    /// against it when its reach, or the reference's run, is not known.
+    pub fn covering(&self, run: &VariantRun) -> Vec<&'static str> {
+        let reference = self.reference();
+        self.tests
+            .iter()
+            .filter(|case| {
+                let called = reference.and_then(|reference| reference.test_run(case.name));
+                match (run.variant.mutant.as_deref(), called) {
+                    (Some(mutant), Some(called)) => {
+                        mutant.covered_by(called.operations.iter().map(String::as_str))
+                    }
+                    _ => run.test_run(case.name).is_some(),
+                }
+            })
+            .map(|case| case.name)
+            .collect()
+    }
+
+    /// How many cells were not run because their test cannot run their
+    /// mutant's change (see [`Matrix::build_covered`]).
+    pub fn not_covered(&self) -> usize {
+        self.runs.iter().map(VariantRun::not_covered).sum()
     }
 
     /// The reference's run, if it was part of the matrix.
@@ -218,6 +310,47 @@ impl Matrix {
             }
         }
         problems
+    }
+}
+
+/// Runs `tests` against `variant` in `options.jobs` workers at once, each
+/// taking every so many of them (a program: in one process of it per core,
+/// sharing the tests as a check's lanes do): the mutants wait for this
+/// run, so it should not take one worker's time alone. Its runs come in
+/// suite order.
+fn run_spread(
+    command: &WorkerCommand,
+    variant: &Variant,
+    tests: &[&'static Case],
+    options: &RunOptions,
+) -> VariantRun {
+    if variant.command().is_some() {
+        // A program's processes each cost a start: one a core keeps every
+        // core busy, as a check's lanes do.
+        let lanes: Vec<_> = (0..crate::course::check::check_lanes())
+            .map(|_| variant.open(runner::call_limit(options.timeout)))
+            .collect();
+        return VariantRun {
+            variant: variant.clone(),
+            runs: runner::run_program(&lanes, tests, options, &mut |_| {}),
+        };
+    }
+    let shares = options.jobs.clamp(1, tests.len().max(1));
+    let plans = (0..shares)
+        .map(|share| {
+            let mine = tests.iter().skip(share).step_by(shares).copied().collect();
+            (variant.clone(), mine)
+        })
+        .collect();
+    let mut ran: Vec<TestRun> = runner::run_planned(command, plans, options)
+        .into_iter()
+        .flat_map(|share| share.runs)
+        .collect();
+    let place = |run: &TestRun| tests.iter().position(|case| case.name == run.test);
+    ran.sort_by_key(place);
+    VariantRun {
+        variant: variant.clone(),
+        runs: ran,
     }
 }
 

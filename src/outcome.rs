@@ -155,6 +155,15 @@ pub struct TestRun {
     /// standard error during the test.
     #[serde(default, skip_serializing_if = "StderrWindow::is_empty")]
     pub stderr: StderrWindow,
+    /// The operations the test called on the store, by name, each once,
+    /// in [`NAMES`](crate::operation::NAMES) order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub operations: Vec<String>,
+    /// The test was not run against this variant: it calls none of the
+    /// operations the mutant's change reaches, so it runs no mutated code,
+    /// and its outcome is the reference's (see [`TestRun::not_covered`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub not_covered: bool,
 }
 
 impl TestRun {
@@ -165,7 +174,27 @@ impl TestRun {
             outcome,
             micros: u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
             stderr: StderrWindow::default(),
+            operations: Vec::new(),
+            not_covered: false,
         }
+    }
+
+    /// The cell of a variant the test was not run against, because it
+    /// calls none of the operations the variant's change reaches: the
+    /// outcome of `reference`, the test's run against the reference, taken
+    /// over, in no time.
+    pub fn not_covered(reference: &TestRun) -> TestRun {
+        TestRun {
+            micros: 0,
+            stderr: StderrWindow::default(),
+            not_covered: true,
+            ..reference.clone()
+        }
+    }
+
+    /// The run, with the operations the test called.
+    pub fn with_operations(self, operations: Vec<String>) -> TestRun {
+        TestRun { operations, ..self }
     }
 
     /// The run, with what the program wrote on standard error during it.
@@ -282,6 +311,19 @@ mod tests {
             serde_json::to_value(&run).unwrap(),
             json!({"test": "t", "outcome": "pass", "micros": 1500})
         );
+        let called = run.with_operations(vec!["init_db".into(), "claim".into()]);
+        let json = serde_json::to_value(&called).unwrap();
+        assert_eq!(json["operations"], json!(["init_db", "claim"]));
+        assert_eq!(serde_json::from_value::<TestRun>(json).unwrap(), called);
+        let skipped = TestRun::not_covered(&called);
+        assert!(skipped.not_covered && !called.not_covered);
+        assert_eq!(
+            (skipped.micros, &skipped.outcome, &skipped.operations),
+            (0, &called.outcome, &called.operations)
+        );
+        let json = serde_json::to_value(&skipped).unwrap();
+        assert_eq!(json["not_covered"], json!(true));
+        assert_eq!(serde_json::from_value::<TestRun>(json).unwrap(), skipped);
     }
 
     /// A failure that read the stored rows gives them in its reason: a

@@ -9,11 +9,14 @@
 //! looked by the time the lock is let go, so such a claim is caught on
 //! every run, while a correct one still has exactly one winner.
 
+use crate::job_store::JobStore;
+use crate::program_threads::ProgramThreads;
 use crate::vfs_shim::{ShimError, WriteLockWatch};
 use rusqlite::Connection;
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long the lock stays held after the last racer queued, at least,
 /// when fewer racers queue than were expected (an implementation that runs
@@ -27,10 +30,41 @@ const QUIET: Duration = Duration::from_millis(60);
 const LIMIT: Duration = Duration::from_secs(5);
 
 /// How long the lock is held for racers the lab cannot see queue (those of
-/// an implementation in another process): long enough for a program's
+/// a program whose threads this system does not show, or that wait for a
+/// lock without sleeping in `nanosleep`): long enough for a program's
 /// racing claims, too, to have all looked by the time it is let go on a
 /// loaded machine.
 const UNSEEN: Duration = Duration::from_millis(250);
+
+/// How often another program's threads are looked at while racers queue.
+const LOOK_EVERY: Duration = Duration::from_micros(500);
+
+/// Where the racing calls' connections are, and so how the lab sees them
+/// queue behind the held lock.
+#[derive(Debug)]
+pub enum Racers {
+    /// In this process: each is seen queue through the lab's VFS shim.
+    InThisProcess,
+    /// In another program whose threads can be looked at: each is seen
+    /// queue when a new thread of it sleeps in SQLite's busy handler.
+    InProgram(ProgramThreads),
+    /// In another program that cannot be looked at: the lock is held for a
+    /// fixed pause, a quarter of a second.
+    Unseen,
+}
+
+impl Racers {
+    /// Where the calls of `store` run, and how they can be seen.
+    pub fn of(store: &dyn JobStore) -> Racers {
+        if store.in_this_process() {
+            return Racers::InThisProcess;
+        }
+        store
+            .program_pid()
+            .and_then(ProgramThreads::of)
+            .map_or(Racers::Unseen, Racers::InProgram)
+    }
+}
 
 /// Why a race could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -51,18 +85,21 @@ pub enum RaceError {
 /// holds the write lock of the database at `db` (`BEGIN IMMEDIATE`), and
 /// lets the lock go once `racers` connections are queued behind it.
 ///
-/// The queue is seen through the lab's VFS shim ([`WriteLockWatch`]),
-/// which sees only this process's connections: with `seen` false (the
-/// racers are another process's), the lock is let go after a fixed pause
-/// instead. When fewer than `racers` queue, the lock is let go once none
-/// has queued for a while. A panic in `race` is passed on.
+/// The queue is seen as [`Racers`] says: through the lab's VFS shim
+/// ([`WriteLockWatch`]) for this process's connections, through another
+/// program's sleeping threads for its, else not at all (the lock is then
+/// let go after a fixed pause). When fewer than `racers` queue, the lock
+/// is let go once none has queued for a while. A panic in `race` is passed
+/// on.
 pub fn behind_a_held_lock<T: Send>(
     db: &Path,
     racers: usize,
-    seen: bool,
+    seen: &Racers,
     race: impl FnOnce() -> T + Send,
 ) -> Result<T, RaceError> {
-    let watch = seen.then(|| WriteLockWatch::new(db)).transpose()?;
+    let watch = matches!(seen, Racers::InThisProcess)
+        .then(|| WriteLockWatch::new(db))
+        .transpose()?;
     let holder = Connection::open(db)?;
     holder.execute_batch("BEGIN IMMEDIATE")?;
     if watch
@@ -73,13 +110,21 @@ pub fn behind_a_held_lock<T: Send>(
         // left to the scheduler: say so instead.
         return Err(RaceError::Unseen(db.to_path_buf()));
     }
+    // Threads of the program that sleep before the race are not racers.
+    let asleep_before = match seen {
+        Racers::InProgram(threads) => threads.napping(),
+        _ => BTreeSet::new(),
+    };
     let (answer, released) = thread::scope(|scope| {
         let racing = scope.spawn(race);
-        match &watch {
-            Some(watch) => {
+        match (&watch, seen) {
+            (Some(watch), _) => {
                 watch.wait_for(racers, QUIET, LIMIT, &|| racing.is_finished());
             }
-            None => thread::sleep(UNSEEN),
+            (None, Racers::InProgram(threads)) => {
+                wait_for_napping(threads, &asleep_before, racers, &|| racing.is_finished());
+            }
+            (None, _) => thread::sleep(UNSEEN),
         }
         let released = holder.execute_batch("ROLLBACK");
         let answer = racing
@@ -89,6 +134,49 @@ pub fn behind_a_held_lock<T: Send>(
     });
     released?;
     Ok(answer)
+}
+
+/// Waits until `racers` threads of the program that were not asleep
+/// before (`asleep_before`) have been seen asleep, or the race finished.
+/// When fewer come, the wait ends as [`WriteLockWatch::wait_for`]'s does,
+/// once none has come for [`QUIET`] or three times the longest gap between
+/// arrivals; when none comes at all, after [`UNSEEN`], as for a program
+/// that cannot be seen; and after [`LIMIT`] in any case. Answers how many
+/// came.
+fn wait_for_napping(
+    threads: &ProgramThreads,
+    asleep_before: &BTreeSet<crate::program_threads::ThreadId>,
+    racers: usize,
+    finished: &dyn Fn() -> bool,
+) -> usize {
+    let started = Instant::now();
+    let mut came = BTreeSet::new();
+    let mut last_change = started;
+    let mut longest_gap: Option<Duration> = None;
+    while came.len() < racers && !finished() {
+        let now = Instant::now();
+        let waited = match longest_gap {
+            None => now - started >= UNSEEN,
+            Some(gap) => now - last_change >= QUIET.max(gap * 3),
+        };
+        if waited || now - started >= LIMIT {
+            break;
+        }
+        thread::sleep(LOOK_EVERY);
+        let before = came.len();
+        came.extend(
+            threads
+                .napping()
+                .into_iter()
+                .filter(|thread| !asleep_before.contains(thread)),
+        );
+        if came.len() != before {
+            let now = Instant::now();
+            longest_gap = Some(longest_gap.unwrap_or_default().max(now - last_change));
+            last_change = now;
+        }
+    }
+    came.len()
 }
 
 #[cfg(test)]
@@ -110,7 +198,7 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let db = new_job(dir.path());
             let owners = ["A", "B", "C", "D"];
-            let answers = behind_a_held_lock(&db, owners.len(), true, || {
+            let answers = behind_a_held_lock(&db, owners.len(), &Racers::InThisProcess, || {
                 racing.claim_many(&db, "j", &owners, 100.0, 10.0)
             })
             .unwrap()
@@ -124,7 +212,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = new_job(dir.path());
         let owners = ["A", "B", "C", "D"];
-        let answers = behind_a_held_lock(&db, owners.len(), true, || {
+        let answers = behind_a_held_lock(&db, owners.len(), &Racers::InThisProcess, || {
             crate::claim_many(&db, "j", &owners, 100.0, 10.0)
         })
         .unwrap()
@@ -137,9 +225,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = new_job(dir.path());
         let started = std::time::Instant::now();
-        let fence = behind_a_held_lock(&db, 8, true, || crate::claim(&db, "j", "A", 100.0, 10.0))
-            .unwrap()
-            .unwrap();
+        let fence = behind_a_held_lock(&db, 8, &Racers::InThisProcess, || {
+            crate::claim(&db, "j", "A", 100.0, 10.0)
+        })
+        .unwrap()
+        .unwrap();
         assert_eq!(fence.map(|fence| fence.0), Some(1));
         assert!(started.elapsed() < LIMIT, "{:?}", started.elapsed());
     }

@@ -13,16 +13,18 @@ use crate::child_process::{LineChild, NoLine};
 use crate::error::Faulted;
 use crate::fault::FaultRecorder;
 use crate::job_store::JobStore;
+use crate::operation::NAMES;
 use crate::outcome::{Outcome, TestRun};
 use crate::suite::{self, Bench, Case};
 use crate::variant::Variant;
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::io::Write;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Once, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -109,6 +111,7 @@ pub fn run_case(
     let spawned = thread::Builder::new()
         .name(case.name.to_string())
         .spawn(move || {
+            IN_A_TEST.with(|flag| flag.set(true));
             let recorder = FaultRecorder::new(tested.as_ref());
             let bench = Bench::new(&recorder, db);
             let result = panic::catch_unwind(AssertUnwindSafe(|| (case.run)(&bench)));
@@ -119,34 +122,51 @@ pub fn run_case(
                     message: format!("panicked: {}", panic_text(payload.as_ref())),
                 },
             };
-            let _ = sender.send(outcome);
+            let _ = sender.send((outcome, recorder.operations()));
         });
     if let Err(error) = spawned {
         let message = format!("cannot start a test thread: {error}");
         return TestRun::new(case.name, Outcome::Crash { message }, started.elapsed());
     }
-    let outcome = match receiver.recv_timeout(timeout) {
-        Ok(outcome) => outcome,
+    let (outcome, operations) = match receiver.recv_timeout(timeout) {
+        Ok(ended) => ended,
         Err(_) => {
             // A program's call gives up a little before the test does (see
             // `call_limit`), saying which request it left unanswered; on a
             // loaded machine the test's limit may strike first, so that
             // explanation gets a moment more to arrive.
-            let explained = hang_explained(receiver.recv_timeout(grace(timeout)));
+            let late = receiver.recv_timeout(grace(timeout));
+            let explained = hang_explained(late.map(|(outcome, _)| outcome));
             if explained.is_none() {
                 // The thread still runs and may still use the folder: keep
                 // it, and stop whatever it left running in the implementation.
                 let _ = folder.keep();
                 store.abandon();
             }
-            Outcome::Timeout {
+            let outcome = Outcome::Timeout {
                 limit_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
                 detail: explained,
-            }
+            };
+            // What a test that did not end would still have called is not
+            // known: it counts as calling every operation.
+            (outcome, every_operation())
         }
     };
+    // A fault that came after the test's last answer is the test's too.
+    let outcome = match (store.fault_between_calls(), outcome) {
+        (Some(fault), Outcome::Pass | Outcome::Fail { .. }) => outcome_of_fault(&fault),
+        (_, outcome) => outcome,
+    };
     let stderr = store.close_stderr_window(TEST_STDERR_LINES);
-    TestRun::new(case.name, outcome, started.elapsed()).with_stderr(stderr)
+    TestRun::new(case.name, outcome, started.elapsed())
+        .with_stderr(stderr)
+        .with_operations(operations)
+}
+
+/// Every operation's name: what a test whose run did not say what it
+/// called (it did not end, or was not run) counts as having called.
+fn every_operation() -> Vec<String> {
+    NAMES.iter().map(|name| name.to_string()).collect()
 }
 
 /// How many of the last lines a program wrote on standard error during a
@@ -224,33 +244,161 @@ pub fn work(
 ) -> std::io::Result<()> {
     // A panic is an outcome here, reported as a crash: keep stderr quiet.
     panic::set_hook(Box::new(|_| {}));
-    let mut timed_out: Vec<&str> = Vec::new();
-    for case in tests {
-        emit(
-            out,
-            &WorkerEvent::Start {
-                test: case.name.to_string(),
-            },
-        )?;
-        let run = if options
-            .give_up_after_timeouts
-            .is_some_and(|limit| timed_out.len() >= limit)
-        {
-            let message = format!(
-                "not run: the implementation already ran out of time in {} ({}); fix that first",
-                timed_out.len(),
-                timed_out.join(", ")
-            );
-            TestRun::new(case.name, Outcome::Crash { message }, Duration::ZERO)
-        } else {
-            run_case(case, Arc::clone(&store), &options.scratch, options.timeout)
-        };
-        if matches!(run.outcome, Outcome::Timeout { .. }) {
-            timed_out.push(case.name);
+    let (sender, events) = mpsc::channel();
+    thread::scope(|scope| {
+        scope.spawn(|| run_tests(&[store], tests, options, sender));
+        // Once the events cannot be written, dropping their receiver stops
+        // the tests.
+        events
+            .into_iter()
+            .try_for_each(|(_, event)| emit(out, &event))
+    })
+}
+
+/// What the lanes of [`run_tests`] share: the next test to run, the tests
+/// that ran out of time, and where the events go.
+struct Lanes {
+    next: usize,
+    timed_out: Vec<&'static str>,
+    events: mpsc::Sender<(usize, WorkerEvent)>,
+    stopped: bool,
+}
+
+impl Lanes {
+    /// Sends `event` of test number `at`; stops the lanes once no one
+    /// receives the events any more.
+    fn tell(&mut self, at: usize, event: WorkerEvent) {
+        if !self.stopped && self.events.send((at, event)).is_err() {
+            self.stopped = true;
         }
-        emit(out, &WorkerEvent::Done(run))?;
     }
-    Ok(())
+}
+
+/// Runs `tests` against the implementation behind `stores`, from this
+/// process: one lane per store, each lane running one test at a time and
+/// taking the next test not yet taken, so that the lanes share the work;
+/// the tests that wait on purpose ([`suite::waits`]) are taken first.
+/// Each test's start and end go to `events` with the test's place in
+/// `tests`; once they are not received, no more tests start. After
+/// [`RunOptions::give_up_after_timeouts`] timeouts in all, the rest are
+/// reported as crashes that say why, without being run.
+fn run_tests(
+    stores: &[Arc<dyn JobStore>],
+    tests: &[&'static Case],
+    options: &RunOptions,
+    events: mpsc::Sender<(usize, WorkerEvent)>,
+) {
+    // The tests that wait go first: started last, one of them would be the
+    // tail that every other lane has finished before.
+    let (waiting, rest): (Vec<usize>, Vec<usize>) =
+        (0..tests.len()).partition(|&at| suite::waits(tests[at].name));
+    let order: Vec<usize> = waiting.into_iter().chain(rest).collect();
+    let lanes = Mutex::new(Lanes {
+        next: 0,
+        timed_out: Vec::new(),
+        events,
+        stopped: false,
+    });
+    let lane = |store: &Arc<dyn JobStore>| loop {
+        let (at, given_up) = {
+            let mut lanes = lanes.lock().unwrap_or_else(PoisonError::into_inner);
+            if lanes.stopped || lanes.next == tests.len() {
+                return;
+            }
+            let at = order[lanes.next];
+            lanes.next += 1;
+            let given_up = options
+                .give_up_after_timeouts
+                .is_some_and(|limit| lanes.timed_out.len() >= limit)
+                .then(|| lanes.timed_out.clone());
+            let started = WorkerEvent::Start {
+                test: tests[at].name.to_string(),
+            };
+            lanes.tell(at, started);
+            (at, given_up)
+        };
+        let case = tests[at];
+        let run = match given_up {
+            Some(timed_out) => {
+                let message = format!(
+                    "not run: the implementation already ran out of time in {} ({}); fix that first",
+                    timed_out.len(),
+                    timed_out.join(", ")
+                );
+                TestRun::new(case.name, Outcome::Crash { message }, Duration::ZERO)
+                    .with_operations(every_operation())
+            }
+            None => run_case(case, Arc::clone(store), &options.scratch, options.timeout),
+        };
+        let mut lanes = lanes.lock().unwrap_or_else(PoisonError::into_inner);
+        if matches!(run.outcome, Outcome::Timeout { .. }) {
+            lanes.timed_out.push(case.name);
+        }
+        lanes.tell(at, WorkerEvent::Done(run));
+    };
+    thread::scope(|scope| {
+        for store in stores {
+            scope.spawn(|| lane(store));
+        }
+    });
+}
+
+/// Runs `tests` against a program that speaks the lab's protocol, from
+/// this process, through `lanes`: the program's store, or several stores
+/// of the same program, each running its own process of it, to run that
+/// many tests at once. Each run is handed to `on_run` as soon as it and
+/// every test before it have ended, so in the order of `tests`.
+///
+/// A program runs in a process of its own already, so nothing it does can
+/// bring the lab down, and a worker process would only add a start (and a
+/// second start of the program, whose greeting the lab has heard): a store
+/// keeps its running program from one test, and one run, to the next.
+/// Each test runs in one process from its start to its end, so what that
+/// process writes on standard error meanwhile is the test's, and the
+/// racers of a race are that process's threads alone.
+pub fn run_program(
+    lanes: &[Arc<dyn JobStore>],
+    tests: &[&'static Case],
+    options: &RunOptions,
+    on_run: &mut dyn FnMut(&TestRun),
+) -> Vec<TestRun> {
+    quiet_test_panics();
+    let (sender, events) = mpsc::channel();
+    let mut runs: Vec<Option<TestRun>> = vec![None; tests.len()];
+    let mut shown = 0;
+    thread::scope(|scope| {
+        scope.spawn(|| run_tests(lanes, tests, options, sender));
+        for (at, event) in events {
+            if let WorkerEvent::Done(run) = event {
+                runs[at] = Some(run);
+            }
+            while let Some(run) = runs.get(shown).and_then(Option::as_ref) {
+                on_run(run);
+                shown += 1;
+            }
+        }
+    });
+    runs.into_iter().flatten().collect()
+}
+
+thread_local! {
+    /// Whether this thread runs a test (see [`quiet_test_panics`]).
+    static IN_A_TEST: Cell<bool> = const { Cell::new(false) };
+}
+
+/// From now on, a panic on a test's thread is not printed: it is an
+/// outcome, reported as a crash. A panic anywhere else still is, by the
+/// hook that was set before.
+fn quiet_test_panics() {
+    static QUIET: Once = Once::new();
+    QUIET.call_once(|| {
+        let before = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if !IN_A_TEST.with(Cell::get) {
+                before(info);
+            }
+        }));
+    });
 }
 
 /// The hidden arguments of a worker process (`lab __worker`): which
@@ -377,12 +525,21 @@ pub struct VariantRun {
 }
 
 impl VariantRun {
-    /// The outcome of the test with this name, if it ran.
+    /// The outcome of the test with this name, if it ran (or was not
+    /// covered, and has the reference's: see [`TestRun::not_covered`]).
     pub fn outcome(&self, test: &str) -> Option<&Outcome> {
-        self.runs
-            .iter()
-            .find(|run| run.test == test)
-            .map(|run| &run.outcome)
+        self.test_run(test).map(|run| &run.outcome)
+    }
+
+    /// The run of the test with this name, if any.
+    pub fn test_run(&self, test: &str) -> Option<&TestRun> {
+        self.runs.iter().find(|run| run.test == test)
+    }
+
+    /// How many of its tests were not run because they cannot run the
+    /// mutant's change.
+    pub fn not_covered(&self) -> usize {
+        self.runs.iter().filter(|run| run.not_covered).count()
     }
 }
 
@@ -414,19 +571,43 @@ pub fn run_all(
     tests: &[&'static Case],
     options: &RunOptions,
 ) -> Vec<VariantRun> {
-    let queue: Arc<Mutex<VecDeque<(usize, Variant)>>> =
-        Arc::new(Mutex::new(variants.iter().cloned().enumerate().collect()));
-    let results: Arc<Mutex<Vec<Option<VariantRun>>>> =
-        Arc::new(Mutex::new(vec![None; variants.len()]));
-    let workers = options.jobs.clamp(1, variants.len().max(1));
+    let plans = variants
+        .iter()
+        .map(|variant| (variant.clone(), tests.to_vec()))
+        .collect();
+    run_planned(command, plans, options)
+}
+
+/// A variant and the tests to run against it.
+pub type Plan = (Variant, Vec<&'static Case>);
+
+/// Runs each variant of `plans` against its own tests, `options.jobs`
+/// workers at a time, and returns one [`VariantRun`] per variant, in the
+/// given order. A variant with no tests to run is not started at all.
+pub fn run_planned(
+    command: &WorkerCommand,
+    plans: Vec<Plan>,
+    options: &RunOptions,
+) -> Vec<VariantRun> {
+    let count = plans.len();
+    let queue: Arc<Mutex<VecDeque<(usize, Plan)>>> =
+        Arc::new(Mutex::new(plans.into_iter().enumerate().collect()));
+    let results: Arc<Mutex<Vec<Option<VariantRun>>>> = Arc::new(Mutex::new(vec![None; count]));
+    let workers = options.jobs.clamp(1, count.max(1));
     thread::scope(|scope| {
         for _ in 0..workers {
             let queue = Arc::clone(&queue);
             let results = Arc::clone(&results);
             scope.spawn(move || loop {
                 let next = queue.lock().expect("queue lock").pop_front();
-                let Some((index, variant)) = next else { break };
-                let runs = run_variant(command, &variant, tests, options);
+                let Some((index, (variant, tests))) = next else {
+                    break;
+                };
+                let runs = if tests.is_empty() {
+                    Vec::new()
+                } else {
+                    run_variant(command, &variant, &tests, options)
+                };
                 results.lock().expect("results lock")[index] = Some(VariantRun { variant, runs });
             });
         }
@@ -441,8 +622,9 @@ pub fn run_all(
         .collect()
 }
 
-/// Runs `tests` against one variant in worker processes, starting a new
-/// worker after the test that brought the previous one down.
+/// Runs `tests` against one variant: a compiled one in worker processes,
+/// starting a new worker after the test that brought the previous one
+/// down; a program from this process (see [`run_program`]).
 pub fn run_variant(
     command: &WorkerCommand,
     variant: &Variant,
@@ -461,6 +643,10 @@ pub fn run_variant_showing(
     options: &RunOptions,
     on_run: &mut dyn FnMut(&TestRun),
 ) -> Vec<TestRun> {
+    if variant.command().is_some() {
+        let store = variant.open(call_limit(options.timeout));
+        return run_program(&[store], tests, options, on_run);
+    }
     let mut runs: Vec<TestRun> = Vec::with_capacity(tests.len());
     while runs.len() < tests.len() {
         let remaining = &tests[runs.len()..];
@@ -470,7 +656,8 @@ pub fn run_variant_showing(
         if count < remaining.len() {
             // The worker ended early: the test it had started is to blame.
             let culprit = remaining[count];
-            let run = TestRun::new(culprit.name, finished.ending, Duration::ZERO);
+            let run = TestRun::new(culprit.name, finished.ending, Duration::ZERO)
+                .with_operations(every_operation());
             on_run(&run);
             runs.push(run);
         }
@@ -632,6 +819,96 @@ mod tests {
             runs.iter().all(|run| run.outcome == Outcome::Pass),
             "{runs:?}"
         );
+    }
+
+    /// The reference store, counting its calls; or, with `stall`, one
+    /// that sleeps that long at every call.
+    struct Counting {
+        calls: std::sync::atomic::AtomicUsize,
+        stall: Option<Duration>,
+    }
+
+    impl JobStore for Counting {
+        fn call(
+            &self,
+            db: &Path,
+            operation: &crate::operation::Operation,
+        ) -> crate::Result<crate::operation::Answer> {
+            self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            if let Some(stall) = self.stall {
+                thread::sleep(stall);
+            }
+            crate::variant::Variant::reference()
+                .open(DEFAULT_TIMEOUT)
+                .call(db, operation)
+        }
+    }
+
+    fn counting(stall: Option<Duration>) -> Arc<Counting> {
+        Arc::new(Counting {
+            calls: Default::default(),
+            stall,
+        })
+    }
+
+    /// Two lanes share the tests, and the runs come back in suite order.
+    #[test]
+    fn lanes_share_the_tests_and_the_runs_come_in_order() {
+        let lanes = [counting(None), counting(None)];
+        let stores: Vec<Arc<dyn JobStore>> = lanes
+            .iter()
+            .map(|lane| Arc::clone(lane) as Arc<dyn JobStore>)
+            .collect();
+        let tests: Vec<&'static Case> = suite::CASES[..12].iter().collect();
+        let options = RunOptions {
+            scratch: std::env::temp_dir(),
+            ..RunOptions::default()
+        };
+        let mut shown = Vec::new();
+        let runs = run_program(&stores, &tests, &options, &mut |run| {
+            shown.push(run.test.clone())
+        });
+        let names: Vec<&str> = tests.iter().map(|case| case.name).collect();
+        assert_eq!(shown, names, "handed on in suite order");
+        let ran: Vec<&str> = runs.iter().map(|run| run.test.as_str()).collect();
+        assert_eq!(ran, names);
+        assert!(
+            runs.iter().all(|run| run.outcome == Outcome::Pass),
+            "{runs:?}"
+        );
+        for lane in &lanes {
+            assert!(
+                lane.calls.load(std::sync::atomic::Ordering::SeqCst) > 0,
+                "each lane ran tests"
+            );
+        }
+    }
+
+    /// After the allowed timeouts, counted over all lanes, no more tests
+    /// run: each is a crash that says why.
+    #[test]
+    fn lanes_give_up_together_after_the_allowed_timeouts() {
+        let stores: Vec<Arc<dyn JobStore>> = (0..2)
+            .map(|_| counting(Some(Duration::from_millis(400))) as Arc<dyn JobStore>)
+            .collect();
+        let tests: Vec<&'static Case> = suite::CASES[..6].iter().collect();
+        let options = RunOptions {
+            timeout: Duration::from_millis(100),
+            scratch: std::env::temp_dir(),
+            jobs: 1,
+            give_up_after_timeouts: Some(2),
+        };
+        let runs = run_program(&stores, &tests, &options, &mut |_| {});
+        let timeouts = runs
+            .iter()
+            .filter(|run| matches!(run.outcome, Outcome::Timeout { .. }))
+            .count();
+        assert!((2..=3).contains(&timeouts), "{runs:?}");
+        let given_up: Vec<&TestRun> = runs
+            .iter()
+            .filter(|run| matches!(&run.outcome, Outcome::Crash { message } if message.starts_with("not run")))
+            .collect();
+        assert_eq!(given_up.len(), 6 - timeouts, "{runs:?}");
     }
 
     #[test]

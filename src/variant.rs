@@ -34,6 +34,10 @@ pub struct CompiledMutant {
     pub worksheet: Option<&'static str>,
     /// The whole mutated store source, exactly as compiled.
     pub source: &'static str,
+    /// The operations that can run its change, by name, in
+    /// [`NAMES`](crate::operation::NAMES) order (see [`crate::reach`]): a
+    /// test that calls none of them runs no mutated code.
+    pub reaches: &'static [&'static str],
     /// Its eight operations.
     pub store: CompiledStore,
 }
@@ -72,6 +76,22 @@ pub struct Mutant {
     pub original: Cow<'static, str>,
     /// The mutated source, exactly as it runs.
     pub source: Cow<'static, str>,
+    /// The operations that can run its change, by name (see
+    /// [`crate::reach`]); `None` when the lab does not know, and every
+    /// test may run it.
+    pub reaches: Option<Vec<&'static str>>,
+}
+
+impl Mutant {
+    /// Whether a test that called `operations` (by name) can run this
+    /// mutant's change: it called an operation the change reaches, or the
+    /// reach is unknown.
+    pub fn covered_by<'a>(&self, mut operations: impl Iterator<Item = &'a str>) -> bool {
+        match &self.reaches {
+            None => true,
+            Some(reaches) => operations.any(|operation| reaches.contains(&operation)),
+        }
+    }
 }
 
 impl From<&'static CompiledMutant> for Mutant {
@@ -90,6 +110,7 @@ impl From<&'static CompiledMutant> for Mutant {
             },
             original: Cow::Borrowed(REFERENCE_SOURCE),
             source: Cow::Borrowed(compiled.source),
+            reaches: Some(compiled.reaches.to_vec()),
         }
     }
 }
@@ -187,10 +208,19 @@ impl Variant {
     pub fn open(&self, limit: Duration) -> Arc<dyn JobStore> {
         match &self.engine {
             Engine::Compiled(store) => Arc::new(**store),
-            Engine::Process(program) => Arc::new(
+            Engine::Process(_) => self.open_program(limit).expect("a program"),
+        }
+    }
+
+    /// [`Variant::open`] for a program, as the program's store; `None` for
+    /// a compiled variant.
+    pub fn open_program(&self, limit: Duration) -> Option<Arc<ExternalStore>> {
+        match &self.engine {
+            Engine::Compiled(_) => None,
+            Engine::Process(program) => Some(Arc::new(
                 ExternalStore::new(program.command.clone(), limit)
                     .keeping(Arc::clone(program) as Arc<dyn std::any::Any + Send + Sync>),
-            ),
+            )),
         }
     }
 
@@ -268,6 +298,46 @@ mod tests {
         assert_eq!(compiled_mutant("08b").unwrap().kind, MutantKind::Worksheet);
         assert_eq!(compiled_mutant("h06h").unwrap().kind.name(), "hardening");
         assert!(compiled_mutant("nope").is_none());
+    }
+
+    /// The build's call graph of the store: a change reaches the
+    /// operations whose functions call the function it is in, and every
+    /// operation when it is in code they all run.
+    #[test]
+    fn each_compiled_mutant_reaches_the_operations_that_can_run_its_change() {
+        let reaches = |id: &str| compiled_mutant(id).unwrap().reaches;
+        assert_eq!(reaches("h05a"), ["renew"]);
+        assert_eq!(reaches("08b"), ["claim", "claim_many"]);
+        assert_eq!(reaches("04"), ["claim", "claim_many"]);
+        assert_eq!(reaches("03"), ["state"]);
+        assert_eq!(reaches("01"), ["init_db"]);
+        assert_eq!(reaches("08"), ["claim_many"]);
+        assert_eq!(
+            reaches("h04g"),
+            crate::operation::NAMES,
+            "the connection's setup runs in every operation"
+        );
+        for mutant in MUTANTS {
+            assert!(!mutant.reaches.is_empty(), "{} runs somewhere", mutant.id);
+            let mut names = crate::operation::NAMES.iter();
+            assert!(
+                mutant
+                    .reaches
+                    .iter()
+                    .all(|operation| names.any(|name| name == operation)),
+                "{}: {:?} are operations, in order",
+                mutant.id,
+                mutant.reaches
+            );
+        }
+        let renew = Mutant::from(compiled_mutant("h05a").unwrap());
+        assert!(renew.covered_by(["init_db", "renew"].into_iter()));
+        assert!(!renew.covered_by(["init_db", "claim"].into_iter()));
+        let unknown = Mutant {
+            reaches: None,
+            ..renew
+        };
+        assert!(unknown.covered_by(std::iter::empty()));
     }
 
     #[test]

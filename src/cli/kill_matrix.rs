@@ -27,6 +27,11 @@ pub struct MatrixArgs {
     /// Only the reference and the mutants of this kind.
     #[arg(long, value_enum)]
     kind: Option<KindFilter>,
+    /// Run every test against every mutant, those that call none of the
+    /// operations its change reaches too (by default they are not run,
+    /// and shown as not covered: they cannot catch it).
+    #[arg(long)]
+    every_test: bool,
     /// Write the report to this file instead of standard output.
     #[arg(long, short)]
     output: Option<PathBuf>,
@@ -103,7 +108,12 @@ pub fn matrix(args: &MatrixArgs) -> Outcome {
             _ => true,
         })
         .collect();
-    let matrix = Matrix::build(
+    let build = if args.every_test {
+        Matrix::build
+    } else {
+        Matrix::build_covered
+    };
+    let matrix = build(
         &worker,
         &variants,
         suite::CASES.iter().collect(),

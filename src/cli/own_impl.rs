@@ -13,7 +13,7 @@ use super::args::{worker_command, SuiteArgs};
 use super::outcome::{say, CliError, Outcome};
 use super::update;
 use colored::Colorize;
-use lease_lab::course::check::{hear_greeting, run_check_showing, CheckReport};
+use lease_lab::course::check::{check_lanes, hear_greeting, run_check_showing, CheckReport, Ready};
 use lease_lab::course::prediction::{comparison, parse_selection, Score};
 use lease_lab::course::progress::{self, OwnPrediction};
 use lease_lab::course::starter::{self, OPERATIONS};
@@ -163,7 +163,8 @@ pub fn check(args: &CheckArgs, progress_path: &Path) -> Outcome {
         "Checking {} against the contract tests of steps 1 to {through}...",
         checked.describe()
     );
-    let report = run_shown(&checked, through, &args.run.options(), &worker, || {
+    // The program is stopped once the report is out (`_running` goes last).
+    let (report, _running) = run_shown(&checked, through, &args.run.options(), &worker, || {
         say(&format!("{}\n\n", fill(&heading, width, "", "  ").bold()))
     })?;
     say(&check_text(&report, width, args.all))?;
@@ -238,6 +239,9 @@ fn predicted_tests(text: &str, through: u8) -> Result<Vec<&'static str>, CliErro
 /// once the program greeted, and at a terminal the check's progress, step
 /// by step, on one line that the report then takes the place of.
 ///
+/// Answers the report, and the implementation as it ran, which stops the
+/// program when it goes.
+///
 /// Errors: a program that does not greet, with the lines of its standard
 /// error as it wrote them (a traceback's caret in place).
 fn run_shown(
@@ -246,9 +250,9 @@ fn run_shown(
     options: &RunOptions,
     worker: &WorkerCommand,
     heading: impl FnOnce() -> Outcome,
-) -> Result<CheckReport, CliError> {
+) -> Result<(CheckReport, Ready), CliError> {
     let variant = checked.reference()?;
-    hear_greeting(&variant, options.timeout).map_err(|fault| {
+    let ready = hear_greeting(&variant, options, check_lanes()).map_err(|fault| {
         let width = lease_lab::terminal::width();
         let message = fault.to_string();
         let lines: Vec<String> = message
@@ -266,11 +270,11 @@ fn run_shown(
     })?;
     heading()?;
     let mut progress = ProgressLine::at_terminal(through);
-    let report = run_check_showing(worker, &variant, through, options, &mut |run| {
+    let report = run_check_showing(worker, &ready, through, options, &mut |run| {
         progress.ran(run)
     });
     progress.clear();
-    Ok(report)
+    Ok((report, ready))
 }
 
 /// A check's progress on one line rewritten in place, at a terminal only:
@@ -328,9 +332,13 @@ impl ProgressLine {
     }
 }
 
-/// How long `lab watch` waits after a change for the next one, so that an
-/// editor's save (often several writes and a rename) checks once.
-const SETTLE: Duration = Duration::from_millis(300);
+/// How long `lab watch` waits after a change of a file for the next one,
+/// so that an editor's save (often several writes and a rename, within a
+/// few milliseconds) checks once. Each file's change is told as soon as it
+/// settled, not batched with others (which could double the wait): the
+/// check starts about this long after the save. A change that only renames
+/// or rewrites the same contents checks nothing (see [`fingerprint`]).
+const SETTLE: Duration = Duration::from_millis(50);
 
 /// `lab watch`: a check now, and again after each save of the
 /// implementation's files, until interrupted.
@@ -353,8 +361,12 @@ pub fn watch(args: &WatchArgs, progress_path: &Path) -> Outcome {
     let options = args.run.options();
     let worker = worker_command()?;
     let (sender, changes) = std::sync::mpsc::channel();
-    let mut debouncer = notify_debouncer_mini::new_debouncer(SETTLE, sender)
-        .map_err(|error| CliError::Failed(format!("cannot watch files: {error}")))?;
+    let settle = notify_debouncer_mini::Config::default()
+        .with_timeout(SETTLE)
+        .with_batch_mode(false);
+    let mut debouncer =
+        notify_debouncer_mini::new_debouncer_opt::<_, notify::RecommendedWatcher>(settle, sender)
+            .map_err(|error| CliError::Failed(format!("cannot watch files: {error}")))?;
     for path in &watched {
         // A file is watched through its folder: editors often save by
         // writing a new file and renaming it over the old one.
@@ -485,7 +497,7 @@ impl WatchRound<'_> {
             },
         );
         match shown {
-            Ok(report) => {
+            Ok((report, _running)) => {
                 // A watch lasts: each round records what it found, as a
                 // command of its own would.
                 update(self.progress_path, |progress| {

@@ -6,14 +6,15 @@
 
 use super::progress::{now_stamp, Progress, StepCheck, StepStatus};
 use crate::child_process::StderrWindow;
-use crate::external::{ExternalStore, ImplementationFault};
+use crate::external::ImplementationFault;
+use crate::job_store::JobStore;
 use crate::outcome::{Outcome as TestOutcome, TestRun};
 use crate::runner::{self, RunOptions, VariantRun, WorkerCommand};
 use crate::subject::Implementation;
 use crate::suite::{self, Case, Tag};
 use crate::variant::Variant;
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::sync::Arc;
 
 /// One step of a check: its contract tests and what they gave.
 #[derive(Debug, Clone)]
@@ -131,34 +132,101 @@ impl CheckReport {
 /// the time limit once per test.
 const GIVE_UP_AFTER_TIMEOUTS: usize = 2;
 
-/// Starts a program once to hear its greeting, before a check: one that
-/// cannot start or greets wrongly fails the check at once, saying so,
-/// rather than failing every test the same way.
-pub fn hear_greeting(variant: &Variant, limit: Duration) -> Result<(), ImplementationFault> {
-    match variant.command() {
-        Some(command) => ExternalStore::new(command.clone(), limit)
-            .name()
-            .map(|_| ()),
-        None => Ok(()),
+/// An implementation made ready for checks: a program started and its
+/// greeting heard, kept running for the tests; a compiled store as it is.
+pub struct Ready {
+    /// The implementation.
+    pub variant: Variant,
+    /// The stores of the running program, each with a process of its own,
+    /// that run the tests side by side; none for a compiled store, whose
+    /// tests run in worker processes.
+    lanes: Vec<Arc<dyn JobStore>>,
+}
+
+impl Drop for Ready {
+    /// Each process of the program is stopped as its store goes: its input
+    /// closes and it is given a moment to exit. They go at once, so that
+    /// the moments overlap.
+    fn drop(&mut self) {
+        let lanes = std::mem::take(&mut self.lanes);
+        if lanes.len() > 1 {
+            std::thread::scope(|scope| {
+                for lane in lanes {
+                    scope.spawn(move || drop(lane));
+                }
+            });
+        }
     }
 }
 
+/// How many processes of a program run a check's tests side by side: one
+/// per core, at most four. While one process waits for an answer
+/// to travel, or for a lock, another works; each more process costs a
+/// start of the program.
+pub fn check_lanes() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(MOST_LANES)
+}
+
+/// See [`check_lanes`].
+const MOST_LANES: usize = 4;
+
+/// Starts a program to hear its greeting, before a check: one that cannot
+/// start or greets wrongly fails the check at once, saying so, rather than
+/// failing every test the same way. The program goes on running for the
+/// check's tests, in `lanes` processes started at once (each one's start,
+/// a launcher's included, overlaps the others'), each started once.
+///
+/// Errors: the first process's fault, else any other's.
+pub fn hear_greeting(
+    variant: &Variant,
+    options: &RunOptions,
+    lanes: usize,
+) -> Result<Ready, ImplementationFault> {
+    let limit = runner::call_limit(options.timeout);
+    let stores: Vec<_> = (0..lanes.max(1))
+        .map_while(|_| variant.open_program(limit))
+        .collect();
+    let heard: Vec<Result<String, ImplementationFault>> = std::thread::scope(|scope| {
+        let greetings: Vec<_> = stores
+            .iter()
+            .map(|store| scope.spawn(|| store.name()))
+            .collect();
+        greetings
+            .into_iter()
+            .map(|greeting| greeting.join().expect("hearing a greeting does not panic"))
+            .collect()
+    });
+    heard
+        .into_iter()
+        .try_for_each(|greeting| greeting.map(drop))?;
+    Ok(Ready {
+        variant: variant.clone(),
+        lanes: stores
+            .into_iter()
+            .map(|store| store as Arc<dyn JobStore>)
+            .collect(),
+    })
+}
+
 /// Runs the tests of steps 1 to `through` (contract and reference) against
-/// `variant` in a worker process, as every suite run goes.
+/// `ready`: a program from this process, a compiled store in a worker
+/// process, as every suite run goes.
 pub fn run_check(
     worker: &WorkerCommand,
-    variant: &Variant,
+    ready: &Ready,
     through: u8,
     options: &RunOptions,
 ) -> CheckReport {
-    run_check_showing(worker, variant, through, options, &mut |_| {})
+    run_check_showing(worker, ready, through, options, &mut |_| {})
 }
 
 /// [`run_check`], handing each test's run to `on_run` as it ends, in suite
 /// order (step by step), for a check that shows its progress.
 pub fn run_check_showing(
     worker: &WorkerCommand,
-    variant: &Variant,
+    ready: &Ready,
     through: u8,
     options: &RunOptions,
     on_run: &mut dyn FnMut(&TestRun),
@@ -168,9 +236,14 @@ pub fn run_check_showing(
         ..options.clone()
     };
     let tests: Vec<&'static Case> = suite::cases_through(through).collect();
+    let runs = if ready.lanes.is_empty() {
+        runner::run_variant_showing(worker, &ready.variant, &tests, &options, on_run)
+    } else {
+        runner::run_program(&ready.lanes, &tests, &options, on_run)
+    };
     let run = VariantRun {
-        variant: variant.clone(),
-        runs: runner::run_variant_showing(worker, variant, &tests, &options, on_run),
+        variant: ready.variant.clone(),
+        runs,
     };
     CheckReport::of(&run, through)
 }

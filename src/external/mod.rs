@@ -13,6 +13,7 @@
 pub use crate::fault::{FaultKind, ImplementationFault};
 
 mod error_answer;
+mod launch;
 mod session;
 
 use crate::child_process::{Mark, StderrWindow};
@@ -170,6 +171,44 @@ impl JobStore for ExternalStore {
 
     fn in_this_process(&self) -> bool {
         false
+    }
+
+    /// The fault is the session's end: the next call starts the program
+    /// again, as after a fault a call meets.
+    fn fault_between_calls(&self) -> Option<crate::error::Faulted> {
+        let session = self
+            .session
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+            .filter(|session| !session.broken())?;
+        let kind = session
+            .unheard
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()?;
+        match StoreError::from(session.fail(kind, None)) {
+            StoreError::Fault(faulted) => Some(faulted),
+            _ => None,
+        }
+    }
+
+    /// The running program's, if it runs and has not broken.
+    fn program_pid(&self) -> Option<u32> {
+        let session = self
+            .session
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()?;
+        if session.broken() {
+            return None;
+        }
+        let pid = session
+            .child
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .id();
+        Some(pid)
     }
 
     /// The requests this thread sends from now on carry
@@ -522,6 +561,34 @@ mod tests {
                 .starts_with("/no/such/program --flag could not be started"),
             "{fault}"
         );
+    }
+
+    /// A line after the last answer is told once, as a fault of the test
+    /// that ran meanwhile, and the program starts again for the next.
+    #[test]
+    fn a_fault_between_calls_is_taken_once_and_ends_the_run() {
+        let store = scripted(
+            r#"echo '{"ok": true}'; echo 'done!'"#,
+            Duration::from_secs(5),
+        );
+        assert_eq!(store.fault_between_calls(), None, "not started");
+        assert!(store.enqueue(Path::new("x.db"), "j").unwrap());
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let fault = loop {
+            if let Some(fault) = store.fault_between_calls() {
+                break fault;
+            }
+            assert!(std::time::Instant::now() < deadline, "the line never came");
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        assert!(fault.message.contains("done!"), "{}", fault.message);
+        assert_eq!(store.fault_between_calls(), None, "told once");
+        assert!(store.program_pid().is_none(), "the run ended");
+        assert!(
+            store.enqueue(Path::new("x.db"), "j").unwrap(),
+            "a new run answers"
+        );
+        assert!(store.program_pid().is_some());
     }
 
     #[test]

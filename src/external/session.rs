@@ -7,7 +7,6 @@ use crate::child_process::{LineChild, NoLine};
 use crate::fault::{FaultKind, ImplementationFault};
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -51,11 +50,7 @@ impl Session {
             request: None,
             stderr: child.map(LineChild::stderr_tail).unwrap_or_default(),
         };
-        let mut process = Command::new(&command.argv[0]);
-        process.args(&command.argv[1..]);
-        if let Some(dir) = &command.dir {
-            process.current_dir(dir);
-        }
+        let mut process = super::launch::command(command);
         let mut child = LineChild::spawn(&mut process, true).map_err(|error| {
             fault(
                 FaultKind::NotStarted(format!("{}: {error}", command.argv[0])),
@@ -80,6 +75,7 @@ impl Session {
             child.kill();
             return Err(fault(FaultKind::WrongGreeting(greeting), Some(&mut child)));
         };
+        super::launch::learn(command, child.id());
         let lines = child.take_lines();
         let session = Session {
             implementation,

@@ -25,7 +25,7 @@ impl ProbeLine {
         match &self.operation {
             Operation::ClaimMany { owners, .. } => {
                 let racers = owners.len().min(crate::store::MAX_CLAIM_THREADS);
-                race::behind_a_held_lock(db, racers, store.in_this_process(), call).unwrap_or_else(
+                race::behind_a_held_lock(db, racers, &race::Racers::of(store), call).unwrap_or_else(
                     |error| Reply::Crash {
                         message: format!("the probe could not queue the claims: {error}"),
                     },

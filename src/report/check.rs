@@ -161,13 +161,22 @@ fn beyond_text(report: &CheckReport, width: usize, all: bool) -> String {
 }
 
 /// The first failures of a failing step, in full, and the names of the rest.
+/// A crash or a hang comes first: what the program did (broke the protocol,
+/// ended, stopped answering) explains the failures around it, and which
+/// test meets it first depends on which process of the program ran it.
 fn failures_text(step: &StepResult, width: usize) -> String {
     let mut out = String::new();
-    let shown = step
+    let (broken, failed): (Vec<_>, Vec<_>) = step
         .failures
         .iter()
         .filter(|(_, outcome)| outcome.not_implemented().is_none())
-        .take(SHOWN_FAILURES);
+        .partition(|(_, outcome)| {
+            matches!(
+                outcome,
+                TestOutcome::Crash { .. } | TestOutcome::Timeout { .. }
+            )
+        });
+    let shown = broken.into_iter().chain(failed).take(SHOWN_FAILURES);
     for (name, outcome) in shown {
         out.push_str(&failure_text_of(
             name,
@@ -452,6 +461,22 @@ mod tests {
         assert!(!text.contains(&format!("also failing: {a}")), "{text}");
         let one = CheckReport::of(&run_with(&[(a, crash())]), 4);
         assert!(!check_text(&one, 200, false).contains("also failing"));
+
+        // A crash is shown before the plain failures that came first.
+        let wrong = || TestOutcome::Fail {
+            check: "claim".into(),
+            expected: "1".into(),
+            actual: "2".into(),
+            state: None,
+        };
+        let mixed = CheckReport::of(&run_with(&[(a, wrong()), (b, wrong()), (c, crash())]), 4);
+        let text = check_text(&mixed, 200, false);
+        assert!(text.contains(&format!("also failing: {b}\n")), "{text}");
+        let (crash_at, wrong_at) = (text.find("it broke"), text.find("expected: 1"));
+        assert!(
+            crash_at.is_some() && wrong_at.is_some() && crash_at < wrong_at,
+            "{text}"
+        );
 
         let reference = first_of(1, Tag::Reference);
         let failing = run_with(&[(a, crash()), (reference, crash())]);

@@ -6,7 +6,10 @@
 //! links only to its own sections, so it can be mailed, archived or opened
 //! from a file on a machine without network.
 
-use super::{look, status_look, survivor_advice, test_file, tests_phrase, LOOKS};
+use super::{
+    cell_look, not_covered_reason, status_look, survivor_advice, test_file, tests_phrase, LOOKS,
+    NOT_COVERED,
+};
 use crate::exercise::step_title;
 use crate::matrix::{Matrix, MutantSummary};
 use crate::outcome::{MutantStatus, Outcome};
@@ -44,6 +47,7 @@ td.cell { width: 20px; min-width: 20px; text-align: center; font-size: 12px; pad
 .survives { background: #fafafa; color: #bbb; }
 .timeout { background: #ce93d8; color: #38006b; font-weight: bold; }
 .crash { background: #9575cd; color: #fff; font-weight: bold; }
+.not-covered { background: #f0f0f0; color: #999; }
 .not-run { background: #fff; }
 th.status-survived { background: #c62828; color: #fff; }
 th.status-killed { background: #fff3e0; }
@@ -214,7 +218,7 @@ fn matrix_section(matrix: &Matrix) -> String {
         .unwrap();
         for (index, run) in matrix.runs.iter().enumerate() {
             let outcome = run.outcome(case.name);
-            let look = look(outcome, run.variant.is_reference());
+            let look = cell_look(run, case.name);
             let (class, mark) = (look.class, look.glyph.trim());
             let group = if starts_group(matrix, index) {
                 " group-start"
@@ -223,6 +227,7 @@ fn matrix_section(matrix: &Matrix) -> String {
             };
             let why = match outcome {
                 None => "not run".to_string(),
+                Some(_) if look == NOT_COVERED => not_covered_reason(run.variant.mutant.as_deref()),
                 Some(outcome) => outcome.reason().unwrap_or_else(|| "passes".into()),
             };
             write!(
@@ -249,6 +254,10 @@ fn reasons_row(matrix: &Matrix, test: &str) -> String {
     let reasons: Vec<(&str, String)> = matrix
         .runs
         .iter()
+        .filter(|run| {
+            run.test_run(test)
+                .is_some_and(|test_run| !test_run.not_covered)
+        })
         .filter_map(|run| Some((run.variant.id.as_str(), run.outcome(test)?.reason()?)))
         .collect();
     if reasons.is_empty() {

@@ -5,7 +5,11 @@ use crate::matrix::Matrix;
 use serde_json::{json, Map, Value};
 
 /// The matrix as JSON: `tests` with name and step, and `variants` with
-/// id, step, title, kind, status, and each test's outcome and reason.
+/// id, step, title, kind, status, and each test's outcome and reason; a
+/// mutant's `reaches` (the operations its change can run in, `null` when
+/// unknown) and `not_covered`, the tests not run against it because they
+/// call none of those (their `outcomes` are the reference's, and their
+/// `details` say so).
 pub fn report(matrix: &Matrix) -> Value {
     let summaries = matrix.summaries();
     let tests: Vec<Value> = matrix
@@ -19,9 +23,14 @@ pub fn report(matrix: &Matrix) -> Value {
         .map(|run| {
             let mut outcomes = Map::new();
             let mut details = Map::new();
+            let mut not_covered = Vec::new();
             for test in &run.runs {
                 outcomes.insert(test.test.clone(), json!(test.outcome.label()));
-                if let Some(reason) = test.outcome.reason() {
+                if test.not_covered {
+                    not_covered.push(test.test.as_str());
+                    let reason = super::not_covered_reason(run.variant.mutant.as_deref());
+                    details.insert(test.test.clone(), json!(reason));
+                } else if let Some(reason) = test.outcome.reason() {
                     details.insert(test.test.clone(), json!(reason));
                 }
             }
@@ -47,11 +56,13 @@ pub fn report(matrix: &Matrix) -> Value {
                         "killed_by": summary.killers,
                         "fragment": spec.fragment,
                         "replacement": spec.replacement,
+                        "reaches": mutant.reaches,
                     })
                 }
             };
             entry["outcomes"] = Value::Object(outcomes);
             entry["details"] = Value::Object(details);
+            entry["not_covered"] = json!(not_covered);
             entry
         })
         .collect();

@@ -1,7 +1,7 @@
 //! The kill matrix as Markdown: a table of tests against variants, then
 //! one line per mutant.
 
-use super::look;
+use super::cell_look;
 use crate::matrix::Matrix;
 use std::fmt::Write as _;
 
@@ -17,12 +17,13 @@ pub fn report(matrix: &Matrix) -> String {
     for case in &matrix.tests {
         write!(out, "| {} | `{}` |", case.step, case.name).unwrap();
         for run in &matrix.runs {
-            let cell = match look(run.outcome(case.name), run.variant.is_reference()).class {
+            let cell = match cell_look(run, case.name).class {
                 "ok" => "pass",
                 "broken" => "**fails**",
                 "killed" => "**killed**",
                 "timeout" => "timeout",
                 "crash" => "crash",
+                "not-covered" => "not covered",
                 _ => "",
             };
             write!(out, " {cell} |").unwrap();

@@ -19,6 +19,7 @@ pub mod text;
 use crate::exercise::probe_file;
 use crate::matrix::Matrix;
 use crate::outcome::{MutantStatus, Outcome};
+use crate::runner::VariantRun;
 use crate::variant::Mutant;
 use colored::{Color, ColoredString, Colorize};
 
@@ -50,7 +51,7 @@ impl Look {
 /// Every look, in the order legends list them. The glyphs are ASCII, one
 /// byte to a column, so the grid is as wide in any terminal and to any tool
 /// that measures it.
-pub const LOOKS: [Look; 7] = [
+pub const LOOKS: [Look; 8] = [
     Look {
         glyph: "+",
         class: "ok",
@@ -88,12 +89,43 @@ pub const LOOKS: [Look; 7] = [
         color: Some((Color::Magenta, true)),
     },
     Look {
+        glyph: "-",
+        class: "not-covered",
+        meaning: "not covered: the test calls no operation the mutant changes, so it was not run (it answers as on the reference)",
+        color: None,
+    },
+    Look {
         glyph: " ",
         class: "not-run",
         meaning: "not run",
         color: None,
     },
 ];
+
+/// How the cell of `test` in `run`'s column looks: as its outcome does
+/// ([`look`]), or as not covered when the test was not run against the
+/// mutant because it cannot run its change.
+pub fn cell_look(run: &VariantRun, test: &str) -> Look {
+    match run.test_run(test) {
+        Some(test_run) if test_run.not_covered => NOT_COVERED,
+        test_run => look(
+            test_run.map(|test_run| &test_run.outcome),
+            run.variant.is_reference(),
+        ),
+    }
+}
+
+/// The look of a cell not covered (see [`cell_look`]).
+pub const NOT_COVERED: Look = LOOKS[6];
+
+/// What a cell not covered says, in a report's details: why the test did
+/// not run, and the operations the mutant's change reaches.
+pub fn not_covered_reason(mutant: Option<&Mutant>) -> String {
+    let reaches = mutant
+        .and_then(|mutant| mutant.reaches.as_ref())
+        .map_or_else(String::new, |reaches| format!(" ({})", reaches.join(", ")));
+    format!("not covered: the test calls none of the operations the mutant's change reaches{reaches}, so it was not run; it answers as on the reference")
+}
 
 /// How an outcome looks in the column of the reference (`reference`) or
 /// of a mutant; `None` is a test that did not run.
@@ -105,7 +137,7 @@ pub fn look(outcome: Option<&Outcome>, reference: bool) -> Look {
         Some(Outcome::Pass) => 3,
         Some(Outcome::Timeout { .. }) => 4,
         Some(Outcome::Crash { .. }) => 5,
-        None => 6,
+        None => 7,
     };
     LOOKS[index]
 }
@@ -241,7 +273,8 @@ pub(crate) mod sample {
     /// The tests of steps 4 to 8 against the reference, which passes them
     /// all, and four mutants: 04 fails the boundary test (with a message
     /// full of characters HTML must escape), 05 times out on one test, 06
-    /// crashes on one, and 07 survives.
+    /// crashes on one, and 07 survives. Each test calls `init_db` and the
+    /// operation of its step.
     pub(crate) fn matrix() -> Matrix {
         let tests: Vec<_> = CASES.iter().filter(|case| case.step >= 4).collect();
         let outcome = |id: &str, test: &str| match (id, test) {
@@ -267,7 +300,9 @@ pub(crate) mod sample {
                 runs: tests
                     .iter()
                     .map(|case| {
+                        let step = crate::operation::NAMES[usize::from(case.step) - 1];
                         TestRun::new(case.name, outcome(id, case.name), Duration::from_millis(2))
+                            .with_operations(vec!["init_db".into(), step.into()])
                     })
                     .collect(),
             })
@@ -280,6 +315,62 @@ pub(crate) mod sample {
 mod tests {
     use super::*;
     use crate::variant::{Variant, MUTANTS, REFERENCE_SOURCE};
+
+    /// A cell not run because its test cannot run the mutant's change
+    /// looks so in every rendering, and says why.
+    #[test]
+    fn a_cell_not_covered_is_shown_as_such_everywhere() {
+        use crate::matrix::sample::small_matrix;
+        use crate::outcome::TestRun;
+        let mut matrix = small_matrix(
+            Outcome::Pass,
+            [Outcome::Pass, Outcome::Pass],
+            [Outcome::Pass, Outcome::Pass],
+        );
+        let first = matrix.tests[0].name;
+        let skipped = TestRun::not_covered(&matrix.runs[0].runs[0]);
+        matrix.runs[1].runs[0] = skipped;
+        assert_eq!(matrix.not_covered(), 1);
+        assert_eq!(cell_look(&matrix.runs[1], first), NOT_COVERED);
+        assert_eq!(cell_look(&matrix.runs[2], first).class, "survives");
+        let markdown = markdown::report(&matrix);
+        assert!(
+            markdown
+                .lines()
+                .nth(2)
+                .unwrap()
+                .contains("| pass | not covered |  |"),
+            "{markdown}"
+        );
+        let json = json::report(&matrix);
+        assert_eq!(
+            json["variants"][1]["not_covered"],
+            serde_json::json!([first])
+        );
+        assert_eq!(
+            json["variants"][1]["reaches"],
+            serde_json::json!(["claim", "claim_many"])
+        );
+        assert_eq!(
+            json["variants"][1]["outcomes"][first], "pass",
+            "the reference's"
+        );
+        assert_eq!(
+            json["variants"][1]["details"][first],
+            "not covered: the test calls none of the operations the mutant's change reaches (claim, claim_many), so it was not run; it answers as on the reference"
+        );
+        assert_eq!(json["variants"][2]["not_covered"], serde_json::json!([]));
+        let page = html::page(&matrix);
+        assert!(
+            page.contains("class=\"cell not-covered group-start\" title=\"04 × "),
+            "{page}"
+        );
+        let text = text::matrix(&matrix, 100);
+        assert!(
+            text.contains("- not covered: the test calls no operation"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn positions_count_lines_and_utf16_columns_from_one() {
@@ -353,6 +444,7 @@ mod tests {
             },
             source: std::borrow::Cow::Owned(original.replacen(fragment, replacement, 1)),
             original: std::borrow::Cow::Owned(original),
+            reaches: None,
         }
     }
 

@@ -1,7 +1,7 @@
 //! The kill matrix as terminal text: a grid of tests against variants,
 //! one variant's run test by test, and the summary of each mutant.
 
-use super::{look, status_look, tests_phrase, LOOKS};
+use super::{cell_look, status_look, tests_phrase, LOOKS};
 use crate::matrix::{Matrix, Verdict};
 use crate::outcome::Outcome;
 use crate::runner::VariantRun;
@@ -53,7 +53,7 @@ pub fn matrix(matrix: &Matrix, width: usize) -> String {
             if groups.contains(&index) {
                 line.push_str("  ");
             }
-            let look = look(run.outcome(case.name), run.variant.is_reference());
+            let look = cell_look(run, case.name);
             line.push_str(&look.paint(look.glyph).to_string());
         }
         writeln!(out, "{line}").unwrap();

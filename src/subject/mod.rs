@@ -13,6 +13,7 @@ pub mod rust_project;
 
 use crate::external::ImplCommand;
 use crate::mutant::{MutantSpec, SpecError, PYTHON_STORE};
+use crate::operation::NAMES;
 use crate::variant::{Engine, Mutant, Program, Variant, REFERENCE_ID};
 pub use own::Implementation;
 use rust_project::BuildFailure;
@@ -203,10 +204,12 @@ pub fn python_mutant(file_name: &str, text: &str) -> Result<Mutant, SpecError> {
         });
     }
     let source = spec.apply(file_name, PYTHON_SOURCE)?;
+    let reaches = crate::reach::python_reach(PYTHON_SOURCE, &spec.fragment, &NAMES);
     Ok(Mutant {
         spec,
         original: Cow::Borrowed(PYTHON_SOURCE),
         source: Cow::Owned(source),
+        reaches: Some(reaches),
     })
 }
 

@@ -7,6 +7,7 @@
 use super::{rust_project, Subject, SubjectError, PYTHON_SOURCE};
 use crate::external::ImplCommand;
 use crate::mutant::{mutant_files, MutantSpec, MUTABLE_FILE, PYTHON_STORE};
+use crate::operation::NAMES;
 use crate::variant::{Engine, Mutant, Program, Variant, REFERENCE_SOURCE};
 use std::borrow::Cow;
 use std::path::Path;
@@ -84,10 +85,12 @@ pub fn python_variant(spec: MutantSpec) -> Result<Variant, SubjectError> {
         .apply(&file_name, PYTHON_SOURCE)
         .map_err(|error| SubjectError::Mutant(error.reason))?;
     let id = spec.id.clone();
+    let reaches = crate::reach::python_reach(PYTHON_SOURCE, &spec.fragment, &NAMES);
     let mutant = Mutant {
         spec,
         original: Cow::Borrowed(PYTHON_SOURCE),
         source: Cow::Owned(source),
+        reaches: Some(reaches),
     };
     super::python_variant(&id, Some(mutant)).map_err(|error| SubjectError::Unwritable {
         subject: format!("mutated Python store {id}"),
@@ -123,6 +126,9 @@ pub fn rust_variant(spec: MutantSpec) -> Result<Variant, SubjectError> {
             spec,
             original: Cow::Borrowed(REFERENCE_SOURCE),
             source: Cow::Owned(source),
+            // Built apart from the lab, without its analysis of the
+            // store's call graph: every test may run it.
+            reaches: None,
         })),
     })
 }

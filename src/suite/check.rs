@@ -549,13 +549,18 @@ impl<'a> Bench<'a> {
         racers: usize,
         race: impl FnOnce() -> T + Send,
     ) -> Answered<T> {
-        crate::race::behind_a_held_lock(&self.db, racers, self.store.in_this_process(), race)
-            .map_err(|error| Failure {
-                check: "queueing the racing calls behind another client's write lock".into(),
-                expected: "a held lock".into(),
-                actual: error.to_string(),
-                state: None,
-            })
+        crate::race::behind_a_held_lock(
+            &self.db,
+            racers,
+            &crate::race::Racers::of(self.store),
+            race,
+        )
+        .map_err(|error| Failure {
+            check: "queueing the racing calls behind another client's write lock".into(),
+            expected: "a held lock".into(),
+            actual: error.to_string(),
+            state: None,
+        })
     }
 
     /// Calls `claim(job, owner, now, ttl)` for every owner at once, each on

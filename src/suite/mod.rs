@@ -43,6 +43,13 @@ pub fn description(name: &str) -> Option<&'static str> {
         .map(|(_, text)| *text)
 }
 
+/// Whether the test `name` waits on purpose: for a lock another client
+/// holds, a busy timeout to run out, or racing claims to queue behind a
+/// held lock. Found by the build in the test's body, so it cannot go stale.
+pub fn waits(name: &str) -> bool {
+    descriptions::WAITING.contains(&name)
+}
+
 /// One test of the suite.
 #[derive(Debug, Clone, Copy)]
 pub struct Case {
@@ -213,6 +220,24 @@ pub fn cases_through(step: u8) -> impl Iterator<Item = &'static Case> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The tests that hold a lock against the store or race claims behind
+    /// one wait; the others do not; every one named is a test.
+    #[test]
+    fn the_tests_that_wait_are_the_lock_and_race_tests() {
+        for name in [
+            "claim_while_the_lock_is_held_is_a_busy_error",
+            "claims_queued_behind_a_writer_have_one_winner",
+            "claim_many_with_more_owners_than_threads",
+        ] {
+            assert!(waits(name), "{name}");
+        }
+        assert!(!waits("init_db_creates_the_jobs_table"));
+        assert!(!waits("stale_completion_after_takeover_is_refused"));
+        assert!(descriptions::WAITING
+            .iter()
+            .all(|name| case(name).is_some()));
+    }
 
     #[test]
     fn every_test_says_what_it_checks() {

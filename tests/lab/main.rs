@@ -1,5 +1,6 @@
 //! The lab's own tests, which run the `lab` binary and the library's
-//! machinery: the command line (`cli`), a student's own implementation
+//! machinery: the command line (`cli`), the kill matrix's skipping of the
+//! tests that cannot catch a mutant (`coverage`), a student's own implementation
 //! (`own_impl`), the runner (`runner`), the Stryker report (`stryker`) and
 //! the HTML report in a browser (`html_browser`, ignored by default), and
 //! the power-loss shim under the store (`power_loss`, which needs the
@@ -14,6 +15,7 @@ mod common;
 
 mod check_feedback;
 mod cli;
+mod coverage;
 mod html_browser;
 mod own_impl;
 mod power_loss;

@@ -8,7 +8,7 @@ mod prompt;
 use super::args::{worker_command, SuiteArgs};
 use super::outcome::{CliError, Outcome};
 use colored::Colorize;
-use lease_lab::course::check::{hear_greeting, run_check};
+use lease_lab::course::check::{check_lanes, hear_greeting, run_check};
 use lease_lab::course::prediction::{comparison, parse_selection, Score};
 use lease_lab::course::progress::{self, Attempt, ProbeRecord, Reflection, Session};
 use lease_lab::exercise::{self, Exercise};
@@ -175,7 +175,8 @@ fn yours(
 ) -> Outcome {
     let step = exercise.step();
     let variant = own.variant()?;
-    hear_greeting(&variant, options.timeout).map_err(|fault| CliError::Found(fault.to_string()))?;
+    let ready = hear_greeting(&variant, options, check_lanes())
+        .map_err(|fault| CliError::Found(fault.to_string()))?;
     writeln!(
         console.output,
         "\n{}\n",
@@ -185,7 +186,7 @@ fn yours(
         )
         .bold()
     )?;
-    let report = run_check(worker, &variant, step, options);
+    let report = run_check(worker, &ready, step, options);
     write!(
         console.output,
         "{}",
