@@ -27,6 +27,7 @@
 
 #![warn(missing_docs)]
 
+pub mod chaos;
 pub mod child_process;
 pub mod course;
 pub mod error;

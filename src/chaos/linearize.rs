@@ -1,0 +1,1203 @@
+//! A bounded linearizability checker: the search of Wing and Gong, as Lowe
+//! improved it (each configuration of the search is tried once), with the
+//! contract's [`JobModel`] as the sequential specification.
+//!
+//! A configuration is the set of calls linearized so far (a bitset) and the
+//! model's state after them; the search keeps every configuration it has
+//! tried, so a state reached by two orders of the same calls is explored
+//! once. The search is bounded by a number of steps, and a search cut off
+//! says so ([`Verdict::Unknown`]): it never passes a history it has not
+//! finished with.
+//!
+//! How the recorded calls become the search's entries:
+//!
+//! * An answered call must be placed inside its interval, with its answer.
+//! * A call whose outcome is unknown ([`Returned::Unknown`], or an error
+//!   that [`error_may_have_taken_effect`]) may be placed at any time after
+//!   it began, with whatever the model answers, or left out.
+//! * A call that failed without effect (any other error) has nothing to
+//!   place, except an [`ErrorKind::InvalidArgument`] refusal of arguments
+//!   the contract accepts, which is a wrong answer and must be placed (it
+//!   never can be).
+//! * `claim_many` is no single step: the store runs one claim transaction
+//!   per owner, and another worker's call may fall between two of them. So
+//!   each owner's claim is an entry of its own, over the whole call's
+//!   interval, with that owner's fence as its answer. (Its arguments are
+//!   checked before any claim runs, so a refused `claim_many` is still one
+//!   call; an answer with the wrong number of fences is kept whole, and the
+//!   model rejects it.)
+//!
+//! Two calls whose intervals only touch (one ends at the very nanosecond
+//! the other begins) count as concurrent: on a coarse clock they may be.
+
+use super::history::{error_may_have_taken_effect, Call, Returned};
+use super::model::{check_arguments, job_of, Expected, JobModel};
+use crate::error::ErrorKind;
+use crate::operation::{Answer, Operation};
+use serde::Serialize;
+use std::collections::{HashMap, HashSet};
+
+/// Where one step of a witness came from: a call of the history, or one
+/// owner's claim inside a `claim_many` call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Placement {
+    /// The call's index in the history given to [`check`].
+    pub call: usize,
+    /// For a `claim_many` call, the index of the owner whose claim this is.
+    pub claim: Option<usize>,
+}
+
+/// One job's linearization: the order in which its calls took effect.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Witness {
+    /// The job; `None` for the calls that name no job (`init_db`).
+    pub job_id: Option<String>,
+    /// The calls in the order the model ran them. Every answered call is
+    /// in it; a call of unknown outcome only when the linearization found
+    /// gives it an effect (never one whose effect would change nothing);
+    /// a call that failed without effect never.
+    pub order: Vec<Placement>,
+}
+
+/// What is wrong with a history before any search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Malformation {
+    /// `ended` is before `began`.
+    EndedBeforeBegan,
+    /// The call has no end (its worker was killed) but a known outcome:
+    /// only [`Returned::Unknown`] goes with `ended: None`.
+    OutcomeWithoutEnd,
+}
+
+/// What the checker found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "verdict", rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Every job's calls have a linearization.
+    Linearizable {
+        /// One linearization per job, jobs in the order they first appear.
+        witnesses: Vec<Witness>,
+        /// The search steps it took, over all jobs.
+        steps: usize,
+    },
+    /// One job's calls have no linearization: the contract cannot explain
+    /// the answers, whatever instant each call took effect at.
+    NotLinearizable {
+        /// The job; `None` for the calls that name no job (`init_db`).
+        job_id: Option<String>,
+        /// The job's calls (indices in the history) in order of `began`,
+        /// the order the prefixes below count in.
+        calls: Vec<usize>,
+        /// How many of those calls, from the first, were shown to have a
+        /// linearization when every later call is taken as of unknown
+        /// outcome (begun, perhaps taken effect): the longest valid prefix
+        /// the search established.
+        longest_prefix: usize,
+        /// The fewest calls from the first shown to have none: the call at
+        /// position `failing_prefix - 1` is one whose answer cannot be
+        /// placed. One more than `longest_prefix`, unless the step budget
+        /// ran out while narrowing the two down.
+        failing_prefix: usize,
+        /// The first call (an index in the history) that cannot be
+        /// placed: the calls before it can all be explained, it cannot.
+        /// `None` when the budget ran out before the search could tell.
+        first_unplaceable: Option<usize>,
+        /// The search steps it took, narrowing included.
+        steps: usize,
+    },
+    /// The step budget ran out on one job before its search ended: nothing
+    /// is known about that job, and no other job was found wrong.
+    Unknown {
+        /// The job whose search was cut off.
+        job_id: Option<String>,
+        /// The steps its search took: the budget.
+        steps: usize,
+    },
+    /// The history cannot be judged as recorded.
+    Malformed {
+        /// The first bad call's index in the history.
+        call: usize,
+        /// What is wrong with it.
+        problem: Malformation,
+    },
+}
+
+/// Checks the whole history: each job's calls on their own, `init_db`
+/// calls as one more group, each group's search bounded by `budget` steps.
+///
+/// The verdicts combine as linearizability does: a job with no
+/// linearization makes the history wrong (the first such job is reported,
+/// and the jobs after it are not searched); otherwise a job whose search
+/// was cut off leaves it unknown; otherwise it is linearizable. A
+/// malformed call is reported before any search.
+///
+/// A job found wrong is then narrowed down to its longest valid prefix,
+/// with at most one more search per halving of its calls, each bounded by
+/// `budget` as well.
+pub fn check(history: &[Call], budget: usize) -> Verdict {
+    if let Some(malformed) = malformation(history) {
+        return malformed;
+    }
+    let mut groups: Vec<(Option<&str>, Vec<usize>)> = Vec::new();
+    let mut group_of: HashMap<Option<&str>, usize> = HashMap::new();
+    for (index, call) in history.iter().enumerate() {
+        let job = job_of(&call.operation);
+        let group = *group_of.entry(job).or_insert_with(|| {
+            groups.push((job, Vec::new()));
+            groups.len() - 1
+        });
+        groups[group].1.push(index);
+    }
+    let mut witnesses = Vec::new();
+    let mut steps = 0;
+    let mut cut_off = None;
+    for (job, calls) in groups {
+        match check_group(history, job, calls, budget) {
+            Verdict::Linearizable {
+                witnesses: found,
+                steps: taken,
+            } => {
+                witnesses.extend(found);
+                steps += taken;
+            }
+            unknown @ Verdict::Unknown { .. } => {
+                cut_off.get_or_insert(unknown);
+            }
+            wrong => return wrong,
+        }
+    }
+    cut_off.unwrap_or(Verdict::Linearizable { witnesses, steps })
+}
+
+/// Checks only the calls of `history` that name the job `job_id` (`None`:
+/// the `init_db` calls), as [`check`] checks each job. Indices in the
+/// verdict are still the history's.
+pub fn check_job(history: &[Call], job_id: Option<&str>, budget: usize) -> Verdict {
+    if let Some(malformed) = malformation(history) {
+        return malformed;
+    }
+    let calls = (0..history.len())
+        .filter(|&index| job_of(&history[index].operation) == job_id)
+        .collect();
+    check_group(history, job_id, calls, budget)
+}
+
+fn malformation(history: &[Call]) -> Option<Verdict> {
+    history.iter().enumerate().find_map(|(call, recorded)| {
+        let problem = match recorded.ended {
+            Some(ended) if ended < recorded.began => Malformation::EndedBeforeBegan,
+            None if recorded.returned != Returned::Unknown => Malformation::OutcomeWithoutEnd,
+            _ => return None,
+        };
+        Some(Verdict::Malformed { call, problem })
+    })
+}
+
+/// One group's verdict: the full search, then, if it fails, the narrowing
+/// down to the longest valid prefix.
+fn check_group(
+    history: &[Call],
+    job: Option<&str>,
+    mut calls: Vec<usize>,
+    budget: usize,
+) -> Verdict {
+    let job_id = job.map(str::to_string);
+    calls.sort_by_key(|&index| (history[index].began, index));
+    let full = search(&entries(history, &calls, calls.len()), budget);
+    let mut steps = full.steps;
+    match full.end {
+        End::Found(order) => Verdict::Linearizable {
+            witnesses: vec![Witness { job_id, order }],
+            steps,
+        },
+        End::OutOfSteps => Verdict::Unknown { job_id, steps },
+        End::Impossible => {
+            // With the calls from `k` on taken as unknown, a prefix that
+            // has a linearization keeps one when it is shortened (the call
+            // that leaves it may still be placed where it was), so the
+            // valid prefixes are those below one length: halve towards it.
+            // The empty prefix is valid: leaving every call out explains it.
+            let (mut valid, mut failing) = (0, calls.len());
+            while failing - valid > 1 {
+                let middle = valid + (failing - valid) / 2;
+                let tried = search(&entries(history, &calls, middle), budget);
+                steps += tried.steps;
+                match tried.end {
+                    End::Found(_) => valid = middle,
+                    End::Impossible => failing = middle,
+                    End::OutOfSteps => break,
+                }
+            }
+            Verdict::NotLinearizable {
+                job_id,
+                first_unplaceable: (failing - valid == 1).then(|| calls[valid]),
+                calls,
+                longest_prefix: valid,
+                failing_prefix: failing,
+                steps,
+            }
+        }
+    }
+}
+
+/// One thing the search places: a call, or one owner's claim of a
+/// `claim_many` call.
+#[derive(Debug, Clone)]
+struct Entry {
+    placement: Placement,
+    operation: Operation,
+    /// The outcome it must have; `None` when it may have any, or none.
+    observed: Option<Expected>,
+    began: u64,
+    /// When it must have taken effect by; `None` for an entry that need
+    /// not take effect at all.
+    ended: Option<u64>,
+}
+
+impl Entry {
+    fn required(&self) -> bool {
+        self.observed.is_some()
+    }
+}
+
+/// The search's entries for the group's `calls` (in order of `began`):
+/// the first `known` as recorded, the rest as of unknown outcome.
+fn entries(history: &[Call], calls: &[usize], known: usize) -> Vec<Entry> {
+    let mut entries = Vec::new();
+    for (position, &index) in calls.iter().enumerate() {
+        let call = &history[index];
+        let returned = if position < known {
+            &call.returned
+        } else {
+            &Returned::Unknown
+        };
+        let accepted = check_arguments(&call.operation).is_ok();
+        let whole = |observed: Option<Expected>| Entry {
+            placement: Placement {
+                call: index,
+                claim: None,
+            },
+            operation: call.operation.clone(),
+            ended: observed.as_ref().and(call.ended),
+            observed,
+            began: call.began,
+        };
+        match returned {
+            Returned::Answer(answer) => match claims(index, call, Some(answer)) {
+                Some(parts) if accepted => entries.extend(parts),
+                _ => entries.push(whole(Some(Expected::Answer(answer.clone())))),
+            },
+            Returned::Error(ErrorKind::InvalidArgument) => {
+                if accepted {
+                    entries.push(whole(Some(Expected::InvalidArgument)));
+                }
+            }
+            Returned::Error(kind) if !error_may_have_taken_effect(*kind) => {}
+            Returned::Error(_) | Returned::Unknown => {
+                // Refused arguments change nothing, whatever the outcome.
+                if accepted {
+                    match claims(index, call, None) {
+                        Some(parts) => entries.extend(parts),
+                        None => entries.push(whole(None)),
+                    }
+                }
+            }
+        }
+    }
+    entries
+}
+
+/// A `claim_many` call as one claim per owner, each with its fence from
+/// `answer` (or of unknown outcome when `answer` is `None`); `None` when
+/// the call is no `claim_many`, or its answer is not one fence per owner.
+fn claims(index: usize, call: &Call, answer: Option<&Answer>) -> Option<Vec<Entry>> {
+    let Operation::ClaimMany {
+        job_id,
+        owners,
+        now,
+        ttl,
+    } = &call.operation
+    else {
+        return None;
+    };
+    let fences = match answer {
+        Some(Answer::Fences(fences)) if fences.len() == owners.len() => Some(fences),
+        Some(_) => return None,
+        None => None,
+    };
+    let parts = owners
+        .iter()
+        .enumerate()
+        .map(|(owner_index, owner)| {
+            let observed =
+                fences.map(|fences| Expected::Answer(Answer::Fence(fences[owner_index])));
+            Entry {
+                placement: Placement {
+                    call: index,
+                    claim: Some(owner_index),
+                },
+                operation: Operation::Claim {
+                    job_id: job_id.clone(),
+                    owner: owner.clone(),
+                    now: *now,
+                    ttl: *ttl,
+                },
+                ended: observed.as_ref().and(call.ended),
+                observed,
+                began: call.began,
+            }
+        })
+        .collect();
+    Some(parts)
+}
+
+/// How a search ended.
+enum End {
+    /// A linearization: the placements in order.
+    Found(Vec<Placement>),
+    /// None exists.
+    Impossible,
+    /// The budget ran out first.
+    OutOfSteps,
+}
+
+struct Search {
+    end: End,
+    steps: usize,
+}
+
+/// A set of entries, by index.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Bitset(Vec<u64>);
+
+impl Bitset {
+    fn new(size: usize) -> Bitset {
+        Bitset(vec![0; size.div_ceil(64)])
+    }
+
+    fn insert(&mut self, index: usize) {
+        self.0[index / 64] |= 1 << (index % 64);
+    }
+
+    fn remove(&mut self, index: usize) {
+        self.0[index / 64] &= !(1 << (index % 64));
+    }
+}
+
+/// The events of the entries in time order, as a doubly linked list from
+/// which an entry's events are lifted while it is linearized and put back,
+/// in reverse order, when the search backtracks over it.
+struct Events {
+    /// Per event: the entry it belongs to, and whether it is its call (or
+    /// its return). Node 0 is the head and node `len + 1` the tail.
+    entry: Vec<usize>,
+    is_call: Vec<bool>,
+    next: Vec<usize>,
+    previous: Vec<usize>,
+    /// Per entry: its call's node and its return's node, if it has one.
+    call_node: Vec<usize>,
+    return_node: Vec<Option<usize>>,
+}
+
+const HEAD: usize = 0;
+
+impl Events {
+    fn new(entries: &[Entry]) -> Events {
+        // (time, calls before returns at one instant, entry): a call that
+        // begins when another ends overlaps it.
+        let mut order: Vec<(u64, u8, usize)> = Vec::new();
+        for (index, entry) in entries.iter().enumerate() {
+            order.push((entry.began, 0, index));
+            if let Some(ended) = entry.ended {
+                order.push((ended, 1, index));
+            }
+        }
+        order.sort_unstable();
+        let nodes = order.len() + 2;
+        let mut events = Events {
+            entry: vec![usize::MAX; nodes],
+            is_call: vec![false; nodes],
+            next: (1..=nodes).collect(),
+            previous: (0..nodes).map(|node| node.wrapping_sub(1)).collect(),
+            call_node: vec![0; entries.len()],
+            return_node: vec![None; entries.len()],
+        };
+        for (position, &(_, kind, index)) in order.iter().enumerate() {
+            let node = position + 1;
+            events.entry[node] = index;
+            events.is_call[node] = kind == 0;
+            if kind == 0 {
+                events.call_node[index] = node;
+            } else {
+                events.return_node[index] = Some(node);
+            }
+        }
+        events
+    }
+
+    fn tail(&self) -> usize {
+        self.entry.len() - 1
+    }
+
+    fn unlink(&mut self, node: usize) {
+        let (previous, next) = (self.previous[node], self.next[node]);
+        self.next[previous] = next;
+        self.previous[next] = previous;
+    }
+
+    fn relink(&mut self, node: usize) {
+        let (previous, next) = (self.previous[node], self.next[node]);
+        self.next[previous] = node;
+        self.previous[next] = node;
+    }
+
+    fn lift(&mut self, entry: usize) {
+        self.unlink(self.call_node[entry]);
+        if let Some(node) = self.return_node[entry] {
+            self.unlink(node);
+        }
+    }
+
+    fn unlift(&mut self, entry: usize) {
+        if let Some(node) = self.return_node[entry] {
+            self.relink(node);
+        }
+        self.relink(self.call_node[entry]);
+    }
+}
+
+/// A linearized entry on the search's stack, with the state before it.
+struct Frame {
+    entry: usize,
+    before: JobModel,
+}
+
+/// The search: walk the events from the first; at a call, try to run its
+/// entry on the model next (and lift it, and start again from the first
+/// event); at a return, whose call could not be placed before it, undo the
+/// latest placement and try the call after it instead. Done when every
+/// required entry is placed; impossible when a return is met with nothing
+/// to undo. Each event visited is one step.
+fn search(entries: &[Entry], budget: usize) -> Search {
+    let mut events = Events::new(entries);
+    let mut state = JobModel::default();
+    let mut linearized = Bitset::new(entries.len());
+    let mut tried: HashSet<(Bitset, JobModel)> = HashSet::new();
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut pending = entries.iter().filter(|entry| entry.required()).count();
+    let mut steps = 0;
+    let mut node = events.next[HEAD];
+    loop {
+        if pending == 0 {
+            let order = stack
+                .iter()
+                .map(|frame| entries[frame.entry].placement)
+                .collect();
+            return Search {
+                end: End::Found(order),
+                steps,
+            };
+        }
+        if steps >= budget {
+            return Search {
+                end: End::OutOfSteps,
+                steps,
+            };
+        }
+        steps += 1;
+        // Past the last event, or at a return: the entries placed so far
+        // lead nowhere (the tail is only reached with a required entry
+        // unplaced, which its return would have stopped at; treated alike).
+        if node != events.tail() && events.is_call[node] {
+            let index = events.entry[node];
+            let entry = &entries[index];
+            let after = match &entry.observed {
+                Some(observed) => state.step(&entry.operation, observed),
+                // An entry that may be left out is worth placing only when
+                // it changes the state: placed without effect, it only
+                // makes the search longer.
+                None => {
+                    let (after, _) = state.apply(&entry.operation);
+                    (after != state).then_some(after)
+                }
+            };
+            if let Some(after) = after {
+                let mut placed = linearized.clone();
+                placed.insert(index);
+                if tried.insert((placed.clone(), after.clone())) {
+                    stack.push(Frame {
+                        entry: index,
+                        before: std::mem::replace(&mut state, after),
+                    });
+                    linearized = placed;
+                    events.lift(index);
+                    if entry.required() {
+                        pending -= 1;
+                    }
+                    node = events.next[HEAD];
+                    continue;
+                }
+            }
+            node = events.next[node];
+        } else {
+            let Some(frame) = stack.pop() else {
+                return Search {
+                    end: End::Impossible,
+                    steps,
+                };
+            };
+            state = frame.before;
+            linearized.remove(frame.entry);
+            events.unlift(frame.entry);
+            if entries[frame.entry].required() {
+                pending += 1;
+            }
+            node = events.next[events.call_node[frame.entry]];
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chaos::testing::SplitMix;
+    use crate::job::{Fence, Job};
+
+    const BUDGET: usize = 1_000_000;
+
+    fn enqueue(job: &str) -> Operation {
+        Operation::Enqueue { job_id: job.into() }
+    }
+
+    fn claim(owner: &str, now: f64, ttl: f64) -> Operation {
+        Operation::Claim {
+            job_id: "j".into(),
+            owner: owner.into(),
+            now,
+            ttl,
+        }
+    }
+
+    fn renew(owner: &str, fence: i64, now: f64, ttl: f64) -> Operation {
+        Operation::Renew {
+            job_id: "j".into(),
+            owner: owner.into(),
+            fence: Fence(fence),
+            now,
+            ttl,
+        }
+    }
+
+    fn complete(owner: &str, fence: i64, now: f64, result: &str) -> Operation {
+        Operation::Complete {
+            job_id: "j".into(),
+            owner: owner.into(),
+            fence: Fence(fence),
+            now,
+            result: result.into(),
+        }
+    }
+
+    fn release(owner: &str, fence: i64) -> Operation {
+        Operation::Release {
+            job_id: "j".into(),
+            owner: owner.into(),
+            fence: Fence(fence),
+        }
+    }
+
+    fn claim_many(owners: &[&str], now: f64, ttl: f64) -> Operation {
+        Operation::ClaimMany {
+            job_id: "j".into(),
+            owners: owners.iter().map(|owner| owner.to_string()).collect(),
+            now,
+            ttl,
+        }
+    }
+
+    fn call(
+        worker: usize,
+        operation: Operation,
+        began: u64,
+        ended: u64,
+        returned: Returned,
+    ) -> Call {
+        Call {
+            worker,
+            operation,
+            began,
+            ended: Some(ended),
+            returned,
+        }
+    }
+
+    fn answered(
+        worker: usize,
+        operation: Operation,
+        began: u64,
+        ended: u64,
+        answer: Answer,
+    ) -> Call {
+        call(worker, operation, began, ended, Returned::Answer(answer))
+    }
+
+    fn killed(worker: usize, operation: Operation, began: u64) -> Call {
+        Call {
+            worker,
+            operation,
+            began,
+            ended: None,
+            returned: Returned::Unknown,
+        }
+    }
+
+    fn fence(value: i64) -> Answer {
+        Answer::Fence(Some(Fence(value)))
+    }
+
+    const NO_FENCE: Answer = Answer::Fence(None);
+    const TRUE: Answer = Answer::Bool(true);
+    const FALSE: Answer = Answer::Bool(false);
+
+    /// The start every history here shares: the job is enqueued.
+    fn enqueued() -> Call {
+        answered(0, enqueue("j"), 0, 10, TRUE)
+    }
+
+    /// Checks that `witness` is a linearization of `history`: it respects
+    /// real time, places every answered call, and the model run in its
+    /// order gives every recorded answer.
+    fn assert_witness(history: &[Call], witnesses: &[Witness]) {
+        for witness in witnesses {
+            let mut state = JobModel::default();
+            for (position, placement) in witness.order.iter().enumerate() {
+                let recorded = &history[placement.call];
+                assert_eq!(job_of(&recorded.operation), witness.job_id.as_deref());
+                for later in &witness.order[position + 1..] {
+                    let ended = history[later.call].ended;
+                    assert!(
+                        ended.is_none_or(|ended| ended >= recorded.began),
+                        "{later:?} ended before {placement:?} began, but is placed after it"
+                    );
+                }
+                let (operation, answer) =
+                    match (&recorded.operation, &recorded.returned, placement.claim) {
+                        (
+                            Operation::ClaimMany {
+                                job_id,
+                                owners,
+                                now,
+                                ttl,
+                            },
+                            returned,
+                            Some(owner),
+                        ) => {
+                            let operation = Operation::Claim {
+                                job_id: job_id.clone(),
+                                owner: owners[owner].clone(),
+                                now: *now,
+                                ttl: *ttl,
+                            };
+                            let answer = match returned {
+                                Returned::Answer(Answer::Fences(fences)) => {
+                                    Some(Answer::Fence(fences[owner]))
+                                }
+                                _ => None,
+                            };
+                            (operation, answer)
+                        }
+                        (operation, Returned::Answer(answer), None) => {
+                            (operation.clone(), Some(answer.clone()))
+                        }
+                        (operation, _, None) => (operation.clone(), None),
+                        (_, _, Some(_)) => {
+                            panic!("{placement:?} names a claim of a call that has none")
+                        }
+                    };
+                let (after, expected) = state.apply(&operation);
+                if let Some(answer) = answer {
+                    assert_eq!(expected, Expected::Answer(answer), "at {placement:?}");
+                }
+                state = after;
+            }
+        }
+        for (index, recorded) in history.iter().enumerate() {
+            if let Returned::Answer(_) = recorded.returned {
+                let placed = witnesses
+                    .iter()
+                    .flat_map(|witness| &witness.order)
+                    .any(|placement| placement.call == index);
+                assert!(
+                    placed,
+                    "the answered call {index} is missing from the witness"
+                );
+            }
+        }
+    }
+
+    fn assert_linearizable(history: &[Call]) {
+        match check(history, BUDGET) {
+            Verdict::Linearizable { witnesses, .. } => assert_witness(history, &witnesses),
+            other => panic!("expected a linearizable history, got {other:?}"),
+        }
+    }
+
+    /// The first call that cannot be placed, when the history is wrong.
+    fn first_unplaceable(history: &[Call]) -> Option<usize> {
+        match check(history, BUDGET) {
+            Verdict::NotLinearizable {
+                first_unplaceable, ..
+            } => first_unplaceable,
+            other => panic!("expected a history that is not linearizable, got {other:?}"),
+        }
+    }
+
+    /// Workers that overlap, with answers that hold only in some orders of
+    /// the overlapping calls: B's second claim finds the lease free only
+    /// after A's release, which began earlier and ended later.
+    fn correct_history() -> Vec<Call> {
+        vec![
+            enqueued(),
+            answered(1, claim("A", 100.0, 10.0), 20, 40, fence(1)),
+            answered(2, claim("B", 101.0, 10.0), 25, 45, NO_FENCE),
+            answered(1, renew("A", 1, 105.0, 10.0), 50, 60, TRUE),
+            // Only after the renewal (until 115), not before (until 110).
+            answered(2, claim("B", 112.0, 10.0), 55, 65, NO_FENCE),
+            answered(1, release("A", 1), 70, 200, TRUE),
+            answered(2, claim("B", 113.0, 10.0), 80, 90, fence(2)),
+            answered(2, complete("B", 2, 115.0, "b"), 95, 100, TRUE),
+            answered(
+                0,
+                Operation::State { job_id: "j".into() },
+                210,
+                220,
+                Answer::Row(Some(Job {
+                    id: "j".into(),
+                    owner: Some("B".into()),
+                    until: 123.0,
+                    fence: Fence(2),
+                    result: Some("b".into()),
+                    done: true,
+                })),
+            ),
+        ]
+    }
+
+    #[test]
+    fn a_correct_concurrent_history_is_linearizable() {
+        let history = correct_history();
+        assert_linearizable(&history);
+        let Verdict::Linearizable { witnesses, .. } = check(&history, BUDGET) else {
+            unreachable!("checked above");
+        };
+        let order: Vec<usize> = witnesses[0]
+            .order
+            .iter()
+            .map(|placement| placement.call)
+            .collect();
+        assert_eq!(order, [0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    }
+
+    #[test]
+    fn the_same_fence_handed_out_twice_is_not_linearizable() {
+        let history = vec![
+            enqueued(),
+            answered(1, claim("A", 100.0, 10.0), 20, 50, fence(1)),
+            answered(2, claim("B", 100.0, 10.0), 30, 60, fence(1)),
+        ];
+        let Verdict::NotLinearizable {
+            job_id,
+            calls,
+            longest_prefix,
+            failing_prefix,
+            first_unplaceable,
+            ..
+        } = check(&history, BUDGET)
+        else {
+            panic!("the same fence was handed out twice");
+        };
+        assert_eq!(job_id.as_deref(), Some("j"));
+        assert_eq!(calls, [0, 1, 2]);
+        // The enqueue and A's claim are explained; B's claim is not.
+        assert_eq!((longest_prefix, failing_prefix), (2, 3));
+        assert_eq!(first_unplaceable, Some(2));
+    }
+
+    #[test]
+    fn two_workers_holding_a_valid_lease_at_once_is_not_linearizable() {
+        let history = vec![
+            enqueued(),
+            answered(1, claim("A", 100.0, 10.0), 20, 30, fence(1)),
+            // A's lease runs to 110: at 105 it is still valid.
+            answered(2, claim("B", 105.0, 10.0), 40, 50, fence(2)),
+        ];
+        assert_eq!(first_unplaceable(&history), Some(2));
+        // At the boundary the lease is over, and B may take it.
+        let mut at_boundary = history;
+        at_boundary[2].operation = claim("B", 110.0, 10.0);
+        assert_linearizable(&at_boundary);
+    }
+
+    #[test]
+    fn a_stale_completion_accepted_is_not_linearizable() {
+        let stale = |returned: Answer, began: u64, now: f64| {
+            vec![
+                enqueued(),
+                answered(1, claim("A", 100.0, 10.0), 20, 30, fence(1)),
+                answered(2, claim("B", 110.0, 10.0), 40, 50, fence(2)),
+                answered(1, complete("A", 1, now, "a"), began, began + 10, returned),
+            ]
+        };
+        // B's claim finished before A's completion began.
+        assert_eq!(first_unplaceable(&stale(TRUE, 60, 112.0)), Some(3));
+        assert_linearizable(&stale(FALSE, 60, 112.0));
+        // Overlapping B's claim, at a time A's lease was valid, A's
+        // completion may have come first: accepted, and then B's claim
+        // finds the job done, so B cannot have got fence 2.
+        let overlapping = stale(TRUE, 45, 109.0);
+        assert_eq!(first_unplaceable(&overlapping), Some(3));
+        let mut b_refused = overlapping;
+        b_refused[2].returned = Returned::Answer(NO_FENCE);
+        assert_linearizable(&b_refused);
+    }
+
+    #[test]
+    fn a_call_of_unknown_outcome_may_explain_an_answer() {
+        let with = |release_call: Option<Call>| {
+            let mut history = vec![
+                enqueued(),
+                answered(1, claim("A", 100.0, 10.0), 20, 30, fence(1)),
+                answered(2, claim("B", 105.0, 10.0), 40, 50, fence(2)),
+            ];
+            history.extend(release_call);
+            history
+        };
+        assert_eq!(first_unplaceable(&with(None)), Some(2));
+        // A was killed while releasing: the release may have taken effect.
+        let history = with(Some(killed(1, release("A", 1), 35)));
+        assert_linearizable(&history);
+        let Verdict::Linearizable { witnesses, .. } = check(&history, BUDGET) else {
+            unreachable!("checked above");
+        };
+        let order: Vec<usize> = witnesses[0]
+            .order
+            .iter()
+            .map(|placement| placement.call)
+            .collect();
+        assert_eq!(order, [0, 1, 3, 2]);
+        // ... but not before it began.
+        assert_eq!(
+            first_unplaceable(&with(Some(killed(1, release("A", 1), 55)))),
+            Some(2)
+        );
+        // An error that may come after the commit leaves the outcome open;
+        // a busy lock promises that nothing changed.
+        let errored = |kind| Some(call(1, release("A", 1), 35, 38, Returned::Error(kind)));
+        assert_linearizable(&with(errored(ErrorKind::Other)));
+        assert_eq!(first_unplaceable(&with(errored(ErrorKind::Busy))), Some(2));
+        assert_eq!(
+            first_unplaceable(&with(errored(ErrorKind::Sqlite))),
+            Some(2)
+        );
+        // An unknown call is never required: left out, it explains itself.
+        let mut unexplained = correct_history();
+        unexplained.push(killed(3, claim("C", 100.0, 10.0), 5));
+        assert_linearizable(&unexplained);
+    }
+
+    #[test]
+    fn a_budget_too_small_gives_unknown_never_a_pass() {
+        let history = correct_history();
+        assert_eq!(
+            check(&history, 1),
+            Verdict::Unknown {
+                job_id: Some("j".into()),
+                steps: 1
+            }
+        );
+        // A wrong job found within the budget still decides the history.
+        let mut wrong_elsewhere = history.clone();
+        wrong_elsewhere.push(answered(3, enqueue("k"), 0, 10, FALSE));
+        assert!(matches!(
+            check(&wrong_elsewhere, 3),
+            Verdict::NotLinearizable { job_id: Some(job), .. } if job == "k"
+        ));
+        // Enough steps decide it.
+        let Verdict::Linearizable { steps, .. } = check(&history, BUDGET) else {
+            panic!("the history is linearizable");
+        };
+        assert!(matches!(
+            check(&history, steps),
+            Verdict::Linearizable { .. }
+        ));
+        assert!(matches!(
+            check(&history, steps - 1),
+            Verdict::Unknown { .. }
+        ));
+    }
+
+    #[test]
+    fn a_refusal_is_checked_against_the_arguments_and_other_errors_change_nothing() {
+        let refused = Returned::Error(ErrorKind::InvalidArgument);
+        let mut history = vec![
+            enqueued(),
+            call(1, claim("A", 100.0, 0.0), 20, 30, refused.clone()),
+            call(1, claim("A", 100.0, -1.0), 20, 30, refused.clone()),
+            call(
+                2,
+                claim("B", 100.0, 10.0),
+                20,
+                30,
+                Returned::Error(ErrorKind::Busy),
+            ),
+            answered(1, claim("A", 100.0, 10.0), 40, 50, fence(1)),
+        ];
+        assert_linearizable(&history);
+        history.push(answered(1, renew("A", 1, 101.0, 0.0), 60, 70, TRUE));
+        assert_eq!(first_unplaceable(&history), Some(5));
+        history[5].returned = refused.clone();
+        assert_linearizable(&history);
+        history.push(call(1, renew("A", 1, 101.0, 5.0), 80, 90, refused));
+        assert_eq!(first_unplaceable(&history), Some(6));
+    }
+
+    #[test]
+    fn claim_many_is_one_claim_per_owner_over_the_calls_interval() {
+        let race = |answer: Vec<Option<i64>>| {
+            answered(
+                1,
+                claim_many(&["A", "B"], 100.0, 10.0),
+                20,
+                60,
+                Answer::Fences(answer.into_iter().map(|f| f.map(Fence)).collect()),
+            )
+        };
+        assert_linearizable(&[enqueued(), race(vec![None, Some(1)])]);
+        assert_eq!(
+            first_unplaceable(&[enqueued(), race(vec![Some(1), Some(1)])]),
+            Some(1)
+        );
+        assert_eq!(
+            first_unplaceable(&[enqueued(), race(vec![Some(1), Some(2)])]),
+            Some(1)
+        );
+        assert_eq!(
+            first_unplaceable(&[enqueued(), race(vec![Some(1)])]),
+            Some(1)
+        );
+        // A release that falls between the two claims lets both win.
+        let both = [
+            enqueued(),
+            race(vec![Some(1), Some(2)]),
+            answered(2, release("A", 1), 30, 40, TRUE),
+        ];
+        assert_linearizable(&both);
+        // A claim_many that failed may have run some of its claims.
+        let failed = [
+            enqueued(),
+            call(
+                1,
+                claim_many(&["A", "B"], 100.0, 10.0),
+                20,
+                30,
+                Returned::Error(ErrorKind::Other),
+            ),
+            answered(2, claim("C", 100.0, 10.0), 40, 50, NO_FENCE),
+        ];
+        assert_linearizable(&failed);
+    }
+
+    #[test]
+    fn jobs_are_judged_apart_and_init_db_answers_done() {
+        let mut history = correct_history();
+        history.push(answered(3, Operation::InitDb, 0, 300, Answer::Done));
+        history.push(answered(3, enqueue("k"), 0, 10, TRUE));
+        history.push(answered(3, enqueue("k"), 20, 30, FALSE));
+        assert_linearizable(&history);
+        let Verdict::Linearizable { witnesses, .. } = check(&history, BUDGET) else {
+            unreachable!("checked above");
+        };
+        let jobs: Vec<Option<&str>> = witnesses
+            .iter()
+            .map(|witness| witness.job_id.as_deref())
+            .collect();
+        assert_eq!(jobs, [Some("j"), None, Some("k")]);
+        history.push(answered(3, Operation::InitDb, 400, 410, TRUE));
+        assert!(matches!(
+            check(&history, BUDGET),
+            Verdict::NotLinearizable {
+                job_id: None,
+                first_unplaceable: Some(12),
+                ..
+            }
+        ));
+        assert!(matches!(
+            check_job(&history, Some("k"), BUDGET),
+            Verdict::Linearizable { .. }
+        ));
+    }
+
+    #[test]
+    fn a_malformed_call_is_named_before_any_search() {
+        let mut history = correct_history();
+        history[3].ended = Some(history[3].began - 1);
+        assert_eq!(
+            check(&history, BUDGET),
+            Verdict::Malformed {
+                call: 3,
+                problem: Malformation::EndedBeforeBegan
+            }
+        );
+        let mut history = correct_history();
+        history[4].ended = None;
+        assert_eq!(
+            check(&history, BUDGET),
+            Verdict::Malformed {
+                call: 4,
+                problem: Malformation::OutcomeWithoutEnd
+            }
+        );
+    }
+
+    /// A random operation on job `j` or `k` (no refused arguments: those
+    /// are the model's differential test's).
+    fn random_operation(rng: &mut SplitMix, clock: f64) -> Operation {
+        let job_id = rng.pick(&["j", "k"]).to_string();
+        let owner = rng.pick(&["A", "B", "C"]).to_string();
+        let fence = Fence(*rng.pick(&[1, 1, 2, 2, 3]));
+        let now = clock + *rng.pick(&[-2.0, 0.0, 0.0, 1.0]);
+        let ttl = *rng.pick(&[1.0, 2.0, 5.0]);
+        match rng.below(7) {
+            0 => Operation::Enqueue { job_id },
+            1 => Operation::State { job_id },
+            2 => Operation::Claim {
+                job_id,
+                owner,
+                now,
+                ttl,
+            },
+            3 => Operation::Renew {
+                job_id,
+                owner,
+                fence,
+                now,
+                ttl,
+            },
+            4 => Operation::Complete {
+                job_id,
+                owner,
+                fence,
+                now,
+                result: "r".into(),
+            },
+            5 => Operation::Release {
+                job_id,
+                owner,
+                fence,
+            },
+            _ => Operation::ClaimMany {
+                job_id,
+                owners: vec![owner, "D".into()],
+                now,
+                ttl,
+            },
+        }
+    }
+
+    /// A history that is linearizable by construction: the model runs the
+    /// calls in order, each took effect at its instant `1000 * i`, and
+    /// its interval is drawn around that instant. `killed` percent of the
+    /// calls are killed: those took effect or not, at random.
+    fn constructed_history(rng: &mut SplitMix, length: usize, killed: usize) -> Vec<Call> {
+        let mut states: HashMap<String, JobModel> = HashMap::new();
+        let mut history = Vec::new();
+        for index in 0..length {
+            let clock = 100.0 + index as f64;
+            let operation = random_operation(rng, clock);
+            let job_id = job_of(&operation).unwrap_or_default().to_string();
+            let state = states.get(&job_id).cloned().unwrap_or_default();
+            let (after, expected) = state.apply(&operation);
+            let instant = 5_000 + 1_000 * index as u64;
+            let began = instant - rng.below(3_000) as u64;
+            let ended = instant + rng.below(3_000) as u64;
+            let recorded = if rng.chance(killed) {
+                if rng.chance(50) {
+                    states.insert(job_id, after);
+                }
+                Call {
+                    worker: index % 4,
+                    operation,
+                    began,
+                    ended: None,
+                    returned: Returned::Unknown,
+                }
+            } else {
+                states.insert(job_id, after);
+                let Expected::Answer(answer) = expected else {
+                    panic!("{operation} is refused, but its arguments are valid");
+                };
+                answered(index % 4, operation, began, ended, answer)
+            };
+            history.push(recorded);
+        }
+        history
+    }
+
+    #[test]
+    fn histories_linearizable_by_construction_are_found_so() {
+        for seed in 0..200 {
+            let mut rng = SplitMix::new(seed);
+            let history = constructed_history(&mut rng, 30, 10);
+            match check(&history, BUDGET) {
+                Verdict::Linearizable { witnesses, .. } => assert_witness(&history, &witnesses),
+                other => panic!("seed {seed}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn in_a_sequential_history_the_first_wrong_answer_is_the_first_unplaceable_call() {
+        let mut wrong = 0;
+        for seed in 0..100 {
+            let mut rng = SplitMix::new(seed);
+            let mut history = constructed_history(&mut rng, 25, 0);
+            // One after another: each call ends before the next begins.
+            for (index, recorded) in history.iter_mut().enumerate() {
+                recorded.began = 1_000 * index as u64;
+                recorded.ended = Some(1_000 * index as u64 + 10);
+            }
+            let flippable: Vec<usize> = (0..history.len())
+                .filter(|&index| {
+                    matches!(history[index].returned, Returned::Answer(Answer::Bool(_)))
+                })
+                .collect();
+            let Some(&flipped) = flippable.get(rng.below(flippable.len().max(1))) else {
+                continue;
+            };
+            if let Returned::Answer(Answer::Bool(flag)) = &mut history[flipped].returned {
+                *flag = !*flag;
+            }
+            let verdict = check(&history, BUDGET);
+            let Verdict::NotLinearizable {
+                job_id,
+                calls,
+                longest_prefix,
+                first_unplaceable,
+                ..
+            } = verdict
+            else {
+                panic!("seed {seed}: flipping call {flipped} went unnoticed: {verdict:?}");
+            };
+            assert_eq!(first_unplaceable, Some(flipped), "seed {seed}");
+            assert_eq!(calls[longest_prefix], flipped, "seed {seed}");
+            assert_eq!(
+                job_id.as_deref(),
+                job_of(&history[flipped].operation),
+                "seed {seed}"
+            );
+            wrong += 1;
+        }
+        assert!(wrong >= 90, "only {wrong} histories had an answer to flip");
+    }
+}
