@@ -49,6 +49,7 @@ pub mod race;
 pub mod reach;
 pub mod report;
 pub mod runner;
+pub mod serve;
 pub mod store;
 pub mod subject;
 pub mod suite;

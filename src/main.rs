@@ -30,11 +30,13 @@ fn main() -> ExitCode {
         Command::Mutant { action } => cli::own_mutant::run(action),
         Command::Grade(args) => cli::grade::run(&args),
         Command::Demo(args) => cli::demo::run(&args),
+        Command::Chaos(args) => cli::chaos::run(&args),
         Command::Matrix(args) => cli::kill_matrix::matrix(&args),
         Command::Run(args) => cli::kill_matrix::run(&args),
         Command::Tests(args) => cli::kill_matrix::tests(&args),
         Command::Db(args) => cli::db::run(args),
         Command::Worker(args) => cli::kill_matrix::worker(&args),
+        Command::Serve(args) => cli::chaos::serve(&args),
     };
     finish(&format!("lab {name}"), outcome)
 }

@@ -127,6 +127,20 @@ impl Operation {
         NAMES[usize::from(self.step()) - 1]
     }
 
+    /// The job the operation is about; `None` for `init_db`.
+    pub fn job_id(&self) -> Option<&str> {
+        match self {
+            Operation::InitDb => None,
+            Operation::Enqueue { job_id }
+            | Operation::State { job_id }
+            | Operation::Claim { job_id, .. }
+            | Operation::Renew { job_id, .. }
+            | Operation::Complete { job_id, .. }
+            | Operation::Release { job_id, .. }
+            | Operation::ClaimMany { job_id, .. } => Some(job_id),
+        }
+    }
+
     /// The worksheet step that writes this operation (`init_db` 1, ...,
     /// `claim_many` 8).
     pub fn step(&self) -> u8 {

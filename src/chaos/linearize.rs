@@ -31,7 +31,7 @@
 //! the other begins) count as concurrent: on a coarse clock they may be.
 
 use super::history::{error_may_have_taken_effect, Call, Returned};
-use super::model::{check_arguments, job_of, Expected, JobModel};
+use super::model::{check_arguments, Expected, JobModel};
 use crate::error::ErrorKind;
 use crate::operation::{Answer, Operation};
 use serde::Serialize;
@@ -142,7 +142,7 @@ pub fn check(history: &[Call], budget: usize) -> Verdict {
     let mut groups: Vec<(Option<&str>, Vec<usize>)> = Vec::new();
     let mut group_of: HashMap<Option<&str>, usize> = HashMap::new();
     for (index, call) in history.iter().enumerate() {
-        let job = job_of(&call.operation);
+        let job = call.operation.job_id();
         let group = *group_of.entry(job).or_insert_with(|| {
             groups.push((job, Vec::new()));
             groups.len() - 1
@@ -178,7 +178,7 @@ pub fn check_job(history: &[Call], job_id: Option<&str>, budget: usize) -> Verdi
         return malformed;
     }
     let calls = (0..history.len())
-        .filter(|&index| job_of(&history[index].operation) == job_id)
+        .filter(|&index| history[index].operation.job_id() == job_id)
         .collect();
     check_group(history, job_id, calls, budget)
 }
@@ -673,7 +673,7 @@ mod tests {
             let mut state = JobModel::default();
             for (position, placement) in witness.order.iter().enumerate() {
                 let recorded = &history[placement.call];
-                assert_eq!(job_of(&recorded.operation), witness.job_id.as_deref());
+                assert_eq!(recorded.operation.job_id(), witness.job_id.as_deref());
                 for later in &witness.order[position + 1..] {
                     let ended = history[later.call].ended;
                     assert!(
@@ -1115,7 +1115,7 @@ mod tests {
         for index in 0..length {
             let clock = 100.0 + index as f64;
             let operation = random_operation(rng, clock);
-            let job_id = job_of(&operation).unwrap_or_default().to_string();
+            let job_id = operation.job_id().unwrap_or_default().to_string();
             let state = states.get(&job_id).cloned().unwrap_or_default();
             let (after, expected) = state.apply(&operation);
             let instant = 5_000 + 1_000 * index as u64;
@@ -1193,7 +1193,7 @@ mod tests {
             assert_eq!(calls[longest_prefix], flipped, "seed {seed}");
             assert_eq!(
                 job_id.as_deref(),
-                job_of(&history[flipped].operation),
+                history[flipped].operation.job_id(),
                 "seed {seed}"
             );
             wrong += 1;

@@ -1,5 +1,13 @@
-//! Judging a concurrent history of store calls against the worksheet's
-//! contract: the pure logic under `lab chaos`, with no SQLite in it.
+//! `lab chaos`: any implementation under many workers, stalls, kills and
+//! skewed clocks, judged from its history.
+//!
+//! A run ([`run`]) starts one process per worker against one database and
+//! drives them round by round from a seeded plan ([`plan`]); the history
+//! it records is judged twice: by the named checks of the fencing property
+//! ([`properties`]) and against the worksheet's contract as a model
+//! ([`model`], [`linearize`]). A failing run is shrunk to a counterexample
+//! ([`judge`]) and shown as a timeline ([`timeline`]); two external sinks
+//! show what leases do not promise ([`sink`]).
 //!
 //! Many workers call one database at once; each call is recorded with the
 //! interval of real time it took ([`history`]). The contract, read as a
@@ -14,12 +22,76 @@
 //! linearizable exactly when each job's part is).
 
 pub mod history;
+pub mod judge;
 pub mod linearize;
 pub mod model;
+pub mod plan;
+pub mod properties;
+pub mod rng;
+pub mod run;
+pub mod sink;
+pub mod timeline;
 
 #[cfg(test)]
 mod testing;
 
 pub use history::{error_may_have_taken_effect, Call, Returned};
 pub use linearize::{check, check_job, Malformation, Placement, Verdict, Witness};
-pub use model::{check_arguments, job_of, Expected, JobModel, Refusal, Row};
+pub use model::{check_arguments, Expected, JobModel, Refusal, Row};
+
+use judge::{Judgement, Shrunk};
+use plan::Settings;
+use run::Workers;
+use std::path::Path;
+
+/// A chaos run as `lab chaos` reports it: what ran, the run judged, and,
+/// when it failed, the run shrunk.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Chaos {
+    /// What ran, in words.
+    pub subject: String,
+    /// The command that replays a run, before its seed and sizes.
+    pub replay_prefix: String,
+    /// The run.
+    pub judged: Judgement,
+    /// The failing run shrunk, when it failed and shrinking was asked for.
+    pub shrunk: Option<Shrunk>,
+}
+
+impl Chaos {
+    /// The command that replays a run with `settings`.
+    pub fn replay(&self, settings: &Settings) -> String {
+        format!(
+            "{} --seed {} --workers {} --operations {}",
+            self.replay_prefix, settings.seed, settings.workers, settings.operations
+        )
+    }
+}
+
+/// Runs `settings` against `workers`, judges the run, and shrinks it when
+/// it failed and `shrink` is set. `subject` and `replay_prefix` say what
+/// ran (see [`Chaos`]).
+///
+/// Errors: a run that could not be made (no folder for the database, an
+/// implementation that does not start).
+pub fn chaos(
+    subject: String,
+    replay_prefix: String,
+    workers: &Workers,
+    settings: &Settings,
+    scratch: &Path,
+    shrink: bool,
+) -> Result<Chaos, String> {
+    let judged = Judgement::of(run::run(workers, settings, scratch)?);
+    let shrunk = if shrink && judged.failed() {
+        Some(judge::shrink(workers, &judged, scratch)?)
+    } else {
+        None
+    };
+    Ok(Chaos {
+        subject,
+        replay_prefix,
+        judged,
+        shrunk,
+    })
+}

@@ -126,7 +126,7 @@ impl JobModel {
     /// What `operation` answers in this state and the state it leaves.
     ///
     /// The operation is taken to name this model's job (keep one model per
-    /// job id; [`job_of`] says which job an operation names); `init_db`
+    /// job id; [`Operation::job_id`] says which job an operation names); `init_db`
     /// names none and is a no-op that answers [`Answer::Done`]. Arguments
     /// the contract refuses ([`check_arguments`]) give
     /// [`Expected::InvalidArgument`] and change nothing, whatever the state.
@@ -307,20 +307,6 @@ impl JobModel {
             ..row.clone()
         };
         Some((JobModel::Present(claimed), fence))
-    }
-}
-
-/// The job an operation names; `None` for `init_db`, which names none.
-pub fn job_of(operation: &Operation) -> Option<&str> {
-    match operation {
-        Operation::InitDb => None,
-        Operation::Enqueue { job_id }
-        | Operation::State { job_id }
-        | Operation::Claim { job_id, .. }
-        | Operation::Renew { job_id, .. }
-        | Operation::Complete { job_id, .. }
-        | Operation::Release { job_id, .. }
-        | Operation::ClaimMany { job_id, .. } => Some(job_id),
     }
 }
 
@@ -545,7 +531,7 @@ mod tests {
                 let operation = random_operation(&mut rng, &models, &mut clock);
                 let at = format!("seed {seed}, step {step}: {operation}");
                 let observed = reference_outcome(store.as_ref(), &db, &operation);
-                let job_id = job_of(&operation).unwrap_or_default().to_string();
+                let job_id = operation.job_id().unwrap_or_default().to_string();
                 let model = models.get(&job_id).cloned().unwrap_or_default();
                 let next = model.step(&operation, &observed);
                 assert!(

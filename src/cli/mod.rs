@@ -5,6 +5,7 @@
 //! The exit codes are decided in [`outcome`], and only there.
 
 pub mod args;
+pub mod chaos;
 pub mod db;
 pub mod demo;
 pub mod grade;
@@ -78,6 +79,8 @@ pub enum Command {
     Grade(grade::Args),
     /// The worksheet's story on a real database: A stalls, B takes over, A's late write.
     Demo(demo::Args),
+    /// Many workers, stalls, kills and skewed clocks against one database, judged from the history.
+    Chaos(chaos::Args),
     /// The kill matrix: every suite test against every variant.
     Matrix(kill_matrix::MatrixArgs),
     /// The suite against one variant (`reference` or a mutant id), test by test.
@@ -90,6 +93,10 @@ pub enum Command {
     /// (used by the lab itself to isolate variants).
     #[command(name = "__worker", hide = true)]
     Worker(WorkerArgs),
+    /// Serves one of the lab's compiled stores over the lab's protocol on
+    /// standard input and output (used by `lab chaos` for its workers).
+    #[command(name = "__serve", hide = true)]
+    Serve(chaos::ServeArgs),
 }
 
 impl Command {
@@ -108,11 +115,13 @@ impl Command {
             Command::Mutant { .. } => "mutant",
             Command::Grade(_) => "grade",
             Command::Demo(_) => "demo",
+            Command::Chaos(_) => "chaos",
             Command::Matrix(_) => "matrix",
             Command::Run(_) => "run",
             Command::Tests(_) => "tests",
             Command::Db(_) => "db",
             Command::Worker(_) => "__worker",
+            Command::Serve(_) => "__serve",
         }
     }
 }

@@ -1,0 +1,464 @@
+//! What a chaos run does: its settings, the faults it injects, and each
+//! worker's loop (claim, work, renew, complete or release), decided by the
+//! seed and by the answers the worker got.
+//!
+//! Time is the run's own: round `r` is at `r × TICK` seconds, and each
+//! worker passes its own `now` (that time plus its clock's skew) to the
+//! store, as the worksheet's callers do. A stall is a worker that misses
+//! rounds while the others go on, so no real time is spent waiting for a
+//! lease to run out.
+
+use super::rng::Rng;
+use crate::job::Fence;
+use crate::operation::{Answer, Operation};
+use std::collections::HashSet;
+
+/// The run's time between two rounds, in the store's seconds.
+pub const TICK: f64 = 0.25;
+
+/// How long a claimed or renewed lease lasts, in the store's seconds: eight
+/// rounds.
+pub const TTL: f64 = 2.0;
+
+/// The faults a run injects, each named on the command line and in the
+/// report.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Faults {
+    /// Workers stall past their lease, then finish with their old fence
+    /// (some with the clock they read before stalling).
+    pub stalls: bool,
+    /// Workers are killed (SIGKILL) in the middle of a call and restarted
+    /// under the same name, having forgotten everything.
+    pub kills: bool,
+    /// Each worker's clock is off by up to this many seconds either way
+    /// (0: every clock agrees).
+    pub skew: f64,
+}
+
+impl Faults {
+    /// Every fault, with a skew of one lease.
+    pub fn all() -> Faults {
+        Faults {
+            stalls: true,
+            kills: true,
+            skew: TTL,
+        }
+    }
+
+    /// No fault at all.
+    pub fn none() -> Faults {
+        Faults {
+            stalls: false,
+            kills: false,
+            skew: 0.0,
+        }
+    }
+
+    /// The faults' names, as the command line gives them.
+    pub fn names(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        if self.stalls {
+            names.push("stalls".to_string());
+        }
+        if self.kills {
+            names.push("kills".to_string());
+        }
+        if self.skew > 0.0 {
+            names.push(format!("skew ±{}s", self.skew));
+        }
+        names
+    }
+}
+
+/// A chaos run's settings: with the same settings, a run makes the same
+/// calls in the same rounds (see [`super::run`] for what the operating
+/// system decides).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Settings {
+    /// How many workers run at once.
+    pub workers: usize,
+    /// How many store calls the run makes in all.
+    pub operations: usize,
+    /// The seed of every random choice.
+    pub seed: u64,
+    /// The faults injected.
+    pub faults: Faults,
+}
+
+impl Settings {
+    /// How many jobs the workers crowd at a time: few, so that leases are
+    /// taken over all the time.
+    pub fn jobs(&self) -> usize {
+        (self.workers / 2).max(1)
+    }
+}
+
+/// A worker's name: reused across its lives, as a restarted worker reuses
+/// its name.
+pub fn owner(worker: usize) -> String {
+    format!("w{}", worker + 1)
+}
+
+/// A lease a worker believes it holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lease {
+    /// The job.
+    pub job: String,
+    /// The fence its claim returned.
+    pub fence: Fence,
+    /// When it ends, on the worker's own clock.
+    pub until: f64,
+    /// Whether the worker sent the job's report (its side effect) already.
+    pub reported: bool,
+}
+
+/// What a worker does in one round.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// One store call.
+    Call(Operation),
+    /// Sends the job's report (the side effect outside the store), then
+    /// completes the job: two things, as a real worker does them.
+    ReportAndComplete(Operation),
+    /// Nothing this round: it stalls.
+    Stall,
+    /// Nothing this round: it backs off after a refused claim.
+    Idle,
+}
+
+/// A stall: until the round it wakes up in, and the `now` it will use
+/// then when its clock is stale (it read the clock before stalling).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Stall {
+    wake: usize,
+    stale_now: Option<f64>,
+}
+
+/// One worker: what it remembers (lost when it is killed), its clock, and
+/// its stalls.
+///
+/// A stall takes one of two shapes, as in real workers: the whole worker
+/// stops (a pause of its process), or one attempt gets stuck on a thread
+/// of its own (parked) while the worker goes on and may claim the same job
+/// again. Either way the stuck attempt, when it wakes, completes with the
+/// fence it had: the worksheet's story, and its variant where the late
+/// write carries the worker's own name.
+#[derive(Debug, Clone)]
+pub struct Worker {
+    /// Its index.
+    pub index: usize,
+    /// Its owner name.
+    pub owner: String,
+    /// How far its clock is off.
+    pub skew: f64,
+    /// The `now` of its last call: its clock never goes back.
+    pub clock: f64,
+    /// The lease it believes it holds.
+    pub lease: Option<Lease>,
+    /// The jobs it enqueued in this life.
+    known: HashSet<String>,
+    /// While the whole worker stalls.
+    stall: Option<Stall>,
+    /// An attempt stuck on a thread of its own, with its lease.
+    parked: Option<(Lease, Stall)>,
+    /// After a refused claim, it waits until this round before it claims
+    /// again, as a polling worker backs off.
+    backoff_until: usize,
+    /// The job of its parked attempt: the one it goes back to first, as a
+    /// worker whose attempt timed out picks the job up again.
+    retry_job: Option<String>,
+    rng: Rng,
+}
+
+impl Worker {
+    /// Worker `index` of a run with `settings`.
+    pub fn new(index: usize, settings: &Settings) -> Worker {
+        let mut rng = Rng::part(settings.seed, 1 + index as u64);
+        // Whole milliseconds, so that every `now` in a timeline is short.
+        let skew = if settings.faults.skew > 0.0 {
+            ((rng.unit() * 2.0 - 1.0) * settings.faults.skew * 1000.0).round() / 1000.0
+        } else {
+            0.0
+        };
+        Worker {
+            index,
+            owner: owner(index),
+            skew,
+            clock: 0.0,
+            lease: None,
+            known: HashSet::new(),
+            stall: None,
+            parked: None,
+            backoff_until: 0,
+            retry_job: None,
+            rng,
+        }
+    }
+
+    /// Whether the whole worker stalls in `round`.
+    pub fn stalled_in(&self, round: usize) -> bool {
+        self.stall.is_some_and(|stall| round < stall.wake)
+    }
+
+    /// Its clock in `round`: the run's time plus its skew, in whole
+    /// milliseconds, never going back.
+    fn read_clock(&mut self, round: usize) -> f64 {
+        let now = ((round as f64 * TICK + self.skew) * 1000.0).round() / 1000.0;
+        self.clock = now.max(self.clock);
+        self.clock
+    }
+
+    /// Its step in `round`, on `jobs` (the jobs still open, by id).
+    pub fn step(&mut self, round: usize, jobs: &[String], settings: &Settings) -> Step {
+        let clock = self.read_clock(round);
+        if let Some(stall) = self.stall.take() {
+            // Back from a pause: it finishes what it started, unaware.
+            if let Some(lease) = self.lease.clone() {
+                let now = stall.stale_now.unwrap_or(clock);
+                return self.report_and_complete(&lease, now);
+            }
+        }
+        if let Some((lease, stall)) = self.parked.clone() {
+            if round >= stall.wake {
+                self.parked = None;
+                let now = stall.stale_now.unwrap_or(clock);
+                return Step::ReportAndComplete(self.complete(&lease, now));
+            }
+        }
+        let now = clock;
+        let Some(lease) = self.lease.clone() else {
+            if round < self.backoff_until {
+                return Step::Idle;
+            }
+            let retry = self.retry_job.clone().filter(|job| jobs.contains(job));
+            let job = match retry {
+                Some(job) if self.rng.chance(0.8) => job,
+                _ => jobs[self.rng.below(jobs.len())].clone(),
+            };
+            if self.known.insert(job.clone()) {
+                return Step::Call(Operation::Enqueue { job_id: job });
+            }
+            if self.rng.chance(0.1) {
+                return Step::Call(Operation::State { job_id: job });
+            }
+            return Step::Call(Operation::Claim {
+                job_id: job,
+                owner: self.owner.clone(),
+                now,
+                ttl: TTL,
+            });
+        };
+        if settings.faults.stalls && self.parked.is_none() && self.rng.chance(0.08) {
+            // Past its lease: at least a lease's worth of rounds.
+            let stall = Stall {
+                wake: round + (TTL / TICK) as usize + 1 + self.rng.below(6),
+                stale_now: self.rng.chance(0.5).then_some(now),
+            };
+            if self.rng.chance(0.5) {
+                self.stall = Some(stall);
+            } else {
+                self.retry_job = Some(lease.job.clone());
+                self.parked = Some((lease, stall));
+                self.lease = None;
+            }
+            return Step::Stall;
+        }
+        let roll = self.rng.unit();
+        if roll < 0.3 {
+            Step::Call(Operation::Renew {
+                job_id: lease.job.clone(),
+                owner: self.owner.clone(),
+                fence: lease.fence,
+                now,
+                ttl: TTL,
+            })
+        } else if roll < 0.4 {
+            Step::Call(Operation::Release {
+                job_id: lease.job.clone(),
+                owner: self.owner.clone(),
+                fence: lease.fence,
+            })
+        } else if roll < 0.5 {
+            Step::Call(Operation::State {
+                job_id: lease.job.clone(),
+            })
+        } else {
+            self.report_and_complete(&lease, now)
+        }
+    }
+
+    /// The completion of `lease` at `now`, with the result that names the
+    /// worker and the fence.
+    fn complete(&self, lease: &Lease, now: f64) -> Operation {
+        Operation::Complete {
+            job_id: lease.job.clone(),
+            owner: self.owner.clone(),
+            fence: lease.fence,
+            now,
+            result: format!("{}/{}", self.owner, lease.fence),
+        }
+    }
+
+    fn report_and_complete(&mut self, lease: &Lease, now: f64) -> Step {
+        if let Some(held) = self.lease.as_mut() {
+            held.reported = true;
+        }
+        Step::ReportAndComplete(self.complete(lease, now))
+    }
+
+    /// What the worker learns from the answer to its `operation`: `None`
+    /// when the call's outcome is unknown or it failed. An answer about
+    /// another lease than the one it holds (a parked attempt's) leaves
+    /// that one alone.
+    pub fn learn(&mut self, round: usize, operation: &Operation, answer: Option<&Answer>) {
+        if let (Operation::Claim { .. }, Some(Answer::Fence(None))) = (operation, answer) {
+            // Half a lease to a lease, so a lease runs out after a poll or two.
+            let rounds = (TTL / TICK) as usize;
+            self.backoff_until = round + rounds / 2 + self.rng.below(rounds / 2 + 1);
+            return;
+        }
+        if let (
+            Operation::Claim {
+                job_id, now, ttl, ..
+            },
+            Some(Answer::Fence(Some(fence))),
+        ) = (operation, answer)
+        {
+            self.lease = Some(Lease {
+                job: job_id.clone(),
+                fence: *fence,
+                until: now + ttl,
+                reported: false,
+            });
+            return;
+        }
+        let (job, fence) = match operation {
+            Operation::Renew { job_id, fence, .. }
+            | Operation::Complete { job_id, fence, .. }
+            | Operation::Release { job_id, fence, .. } => (job_id, fence),
+            _ => return,
+        };
+        let Some(lease) = self.lease.as_mut() else {
+            return;
+        };
+        if lease.job != *job || lease.fence != *fence {
+            return;
+        }
+        match (operation, answer) {
+            (Operation::Renew { now, ttl, .. }, Some(Answer::Bool(true))) => {
+                lease.until = now + ttl;
+            }
+            (Operation::Renew { .. }, Some(Answer::Bool(false)))
+            | (Operation::Complete { .. } | Operation::Release { .. }, Some(_)) => {
+                self.lease = None;
+            }
+            // A store error (busy, say): it tries again in a later round.
+            _ => {}
+        }
+    }
+
+    /// Killed and started again: the same name, nothing remembered.
+    pub fn restart(&mut self) {
+        self.lease = None;
+        self.known.clear();
+        self.stall = None;
+        self.parked = None;
+        self.backoff_until = 0;
+        self.retry_job = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(faults: Faults) -> Settings {
+        Settings {
+            workers: 4,
+            operations: 100,
+            seed: 3,
+            faults,
+        }
+    }
+
+    /// A worker enqueues a job before it claims it, completes with the
+    /// fence it was handed, and its clock never goes back.
+    #[test]
+    fn a_worker_enqueues_claims_and_completes_with_its_fence() {
+        let settings = settings(Faults::none());
+        let mut worker = Worker::new(0, &settings);
+        let jobs = vec!["j1".to_string()];
+        let first = worker.step(1, &jobs, &settings);
+        assert_eq!(
+            first,
+            Step::Call(Operation::Enqueue {
+                job_id: "j1".into()
+            })
+        );
+        let mut claimed = false;
+        for round in 2..200 {
+            match worker.step(round, &jobs, &settings) {
+                Step::Call(operation @ Operation::Claim { .. }) if !claimed => {
+                    worker.learn(round, &operation, Some(&Answer::Fence(Some(Fence(4)))));
+                    claimed = true;
+                }
+                Step::ReportAndComplete(Operation::Complete { fence, result, .. }) => {
+                    assert!(claimed);
+                    assert_eq!(fence, Fence(4));
+                    assert_eq!(result, "w1/4");
+                    return;
+                }
+                _ => {}
+            }
+        }
+        panic!("the worker never completed");
+    }
+
+    /// A stall, of the whole worker or of one attempt, lasts past the
+    /// lease, and the stuck attempt then completes with its old fence.
+    #[test]
+    fn a_skewed_worker_keeps_its_skew_and_a_stall_outlasts_the_lease() {
+        let settings = settings(Faults::all());
+        let skews: Vec<f64> = (0..4).map(|i| Worker::new(i, &settings).skew).collect();
+        assert!(skews.iter().all(|skew| skew.abs() <= TTL));
+        assert!(skews.iter().any(|skew| *skew != 0.0));
+        let jobs = ["j".to_string()];
+        let held = Lease {
+            job: "j".into(),
+            fence: Fence(1),
+            until: 100.0,
+            reported: false,
+        };
+        let mut shapes = HashSet::new();
+        for index in 0..4 {
+            let mut worker = Worker::new(index, &settings);
+            let Some(stalled) = (1..1000).find(|round| {
+                worker.lease.get_or_insert_with(|| held.clone());
+                worker.step(*round, &jobs, &settings) == Step::Stall
+            }) else {
+                panic!("worker {index} never stalled");
+            };
+            let paused = worker.stalled_in(stalled + 1);
+            shapes.insert(paused);
+            let lease_rounds = (TTL / TICK) as usize;
+            let woke = (stalled + 1..stalled + 100)
+                .find(|round| {
+                    !worker.stalled_in(*round)
+                        && matches!(
+                            worker.step(*round, &jobs, &settings),
+                            Step::ReportAndComplete(Operation::Complete {
+                                fence: Fence(1),
+                                ..
+                            })
+                        )
+                })
+                .expect("the stuck attempt completes");
+            assert!(
+                woke - stalled > lease_rounds,
+                "woke after {} rounds",
+                woke - stalled
+            );
+        }
+        assert!(!shapes.is_empty());
+    }
+}

@@ -1,0 +1,563 @@
+//! The fencing property, checked from a run's history and the file it
+//! left: each way it can break, named, with the calls that show it.
+//!
+//! A call whose worker was killed during it has an unknown outcome: it may
+//! or may not have landed, and no check counts on either. These checks
+//! read answers as they came; the contract model's linearizability check
+//! (see [`super::linearize`]) judges the history as a whole beside them.
+
+use super::history::{Call, Returned};
+use super::run::Record;
+use crate::job::{Fence, Job};
+use crate::operation::{Answer, Operation};
+use std::collections::BTreeMap;
+
+/// One way the fencing property breaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Property {
+    /// Two claims of one job were handed the same fence.
+    FenceTwice,
+    /// A claim was handed a fence below one handed out before it began.
+    FenceDown,
+    /// A completion was accepted from a worker that was not the current
+    /// holder: its fence had been superseded, or was never handed to it.
+    StaleCompletion,
+    /// The stored result is not the accepted completion's.
+    WrongResult,
+    /// A done job changed afterwards.
+    DoneChanged,
+    /// An enqueued job is gone.
+    JobLost,
+    /// The file fails SQLite's integrity check, or cannot be read.
+    Integrity,
+    /// The answers cannot come from any order of the calls under the
+    /// worksheet's contract (the model check).
+    NotLinearizable,
+}
+
+impl Property {
+    /// What it says, in a few words.
+    pub fn text(self) -> &'static str {
+        match self {
+            Property::FenceTwice => "a fence handed out twice",
+            Property::FenceDown => "a fence that went down",
+            Property::StaleCompletion => {
+                "a completion accepted from a worker not holding the lease"
+            }
+            Property::WrongResult => "a stored result that is not the accepted completion's",
+            Property::DoneChanged => "a done job that changed",
+            Property::JobLost => "a job lost",
+            Property::Integrity => "a damaged file",
+            Property::NotLinearizable => "answers no order of the calls explains",
+        }
+    }
+
+    /// The worksheet step whose contract it breaks.
+    pub fn step(self) -> u8 {
+        match self {
+            Property::FenceTwice | Property::FenceDown => 4,
+            Property::StaleCompletion | Property::WrongResult | Property::DoneChanged => 6,
+            Property::JobLost => 2,
+            Property::Integrity => 1,
+            Property::NotLinearizable => 4,
+        }
+    }
+}
+
+/// A property broken, by which calls.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Violation {
+    /// What broke.
+    pub property: Property,
+    /// The job it broke on, if one.
+    pub job: Option<String>,
+    /// The calls that show it, as indices into the history.
+    pub calls: Vec<usize>,
+    /// What happened, in a sentence.
+    pub text: String,
+}
+
+/// Every violation the history and the final file show, in the order of
+/// the calls that show them.
+pub fn check(record: &Record) -> Vec<Violation> {
+    let mut found = Vec::new();
+    if record.integrity != "ok" {
+        found.push(Violation {
+            property: Property::Integrity,
+            job: None,
+            calls: Vec::new(),
+            text: format!("PRAGMA integrity_check says: {}", record.integrity),
+        });
+    }
+    let rows: BTreeMap<&str, &Job> = match &record.rows {
+        Ok(rows) => rows.iter().map(|row| (row.id.as_str(), row)).collect(),
+        Err(why) => {
+            found.push(Violation {
+                property: Property::Integrity,
+                job: None,
+                calls: Vec::new(),
+                text: format!("the jobs could not be read at the end: {why}"),
+            });
+            BTreeMap::new()
+        }
+    };
+    let mut by_job: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (index, call) in record.calls.iter().enumerate() {
+        if let Some(job) = call.operation.job_id() {
+            by_job.entry(job).or_default().push(index);
+        }
+    }
+    for (job, indices) in &by_job {
+        let calls = &record.calls;
+        let job_calls = JobCalls { calls, indices };
+        let row = rows.get(job).copied();
+        found.extend(job_calls.fences(job));
+        found.extend(job_calls.completions(job, row, record.rows.is_ok()));
+        found.extend(job_calls.enqueued(job, row, record.rows.is_ok()));
+    }
+    found.sort_by_key(|violation| violation.calls.last().copied().unwrap_or(usize::MAX));
+    found
+}
+
+/// The calls of one job.
+struct JobCalls<'a> {
+    calls: &'a [Call],
+    indices: &'a [usize],
+}
+
+/// A stored text as a student reads it: quoted, or `none`.
+fn quoted(text: Option<&str>) -> String {
+    text.map_or_else(|| "none".to_string(), |text| format!("{text:?}"))
+}
+
+/// When a call returned; an unknown one never did.
+fn end(call: &Call) -> u64 {
+    call.ended.unwrap_or(u64::MAX)
+}
+
+fn answer(call: &Call) -> Option<&Answer> {
+    match &call.returned {
+        Returned::Answer(answer) => Some(answer),
+        _ => None,
+    }
+}
+
+/// The fence a claim was handed.
+fn granted(call: &Call) -> Option<Fence> {
+    match (&call.operation, answer(call)) {
+        (Operation::Claim { .. }, Some(Answer::Fence(Some(fence)))) => Some(*fence),
+        _ => None,
+    }
+}
+
+/// Whether the call was answered `true`.
+fn accepted(call: &Call) -> bool {
+    matches!(answer(call), Some(Answer::Bool(true)))
+}
+
+fn owner_of(operation: &Operation) -> Option<&str> {
+    match operation {
+        Operation::Claim { owner, .. }
+        | Operation::Renew { owner, .. }
+        | Operation::Complete { owner, .. }
+        | Operation::Release { owner, .. } => Some(owner),
+        _ => None,
+    }
+}
+
+impl JobCalls<'_> {
+    fn each(&self) -> impl Iterator<Item = (usize, &Call)> + '_ {
+        self.indices
+            .iter()
+            .map(|index| (*index, &self.calls[*index]))
+    }
+
+    fn grants(&self) -> Vec<(usize, &Call, Fence)> {
+        self.each()
+            .filter_map(|(index, call)| granted(call).map(|fence| (index, call, fence)))
+            .collect()
+    }
+
+    /// Fences handed out twice, and fences below one handed out before.
+    fn fences(&self, job: &str) -> Vec<Violation> {
+        let grants = self.grants();
+        let mut found = Vec::new();
+        for (position, (a, first, fa)) in grants.iter().enumerate() {
+            for (b, second, fb) in &grants[position + 1..] {
+                if fa == fb {
+                    let text = if first.worker == second.worker {
+                        format!("{} was handed fence {fa} twice", first.worker_name())
+                    } else {
+                        format!(
+                            "{} and {} were both handed fence {fa}",
+                            first.worker_name(),
+                            second.worker_name()
+                        )
+                    };
+                    found.push(Violation {
+                        property: Property::FenceTwice,
+                        job: Some(job.into()),
+                        calls: vec![*a, *b],
+                        text,
+                    });
+                } else if end(first) < second.began && fb < fa {
+                    found.push(Violation {
+                        property: Property::FenceDown,
+                        job: Some(job.into()),
+                        calls: vec![*a, *b],
+                        text: format!(
+                            "{} was handed fence {fb} after {} had been handed {fa}",
+                            second.worker_name(),
+                            first.worker_name()
+                        ),
+                    });
+                }
+            }
+        }
+        found
+    }
+
+    /// Accepted completions: from the current holder only, at most one,
+    /// nothing accepted after it, and the stored row is its.
+    fn completions(&self, job: &str, row: Option<&Job>, rows_read: bool) -> Vec<Violation> {
+        let grants = self.grants();
+        let mut found = Vec::new();
+        let completes: Vec<(usize, &Call)> = self
+            .each()
+            .filter(|(_, call)| matches!(call.operation, Operation::Complete { .. }))
+            .collect();
+        let mut first_done: Option<(usize, &Call)> = None;
+        for (index, call) in completes.iter().copied().filter(|(_, call)| accepted(call)) {
+            let Operation::Complete { owner, fence, .. } = &call.operation else {
+                continue;
+            };
+            let handed = grants
+                .iter()
+                .any(|(_, claim, f)| f == fence && owner_of(&claim.operation) == Some(owner));
+            let unknown_claim_by_owner = self.each().any(|(_, claim)| {
+                matches!(&claim.operation, Operation::Claim { owner: o, .. } if o == owner)
+                    && claim.returned == Returned::Unknown
+            });
+            if let Some((newer, claim, f)) = grants
+                .iter()
+                .find(|(_, claim, f)| f > fence && end(claim) < call.began)
+            {
+                found.push(Violation {
+                    property: Property::StaleCompletion,
+                    job: Some(job.into()),
+                    calls: vec![*newer, index],
+                    text: format!(
+                        "{owner}'s completion with fence {fence} was accepted after {} had been handed fence {f}",
+                        claim.worker_name()
+                    ),
+                });
+            } else if !handed && !unknown_claim_by_owner {
+                found.push(Violation {
+                    property: Property::StaleCompletion,
+                    job: Some(job.into()),
+                    calls: vec![index],
+                    text: format!(
+                        "{owner}'s completion with fence {fence} was accepted, but no claim handed {owner} that fence"
+                    ),
+                });
+            }
+            match first_done {
+                None => first_done = Some((index, call)),
+                Some((done, _)) => found.push(Violation {
+                    property: Property::DoneChanged,
+                    job: Some(job.into()),
+                    calls: vec![done, index],
+                    text: format!("a second completion was accepted, {owner}'s with fence {fence}"),
+                }),
+            }
+        }
+        if let Some((done, completion)) = first_done {
+            for (index, call) in self.each() {
+                let changed = call.began > end(completion)
+                    && match &call.operation {
+                        Operation::Claim { .. } => granted(call).is_some(),
+                        Operation::Renew { .. } | Operation::Release { .. } => accepted(call),
+                        _ => false,
+                    };
+                if changed {
+                    found.push(Violation {
+                        property: Property::DoneChanged,
+                        job: Some(job.into()),
+                        calls: vec![done, index],
+                        text: format!("{} of the done job was accepted", call.operation.name()),
+                    });
+                }
+            }
+        }
+        if !rows_read {
+            return found;
+        }
+        let unknown_completions: Vec<&Call> = completes
+            .iter()
+            .map(|(_, call)| *call)
+            .filter(|call| call.returned == Returned::Unknown)
+            .collect();
+        let result_of = |call: &Call| match &call.operation {
+            Operation::Complete { result, .. } => Some(result.clone()),
+            _ => None,
+        };
+        match (first_done, row) {
+            (Some((index, completion)), Some(row)) => {
+                let expected = result_of(completion);
+                if !row.done || row.result != expected {
+                    // The later completion whose result was stored, if one.
+                    let mut calls = vec![index];
+                    calls.extend(
+                        completes
+                            .iter()
+                            .filter(|(other, call)| {
+                                *other != index && accepted(call) && result_of(call) == row.result
+                            })
+                            .map(|(other, _)| *other),
+                    );
+                    found.push(Violation {
+                        property: Property::WrongResult,
+                        job: Some(job.into()),
+                        calls,
+                        text: format!(
+                            "the stored row is {} with result {}, not the first accepted completion's {}",
+                            if row.done { "done" } else { "not done" },
+                            quoted(row.result.as_deref()),
+                            quoted(expected.as_deref())
+                        ),
+                    });
+                }
+            }
+            (None, Some(row)) if row.done || row.result.is_some() => {
+                let explained = unknown_completions
+                    .iter()
+                    .any(|call| row.done && row.result == result_of(call));
+                if !explained {
+                    found.push(Violation {
+                        property: Property::WrongResult,
+                        job: Some(job.into()),
+                        calls: Vec::new(),
+                        text: format!(
+                            "the stored row holds result {} (done: {}), but no completion was accepted",
+                            quoted(row.result.as_deref()),
+                            row.done
+                        ),
+                    });
+                }
+            }
+            _ => {}
+        }
+        found
+    }
+
+    /// A job that was added is still there at the end.
+    fn enqueued(&self, job: &str, row: Option<&Job>, rows_read: bool) -> Vec<Violation> {
+        let added = self.each().find(|(_, call)| {
+            matches!(call.operation, Operation::Enqueue { .. }) && accepted(call)
+        });
+        match (added, row) {
+            (Some((index, _)), None) if rows_read => vec![Violation {
+                property: Property::JobLost,
+                job: Some(job.into()),
+                calls: vec![index],
+                text: "the job was added, and the file no longer holds it".into(),
+            }],
+            _ => Vec::new(),
+        }
+    }
+}
+
+impl Call {
+    /// The worker's owner name.
+    pub fn worker_name(&self) -> String {
+        super::plan::owner(self.worker)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chaos::plan::{Faults, Settings};
+    use crate::chaos::sink::SinkReport;
+    use std::time::Duration;
+
+    fn call(worker: usize, at: u64, operation: Operation, returned: Returned) -> Call {
+        Call {
+            worker,
+            operation,
+            began: at,
+            ended: (returned != Returned::Unknown).then_some(at + 1),
+            returned,
+        }
+    }
+
+    fn claim(worker: usize, at: u64, now: f64, fence: Option<i64>) -> Call {
+        call(
+            worker,
+            at,
+            Operation::Claim {
+                job_id: "j".into(),
+                owner: crate::chaos::plan::owner(worker),
+                now,
+                ttl: 2.0,
+            },
+            Returned::Answer(Answer::Fence(fence.map(Fence))),
+        )
+    }
+
+    fn complete(worker: usize, at: u64, fence: i64, answer: bool) -> Call {
+        let owner = crate::chaos::plan::owner(worker);
+        call(
+            worker,
+            at,
+            Operation::Complete {
+                job_id: "j".into(),
+                owner: owner.clone(),
+                fence: Fence(fence),
+                now: 1.0,
+                result: format!("{owner}/{fence}"),
+            },
+            Returned::Answer(Answer::Bool(answer)),
+        )
+    }
+
+    fn enqueue(at: u64) -> Call {
+        call(
+            0,
+            at,
+            Operation::Enqueue { job_id: "j".into() },
+            Returned::Answer(Answer::Bool(true)),
+        )
+    }
+
+    fn record(calls: Vec<Call>, rows: Vec<Job>) -> Record {
+        Record {
+            settings: Settings {
+                workers: 2,
+                operations: calls.len(),
+                seed: 0,
+                faults: Faults::none(),
+            },
+            calls,
+            rows: Ok(rows),
+            integrity: "ok".into(),
+            skews: vec![0.0, 0.0],
+            kills: 0,
+            sinks: SinkReport::default(),
+            took: Duration::ZERO,
+        }
+    }
+
+    fn row(owner: &str, fence: i64, done: bool) -> Job {
+        Job {
+            id: "j".into(),
+            owner: Some(owner.into()),
+            until: 3.0,
+            fence: Fence(fence),
+            result: done.then(|| format!("{owner}/{fence}")),
+            done,
+        }
+    }
+
+    fn properties(record: &Record) -> Vec<Property> {
+        check(record)
+            .iter()
+            .map(|violation| violation.property)
+            .collect()
+    }
+
+    #[test]
+    fn a_sound_history_breaks_nothing() {
+        let calls = vec![
+            enqueue(0),
+            claim(0, 10, 1.0, Some(1)),
+            claim(1, 20, 5.0, Some(2)),
+            complete(0, 30, 1, false),
+            complete(1, 40, 2, true),
+        ];
+        assert_eq!(properties(&record(calls, vec![row("w2", 2, true)])), vec![]);
+    }
+
+    #[test]
+    fn a_fence_handed_out_twice_is_found() {
+        let calls = vec![
+            enqueue(0),
+            claim(0, 10, 1.0, Some(1)),
+            claim(1, 20, 5.0, Some(1)),
+        ];
+        let found = check(&record(calls, vec![row("w2", 1, false)]));
+        assert_eq!(found[0].property, Property::FenceTwice);
+        assert_eq!(found[0].calls, vec![1, 2]);
+    }
+
+    #[test]
+    fn a_fence_going_down_is_found() {
+        let calls = vec![
+            enqueue(0),
+            claim(0, 10, 1.0, Some(3)),
+            claim(1, 20, 5.0, Some(2)),
+        ];
+        assert_eq!(
+            properties(&record(calls, vec![row("w2", 2, false)])),
+            vec![Property::FenceDown]
+        );
+    }
+
+    #[test]
+    fn a_stale_completion_and_the_result_it_leaves_are_found() {
+        let calls = vec![
+            enqueue(0),
+            claim(0, 10, 1.0, Some(1)),
+            claim(1, 20, 5.0, Some(2)),
+            complete(0, 30, 1, true),
+        ];
+        let mut stored = row("w1", 2, true);
+        stored.result = Some("w1/1".into());
+        let found = properties(&record(calls, vec![stored]));
+        assert_eq!(found, vec![Property::StaleCompletion]);
+        let calls = vec![
+            enqueue(0),
+            claim(0, 10, 1.0, Some(1)),
+            complete(0, 30, 1, true),
+        ];
+        assert_eq!(
+            properties(&record(calls, vec![row("w1", 1, false)])),
+            vec![Property::WrongResult]
+        );
+    }
+
+    #[test]
+    fn a_done_job_changing_and_a_lost_job_are_found() {
+        let calls = vec![
+            enqueue(0),
+            claim(0, 10, 1.0, Some(1)),
+            complete(0, 20, 1, true),
+            claim(1, 30, 9.0, Some(2)),
+        ];
+        let found = properties(&record(calls.clone(), vec![row("w1", 1, true)]));
+        assert_eq!(found, vec![Property::DoneChanged]);
+        assert_eq!(
+            properties(&record(calls[..1].to_vec(), vec![])),
+            vec![Property::JobLost]
+        );
+    }
+
+    /// A claim whose worker was killed may have taken the fence the stored
+    /// row shows: an unknown outcome is never counted on.
+    #[test]
+    fn an_unknown_call_explains_what_it_may_have_done() {
+        let mut killed = complete(0, 30, 1, true);
+        killed.returned = Returned::Unknown;
+        killed.ended = None;
+        let calls = vec![enqueue(0), claim(0, 10, 1.0, Some(1)), killed];
+        assert_eq!(properties(&record(calls, vec![row("w1", 1, true)])), vec![]);
+    }
+
+    #[test]
+    fn a_damaged_file_is_found() {
+        let mut damaged = record(vec![], vec![]);
+        damaged.integrity = "*** in database main ***".into();
+        assert_eq!(properties(&damaged), vec![Property::Integrity]);
+    }
+}

@@ -1,0 +1,315 @@
+//! Carrying a chaos run out: one process per worker, each speaking the
+//! lab's protocol (the Rust store and its mutants through `lab __serve`,
+//! the Python store and a student's program as themselves), driven round
+//! by round from this process, every call recorded with its real-time
+//! interval.
+//!
+//! What the seed decides: each round's workers, their calls and their
+//! clocks, the stalls, and which calls are killed and how long after they
+//! were sent. What it cannot decide: the order in which the calls of one
+//! round, sent at once, reach the database (the operating system schedules
+//! the processes), and whether a kill lands before the call finished. A
+//! replay makes the same calls as long as the answers are the same.
+
+use super::history::{Call, Returned};
+use super::plan::{Settings, Step, Worker};
+use super::rng::Rng;
+use super::sink::{SinkReport, Sinks};
+use crate::error::StoreError;
+use crate::external::ImplCommand;
+use crate::job_store::JobStore;
+use crate::operation::{Answer, Operation};
+use crate::runner::WorkerCommand;
+use crate::variant::{Engine, Variant};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// The most workers act in one round.
+const MOST_AT_ONCE: usize = 4;
+
+/// The longest one call may take before its worker counts as hung.
+const CALL_LIMIT: Duration = Duration::from_secs(10);
+
+/// The chance that a call, when kills are on, is killed.
+const KILL_CHANCE: f64 = 0.03;
+
+/// The longest a kill waits after its call was sent.
+const LONGEST_KILL_DELAY_MICROS: u64 = 400;
+
+/// How a chaos run's workers are started.
+#[derive(Debug, Clone)]
+pub struct Workers {
+    command: ImplCommand,
+    /// What must live while the workers run (a mutated copy of a store).
+    _files: Option<Arc<dyn std::any::Any + Send + Sync>>,
+}
+
+impl Workers {
+    /// The workers of `variant`: a program as itself, a compiled store
+    /// through `lab __serve` (started with `lab`).
+    pub fn of(variant: &Variant, lab: &WorkerCommand) -> Workers {
+        match &variant.engine {
+            Engine::Compiled(_) => {
+                let mut argv = vec![lab.program.to_string_lossy().into_owned()];
+                argv.extend(["__serve".into(), "--variant".into(), variant.id.clone()]);
+                Workers {
+                    command: ImplCommand { argv, dir: None },
+                    _files: None,
+                }
+            }
+            Engine::Process(program) => Workers {
+                command: program.command.clone(),
+                _files: Some(Arc::clone(program) as Arc<dyn std::any::Any + Send + Sync>),
+            },
+        }
+    }
+
+    fn open(&self) -> Arc<crate::external::ExternalStore> {
+        Arc::new(crate::external::ExternalStore::new(
+            self.command.clone(),
+            CALL_LIMIT,
+        ))
+    }
+}
+
+/// A run's history and what it left: every call in the order it was
+/// sent, the final file's rows, and what the side-effect sinks saw.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Record {
+    /// The settings it ran with.
+    pub settings: Settings,
+    /// Every call, in the order sent.
+    pub calls: Vec<Call>,
+    /// The rows of the file at the end, read with plain SQL; `Err` says
+    /// why they could not be read.
+    pub rows: Result<Vec<crate::job::Job>, String>,
+    /// SQLite's `PRAGMA integrity_check` of the file at the end.
+    pub integrity: String,
+    /// Each worker's clock skew, in seconds.
+    pub skews: Vec<f64>,
+    /// How many workers were killed.
+    pub kills: usize,
+    /// What the two side-effect sinks saw.
+    pub sinks: SinkReport,
+    /// How long the run took.
+    #[serde(skip)]
+    pub took: Duration,
+}
+
+/// What a worker's process answered: the outcome and the call's interval.
+struct Done {
+    worker: usize,
+    operation: Operation,
+    began: u64,
+    ended: Option<u64>,
+    returned: Returned,
+}
+
+/// Runs `settings` against `workers` on a new database in `scratch`.
+///
+/// Errors: the database could not be made, or a worker never started (the
+/// implementation's own fault, said in its words).
+pub fn run(workers: &Workers, settings: &Settings, scratch: &Path) -> Result<Record, String> {
+    let dir = tempfile::Builder::new()
+        .prefix("lease-lab-chaos-")
+        .tempdir_in(scratch)
+        .map_err(|error| format!("cannot make a folder in {}: {error}", scratch.display()))?;
+    let db = dir.path().join("jobs.db");
+    let started = Instant::now();
+    let stores: Vec<_> = (0..settings.workers).map(|_| workers.open()).collect();
+    stores[0]
+        .init_db(&db)
+        .map_err(|error| format!("init_db failed before the run began: {error}"))?;
+    let mut team: Vec<Worker> = (0..settings.workers)
+        .map(|index| Worker::new(index, settings))
+        .collect();
+    let mut rng = Rng::part(settings.seed, 0);
+    let mut calls = Vec::with_capacity(settings.operations);
+    let mut done_jobs = BTreeSet::new();
+    let mut next_job = 0;
+    let mut open_jobs: Vec<String> = Vec::new();
+    let mut kills = 0;
+    let sinks = Sinks::new();
+    let mut round = 0;
+    while calls.len() < settings.operations {
+        round += 1;
+        open_jobs.retain(|job| !done_jobs.contains(job));
+        while open_jobs.len() < settings.jobs() {
+            next_job += 1;
+            open_jobs.push(format!("job-{next_job}"));
+        }
+        let mut ready: Vec<usize> = (0..team.len())
+            .filter(|index| !team[*index].stalled_in(round))
+            .collect();
+        if ready.is_empty() {
+            continue;
+        }
+        let at_once = 1 + rng.below(MOST_AT_ONCE.min(ready.len()));
+        let mut acting = Vec::with_capacity(at_once);
+        for _ in 0..at_once {
+            acting.push(ready.swap_remove(rng.below(ready.len())));
+        }
+        acting.sort_unstable();
+        let (sender, receiver) = mpsc::channel();
+        let mut sent = 0;
+        thread::scope(|scope| {
+            for &index in &acting {
+                if calls.len() + sent >= settings.operations {
+                    break;
+                }
+                let operation = match team[index].step(round, &open_jobs, settings) {
+                    Step::Stall | Step::Idle => continue,
+                    Step::Call(operation) => operation,
+                    Step::ReportAndComplete(operation) => {
+                        sinks.report(index, &operation);
+                        operation
+                    }
+                };
+                let kill_after = (settings.faults.kills && rng.chance(KILL_CHANCE))
+                    .then(|| Duration::from_micros(rng.next_u64() % LONGEST_KILL_DELAY_MICROS));
+                sent += 1;
+                let store = Arc::clone(&stores[index]);
+                let sender = sender.clone();
+                let db = db.clone();
+                scope.spawn(move || {
+                    let _ = sender.send(call(index, &store, &db, operation, kill_after, started));
+                });
+            }
+        });
+        drop(sender);
+        let mut finished: Vec<Done> = receiver.iter().collect();
+        finished.sort_by_key(|done| done.began);
+        for done in finished {
+            let worker = &mut team[done.worker];
+            match &done.returned {
+                Returned::Unknown => {
+                    kills += 1;
+                    worker.restart();
+                }
+                Returned::Answer(answer) => {
+                    if matches!(
+                        (&done.operation, answer),
+                        (Operation::Complete { .. }, Answer::Bool(true))
+                    ) {
+                        done_jobs.insert(done.operation.job_id().unwrap_or_default().to_string());
+                    }
+                    worker.learn(round, &done.operation, Some(answer));
+                }
+                Returned::Error(_) => worker.learn(round, &done.operation, None),
+            }
+            calls.push(Call {
+                worker: done.worker,
+                operation: done.operation,
+                began: done.began,
+                ended: done.ended,
+                returned: done.returned,
+            });
+        }
+    }
+    drop(stores);
+    let (rows, integrity) = read_file(&db);
+    Ok(Record {
+        settings: settings.clone(),
+        calls,
+        rows,
+        integrity,
+        skews: team.iter().map(|worker| worker.skew).collect(),
+        kills,
+        sinks: sinks.report_of(),
+        took: started.elapsed(),
+    })
+}
+
+/// One call on a worker's process, killed `kill_after` it was sent when
+/// asked: its outcome is then unknown unless the answer came first.
+fn call(
+    worker: usize,
+    store: &Arc<crate::external::ExternalStore>,
+    db: &Path,
+    operation: Operation,
+    kill_after: Option<Duration>,
+    started: Instant,
+) -> Done {
+    let nanos = |at: Instant| u64::try_from(at.duration_since(started).as_nanos()).unwrap_or(0);
+    // The program must be running to be killed during the call: a call on
+    // a worker just restarted starts it first.
+    let pid = kill_after.and_then(|_| {
+        if store.program_pid().is_none() {
+            let _ = store.name();
+        }
+        store.program_pid()
+    });
+    let began = Instant::now();
+    let killer = kill_after.zip(pid).map(|(delay, pid)| {
+        thread::spawn(move || {
+            thread::sleep(delay);
+            kill(pid);
+        })
+    });
+    let answer = store.call(db, &operation);
+    let ended = Instant::now();
+    let killed = killer.map(|killer| killer.join().is_ok()).unwrap_or(false);
+    let (ended, returned) = match answer {
+        Ok(answer) => (Some(nanos(ended)), Returned::Answer(answer)),
+        // The process ended before answering: killed by the run, or it
+        // crashed; either way the call may or may not have landed.
+        Err(StoreError::Fault(_)) => (None, Returned::Unknown),
+        Err(error) => (Some(nanos(ended)), Returned::Error(error.kind())),
+    };
+    if killed && returned != Returned::Unknown {
+        // The kill came after the answer: the worker died between calls,
+        // and its next call starts it again, remembering nothing.
+        store.abandon();
+    }
+    Done {
+        worker,
+        operation,
+        began: nanos(began),
+        ended,
+        returned,
+    }
+}
+
+/// Sends SIGKILL to `pid`.
+fn kill(pid: u32) {
+    if let Ok(pid) = libc::pid_t::try_from(pid) {
+        // SAFETY: kill(2) takes any pid and signal number and has no
+        // memory effects; a pid that has gone away gives ESRCH.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+}
+
+/// The file's rows and its integrity check, read with plain SQL.
+fn read_file(db: &PathBuf) -> (Result<Vec<crate::job::Job>, String>, String) {
+    let connection = match rusqlite::Connection::open(db) {
+        Ok(connection) => connection,
+        Err(error) => return (Err(error.to_string()), error.to_string()),
+    };
+    let integrity = connection
+        .query_row("PRAGMA integrity_check", [], |row| row.get::<_, String>(0))
+        .unwrap_or_else(|error| error.to_string());
+    let rows = connection
+        .prepare("SELECT id, owner, until, fence, result, done FROM jobs ORDER BY id")
+        .and_then(|mut statement| {
+            statement
+                .query_map([], |row| {
+                    Ok(crate::job::Job {
+                        id: row.get(0)?,
+                        owner: row.get(1)?,
+                        until: row.get(2)?,
+                        fence: crate::job::Fence(row.get(3)?),
+                        result: row.get(4)?,
+                        done: row.get::<_, i64>(5)? != 0,
+                    })
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .map_err(|error| error.to_string());
+    (rows, integrity)
+}

@@ -1,0 +1,273 @@
+//! A history as a student reads it: one line per call, time, worker, call
+//! and answer, in the style of `lab demo`, with the calls that break the
+//! contract marked. Every line fits 80 columns.
+
+use super::history::{Call, Returned};
+use crate::operation::{Answer, Operation};
+
+/// The call as a line's middle: the operation and its arguments, short.
+pub fn call_text(operation: &Operation) -> String {
+    match operation {
+        Operation::InitDb => "init_db".into(),
+        Operation::Enqueue { job_id } => format!("enqueue {job_id}"),
+        Operation::State { job_id } => format!("state {job_id}"),
+        Operation::Claim {
+            job_id, now, ttl, ..
+        } => {
+            format!("claim {job_id} now={} ttl={}", number(*now), number(*ttl))
+        }
+        Operation::Renew {
+            job_id, fence, now, ..
+        } => format!("renew {job_id} fence={fence} now={}", number(*now)),
+        Operation::Complete {
+            job_id, fence, now, ..
+        } => format!("complete {job_id} fence={fence} now={}", number(*now)),
+        Operation::Release { job_id, fence, .. } => format!("release {job_id} fence={fence}"),
+        Operation::ClaimMany { job_id, owners, .. } => {
+            format!("claim_many {job_id} ×{}", owners.len())
+        }
+    }
+}
+
+/// A clock value, as short as it is exact to the millisecond.
+fn number(value: f64) -> String {
+    let text = format!("{value:.3}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    if text == "-0" {
+        "0".into()
+    } else {
+        text.into()
+    }
+}
+
+/// The answer, short: a fence, `null`, `true`, a row's fence and owner.
+pub fn answer_text(returned: &Returned) -> String {
+    match returned {
+        Returned::Unknown => "killed: unknown".into(),
+        Returned::Error(kind) => format!("error {}", kind.name()),
+        Returned::Answer(answer) => match answer {
+            Answer::Done => "ok".into(),
+            Answer::Bool(flag) => flag.to_string(),
+            Answer::Fence(Some(fence)) => fence.to_string(),
+            Answer::Fence(None) | Answer::Row(None) => "null".into(),
+            Answer::Row(Some(row)) => format!(
+                "fence {} {}{}",
+                row.fence,
+                row.owner.as_deref().unwrap_or("-"),
+                if row.done { " done" } else { "" }
+            ),
+            Answer::Fences(fences) => format!("{} fences", fences.iter().flatten().count()),
+        },
+    }
+}
+
+/// The timeline of `calls` (indices into `history`), marking `marked`
+/// ones with `mark`: a header, then a line per call.
+pub fn timeline(history: &[Call], calls: &[usize], marked: &[usize], mark: &str) -> Vec<String> {
+    let mut lines = vec![format!(
+        "{:>8}  {:<6} {:<38} {}",
+        "ms", "worker", "call", "answer"
+    )];
+    for &index in calls {
+        let call = &history[index];
+        let at = call.began as f64 / 1e6;
+        let answer = answer_text(&call.returned);
+        let mut line = format!(
+            "{at:>8.2}  {:<6} {:<38} {answer}",
+            call.worker_name(),
+            call_text(&call.operation)
+        );
+        if marked.contains(&index) {
+            let marked_line = format!("{line:<66} ◀ {mark}");
+            if marked_line.chars().count() <= 80 {
+                line = marked_line;
+            } else {
+                // Too long for one line: the mark goes under it, at the right.
+                lines.push(line);
+                line = format!("{:>80}", format!("◀ {mark}"));
+            }
+        }
+        lines.push(line);
+    }
+    lines
+}
+
+/// What a chaos run found, as the terminal shows it: the run, the first
+/// finding, the shrunk counterexample as a timeline with the command that
+/// replays it, the longest valid prefix, and the side-effect sinks. Every
+/// line fits 80 columns.
+pub fn report_text(chaos: &super::Chaos) -> String {
+    let judged = &chaos.judged;
+    let record = &judged.record;
+    let settings = &record.settings;
+    let mut lines = vec![crate::terminal::fill_lines(
+        &format!(
+            "lab chaos: {}, {} workers, {} calls, seed {}",
+            chaos.subject, settings.workers, settings.operations, settings.seed
+        ),
+        80,
+    )];
+    let faults = settings.faults.names();
+    lines.push(format!(
+        "faults: {}",
+        if faults.is_empty() {
+            "none".to_string()
+        } else {
+            faults.join(", ")
+        }
+    ));
+    let seconds = record.took.as_secs_f64();
+    let rate = if seconds > 0.0 {
+        record.calls.len() as f64 / seconds
+    } else {
+        0.0
+    };
+    lines.push(format!(
+        "ran {} calls in {seconds:.2} s ({rate:.0} a second); {} killed mid-call",
+        record.calls.len(),
+        record.kills
+    ));
+    lines.push(String::new());
+    if !judged.failed() {
+        lines.push("✓ no violation: no fence handed out twice or going down, no stale".into());
+        lines.push("  completion, every stored result the accepted one's, no done job".into());
+        lines.push("  changed, no job lost, the file sound".into());
+        lines.push(crate::terminal::fill_lines(
+            &format!("  model check: {}", judged.model_text()),
+            80,
+        ));
+    } else {
+        for violation in judged.violations.iter().take(3) {
+            lines.push(format!(
+                "✗ {} (step {}){}",
+                violation.property.text(),
+                violation.property.step(),
+                violation
+                    .job
+                    .as_deref()
+                    .map_or_else(String::new, |job| format!(", on {job}"))
+            ));
+            lines.push(crate::terminal::fill_lines(
+                &format!("  {}", violation.text),
+                80,
+            ));
+        }
+        if judged.violations.is_empty() {
+            let step = judged
+                .culprits()
+                .first()
+                .map_or(4, |call| judged.calls()[*call].operation.step());
+            lines.push(format!(
+                "✗ {} (step {step}){}",
+                super::properties::Property::NotLinearizable.text(),
+                judged
+                    .job()
+                    .map_or_else(String::new, |job| format!(", on {job}"))
+            ));
+        }
+        if judged.violations.len() > 3 {
+            lines.push(format!("  ... and {} more", judged.violations.len() - 3));
+        }
+        lines.push(crate::terminal::fill_lines(
+            &format!("  model check: {}", judged.model_text()),
+            80,
+        ));
+    }
+    if let Some(shrunk) = &chaos.shrunk {
+        let small = &shrunk.judged;
+        let small_settings = &small.record.settings;
+        lines.push(String::new());
+        lines.push(format!(
+            "shrunk in {} runs to {} and {} calls; replay it with:",
+            shrunk.runs,
+            if small_settings.workers == 1 {
+                "1 worker".to_string()
+            } else {
+                format!("{} workers", small_settings.workers)
+            },
+            small.record.calls.len()
+        ));
+        lines.push(format!("  {}", chaos.replay(small_settings)));
+        let mark = match small.violations.first() {
+            Some(violation) => format!("step {}", violation.property.step()),
+            None => small.culprits().first().map_or("here".to_string(), |call| {
+                format!("step {}", small.calls()[*call].operation.step())
+            }),
+        };
+        lines.push(String::new());
+        lines.extend(timeline(
+            small.calls(),
+            &small.shown(),
+            &small.culprits(),
+            &mark,
+        ));
+        if let Some(violation) = small.violations.first() {
+            lines.push(crate::terminal::fill_lines(
+                &format!("✗ {}", violation.text),
+                80,
+            ));
+        }
+        lines.push(format!(
+            "the longest valid prefix: the first {} calls of this run",
+            small.longest_valid_prefix()
+        ));
+    }
+    let sinks = &record.sinks;
+    lines.push(String::new());
+    lines.push("side effects (each worker sends the job's report, then completes):".into());
+    lines.push(format!(
+        "  trusting sink: {} taken, {} stale (an older lease's, after a newer's)",
+        sinks.trusting_taken(),
+        sinks.trusting_stale()
+    ));
+    lines.push(format!(
+        "  fenced sink:   {} taken, {} refused by the fence, 0 stale",
+        sinks.fenced_taken(),
+        sinks.fenced_refused()
+    ));
+    let mut text = lines.join("\n");
+    text.push('\n');
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::Fence;
+
+    /// Every line fits 80 columns, even for the longest call and a mark.
+    #[test]
+    fn a_timeline_fits_80_columns() {
+        let history = vec![Call {
+            worker: 7,
+            operation: Operation::Complete {
+                job_id: "job-1234".into(),
+                owner: "w8".into(),
+                fence: Fence(12345),
+                now: -12345.125,
+                result: "w8/12345".into(),
+            },
+            began: 98_765_432_100,
+            ended: None,
+            returned: Returned::Unknown,
+        }];
+        let lines = timeline(&history, &[0], &[0], "step 6");
+        for line in &lines {
+            assert!(
+                line.chars().count() <= 80,
+                "{} columns: {line}",
+                line.chars().count()
+            );
+        }
+        assert!(lines[1].contains("complete job-1234 fence=12345 now=-12345.125"));
+        assert!(lines.last().expect("lines").ends_with("◀ step 6"));
+    }
+
+    #[test]
+    fn numbers_are_short_and_exact() {
+        assert_eq!(number(2.0), "2");
+        assert_eq!(number(0.25), "0.25");
+        assert_eq!(number(-0.0001), "0");
+        assert_eq!(number(1.2345), "1.234");
+    }
+}

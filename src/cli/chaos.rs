@@ -1,0 +1,216 @@
+//! `lab chaos`: an implementation under many workers and faults, judged
+//! from its history; and `lab __serve`, which serves one of the lab's
+//! compiled stores over the protocol for those workers.
+
+use super::args::{worker_command, ImplArgs};
+use super::outcome::{say, CliError, Outcome, ReportFormat};
+use lease_lab::chaos::plan::{Faults, Settings, TTL};
+use lease_lab::chaos::run::Workers;
+use lease_lab::variant::{Variant, REFERENCE_ID};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// `lab chaos`'s arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
+    /// Which implementations.
+    #[command(flatten)]
+    pub implementation: ImplArgs,
+    /// The variant to run: `reference` (your program, with --impl FILE) or
+    /// a mutant id.
+    #[arg(long, default_value = REFERENCE_ID)]
+    pub variant: String,
+    /// How many workers run at once, each a process of its own.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub workers: u16,
+    /// How many store calls the run makes in all.
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub operations: u32,
+    /// The seed of every random choice (default: one from the clock,
+    /// printed so that the run can be replayed).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// The faults, as a comma-separated list of `stalls` (past the lease),
+    /// `kills` (SIGKILL in the middle of a call) and `skew` (clocks that
+    /// disagree), or `none`.
+    #[arg(long, default_value = "stalls,kills,skew", value_parser = parse_faults)]
+    pub faults: FaultList,
+    /// With `skew`: how far each worker's clock may be off, in seconds
+    /// (a lease lasts 2).
+    #[arg(long, default_value_t = TTL)]
+    pub skew: f64,
+    /// Report the first failing run as it ran, without shrinking it.
+    #[arg(long)]
+    pub no_shrink: bool,
+    /// Text for the terminal, or the whole history as JSON.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub format: ReportFormat,
+    /// Where to put the run's database.
+    #[arg(long)]
+    pub scratch: Option<PathBuf>,
+}
+
+/// The faults named on the command line.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FaultList {
+    stalls: bool,
+    kills: bool,
+    skew: bool,
+}
+
+fn parse_faults(text: &str) -> Result<FaultList, String> {
+    let mut list = FaultList {
+        stalls: false,
+        kills: false,
+        skew: false,
+    };
+    if text == "none" {
+        return Ok(list);
+    }
+    for name in text.split(',').map(str::trim) {
+        match name {
+            "stalls" => list.stalls = true,
+            "kills" => list.kills = true,
+            "skew" => list.skew = true,
+            "power-cuts" => {
+                return Err("power cuts need the lab's disk model in the process that writes, and each chaos worker is a process of its own: `cargo test --test store power_cuts` runs them on the Rust store".into())
+            }
+            other => {
+                return Err(format!(
+                    "no fault {other:?}; the faults are stalls, kills and skew (or none)"
+                ))
+            }
+        }
+    }
+    Ok(list)
+}
+
+/// Runs the chaos, prints what it found; exit 1 when the contract broke.
+pub fn run(args: &Args) -> Outcome {
+    if !(args.skew.is_finite() && args.skew >= 0.0) {
+        return Err(CliError::Usage(format!(
+            "--skew must be a number of seconds, 0 or more (got {})",
+            args.skew
+        )));
+    }
+    let variant = args.implementation.variant(&args.variant)?;
+    let seed = args.seed.unwrap_or_else(seed_from_clock);
+    let settings = Settings {
+        workers: usize::from(args.workers),
+        operations: usize::try_from(args.operations).unwrap_or(usize::MAX),
+        seed,
+        faults: Faults {
+            stalls: args.faults.stalls,
+            kills: args.faults.kills,
+            skew: if args.faults.skew { args.skew } else { 0.0 },
+        },
+    };
+    let workers = Workers::of(&variant, &worker_command()?);
+    let scratch = args
+        .scratch
+        .clone()
+        .unwrap_or_else(lease_lab::runner::default_scratch);
+    let subject = subject_text(args, &variant);
+    let replay = replay_prefix(args);
+    let chaos = lease_lab::chaos::chaos(
+        subject,
+        replay,
+        &workers,
+        &settings,
+        &scratch,
+        !args.no_shrink,
+    )
+    .map_err(CliError::Failed)?;
+    match args.format {
+        ReportFormat::Text => say(&lease_lab::chaos::timeline::report_text(&chaos))?,
+        ReportFormat::Json => say(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&chaos).expect("a chaos run is JSON")
+        ))?,
+    }
+    if chaos.judged.failed() {
+        Err(CliError::Reported)
+    } else {
+        Ok(())
+    }
+}
+
+/// What ran, in words: `the Rust store`, `the Python store's mutant 07`.
+fn subject_text(args: &Args, variant: &Variant) -> String {
+    let subject = args.implementation.subject.describe();
+    if variant.is_reference() {
+        format!("{subject}, reference")
+    } else {
+        format!("{subject}, mutant {}", variant.id)
+    }
+}
+
+/// The command that replays a run, up to its seed and sizes.
+fn replay_prefix(args: &Args) -> String {
+    let mut words = vec!["lab chaos".to_string()];
+    let subject = args.implementation.subject.name();
+    if subject != "rust" {
+        words.push(format!("--impl {}", shell_quote(&subject)));
+    }
+    if args.variant != REFERENCE_ID {
+        words.push(format!("--variant {}", args.variant));
+    }
+    let faults: Vec<&str> = [
+        (args.faults.stalls, "stalls"),
+        (args.faults.kills, "kills"),
+        (args.faults.skew, "skew"),
+    ]
+    .iter()
+    .filter(|(on, _)| *on)
+    .map(|(_, name)| *name)
+    .collect();
+    if faults.len() < 3 {
+        words.push(format!(
+            "--faults {}",
+            if faults.is_empty() {
+                "none".to_string()
+            } else {
+                faults.join(",")
+            }
+        ));
+    }
+    if args.faults.skew && args.skew != TTL {
+        words.push(format!("--skew {}", args.skew));
+    }
+    words.join(" ")
+}
+
+fn shell_quote(text: &str) -> String {
+    shell_words::quote(text).into_owned()
+}
+
+/// A seed that differs from run to run.
+fn seed_from_clock() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_nanos());
+    u64::try_from(nanos % 1_000_000).unwrap_or(0)
+}
+
+/// `lab __serve`'s arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeArgs {
+    /// The compiled variant to serve: `reference` or a mutant id.
+    #[arg(long)]
+    pub variant: String,
+}
+
+/// Serves the variant on standard input and output until input ends.
+pub fn serve(args: &ServeArgs) -> Outcome {
+    let variant = Variant::find(&args.variant).ok_or_else(|| {
+        CliError::Usage(format!(
+            "no compiled variant {:?}; `lab tests --variants` lists them",
+            args.variant
+        ))
+    })?;
+    let store = variant.open(Duration::from_secs(60));
+    let name = format!("the lab's Rust store, variant {}", variant.id);
+    let stdin = std::io::stdin().lock();
+    let stdout = std::io::stdout().lock();
+    lease_lab::serve::serve(store.as_ref(), &name, stdin, stdout).map_err(CliError::from)
+}
