@@ -62,6 +62,28 @@ impl Judgement {
         }
     }
 
+    /// The first finding, in words, with the step whose contract it
+    /// breaks: `a fence handed out twice (step 4)`.
+    pub fn finding_text(&self) -> String {
+        match self.violations.first() {
+            Some(violation) => format!(
+                "{} (step {})",
+                violation.property.text(),
+                violation.step
+            ),
+            None => {
+                let step = self
+                    .culprits()
+                    .first()
+                    .map_or(4, |call| self.record.calls[*call].operation.step());
+                format!(
+                    "{} (step {step})",
+                    super::properties::Property::NotLinearizable.text()
+                )
+            }
+        }
+    }
+
     /// The calls that show the first finding.
     pub fn culprits(&self) -> Vec<usize> {
         match (self.violations.first(), &self.model) {

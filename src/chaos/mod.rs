@@ -21,6 +21,7 @@
 //! the history is checked job by job (linearizability is local: the whole is
 //! linearizable exactly when each job's part is).
 
+pub mod beside;
 pub mod history;
 pub mod judge;
 pub mod linearize;

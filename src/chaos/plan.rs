@@ -167,6 +167,12 @@ pub struct Worker {
     /// The job of its parked attempt: the one it goes back to first, as a
     /// worker whose attempt timed out picks the job up again.
     retry_job: Option<String>,
+    /// Whether it ran its set-up (`init_db`) in this life: every worker
+    /// does when it starts, as real workers make sure of their table.
+    set_up: bool,
+    /// Its last accepted completion, which it sends once more now and then,
+    /// as a worker that lost the first answer retries.
+    retry: Option<Operation>,
     rng: Rng,
 }
 
@@ -191,6 +197,8 @@ impl Worker {
             parked: None,
             backoff_until: 0,
             retry_job: None,
+            set_up: false,
+            retry: None,
             rng,
         }
     }
@@ -211,6 +219,15 @@ impl Worker {
     /// Its step in `round`, on `jobs` (the jobs still open, by id).
     pub fn step(&mut self, round: usize, jobs: &[String], settings: &Settings) -> Step {
         let clock = self.read_clock(round);
+        if !self.set_up {
+            self.set_up = true;
+            return Step::Call(Operation::InitDb);
+        }
+        if let Some(complete) = self.retry.take() {
+            if self.rng.chance(0.15) {
+                return Step::Call(complete);
+            }
+        }
         if let Some(stall) = self.stall.take() {
             // Back from a pause: it finishes what it started, unaware.
             if let Some(lease) = self.lease.clone() {
@@ -311,6 +328,9 @@ impl Worker {
     /// another lease than the one it holds (a parked attempt's) leaves
     /// that one alone.
     pub fn learn(&mut self, round: usize, operation: &Operation, answer: Option<&Answer>) {
+        if let (Operation::Complete { .. }, Some(Answer::Bool(true))) = (operation, answer) {
+            self.retry = Some(operation.clone());
+        }
         if let (Operation::Claim { .. }, Some(Answer::Fence(None))) = (operation, answer) {
             // Half a lease to a lease, so a lease runs out after a poll or two.
             let rounds = (TTL / TICK) as usize;
@@ -365,6 +385,8 @@ impl Worker {
         self.parked = None;
         self.backoff_until = 0;
         self.retry_job = None;
+        self.set_up = false;
+        self.retry = None;
     }
 }
 
@@ -388,15 +410,18 @@ mod tests {
         let settings = settings(Faults::none());
         let mut worker = Worker::new(0, &settings);
         let jobs = vec!["j1".to_string()];
-        let first = worker.step(1, &jobs, &settings);
         assert_eq!(
-            first,
+            worker.step(1, &jobs, &settings),
+            Step::Call(Operation::InitDb)
+        );
+        assert_eq!(
+            worker.step(2, &jobs, &settings),
             Step::Call(Operation::Enqueue {
                 job_id: "j1".into()
             })
         );
         let mut claimed = false;
-        for round in 2..200 {
+        for round in 3..200 {
             match worker.step(round, &jobs, &settings) {
                 Step::Call(operation @ Operation::Claim { .. }) if !claimed => {
                     worker.learn(round, &operation, Some(&Answer::Fence(Some(Fence(4)))));

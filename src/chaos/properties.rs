@@ -31,6 +31,9 @@ pub enum Property {
     JobLost,
     /// The file fails SQLite's integrity check, or cannot be read.
     Integrity,
+    /// A call failed with an error: under this load (a few workers, short
+    /// transactions, valid arguments) every call must be answered.
+    CallFailed,
     /// The answers cannot come from any order of the calls under the
     /// worksheet's contract (the model check).
     NotLinearizable,
@@ -49,6 +52,7 @@ impl Property {
             Property::DoneChanged => "a done job that changed",
             Property::JobLost => "a job lost",
             Property::Integrity => "a damaged file",
+            Property::CallFailed => "a call that failed",
             Property::NotLinearizable => "answers no order of the calls explains",
         }
     }
@@ -59,7 +63,7 @@ impl Property {
             Property::FenceTwice | Property::FenceDown => 4,
             Property::StaleCompletion | Property::WrongResult | Property::DoneChanged => 6,
             Property::JobLost => 2,
-            Property::Integrity => 1,
+            Property::Integrity | Property::CallFailed => 1,
             Property::NotLinearizable => 4,
         }
     }
@@ -70,6 +74,9 @@ impl Property {
 pub struct Violation {
     /// What broke.
     pub property: Property,
+    /// The worksheet step whose contract it breaks: the property's, or for
+    /// a failed call the step of its operation.
+    pub step: u8,
     /// The job it broke on, if one.
     pub job: Option<String>,
     /// The calls that show it, as indices into the history.
@@ -85,6 +92,7 @@ pub fn check(record: &Record) -> Vec<Violation> {
     if record.integrity != "ok" {
         found.push(Violation {
             property: Property::Integrity,
+            step: Property::Integrity.step(),
             job: None,
             calls: Vec::new(),
             text: format!("PRAGMA integrity_check says: {}", record.integrity),
@@ -95,6 +103,7 @@ pub fn check(record: &Record) -> Vec<Violation> {
         Err(why) => {
             found.push(Violation {
                 property: Property::Integrity,
+                step: Property::Integrity.step(),
                 job: None,
                 calls: Vec::new(),
                 text: format!("the jobs could not be read at the end: {why}"),
@@ -102,6 +111,22 @@ pub fn check(record: &Record) -> Vec<Violation> {
             BTreeMap::new()
         }
     };
+    for (index, call) in record.calls.iter().enumerate() {
+        if let Returned::Error(kind) = &call.returned {
+            found.push(Violation {
+                property: Property::CallFailed,
+                step: call.operation.step(),
+                job: call.operation.job_id().map(str::to_string),
+                calls: vec![index],
+                text: format!(
+                    "{}'s {} failed with a {} error",
+                    call.worker_name(),
+                    call.operation.name(),
+                    kind.name()
+                ),
+            });
+        }
+    }
     let mut by_job: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (index, call) in record.calls.iter().enumerate() {
         if let Some(job) = call.operation.job_id() {
@@ -197,6 +222,7 @@ impl JobCalls<'_> {
                     };
                     found.push(Violation {
                         property: Property::FenceTwice,
+                        step: Property::FenceTwice.step(),
                         job: Some(job.into()),
                         calls: vec![*a, *b],
                         text,
@@ -204,6 +230,7 @@ impl JobCalls<'_> {
                 } else if end(first) < second.began && fb < fa {
                     found.push(Violation {
                         property: Property::FenceDown,
+                        step: Property::FenceDown.step(),
                         job: Some(job.into()),
                         calls: vec![*a, *b],
                         text: format!(
@@ -245,6 +272,7 @@ impl JobCalls<'_> {
             {
                 found.push(Violation {
                     property: Property::StaleCompletion,
+                    step: Property::StaleCompletion.step(),
                     job: Some(job.into()),
                     calls: vec![*newer, index],
                     text: format!(
@@ -255,6 +283,7 @@ impl JobCalls<'_> {
             } else if !handed && !unknown_claim_by_owner {
                 found.push(Violation {
                     property: Property::StaleCompletion,
+                    step: Property::StaleCompletion.step(),
                     job: Some(job.into()),
                     calls: vec![index],
                     text: format!(
@@ -266,6 +295,7 @@ impl JobCalls<'_> {
                 None => first_done = Some((index, call)),
                 Some((done, _)) => found.push(Violation {
                     property: Property::DoneChanged,
+                    step: Property::DoneChanged.step(),
                     job: Some(job.into()),
                     calls: vec![done, index],
                     text: format!("a second completion was accepted, {owner}'s with fence {fence}"),
@@ -283,6 +313,7 @@ impl JobCalls<'_> {
                 if changed {
                     found.push(Violation {
                         property: Property::DoneChanged,
+                        step: Property::DoneChanged.step(),
                         job: Some(job.into()),
                         calls: vec![done, index],
                         text: format!("{} of the done job was accepted", call.operation.name()),
@@ -318,6 +349,7 @@ impl JobCalls<'_> {
                     );
                     found.push(Violation {
                         property: Property::WrongResult,
+                        step: Property::WrongResult.step(),
                         job: Some(job.into()),
                         calls,
                         text: format!(
@@ -336,6 +368,7 @@ impl JobCalls<'_> {
                 if !explained {
                     found.push(Violation {
                         property: Property::WrongResult,
+                        step: Property::WrongResult.step(),
                         job: Some(job.into()),
                         calls: Vec::new(),
                         text: format!(
@@ -359,6 +392,7 @@ impl JobCalls<'_> {
         match (added, row) {
             (Some((index, _)), None) if rows_read => vec![Violation {
                 property: Property::JobLost,
+                step: Property::JobLost.step(),
                 job: Some(job.into()),
                 calls: vec![index],
                 text: "the job was added, and the file no longer holds it".into(),

@@ -28,9 +28,6 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-/// The most workers act in one round.
-const MOST_AT_ONCE: usize = 4;
-
 /// The longest one call may take before its worker counts as hung.
 const CALL_LIMIT: Duration = Duration::from_secs(10);
 
@@ -148,7 +145,7 @@ pub fn run(workers: &Workers, settings: &Settings, scratch: &Path) -> Result<Rec
         if ready.is_empty() {
             continue;
         }
-        let at_once = 1 + rng.below(MOST_AT_ONCE.min(ready.len()));
+        let at_once = 1 + rng.below(ready.len());
         let mut acting = Vec::with_capacity(at_once);
         for _ in 0..at_once {
             acting.push(ready.swap_remove(rng.below(ready.len())));

@@ -141,7 +141,7 @@ pub fn report_text(chaos: &super::Chaos) -> String {
             lines.push(format!(
                 "✗ {} (step {}){}",
                 violation.property.text(),
-                violation.property.step(),
+                violation.step,
                 violation
                     .job
                     .as_deref()
@@ -189,7 +189,7 @@ pub fn report_text(chaos: &super::Chaos) -> String {
         ));
         lines.push(format!("  {}", chaos.replay(small_settings)));
         let mark = match small.violations.first() {
-            Some(violation) => format!("step {}", violation.property.step()),
+            Some(violation) => format!("step {}", violation.step),
             None => small.culprits().first().map_or("here".to_string(), |call| {
                 format!("step {}", small.calls()[*call].operation.step())
             }),

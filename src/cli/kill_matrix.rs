@@ -32,6 +32,11 @@ pub struct MatrixArgs {
     /// and shown as not covered: they cannot catch it).
     #[arg(long)]
     every_test: bool,
+    /// Also judge every variant by a chaos run (8 workers, 2000 calls, seed
+    /// 1, every fault), and say which mutants only the tests, or only
+    /// chaos, catch (with --format text or json).
+    #[arg(long)]
+    chaos: bool,
     /// Write the report to this file instead of standard output.
     #[arg(long, short)]
     output: Option<PathBuf>,
@@ -98,6 +103,11 @@ enum MatrixFormat {
 /// `lab matrix`: every test against every variant (of a kind), rendered,
 /// and with `--check` what is wrong with it.
 pub fn matrix(args: &MatrixArgs) -> Outcome {
+    if args.chaos && !matches!(args.format, MatrixFormat::Text | MatrixFormat::Json) {
+        return Err(CliError::Usage(
+            "--chaos adds its column to --format text or json only".into(),
+        ));
+    }
     let worker = worker_command()?;
     let variants: Vec<Variant> = args
         .implementation
@@ -119,6 +129,25 @@ pub fn matrix(args: &MatrixArgs) -> Outcome {
         suite::CASES.iter().collect(),
         &args.run.options(),
     );
+    let chaos = if args.chaos {
+        let settings = lease_lab::chaos::plan::Settings {
+            workers: 8,
+            operations: 2000,
+            seed: 1,
+            faults: lease_lab::chaos::plan::Faults::all(),
+        };
+        let verdicts = lease_lab::chaos::beside::judge_variants(
+            &variants,
+            &worker,
+            &settings,
+            &args.run.options().scratch,
+        )
+        .map_err(CliError::Failed)?;
+        let comparison = lease_lab::chaos::beside::compare(&matrix, &verdicts);
+        Some((settings, verdicts, comparison))
+    } else {
+        None
+    };
     let rendered = match args.format {
         MatrixFormat::Text => {
             let width = lease_lab::terminal::width();
@@ -129,9 +158,24 @@ pub fn matrix(args: &MatrixArgs) -> Outcome {
                     text.push_str(&format!("\n{advice}\n"));
                 }
             }
+            if let Some((settings, verdicts, comparison)) = &chaos {
+                text.push_str(&lease_lab::chaos::beside::text(
+                    verdicts, comparison, settings,
+                ));
+            }
             text
         }
-        MatrixFormat::Json => json_text(&report::json::report(&matrix)),
+        MatrixFormat::Json => {
+            let mut report = report::json::report(&matrix);
+            if let Some((settings, verdicts, comparison)) = &chaos {
+                report["chaos"] = serde_json::json!({
+                    "settings": settings,
+                    "variants": verdicts,
+                    "comparison": comparison,
+                });
+            }
+            json_text(&report)
+        }
         MatrixFormat::Markdown => report::markdown::report(&matrix),
         MatrixFormat::Stryker => json_text(&report::stryker::report(&matrix)),
         MatrixFormat::Html => report::html::page(&matrix),
@@ -146,7 +190,10 @@ pub fn matrix(args: &MatrixArgs) -> Outcome {
         }
     }
     if args.check {
-        let problems = matrix.problems();
+        let mut problems = matrix.problems();
+        if let Some((_, verdicts, _)) = &chaos {
+            problems.extend(lease_lab::chaos::beside::problems(verdicts));
+        }
         if !problems.is_empty() {
             for problem in &problems {
                 eprintln!("lab matrix --check: {problem}");

@@ -201,7 +201,12 @@ pub fn check(args: &CheckArgs, progress_path: &Path) -> Outcome {
             report.record(session.edit(), own);
             session.save()?;
         }
-        say(&next_text(&report, &checked.source(), through))?;
+        say(&next_text(
+            &report,
+            &checked.source(),
+            through,
+            &checked.impl_arg(),
+        ))?;
     }
     if report.all_pass() {
         Ok(())
@@ -504,7 +509,12 @@ impl WatchRound<'_> {
                     report.record(progress, self.own)
                 })?;
                 say(&watch_text(&report, width))?;
-                say(&next_text(&report, &self.checked.source(), self.through))?;
+                say(&next_text(
+                    &report,
+                    &self.checked.source(),
+                    self.through,
+                    &self.checked.impl_arg(),
+                ))?;
             }
             Err(CliError::ClosedPipe) => return Err(CliError::ClosedPipe),
             Err(error) => say(&format!(

@@ -408,8 +408,21 @@ fn implementation_text(progress: &Progress) -> String {
     } else {
         format!("steps {}", parts.join("; "))
     };
+    let all_pass = progress.checks.len() == 8
+        && progress
+            .checks
+            .values()
+            .all(|check| check.status == StepStatus::Passed);
+    let next = if all_pass {
+        format!(
+            ". Next: lab chaos --impl {}, your store under many workers, stalls, kills and skewed clocks",
+            implementation.impl_arg()
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "Your implementation, {}: {checked} (lab check)",
+        "Your implementation, {}: {checked} (lab check){next}",
         implementation.describe()
     )
 }

@@ -289,7 +289,9 @@ fn several_winners(outcome: &TestOutcome) -> Option<usize> {
 }
 
 /// What to do next after a check.
-pub fn next_text(report: &CheckReport, source: &str, through: u8) -> String {
+/// (`impl_arg` is how `--impl` names the implementation, for the last
+/// step: `lab chaos`.)
+pub fn next_text(report: &CheckReport, source: &str, through: u8, impl_arg: &str) -> String {
     let line = match report.first_open() {
         Some(open) if open.status == StepStatus::NotImplemented => {
             // The stub that answered names its own step: a step's tests
@@ -331,7 +333,7 @@ pub fn next_text(report: &CheckReport, source: &str, through: u8) -> String {
             through + 1,
             through + 1
         ),
-        None => "All eight steps pass. The worksheet's last instruction: break your code on purpose (a boundary comparison, the cleanup code), predict which tests fail, and let the lab score it: `lab check --predict TEST,TEST --why \"...\"`.".to_string(),
+        None => format!("All eight steps pass. Next: `lab chaos --impl {impl_arg}` runs your store under 8 workers that stall, get killed mid-call and disagree about the time, and judges every answer. Then the worksheet's last instruction: break your code on purpose (a boundary comparison, the cleanup code), predict which tests fail, and let the lab score it: `lab check --predict TEST,TEST --why \"...\"`."),
     };
     format!(
         "\n{}\n",
@@ -441,7 +443,7 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("not counted"), "{text}");
-        let next = next_text(&report, "store.py", 5);
+        let next = next_text(&report, "store.py", 5, "store.py");
         assert!(next.contains("make step 2 pass"), "{next}");
     }
 
@@ -529,7 +531,7 @@ mod tests {
             .steps
             .iter()
             .all(|step| step.status == StepStatus::NotImplemented));
-        let next = next_text(&report, "store.py", 8);
+        let next = next_text(&report, "store.py", 8, "store.py");
         assert!(next.contains("write step 1, init_db"), "{next}");
         assert!(!next.contains("tests need it too"), "{next}");
         let waiting = run_with(
@@ -539,7 +541,7 @@ mod tests {
                 .map(|case| (case.name, stub(case.step.max(2))))
                 .collect::<Vec<_>>(),
         );
-        let next = next_text(&CheckReport::of(&waiting, 8), "store.py", 8);
+        let next = next_text(&CheckReport::of(&waiting, 8), "store.py", 8, "store.py");
         assert!(next.contains("write step 2, enqueue"), "{next}");
         assert!(next.contains("step 1's tests need it too"), "{next}");
         let helper = run_with(
@@ -560,7 +562,7 @@ mod tests {
                 })
                 .collect::<Vec<_>>(),
         );
-        let next = next_text(&CheckReport::of(&helper, 8), "store.py", 8);
+        let next = next_text(&CheckReport::of(&helper, 8), "store.py", 8, "store.py");
         assert!(next.contains("write step 2, check_args (its"), "{next}");
         assert_eq!(
             stub_name("step 2: check_args is not written yet"),
@@ -574,9 +576,9 @@ mod tests {
         assert_eq!(stub_step("not written yet"), None);
         let passing = CheckReport::of(&run_with(&[]), 3);
         assert!(passing.all_pass());
-        assert!(next_text(&passing, "store.py", 3).contains("lab check --step 4"));
+        assert!(next_text(&passing, "store.py", 3, "store.py").contains("lab check --step 4"));
         let all = CheckReport::of(&run_with(&[]), 8);
-        assert!(next_text(&all, "store.py", 8).contains("lab check --predict"));
+        assert!(next_text(&all, "store.py", 8, "store.py").contains("lab check --predict"));
     }
 
     fn window(last: &[&str], earlier: usize) -> StderrWindow {
@@ -665,7 +667,7 @@ mod tests {
         assert_eq!(several_winners(&TestOutcome::Pass), None);
         let test = first_of(8, Tag::Contract);
         let report = CheckReport::of(&run_with(&[(test, race("4 winners: A got 1, B got 2"))]), 8);
-        let next = next_text(&report, "store.py", 8);
+        let next = next_text(&report, "store.py", 8, "store.py");
         assert!(next.contains("4 claims won one job"), "{next}");
         assert!(
             next.contains("The race is in claim: its read and its write"),
@@ -674,7 +676,7 @@ mod tests {
         assert!(next.contains("step 4's contract"), "{next}");
         assert!(next.contains("BEGIN IMMEDIATE"), "{next}");
         let other = CheckReport::of(&run_with(&[(test, race("none"))]), 8);
-        assert!(next_text(&other, "store.py", 8).contains("make step 8 pass"));
+        assert!(next_text(&other, "store.py", 8, "store.py").contains("make step 8 pass"));
     }
 
     /// A step keeps what the program wrote during each of its failing

@@ -106,6 +106,14 @@ impl Subject {
         }
     }
 
+    /// How `--impl` names it, ready for a command line.
+    pub fn impl_arg(&self) -> String {
+        match self {
+            Subject::Own(own) => own.impl_arg(),
+            lab => lab.name(),
+        }
+    }
+
     /// How it is named in messages.
     pub fn describe(&self) -> String {
         match self {

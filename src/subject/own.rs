@@ -72,6 +72,17 @@ impl Implementation {
         }
     }
 
+    /// How `--impl` names it: the file, the project's folder, or the
+    /// command line (quoted for a shell).
+    pub fn impl_arg(&self) -> String {
+        let text = match self {
+            Implementation::Python { file } => file.display().to_string(),
+            Implementation::Rust { project } => project.display().to_string(),
+            Implementation::Command { line } => line.clone(),
+        };
+        shell_words::quote(&text).into_owned()
+    }
+
     /// Where its operations are written: the Python file, the project's
     /// `src/store.rs`, or the command line.
     pub fn source(&self) -> String {

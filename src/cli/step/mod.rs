@@ -196,7 +196,7 @@ fn yours(
     write!(
         console.output,
         "{}",
-        next_text(&report, &own.source(), step)
+        next_text(&report, &own.source(), step, &own.impl_arg())
     )?;
     Ok(())
 }
