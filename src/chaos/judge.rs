@@ -66,11 +66,7 @@ impl Judgement {
     /// breaks: `a fence handed out twice (step 4)`.
     pub fn finding_text(&self) -> String {
         match self.violations.first() {
-            Some(violation) => format!(
-                "{} (step {})",
-                violation.property.text(),
-                violation.step
-            ),
+            Some(violation) => format!("{} (step {})", violation.property.text(), violation.step),
             None => {
                 let step = self
                     .culprits()

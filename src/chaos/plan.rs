@@ -173,6 +173,9 @@ pub struct Worker {
     /// Its last accepted completion, which it sends once more now and then,
     /// as a worker that lost the first answer retries.
     retry: Option<Operation>,
+    /// Another worker's lease it read (job and fence): now and then it
+    /// meddles with it under its own name, as a confused client would.
+    spotted: Option<(String, Fence)>,
     rng: Rng,
 }
 
@@ -199,6 +202,7 @@ impl Worker {
             retry_job: None,
             set_up: false,
             retry: None,
+            spotted: None,
             rng,
         }
     }
@@ -239,11 +243,33 @@ impl Worker {
             if round >= stall.wake {
                 self.parked = None;
                 let now = stall.stale_now.unwrap_or(clock);
-                return Step::ReportAndComplete(self.complete(&lease, now));
+                // Mostly it completes; or its heartbeat, which outlived the
+                // work, renews; or its clean-up gives the lease back.
+                let (job_id, owner, fence) = (lease.job.clone(), self.owner.clone(), lease.fence);
+                return match self.rng.below(5) {
+                    0 => Step::Call(Operation::Renew {
+                        job_id,
+                        owner,
+                        fence,
+                        now,
+                        ttl: TTL,
+                    }),
+                    1 => Step::Call(Operation::Release {
+                        job_id,
+                        owner,
+                        fence,
+                    }),
+                    _ => Step::ReportAndComplete(self.complete(&lease, now)),
+                };
             }
         }
         let now = clock;
         let Some(lease) = self.lease.clone() else {
+            if let Some((job, fence)) = self.spotted.take() {
+                if jobs.contains(&job) && self.rng.chance(0.5) {
+                    return Step::Call(self.meddle(job, fence, now));
+                }
+            }
             if round < self.backoff_until {
                 return Step::Idle;
             }
@@ -304,6 +330,33 @@ impl Worker {
         }
     }
 
+    /// A call on another worker's lease (`fence` of `job`) under this
+    /// worker's own name: the store must refuse each.
+    fn meddle(&mut self, job: String, fence: Fence, now: f64) -> Operation {
+        let owner = self.owner.clone();
+        match self.rng.below(3) {
+            0 => Operation::Renew {
+                job_id: job,
+                owner,
+                fence,
+                now,
+                ttl: TTL,
+            },
+            1 => Operation::Release {
+                job_id: job,
+                owner,
+                fence,
+            },
+            _ => Operation::Complete {
+                result: format!("{owner}/{fence}"),
+                job_id: job,
+                owner,
+                fence,
+                now,
+            },
+        }
+    }
+
     /// The completion of `lease` at `now`, with the result that names the
     /// worker and the fence.
     fn complete(&self, lease: &Lease, now: f64) -> Operation {
@@ -330,6 +383,18 @@ impl Worker {
     pub fn learn(&mut self, round: usize, operation: &Operation, answer: Option<&Answer>) {
         if let (Operation::Complete { .. }, Some(Answer::Bool(true))) = (operation, answer) {
             self.retry = Some(operation.clone());
+        }
+        if let (Operation::State { job_id }, Some(Answer::Row(Some(row)))) = (operation, answer) {
+            let held_by_another = !row.done
+                && row.fence.0 > 0
+                && row
+                    .owner
+                    .as_deref()
+                    .is_some_and(|owner| owner != self.owner);
+            if held_by_another {
+                self.spotted = Some((job_id.clone(), row.fence));
+            }
+            return;
         }
         if let (Operation::Claim { .. }, Some(Answer::Fence(None))) = (operation, answer) {
             // Half a lease to a lease, so a lease runs out after a poll or two.
@@ -387,6 +452,7 @@ impl Worker {
         self.retry_job = None;
         self.set_up = false;
         self.retry = None;
+        self.spotted = None;
     }
 }
 

@@ -28,6 +28,12 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+/// How many workers act in an ordinary round, at most.
+const FEW: usize = 3;
+
+/// The chance that a round lets every ready worker act at once.
+const HERD_CHANCE: f64 = 0.1;
+
 /// The longest one call may take before its worker counts as hung.
 const CALL_LIMIT: Duration = Duration::from_secs(10);
 
@@ -145,7 +151,16 @@ pub fn run(workers: &Workers, settings: &Settings, scratch: &Path) -> Result<Rec
         if ready.is_empty() {
             continue;
         }
-        let at_once = 1 + rng.below(ready.len());
+        // Mostly a few workers at once; now and then a herd of them, which
+        // is where a claim that reads before it locks is caught. (Each call
+        // that finds the write lock taken sleeps in SQLite's busy handler
+        // for a millisecond or more, so a herd in every round would cost
+        // most of the run's time.)
+        let at_once = if rng.chance(HERD_CHANCE) {
+            1 + rng.below(ready.len())
+        } else {
+            1 + rng.below(ready.len().min(FEW))
+        };
         let mut acting = Vec::with_capacity(at_once);
         for _ in 0..at_once {
             acting.push(ready.swap_remove(rng.below(ready.len())));
