@@ -23,6 +23,7 @@
 
 pub mod beside;
 pub mod history;
+pub mod html;
 pub mod judge;
 pub mod linearize;
 pub mod model;

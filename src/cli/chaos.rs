@@ -3,9 +3,10 @@
 //! compiled stores over the protocol for those workers.
 
 use super::args::{worker_command, ImplArgs};
-use super::outcome::{say, CliError, Outcome, ReportFormat};
+use super::outcome::{say, CliError, Outcome};
 use lease_lab::chaos::plan::{Faults, Settings, TTL};
 use lease_lab::chaos::run::Workers;
+use lease_lab::subject::Subject;
 use lease_lab::variant::{Variant, REFERENCE_ID};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -42,12 +43,27 @@ pub struct Args {
     /// Report the first failing run as it ran, without shrinking it.
     #[arg(long)]
     pub no_shrink: bool,
-    /// Text for the terminal, or the whole history as JSON.
-    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
-    pub format: ReportFormat,
+    /// Text for the terminal, the whole history as JSON, or an HTML page
+    /// that draws the counterexample with the workers as lanes.
+    #[arg(long, value_enum, default_value_t = ChaosFormat::Text)]
+    pub format: ChaosFormat,
+    /// Write the report to this file instead of standard output.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
     /// Where to put the run's database.
     #[arg(long)]
     pub scratch: Option<PathBuf>,
+}
+
+/// How `lab chaos` writes its report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ChaosFormat {
+    /// Text for the terminal.
+    Text,
+    /// The whole history and what was found, as JSON.
+    Json,
+    /// A page that draws the timeline.
+    Html,
 }
 
 /// The faults named on the command line.
@@ -121,12 +137,22 @@ pub fn run(args: &Args) -> Outcome {
         !args.no_shrink,
     )
     .map_err(CliError::Failed)?;
-    match args.format {
-        ReportFormat::Text => say(&lease_lab::chaos::timeline::report_text(&chaos))?,
-        ReportFormat::Json => say(&format!(
+    let rendered = match args.format {
+        ChaosFormat::Text => lease_lab::chaos::timeline::report_text(&chaos),
+        ChaosFormat::Json => format!(
             "{}\n",
             serde_json::to_string_pretty(&chaos).expect("a chaos run is JSON")
-        ))?,
+        ),
+        ChaosFormat::Html => lease_lab::chaos::html::page(&chaos),
+    };
+    match &args.output {
+        None => say(&rendered)?,
+        Some(path) => {
+            std::fs::write(path, &rendered).map_err(|error| {
+                CliError::Failed(format!("cannot write {}: {error}", path.display()))
+            })?;
+            eprintln!("lab chaos: wrote {}", path.display());
+        }
     }
     if chaos.judged.failed() {
         Err(CliError::Reported)
@@ -137,7 +163,11 @@ pub fn run(args: &Args) -> Outcome {
 
 /// What ran, in words: `the Rust store`, `the Python store's mutant 07`.
 fn subject_text(args: &Args, variant: &Variant) -> String {
-    let subject = args.implementation.subject.describe();
+    let subject = match &args.implementation.subject {
+        Subject::Rust => "the Rust store".to_string(),
+        Subject::Python => "the Python store".to_string(),
+        own => own.describe(),
+    };
     if variant.is_reference() {
         format!("{subject}, reference")
     } else {

@@ -217,3 +217,52 @@ fn the_screenshot_command_makes_a_picture_of_the_report() {
     let height = u32::from_be_bytes(png[20..24].try_into().unwrap());
     assert_eq!((width, height), (1400, 1000));
 }
+
+/// `lab chaos --format html` in the browser: the counterexample of mutant
+/// 07 loads without a console message, with a lane per worker, a bar per
+/// call of the table, and the calls that break the contract drawn apart.
+#[test]
+#[ignore = "needs chromium; .ci/run installs it"]
+fn the_chaos_timeline_draws_each_call_on_its_worker_s_lane() {
+    let folder = tempfile::tempdir().unwrap();
+    let page = folder.path().join("chaos.html");
+    let ran = Command::new(env!("CARGO_BIN_EXE_lab"))
+        .args([
+            "chaos",
+            "--variant",
+            "07",
+            "--seed",
+            "5",
+            "--format",
+            "html",
+            "--output",
+        ])
+        .arg(&page)
+        .output()
+        .expect("lab chaos runs");
+    assert_eq!(
+        ran.status.code(),
+        Some(1),
+        "07 breaks the contract: {ran:?}"
+    );
+    let output = browse(&page, &["--dump-dom"]);
+    assert_eq!(console_messages(&output), Vec::<String>::new());
+    let dom = Html::parse_document(&String::from_utf8_lossy(&output.stdout));
+    let bars = dom.select(&select("svg.lanes rect.call")).count();
+    let rows = dom.select(&select("table.timeline tbody tr")).count();
+    assert!(rows > 0, "the counterexample has calls");
+    assert_eq!(bars, rows, "a bar per call of the table");
+    let culprits = dom.select(&select("svg.lanes rect.culprit")).count();
+    assert_eq!(
+        culprits,
+        dom.select(&select("table.timeline tr.culprit")).count()
+    );
+    assert!(culprits >= 2, "both claims handed fence 1 are marked");
+    let verdict: String = dom
+        .select(&select("p.verdict"))
+        .next()
+        .unwrap()
+        .text()
+        .collect();
+    assert!(verdict.contains("a fence handed out twice"), "{verdict}");
+}
