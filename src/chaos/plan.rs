@@ -220,8 +220,10 @@ impl Worker {
         self.clock
     }
 
-    /// Its step in `round`, on `jobs` (the jobs still open, by id).
-    pub fn step(&mut self, round: usize, jobs: &[String], settings: &Settings) -> Step {
+    /// Its step in `round`, on `jobs` (the jobs still open, by id, oldest
+    /// first). In a `herd` round every idle worker wakes up and claims the
+    /// oldest job at once, as polling workers do when it comes free.
+    pub fn step(&mut self, round: usize, jobs: &[String], settings: &Settings, herd: bool) -> Step {
         let clock = self.read_clock(round);
         if !self.set_up {
             self.set_up = true;
@@ -270,11 +272,12 @@ impl Worker {
                     return Step::Call(self.meddle(job, fence, now));
                 }
             }
-            if round < self.backoff_until {
+            if round < self.backoff_until && !herd {
                 return Step::Idle;
             }
             let retry = self.retry_job.clone().filter(|job| jobs.contains(job));
             let job = match retry {
+                _ if herd => jobs[0].clone(),
                 Some(job) if self.rng.chance(0.8) => job,
                 _ => jobs[self.rng.below(jobs.len())].clone(),
             };
@@ -291,7 +294,7 @@ impl Worker {
                 ttl: TTL,
             });
         };
-        if settings.faults.stalls && self.parked.is_none() && self.rng.chance(0.08) {
+        if settings.faults.stalls && self.parked.is_none() && self.rng.chance(0.12) {
             // Past its lease: at least a lease's worth of rounds.
             let stall = Stall {
                 wake: round + (TTL / TICK) as usize + 1 + self.rng.below(6),
@@ -300,6 +303,12 @@ impl Worker {
             if self.rng.chance(0.5) {
                 self.stall = Some(stall);
             } else {
+                // A stuck attempt may stay stuck longer: long enough, often,
+                // for its worker to claim the job again and hold it.
+                let stall = Stall {
+                    wake: stall.wake + self.rng.below(12),
+                    ..stall
+                };
                 self.retry_job = Some(lease.job.clone());
                 self.parked = Some((lease, stall));
                 self.lease = None;
@@ -307,7 +316,7 @@ impl Worker {
             return Step::Stall;
         }
         let roll = self.rng.unit();
-        if roll < 0.3 {
+        if roll < 0.45 {
             Step::Call(Operation::Renew {
                 job_id: lease.job.clone(),
                 owner: self.owner.clone(),
@@ -315,13 +324,13 @@ impl Worker {
                 now,
                 ttl: TTL,
             })
-        } else if roll < 0.4 {
+        } else if roll < 0.55 {
             Step::Call(Operation::Release {
                 job_id: lease.job.clone(),
                 owner: self.owner.clone(),
                 fence: lease.fence,
             })
-        } else if roll < 0.5 {
+        } else if roll < 0.65 {
             Step::Call(Operation::State {
                 job_id: lease.job.clone(),
             })
@@ -477,18 +486,18 @@ mod tests {
         let mut worker = Worker::new(0, &settings);
         let jobs = vec!["j1".to_string()];
         assert_eq!(
-            worker.step(1, &jobs, &settings),
+            worker.step(1, &jobs, &settings, false),
             Step::Call(Operation::InitDb)
         );
         assert_eq!(
-            worker.step(2, &jobs, &settings),
+            worker.step(2, &jobs, &settings, false),
             Step::Call(Operation::Enqueue {
                 job_id: "j1".into()
             })
         );
         let mut claimed = false;
         for round in 3..200 {
-            match worker.step(round, &jobs, &settings) {
+            match worker.step(round, &jobs, &settings, false) {
                 Step::Call(operation @ Operation::Claim { .. }) if !claimed => {
                     worker.learn(round, &operation, Some(&Answer::Fence(Some(Fence(4)))));
                     claimed = true;
@@ -525,7 +534,7 @@ mod tests {
             let mut worker = Worker::new(index, &settings);
             let Some(stalled) = (1..1000).find(|round| {
                 worker.lease.get_or_insert_with(|| held.clone());
-                worker.step(*round, &jobs, &settings) == Step::Stall
+                worker.step(*round, &jobs, &settings, false) == Step::Stall
             }) else {
                 panic!("worker {index} never stalled");
             };
@@ -536,14 +545,22 @@ mod tests {
                 .find(|round| {
                     !worker.stalled_in(*round)
                         && matches!(
-                            worker.step(*round, &jobs, &settings),
+                            worker.step(*round, &jobs, &settings, false),
                             Step::ReportAndComplete(Operation::Complete {
                                 fence: Fence(1),
                                 ..
-                            })
+                            }) | Step::Call(
+                                Operation::Renew {
+                                    fence: Fence(1),
+                                    ..
+                                } | Operation::Release {
+                                    fence: Fence(1),
+                                    ..
+                                }
+                            )
                         )
                 })
-                .expect("the stuck attempt completes");
+                .expect("the stuck attempt comes back with its old fence");
             assert!(
                 woke - stalled > lease_rounds,
                 "woke after {} rounds",

@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 const FEW: usize = 3;
 
 /// The chance that a round lets every ready worker act at once.
-const HERD_CHANCE: f64 = 0.1;
+const HERD_CHANCE: f64 = 0.15;
 
 /// The longest one call may take before its worker counts as hung.
 const CALL_LIMIT: Duration = Duration::from_secs(10);
@@ -127,6 +127,18 @@ pub fn run(workers: &Workers, settings: &Settings, scratch: &Path) -> Result<Rec
     stores[0]
         .init_db(&db)
         .map_err(|error| format!("init_db failed before the run began: {error}"))?;
+    // A connection of the lab's own stays open on the file for the whole
+    // run, as a long-lived process's would. Without one, a worker's call
+    // is often the only connection, and the only one rebuilds the log's
+    // index from the whole log when it opens and cannot restart the log
+    // (the Rust store keeps the log past the last close): every call got
+    // slower than the one before.
+    let keeper = rusqlite::Connection::open(&db)
+        .and_then(|keeper| {
+            keeper.query_row("SELECT count(*) FROM jobs", [], |row| row.get::<_, i64>(0))?;
+            Ok(keeper)
+        })
+        .map_err(|error| format!("cannot open {} to watch it: {error}", db.display()))?;
     let mut team: Vec<Worker> = (0..settings.workers)
         .map(|index| Worker::new(index, settings))
         .collect();
@@ -156,7 +168,8 @@ pub fn run(workers: &Workers, settings: &Settings, scratch: &Path) -> Result<Rec
         // that finds the write lock taken sleeps in SQLite's busy handler
         // for a millisecond or more, so a herd in every round would cost
         // most of the run's time.)
-        let at_once = if rng.chance(HERD_CHANCE) {
+        let herd = rng.chance(HERD_CHANCE);
+        let at_once = if herd {
             1 + rng.below(ready.len())
         } else {
             1 + rng.below(ready.len().min(FEW))
@@ -173,7 +186,7 @@ pub fn run(workers: &Workers, settings: &Settings, scratch: &Path) -> Result<Rec
                 if calls.len() + sent >= settings.operations {
                     break;
                 }
-                let operation = match team[index].step(round, &open_jobs, settings) {
+                let operation = match team[index].step(round, &open_jobs, settings, herd) {
                     Step::Stall | Step::Idle => continue,
                     Step::Call(operation) => operation,
                     Step::ReportAndComplete(operation) => {
@@ -223,6 +236,7 @@ pub fn run(workers: &Workers, settings: &Settings, scratch: &Path) -> Result<Rec
         }
     }
     drop(stores);
+    drop(keeper);
     let (rows, integrity) = read_file(&db);
     Ok(Record {
         settings: settings.clone(),
