@@ -14,6 +14,9 @@ use std::path::Path;
 /// few enough that a check ends within seconds.
 pub const MODEL_BUDGET: usize = 2_000_000;
 
+/// The most calls a counterexample's timeline shows.
+pub const MOST_SHOWN: usize = 12;
+
 /// The most runs a shrink makes.
 const MOST_SHRINK_RUNS: usize = 40;
 
@@ -95,9 +98,50 @@ impl Judgement {
         }
     }
 
-    /// The calls to show for the first finding: every call of its job up
-    /// to the last call that shows it.
+    /// The calls to show for the first finding, at most [`MOST_SHOWN`]:
+    /// when its job made more, the calls that show it, the claims that
+    /// were handed a fence (the fence's history), and the latest others.
     pub fn shown(&self) -> Vec<usize> {
+        let all = self.involved();
+        if all.len() <= MOST_SHOWN {
+            return all;
+        }
+        let calls = &self.record.calls;
+        let culprits = self.culprits();
+        let mut kept: std::collections::BTreeSet<usize> = all
+            .iter()
+            .copied()
+            .filter(|index| culprits.contains(index))
+            .collect();
+        for &index in all.iter().rev() {
+            let granted = matches!(
+                (&calls[index].operation, &calls[index].returned),
+                (
+                    crate::operation::Operation::Claim { .. },
+                    super::history::Returned::Answer(crate::operation::Answer::Fence(Some(_)))
+                )
+            );
+            if granted && kept.len() < MOST_SHOWN {
+                kept.insert(index);
+            }
+        }
+        for &index in all.iter().rev() {
+            if kept.len() >= MOST_SHOWN {
+                break;
+            }
+            kept.insert(index);
+        }
+        kept.into_iter().collect()
+    }
+
+    /// How many calls of the finding's job [`Judgement::shown`] leaves out.
+    pub fn not_shown(&self) -> usize {
+        self.involved().len() - self.shown().len()
+    }
+
+    /// Every call of the first finding's job up to the last call that
+    /// shows it, and those that ran at the same time as one that does.
+    fn involved(&self) -> Vec<usize> {
         let calls = &self.record.calls;
         let last = self
             .culprits()
@@ -105,7 +149,16 @@ impl Judgement {
             .max()
             .unwrap_or(calls.len().saturating_sub(1));
         let job = self.job();
-        (0..calls.len().min(last + 1))
+        // And the calls sent after it that ran at the same time as one that
+        // shows it: a race's other half.
+        let until = self
+            .culprits()
+            .iter()
+            .map(|index| calls[*index].ended.unwrap_or(u64::MAX))
+            .max()
+            .unwrap_or(0);
+        (0..calls.len())
+            .filter(|index| *index <= last || calls[*index].began < until)
             .filter(|index| job.is_none() || calls[*index].operation.job_id() == job)
             .collect()
     }
@@ -190,18 +243,23 @@ pub struct Shrunk {
 pub fn shrink(workers: &Workers, failing: &Judgement, scratch: &Path) -> Result<Shrunk, String> {
     let mut best = failing.clone();
     let mut runs = 0;
+    // A candidate counts only when it fails twice in a row, so that the
+    // printed replay shows the failure again (a failure that needs one
+    // lucky interleaving of a round is not shrunk to).
     let attempt = |settings: Settings, runs: &mut usize| -> Result<Option<Judgement>, String> {
+        let mut failing = None;
         for _ in 0..2 {
             if *runs >= MOST_SHRINK_RUNS {
                 return Ok(None);
             }
             *runs += 1;
             let judged = Judgement::of(run(workers, &settings, scratch)?);
-            if judged.failed() {
-                return Ok(Some(judged));
+            if !judged.failed() {
+                return Ok(None);
             }
+            failing.get_or_insert(judged);
         }
-        Ok(None)
+        Ok(failing)
     };
     let through_failure = |judged: &Judgement| {
         judged
@@ -210,6 +268,17 @@ pub fn shrink(workers: &Workers, failing: &Judgement, scratch: &Path) -> Result<
             .max()
             .map_or(judged.record.calls.len(), |last| last + 1)
     };
+    // Without the kills first: where the seed's plan fails without them,
+    // the counterexample replays exactly (a kill lands when the operating
+    // system lets it).
+    if best.record.settings.faults.kills {
+        let mut settings = best.record.settings.clone();
+        settings.faults.kills = false;
+        settings.operations = through_failure(&best);
+        if let Some(judged) = attempt(settings, &mut runs)? {
+            best = judged;
+        }
+    }
     for fewer in 1..best.record.settings.workers {
         let settings = Settings {
             workers: fewer,

@@ -63,8 +63,30 @@ pub struct Chaos {
 impl Chaos {
     /// The command that replays a run with `settings`.
     pub fn replay(&self, settings: &Settings) -> String {
+        let faults = &settings.faults;
+        let named: Vec<&str> = [
+            (faults.stalls, "stalls"),
+            (faults.kills, "kills"),
+            (faults.skew > 0.0, "skew"),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, name)| *name)
+        .collect();
+        let mut faults_words = String::new();
+        if named.len() < 3 {
+            let list = if named.is_empty() {
+                "none".to_string()
+            } else {
+                named.join(",")
+            };
+            faults_words = format!(" --faults {list}");
+        }
+        if faults.skew > 0.0 && faults.skew != plan::TTL {
+            faults_words.push_str(&format!(" --skew {}", faults.skew));
+        }
         format!(
-            "{} --seed {} --workers {} --operations {}",
+            "{}{faults_words} --seed {} --workers {} --operations {}",
             self.replay_prefix, settings.seed, settings.workers, settings.operations
         )
     }

@@ -38,7 +38,7 @@ pub struct Args {
     pub faults: FaultList,
     /// With `skew`: how far each worker's clock may be off, in seconds
     /// (a lease lasts 2).
-    #[arg(long, default_value_t = TTL)]
+    #[arg(long, default_value_t = TTL, allow_negative_numbers = true)]
     pub skew: f64,
     /// Report the first failing run as it ran, without shrinking it.
     #[arg(long)]
@@ -184,28 +184,6 @@ fn replay_prefix(args: &Args) -> String {
     }
     if args.variant != REFERENCE_ID {
         words.push(format!("--variant {}", args.variant));
-    }
-    let faults: Vec<&str> = [
-        (args.faults.stalls, "stalls"),
-        (args.faults.kills, "kills"),
-        (args.faults.skew, "skew"),
-    ]
-    .iter()
-    .filter(|(on, _)| *on)
-    .map(|(_, name)| *name)
-    .collect();
-    if faults.len() < 3 {
-        words.push(format!(
-            "--faults {}",
-            if faults.is_empty() {
-                "none".to_string()
-            } else {
-                faults.join(",")
-            }
-        ));
-    }
-    if args.faults.skew && args.skew != TTL {
-        words.push(format!("--skew {}", args.skew));
     }
     words.join(" ")
 }

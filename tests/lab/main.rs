@@ -13,6 +13,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod chaos;
 mod check_feedback;
 mod cli;
 mod coverage;
