@@ -272,9 +272,10 @@ pub fn shrink(workers: &Workers, failing: &Judgement, scratch: &Path) -> Result<
     // the counterexample replays exactly (a kill lands when the operating
     // system lets it).
     if best.record.settings.faults.kills {
+        // As many calls as the failing run: without its kills the run
+        // takes another course, and may fail later in it.
         let mut settings = best.record.settings.clone();
         settings.faults.kills = false;
-        settings.operations = through_failure(&best);
         if let Some(judged) = attempt(settings, &mut runs)? {
             best = judged;
         }
@@ -282,7 +283,6 @@ pub fn shrink(workers: &Workers, failing: &Judgement, scratch: &Path) -> Result<
     for fewer in 1..best.record.settings.workers {
         let settings = Settings {
             workers: fewer,
-            operations: through_failure(&best),
             ..best.record.settings.clone()
         };
         if let Some(judged) = attempt(settings, &mut runs)? {

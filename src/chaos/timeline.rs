@@ -187,7 +187,16 @@ pub fn report_text(chaos: &super::Chaos) -> String {
             },
             small.record.calls.len()
         ));
-        lines.push(format!("  {}", chaos.replay(small_settings)));
+        // A command to copy: too long for one line, it goes on two, joined
+        // by the shell's line continuation.
+        let replay = chaos.replay(small_settings);
+        match replay.find(" --seed ") {
+            Some(at) if replay.chars().count() + 2 > 80 => {
+                lines.push(format!("  {} \\", &replay[..at]));
+                lines.push(format!("    {}", &replay[at + 1..]));
+            }
+            _ => lines.push(format!("  {replay}")),
+        }
         let mark = match small.violations.first() {
             Some(violation) => format!("step {}", violation.step),
             None => small.culprits().first().map_or("here".to_string(), |call| {
@@ -201,6 +210,13 @@ pub fn report_text(chaos: &super::Chaos) -> String {
             &small.culprits(),
             &mark,
         ));
+        let hidden = small.not_shown();
+        if hidden > 0 {
+            lines.push(format!(
+                "  … {hidden} more calls of {} not shown (--format json has all)",
+                small.job().unwrap_or("the job")
+            ));
+        }
         if let Some(violation) = small.violations.first() {
             lines.push(crate::terminal::fill_lines(
                 &format!("✗ {}", violation.text),

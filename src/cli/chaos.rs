@@ -178,18 +178,13 @@ fn subject_text(args: &Args, variant: &Variant) -> String {
 /// The command that replays a run, up to its seed and sizes.
 fn replay_prefix(args: &Args) -> String {
     let mut words = vec!["lab chaos".to_string()];
-    let subject = args.implementation.subject.name();
-    if subject != "rust" {
-        words.push(format!("--impl {}", shell_quote(&subject)));
+    if args.implementation.subject != Subject::Rust {
+        words.push(format!("--impl {}", args.implementation.subject.impl_arg()));
     }
     if args.variant != REFERENCE_ID {
         words.push(format!("--variant {}", args.variant));
     }
     words.join(" ")
-}
-
-fn shell_quote(text: &str) -> String {
-    shell_words::quote(text).into_owned()
 }
 
 /// A seed that differs from run to run.
