@@ -3,7 +3,7 @@
 //! compiled stores over the protocol for those workers.
 
 use super::args::{worker_command, ImplArgs};
-use super::outcome::{say, CliError, Outcome};
+use super::outcome::{say_or_write, CliError, Outcome};
 use lease_lab::chaos::plan::{Faults, Settings, TTL};
 use lease_lab::chaos::run::Workers;
 use lease_lab::subject::Subject;
@@ -145,15 +145,7 @@ pub fn run(args: &Args) -> Outcome {
         ),
         ChaosFormat::Html => lease_lab::chaos::html::page(&chaos),
     };
-    match &args.output {
-        None => say(&rendered)?,
-        Some(path) => {
-            std::fs::write(path, &rendered).map_err(|error| {
-                CliError::Failed(format!("cannot write {}: {error}", path.display()))
-            })?;
-            eprintln!("lab chaos: wrote {}", path.display());
-        }
-    }
+    say_or_write("chaos", &rendered, args.output.as_deref())?;
     if chaos.judged.failed() {
         Err(CliError::Reported)
     } else {

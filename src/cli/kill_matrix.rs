@@ -2,7 +2,7 @@
 //! against one variant, and the lists of tests and variants.
 
 use super::args::{worker_command, ImplArgs, SuiteArgs};
-use super::outcome::{say, CliError, Outcome};
+use super::outcome::{say, say_or_write, CliError, Outcome};
 use colored::Colorize;
 use lease_lab::exercise::step_title;
 use lease_lab::matrix::Matrix;
@@ -180,15 +180,7 @@ pub fn matrix(args: &MatrixArgs) -> Outcome {
         MatrixFormat::Stryker => json_text(&report::stryker::report(&matrix)),
         MatrixFormat::Html => report::html::page(&matrix),
     };
-    match &args.output {
-        None => say(&rendered)?,
-        Some(path) => {
-            std::fs::write(path, &rendered).map_err(|error| {
-                CliError::Failed(format!("cannot write {}: {error}", path.display()))
-            })?;
-            eprintln!("lab matrix: wrote {}", path.display());
-        }
-    }
+    say_or_write("matrix", &rendered, args.output.as_deref())?;
     if args.check {
         let mut problems = matrix.problems();
         if let Some((_, verdicts, _)) = &chaos {

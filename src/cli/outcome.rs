@@ -106,6 +106,21 @@ pub fn say(text: &str) -> Outcome {
     Ok(())
 }
 
+/// Writes a command's report to `output`, saying so on standard error as
+/// `lab COMMAND: wrote FILE`, or to standard output when there is none.
+pub fn say_or_write(command: &str, rendered: &str, output: Option<&std::path::Path>) -> Outcome {
+    match output {
+        None => say(rendered),
+        Some(path) => {
+            std::fs::write(path, rendered).map_err(|error| {
+                CliError::Failed(format!("cannot write {}: {error}", path.display()))
+            })?;
+            eprintln!("lab {command}: wrote {}", path.display());
+            Ok(())
+        }
+    }
+}
+
 /// [`say`] with a line break after it.
 pub fn say_line(text: &str) -> Outcome {
     say(&format!("{text}\n"))
