@@ -14,9 +14,22 @@ fn main() -> ExitCode {
     lease_lab::terminal::apply_color(cli.color);
     let progress = lease_lab::course::progress::location(cli.progress.as_deref());
     let Some(command) = cli.command else {
-        return finish("lab", cli::study::overview(&progress));
+        let outcome = student(cli.student.as_deref(), &progress)
+            .and_then(|()| cli::study::overview(&progress));
+        return finish("lab", outcome);
     };
     let name = command.name();
+    if cli.student.is_some() && !command.records_progress() {
+        return finish(
+            &format!("lab {name}"),
+            Err(cli::outcome::CliError::Usage(format!(
+                "--student is recorded in your progress file: give it to lab alone or to a command that records progress (step, hint, reset, reflect, progress, new, check, watch), not to lab {name}"
+            ))),
+        );
+    }
+    if let Err(error) = student(cli.student.as_deref(), &progress) {
+        return finish(&format!("lab {name}"), Err(error));
+    }
     let outcome = match command {
         Command::Step(args) => cli::step::run(args, &progress),
         Command::Hint(args) => cli::study::hint(&args, &progress),
@@ -39,6 +52,14 @@ fn main() -> ExitCode {
         Command::Serve(args) => cli::chaos::serve(&args),
     };
     finish(&format!("lab {name}"), outcome)
+}
+
+/// Records `--student`, when given, before the command runs.
+fn student(name: Option<&str>, progress: &std::path::Path) -> cli::outcome::Outcome {
+    match name {
+        Some(name) => cli::record_student(progress, name),
+        None => Ok(()),
+    }
 }
 
 /// Prints a failed command's message as `lab <command>: <message>` and

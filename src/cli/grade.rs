@@ -1,60 +1,180 @@
-//! `lab grade`: many students' progress files summarised per exercise, so
-//! an instructor sees which observations a class found and which it missed.
+//! `lab grade`: a class's progress files graded, a row per student with
+//! every score recomputed against today's kill matrix; the class per
+//! exercise; the misconceptions; and with `--impl-dir` a check of every
+//! student's own implementation.
 
-use super::outcome::{say, say_line, CliError, Outcome, ReportFormat};
-use lease_lab::course::grade::{grade, ClassGrade};
+use super::args::{worker_command, SuiteArgs};
+use super::outcome::{say, say_line, CliError, Outcome};
+use lease_lab::course::grade::{grade, stores_needed, Killers, MutantStore, StudentFile};
 use lease_lab::course::progress;
+use lease_lab::matrix::Matrix;
+use lease_lab::report::grade as render;
+use lease_lab::subject::{Subject, PYTHON};
+use lease_lab::suite;
 use std::path::PathBuf;
 
 /// `lab grade`'s arguments.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The progress files.
-    #[arg(required = true)]
+    /// The students' progress files.
+    #[arg(required_unless_present = "impl_dir")]
     files: Vec<PathBuf>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
-    format: ReportFormat,
+    /// Output format (markdown with --misconceptions only).
+    #[arg(long, value_enum, default_value_t = GradeFormat::Text)]
+    format: GradeFormat,
+    /// Instead of a row per student: per exercise, the tests the class
+    /// named that did not catch the mutant, with how many students named
+    /// each and why; then the closing reflections.
+    #[arg(long)]
+    misconceptions: bool,
+    /// A folder of the students' implementations (each entry a .py file or
+    /// a Rust project's folder): each one is checked as `lab check` does,
+    /// several at once, and its steps passed reported.
+    #[arg(long, value_name = "DIR")]
+    impl_dir: Option<PathBuf>,
+    /// With --impl-dir: the longest one student's check may take, in seconds.
+    #[arg(long, default_value_t = 60, requires = "impl_dir")]
+    time_limit_s: u64,
+    #[command(flatten)]
+    run: SuiteArgs,
 }
 
-/// `lab grade`: reads every file (any unreadable one is an error, and is
-/// left as it is) and prints the class summary.
+/// How `lab grade` writes its report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GradeFormat {
+    /// Text for the terminal.
+    Text,
+    /// JSON for tools.
+    Json,
+    /// Comma-separated values, a header row first (RFC 4180).
+    Csv,
+    /// Markdown (with --misconceptions).
+    Markdown,
+}
+
+/// `lab grade`: reads every file (an unreadable one is a warning naming
+/// it and why, and is skipped), grades the class and prints it.
+///
+/// Exit code 3 ([`CliError::Failed`]) when a file was skipped: the report
+/// is complete for the others.
 pub fn run(args: &Args) -> Outcome {
-    let mut class = Vec::new();
-    for file in &args.files {
-        let progress = progress::read_for_grading(file)
-            .map_err(|error| CliError::Failed(format!("{}: {error}", file.display())))?;
-        class.push(progress);
-    }
-    let grade = grade(&class);
-    match args.format {
-        ReportFormat::Text => say(&grade_text(&grade)),
-        ReportFormat::Json => {
-            say_line(&serde_json::to_string_pretty(&grade).expect("a grade is JSON"))
-        }
-    }
-}
-
-/// The class summary as a table for the terminal.
-pub fn grade_text(grade: &ClassGrade) -> String {
-    let mut out = format!(
-        "{} students, {} answered the closing reflection\n\n{:>8}  {:>9}  {:>17}  {:>12}  {:>10}  most common wrong guess\n",
-        grade.students, grade.reflected, "exercise", "attempted", "named a killer", "probe killed", "mean score"
-    );
-    for entry in &grade.exercises {
-        let wrong = entry
-            .most_common_wrong_guess
-            .as_ref()
-            .map_or("-".to_string(), |(test, count)| format!("{test} ({count})"));
-        let mean = if entry.attempted == 0 {
-            "-".to_string()
-        } else {
-            format!("{}%", entry.mean_score)
-        };
-        out.push_str(&format!(
-            "{:>8}  {:>9}  {:>17}  {:>12}  {:>10}  {wrong}\n",
-            entry.exercise, entry.attempted, entry.predicted_a_killer, entry.probe_killed, mean
+    if args.format == GradeFormat::Markdown && !args.misconceptions {
+        return Err(CliError::Usage(
+            "--format markdown writes the misconceptions: add --misconceptions, or choose text, json or csv".into(),
         ));
     }
-    out
+    if args.format == GradeFormat::Csv && args.misconceptions {
+        return Err(CliError::Usage(
+            "--misconceptions has no CSV: choose text, json or markdown".into(),
+        ));
+    }
+    let mut skipped = Vec::new();
+    let mut class = Vec::new();
+    for file in &args.files {
+        match progress::read_for_grading(file) {
+            Ok(progress) => class.push(StudentFile {
+                file: file.display().to_string(),
+                progress,
+            }),
+            Err(error) => {
+                eprintln!("lab grade: warning: {} skipped: {error}", file.display());
+                skipped.push(file.display().to_string());
+            }
+        }
+    }
+    if !class.is_empty() || args.impl_dir.is_none() {
+        let killers = killers(&class, &args.run)?;
+        let graded = grade(&class, &killers);
+        for duplicate in &graded.duplicates {
+            eprintln!(
+                "lab grade: warning: {} is given twice ({} and {}): graded once, from {}",
+                duplicate.student, duplicate.graded, duplicate.ignored, duplicate.graded
+            );
+        }
+        let width = lease_lab::terminal::width();
+        match (args.format, args.misconceptions) {
+            (GradeFormat::Text, false) => say(&render::text(&graded, width))?,
+            (GradeFormat::Text, true) => say(&render::misconceptions_text(&graded, width))?,
+            (GradeFormat::Json, _) => {
+                say_line(&serde_json::to_string_pretty(&graded).expect("a grade is JSON"))?
+            }
+            (GradeFormat::Csv, _) => say(&render::csv(&graded))?,
+            (GradeFormat::Markdown, _) => say(&render::misconceptions_markdown(&graded))?,
+        }
+    }
+    if skipped.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::Failed(format!(
+            "{} skipped (see the warnings above); the other files were graded",
+            skipped.join(", ")
+        )))
+    }
+}
+
+/// Which tests catch each mutant today: the kill matrix of each store the
+/// class's attempts are about, built as `lab matrix` builds it. A store
+/// whose matrix cannot be built is recorded with the reason, never left
+/// out silently.
+fn killers(class: &[StudentFile], run: &SuiteArgs) -> Result<Killers, CliError> {
+    let mut killers = Killers::default();
+    let stores = stores_needed(class.iter().map(|file| &file.progress));
+    if stores.is_empty() {
+        return Ok(killers);
+    }
+    let worker = worker_command()?;
+    for store in stores {
+        let subject = match store {
+            MutantStore::Rust => Subject::Rust,
+            MutantStore::Python => Subject::Python,
+        };
+        match store_matrix(&subject, &worker, run) {
+            Ok(matrix) => killers.add_matrix(&matrix),
+            Err(reason) => {
+                eprintln!(
+                    "lab grade: warning: the {} store's scores are not recomputed: {reason}",
+                    store.name()
+                );
+                killers.add_unavailable(store, reason);
+            }
+        }
+    }
+    Ok(killers)
+}
+
+/// The kill matrix of one of the lab's stores, or why it cannot be built
+/// (its interpreter does not start, its reference fails tests here).
+fn store_matrix(
+    subject: &Subject,
+    worker: &lease_lab::runner::WorkerCommand,
+    run: &SuiteArgs,
+) -> Result<Matrix, String> {
+    if *subject == Subject::Python {
+        std::process::Command::new(PYTHON)
+            .arg("--version")
+            .output()
+            .map_err(|error| format!("{PYTHON} cannot be started ({error})"))?;
+    }
+    let variants = subject
+        .built_in_variants()
+        .map_err(|error| error.to_string())?;
+    let matrix = Matrix::build_covered(
+        worker,
+        &variants,
+        suite::CASES.iter().collect(),
+        &run.options(),
+    );
+    let failures = matrix.reference_failures();
+    if !failures.is_empty() {
+        return Err(format!(
+            "its reference fails {} test(s) here ({}), so what catches its mutants is not known",
+            failures.len(),
+            failures
+                .iter()
+                .map(|(test, _)| *test)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    Ok(matrix)
 }

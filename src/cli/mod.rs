@@ -18,7 +18,7 @@ pub mod step;
 pub mod study;
 
 use clap::{Parser, Subcommand};
-use lease_lab::course::progress::{ProgressError, Session};
+use lease_lab::course::progress::{ProgressError, Session, StudentChange};
 use lease_lab::runner::WorkerArgs;
 use lease_lab::terminal::ColorChoice;
 use outcome::CliError;
@@ -43,6 +43,10 @@ pub struct Cli {
     /// The progress file (default: $LEASE_LAB_PROGRESS, else lease-lab-progress.json here).
     #[arg(long, global = true)]
     pub progress: Option<PathBuf>,
+    /// Your name, as your instructor knows you: recorded in the progress
+    /// file (once; giving another name changes it).
+    #[arg(long, global = true, value_name = "NAME")]
+    pub student: Option<String>,
     /// What to do; without it, the exercises and what to do next.
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -100,6 +104,22 @@ pub enum Command {
 }
 
 impl Command {
+    /// Whether the command is the student's, reading or recording their
+    /// progress: those take `--student`.
+    pub fn records_progress(&self) -> bool {
+        matches!(
+            self,
+            Command::Step(_)
+                | Command::Hint(_)
+                | Command::Reset(_)
+                | Command::Reflect(_)
+                | Command::Progress(_)
+                | Command::New(_)
+                | Command::Check(_)
+                | Command::Watch(_)
+        )
+    }
+
     /// The command's name, as messages start: `lab step: ...`.
     pub fn name(&self) -> &'static str {
         match self {
@@ -138,6 +158,30 @@ pub fn session(path: &Path) -> Result<Session, CliError> {
         );
     }
     Ok(session)
+}
+
+/// Records `name` as the student's (`--student`), saying so when it
+/// replaces another name; nothing is written when it is the same.
+///
+/// Errors: an empty name (a usage error; nothing is changed).
+pub fn record_student(path: &Path, name: &str) -> Result<(), CliError> {
+    let mut session = session(path)?;
+    let mut progress = session.progress().clone();
+    let change = progress
+        .record_student(name, true)
+        .map_err(|error| CliError::Usage(error.to_string()))?;
+    if let StudentChange::Replaced { previous } = &change {
+        eprintln!(
+            "lab: the student recorded in {} was {previous:?}; it is now {:?}, as --student says",
+            path.display(),
+            name.trim()
+        );
+    }
+    if change != StudentChange::Unchanged {
+        *session.edit() = progress;
+        session.save()?;
+    }
+    Ok(())
 }
 
 /// For a command that makes one change to the progress: opens it, lets

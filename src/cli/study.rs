@@ -61,12 +61,42 @@ pub struct ProgressArgs {
 
 /// `lab` alone: every exercise with the student's progress, and what to do next.
 pub fn overview(progress_path: &Path) -> Outcome {
-    let session = super::session(progress_path)?;
+    let mut session = super::session(progress_path)?;
+    if session.progress().student.is_none() {
+        Console::with_terminal(|console| ask_student(&mut session, console))?;
+    }
     say(&overview_text(
         session.progress(),
         progress_path,
         lease_lab::terminal::width(),
     ))
+}
+
+/// Asks once, at a terminal only, who the student is, and records the
+/// answer; an empty answer records nothing (it is asked again next time).
+/// Never asks when standard input is not a terminal.
+fn ask_student(session: &mut Session, console: &mut Console) -> Outcome {
+    if !console.interactive {
+        return Ok(());
+    }
+    let failed = |error: io::Error| CliError::Failed(format!("cannot write or read: {error}"));
+    let answer = console
+        .ask("Your name, as your instructor knows you (Enter to skip):")
+        .map_err(failed)?;
+    let Some(name) = answer.filter(|name| !name.trim().is_empty()) else {
+        return Ok(());
+    };
+    session
+        .edit()
+        .record_student(&name, false)
+        .map_err(|error| CliError::Usage(error.to_string()))?;
+    session.save()?;
+    writeln!(
+        console.output,
+        "Recorded: {} (to change it: lab --student NEW-NAME).\n",
+        name.trim()
+    )
+    .map_err(failed)
 }
 
 /// `lab hint N`: one more hint each time (or all of them), remembered.
@@ -146,7 +176,12 @@ fn reset_in(args: &ResetArgs, session: &mut Session, console: &mut Console) -> O
             return writeln!(console.output, "Nothing was forgotten.").map_err(failed);
         }
     }
-    *session.edit() = Progress::default();
+    // Who the student is is not progress: it stays.
+    let student = session.progress().student.clone();
+    *session.edit() = Progress {
+        student,
+        ..Progress::default()
+    };
     session.save()?;
     write!(console.output, "Forgot:\n{list}").map_err(failed)
 }

@@ -1,10 +1,224 @@
-//! A class's progress files summarised per exercise, so that an
-//! instructor sees which observations a class found and which it missed.
+//! A class's progress files graded: a row per student with the first and
+//! the latest attempt at each exercise, every score recomputed from the
+//! recorded prediction against what the suite catches today; the class
+//! per exercise; and the wrong predictions the class made, with the
+//! students' own words.
+//!
+//! A score is never taken on trust: the file says what was predicted, and
+//! [`Killers`] (read from the kill matrices) says which tests catch each
+//! mutant now, so a hand-edited score shows as what it really is.
 
-use super::progress::Progress;
+use super::prediction::Score;
+use super::progress::{Attempt, Progress};
 use crate::exercise;
+use crate::matrix::Matrix;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The store whose mutant an attempt was about, by the mutant's id: the
+/// Python store's mutants are `py01` to `py08b`, the Rust store's the rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MutantStore {
+    /// The Rust store, compiled into the lab.
+    Rust,
+    /// The Python store (needs `python3` to run).
+    Python,
+}
+
+impl MutantStore {
+    /// The store of the mutant with this id.
+    pub fn of(mutant: &str) -> MutantStore {
+        if mutant.starts_with("py") {
+            MutantStore::Python
+        } else {
+            MutantStore::Rust
+        }
+    }
+
+    /// Its name, as `--impl` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            MutantStore::Rust => "rust",
+            MutantStore::Python => "python",
+        }
+    }
+}
+
+/// The stores whose kill matrices grading `class` needs: those of the
+/// mutants its attempts are about.
+pub fn stores_needed<'a>(class: impl IntoIterator<Item = &'a Progress>) -> BTreeSet<MutantStore> {
+    class
+        .into_iter()
+        .flat_map(|progress| progress.exercises.values())
+        .flat_map(|exercise| &exercise.attempts)
+        .map(|attempt| MutantStore::of(&attempt.mutant))
+        .collect()
+}
+
+/// Which tests catch each mutant today, by the matrix's one rule
+/// ([`Matrix::caught_by`]), and for each store whose matrix could not be
+/// built, why.
+#[derive(Debug, Clone, Default)]
+pub struct Killers {
+    /// Per mutant id: the tests that catch it, each with its step, in suite order.
+    caught: BTreeMap<String, Vec<(String, u8)>>,
+    /// Per store: why its matrix could not be built.
+    unavailable: BTreeMap<MutantStore, String>,
+}
+
+impl Killers {
+    /// Adds what `matrix` says of each of its mutants.
+    pub fn add_matrix(&mut self, matrix: &Matrix) {
+        for (run, mutant) in matrix.mutant_runs() {
+            let killers = matrix.caught_by(run);
+            let with_steps = matrix
+                .tests
+                .iter()
+                .filter(|case| killers.contains(&case.name))
+                .map(|case| (case.name.to_string(), case.step))
+                .collect();
+            self.caught.insert(mutant.spec.id.clone(), with_steps);
+        }
+    }
+
+    /// Adds one mutant's killers, each test with its step.
+    pub fn add_mutant(&mut self, id: &str, killers: Vec<(String, u8)>) {
+        self.caught.insert(id.to_string(), killers);
+    }
+
+    /// Records that `store`'s matrix could not be built, and why.
+    pub fn add_unavailable(&mut self, store: MutantStore, reason: String) {
+        self.unavailable.insert(store, reason);
+    }
+
+    /// The stores whose matrices could not be built, with the reason.
+    pub fn unavailable(&self) -> &BTreeMap<MutantStore, String> {
+        &self.unavailable
+    }
+
+    /// The tests in force at `step` (steps 1 to `step`) that catch
+    /// `mutant`, as the exercise's run counts them.
+    ///
+    /// Errors: why they are not known (its store's matrix could not be
+    /// built, or no such mutant exists).
+    pub fn caught_at(&self, mutant: &str, step: u8) -> Result<Vec<String>, String> {
+        match self.caught.get(mutant) {
+            Some(killers) => Ok(killers
+                .iter()
+                .filter(|(_, at)| *at <= step)
+                .map(|(test, _)| test.clone())
+                .collect()),
+            None => Err(match self.unavailable.get(&MutantStore::of(mutant)) {
+                Some(reason) => reason.clone(),
+                None => format!("the lab has no mutant {mutant}"),
+            }),
+        }
+    }
+}
+
+/// One attempt's score: the one its file records, and the one its
+/// prediction earns against today's matrix.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AttemptGrade {
+    /// The mutant it was about.
+    pub mutant: String,
+    /// The score the file records, 0 to 100.
+    pub stored: u8,
+    /// The score recomputed from the prediction, 0 to 100; `None` when it
+    /// could not be ([`AttemptGrade::not_recomputed`] says why).
+    pub recomputed: Option<u8>,
+    /// Why the score was not recomputed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_recomputed: Option<String>,
+    /// The prediction beside the recomputed result (the stored one when it
+    /// could not be recomputed).
+    #[serde(skip)]
+    pub score: Score,
+}
+
+impl AttemptGrade {
+    /// Recomputes `attempt` at `step` with the lab's one scoring
+    /// ([`Score::of`], [`Score::with_probe`]). A probe's verdict is taken
+    /// from the file: a probe is the student's own program, not rerun here.
+    pub fn of(attempt: &Attempt, step: u8, killers: &Killers) -> AttemptGrade {
+        let stored = attempt.score.percent;
+        match killers.caught_at(&attempt.mutant, step) {
+            Ok(caught) => {
+                let score = match &attempt.probe {
+                    Some(probe) => {
+                        Score::with_probe(&attempt.predicted, &caught, &probe.file, probe.killed)
+                    }
+                    None => Score::of(&attempt.predicted, &caught),
+                };
+                AttemptGrade {
+                    mutant: attempt.mutant.clone(),
+                    stored,
+                    recomputed: Some(score.percent),
+                    not_recomputed: None,
+                    score,
+                }
+            }
+            Err(reason) => AttemptGrade {
+                mutant: attempt.mutant.clone(),
+                stored,
+                recomputed: None,
+                not_recomputed: Some(reason),
+                score: attempt.score.clone(),
+            },
+        }
+    }
+
+    /// The score to show: the recomputed one, else the stored one.
+    pub fn shown(&self) -> u8 {
+        self.recomputed.unwrap_or(self.stored)
+    }
+
+    /// Whether the file claims another score than the prediction earns.
+    pub fn differs(&self) -> bool {
+        self.recomputed.is_some_and(|score| score != self.stored)
+    }
+}
+
+/// One student's first and latest attempt at one exercise.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExerciseAttempts {
+    /// The exercise key (`4`, `8b`).
+    pub exercise: String,
+    /// How many attempts were recorded.
+    pub attempts: usize,
+    /// The first attempt.
+    pub first: AttemptGrade,
+    /// The latest attempt (the first, when there was only one).
+    pub latest: AttemptGrade,
+}
+
+/// A row of the class: one student.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StudentGrade {
+    /// Who: the recorded name, else the file's name.
+    pub student: String,
+    /// Whether the file records the student's name.
+    pub named: bool,
+    /// The progress file, as given.
+    pub file: String,
+    /// The exercises attempted, in exercise order.
+    pub exercises: Vec<ExerciseAttempts>,
+    /// The first attempts' scores added up (100 per exercise at most).
+    pub first_total: u32,
+    /// The latest attempts' scores added up.
+    pub latest_total: u32,
+    /// What the instructor should look at: a score the file claims that
+    /// the prediction does not earn, a score that could not be recomputed.
+    pub flags: Vec<String>,
+}
+
+impl StudentGrade {
+    /// The student's attempts at exercise `key`, if any.
+    pub fn exercise(&self, key: &str) -> Option<&ExerciseAttempts> {
+        self.exercises.iter().find(|entry| entry.exercise == key)
+    }
+}
 
 /// One exercise across the class, judged on each student's latest attempt.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -24,25 +238,208 @@ pub struct ExerciseGrade {
     pub most_common_wrong_guess: Option<(String, usize)>,
 }
 
-/// The class summary: one entry per exercise, in exercise order.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ClassGrade {
-    /// How many progress files were read.
-    pub students: usize,
-    /// How many of them answered the closing reflection.
-    pub reflected: usize,
-    /// Per exercise.
-    pub exercises: Vec<ExerciseGrade>,
+/// One student's reason for a wrong prediction.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Reason {
+    /// Who gave it.
+    pub student: String,
+    /// Their `--why`.
+    pub why: String,
 }
 
-/// Summarises the progress of a class.
-pub fn grade(class: &[Progress]) -> ClassGrade {
-    let exercises = exercise::exercises()
+/// A test the class named that did not catch the mutant.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WrongGuess {
+    /// The test (or `probe FILE`).
+    pub test: String,
+    /// How many students named it in some attempt.
+    pub students: usize,
+    /// Their reasons, each student's different ones once, in class order.
+    pub reasons: Vec<Reason>,
+}
+
+/// The wrong predictions made at one exercise, most shared first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Misconceptions {
+    /// The exercise key.
+    pub exercise: String,
+    /// Each wrong guess, by how many students made it, then by name.
+    pub wrong: Vec<WrongGuess>,
+}
+
+/// A student's answers to the worksheet's closing questions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReflectionAnswers {
+    /// Who.
+    pub student: String,
+    /// Why the earlier steps' tests are kept at every later step.
+    pub why_tests_are_kept: String,
+    /// One operational condition the lab does not guarantee.
+    pub not_guaranteed: String,
+}
+
+/// A progress file to grade: its name, as given, and what it records.
+#[derive(Debug, Clone)]
+pub struct StudentFile {
+    /// The file, as given.
+    pub file: String,
+    /// Its progress.
+    pub progress: Progress,
+}
+
+impl StudentFile {
+    /// Who the student is: the recorded name, else the file's name.
+    pub fn identity(&self) -> &str {
+        self.progress.student.as_deref().unwrap_or(&self.file)
+    }
+}
+
+/// A student given more than once: graded once, from the first file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Duplicate {
+    /// The identity.
+    pub student: String,
+    /// The file graded.
+    pub graded: String,
+    /// The file left out.
+    pub ignored: String,
+}
+
+/// The class graded.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClassGrade {
+    /// One row per student, in the order given.
+    pub students: Vec<StudentGrade>,
+    /// How many of them answered the closing reflection.
+    pub reflected: usize,
+    /// Per exercise, on the latest attempts.
+    pub exercises: Vec<ExerciseGrade>,
+    /// The wrong predictions per exercise (exercises with none left out).
+    pub misconceptions: Vec<Misconceptions>,
+    /// The closing reflections' answers.
+    pub reflections: Vec<ReflectionAnswers>,
+    /// Students given more than once.
+    pub duplicates: Vec<Duplicate>,
+    /// The stores whose matrices could not be built, with why: their
+    /// attempts show stored scores, marked as not recomputed.
+    pub not_recomputed: BTreeMap<String, String>,
+}
+
+/// The most a total can be: 100 per exercise.
+pub fn max_total() -> u32 {
+    100 * u32::try_from(exercise::exercises().len()).unwrap_or(0)
+}
+
+/// Grades a class: each student once (the first file of an identity
+/// given twice), every score recomputed with `killers`.
+pub fn grade(files: &[StudentFile], killers: &Killers) -> ClassGrade {
+    let mut seen: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut duplicates = Vec::new();
+    let mut class = Vec::new();
+    for file in files {
+        match seen.get(file.identity()) {
+            Some(graded) => duplicates.push(Duplicate {
+                student: file.identity().to_string(),
+                graded: graded.to_string(),
+                ignored: file.file.clone(),
+            }),
+            None => {
+                seen.insert(file.identity(), &file.file);
+                class.push(file);
+            }
+        }
+    }
+    let students: Vec<StudentGrade> = class
+        .iter()
+        .map(|file| student_grade(file, killers))
+        .collect();
+    ClassGrade {
+        reflected: class
+            .iter()
+            .filter(|file| file.progress.reflection.is_some())
+            .count(),
+        exercises: exercise_grades(&class, &students),
+        misconceptions: misconceptions(&class, killers),
+        reflections: class
+            .iter()
+            .filter_map(|file| {
+                let reflection = file.progress.reflection.as_ref()?;
+                Some(ReflectionAnswers {
+                    student: file.identity().to_string(),
+                    why_tests_are_kept: reflection.why_tests_are_kept.clone(),
+                    not_guaranteed: reflection.not_guaranteed.clone(),
+                })
+            })
+            .collect(),
+        students,
+        duplicates,
+        not_recomputed: killers
+            .unavailable()
+            .iter()
+            .map(|(store, reason)| (store.name().to_string(), reason.clone()))
+            .collect(),
+    }
+}
+
+fn student_grade(file: &StudentFile, killers: &Killers) -> StudentGrade {
+    let mut flags = Vec::new();
+    let exercises: Vec<ExerciseAttempts> = exercise::exercises()
+        .iter()
+        .filter_map(|exercise| {
+            let attempts = &file.progress.exercises.get(&exercise.key)?.attempts;
+            let grade = |attempt: &Attempt| AttemptGrade::of(attempt, exercise.step(), killers);
+            let first = grade(attempts.first()?);
+            let latest = grade(attempts.last()?);
+            for (which, attempt) in [("first", &first), ("latest", &latest)] {
+                if which == "latest" && attempts.len() == 1 {
+                    break;
+                }
+                if let Some(recomputed) = attempt.recomputed.filter(|_| attempt.differs()) {
+                    flags.push(format!(
+                        "exercise {} {which}: the file says {}%, the prediction earns {recomputed}%",
+                        exercise.key, attempt.stored
+                    ));
+                }
+                if let Some(reason) = &attempt.not_recomputed {
+                    flags.push(format!(
+                        "exercise {} {which}: stored {}%, not recomputed ({reason})",
+                        exercise.key, attempt.stored
+                    ));
+                }
+            }
+            Some(ExerciseAttempts {
+                exercise: exercise.key.clone(),
+                attempts: attempts.len(),
+                first,
+                latest,
+            })
+        })
+        .collect();
+    let total = |pick: fn(&ExerciseAttempts) -> &AttemptGrade| {
+        exercises
+            .iter()
+            .map(|entry| u32::from(pick(entry).shown()))
+            .sum()
+    };
+    StudentGrade {
+        student: file.identity().to_string(),
+        named: file.progress.student.is_some(),
+        file: file.file.clone(),
+        first_total: total(|entry| &entry.first),
+        latest_total: total(|entry| &entry.latest),
+        exercises,
+        flags,
+    }
+}
+
+fn exercise_grades(class: &[&StudentFile], students: &[StudentGrade]) -> Vec<ExerciseGrade> {
+    exercise::exercises()
         .into_iter()
         .map(|exercise| {
-            let latest: Vec<_> = class
+            let latest: Vec<&AttemptGrade> = students
                 .iter()
-                .filter_map(|student| student.latest(&exercise.key))
+                .filter_map(|student| student.exercise(&exercise.key))
+                .map(|entry| &entry.latest)
                 .collect();
             let mut wrong: BTreeMap<&str, usize> = BTreeMap::new();
             for attempt in &latest {
@@ -57,7 +454,7 @@ pub fn grade(class: &[Progress]) -> ClassGrade {
                 .map(|(test, count)| (test.to_string(), *count));
             let total: usize = latest
                 .iter()
-                .map(|attempt| usize::from(attempt.score.percent))
+                .map(|attempt| usize::from(attempt.shown()))
                 .sum();
             let mean_score = total
                 .checked_div(latest.len())
@@ -66,56 +463,113 @@ pub fn grade(class: &[Progress]) -> ClassGrade {
                 exercise: exercise.key.clone(),
                 attempted: latest.len(),
                 predicted_a_killer: latest.iter().filter(|a| a.score.found_a_killer()).count(),
-                probe_killed: latest
+                probe_killed: class
                     .iter()
+                    .filter_map(|file| file.progress.latest(&exercise.key))
                     .filter(|a| a.probe.as_ref().is_some_and(|probe| probe.killed))
                     .count(),
                 mean_score,
                 most_common_wrong_guess,
             }
         })
-        .collect();
-    ClassGrade {
-        students: class.len(),
-        reflected: class
-            .iter()
-            .filter(|student| student.reflection.is_some())
-            .count(),
-        exercises,
-    }
+        .collect()
+}
+
+/// Every attempt's wrong guesses (by the recomputed score), per exercise
+/// and test: how many students made each, and why they thought so.
+fn misconceptions(class: &[&StudentFile], killers: &Killers) -> Vec<Misconceptions> {
+    exercise::exercises()
+        .into_iter()
+        .filter_map(|exercise| {
+            // Per test: the students who named it, and their reasons.
+            let mut by_test: BTreeMap<String, (BTreeSet<usize>, Vec<Reason>)> = BTreeMap::new();
+            for (index, file) in class.iter().enumerate() {
+                let Some(record) = file.progress.exercises.get(&exercise.key) else {
+                    continue;
+                };
+                for attempt in &record.attempts {
+                    let score = AttemptGrade::of(attempt, exercise.step(), killers).score;
+                    for test in &score.predicted_but_survived {
+                        let (who, reasons) = by_test.entry(test.clone()).or_default();
+                        who.insert(index);
+                        let why = attempt.why.trim();
+                        let reason = Reason {
+                            student: file.identity().to_string(),
+                            why: why.to_string(),
+                        };
+                        if !why.is_empty() && !reasons.contains(&reason) {
+                            reasons.push(reason);
+                        }
+                    }
+                }
+            }
+            let mut wrong: Vec<WrongGuess> = by_test
+                .into_iter()
+                .map(|(test, (who, reasons))| WrongGuess {
+                    test,
+                    students: who.len(),
+                    reasons,
+                })
+                .collect();
+            wrong.sort_by(|a, b| b.students.cmp(&a.students).then(a.test.cmp(&b.test)));
+            (!wrong.is_empty()).then(|| Misconceptions {
+                exercise: exercise.key.clone(),
+                wrong,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::course::prediction::Score;
-    use crate::course::progress::{Attempt, ProbeRecord, Reflection};
+    use crate::course::progress::{ProbeRecord, Reflection};
 
     fn strings(names: &[&str]) -> Vec<String> {
         names.iter().map(|name| name.to_string()).collect()
     }
 
-    /// A student whose attempts at `key` predicted and were caught as given
-    /// (the last one counts), with a probe that killed when `probe_killed`.
-    fn student(key: &str, attempts: &[(&[&str], &[&str])], probe_killed: bool) -> Progress {
+    /// Mutant `key` is caught by `killers`, all tests of step 1.
+    fn killers(key: &str, caught: &[&str]) -> Killers {
+        let mut killers = Killers::default();
+        killers.add_mutant(
+            key,
+            caught.iter().map(|name| (name.to_string(), 1)).collect(),
+        );
+        killers
+    }
+
+    /// A student whose attempts at `key` predicted as given, with the
+    /// scores the files claim.
+    fn student(
+        file: &str,
+        key: &str,
+        attempts: &[(&[&str], u8, &str)],
+        probe_killed: bool,
+    ) -> StudentFile {
         let mut progress = Progress::default();
-        for (predicted, caught) in attempts {
+        for (predicted, claimed, why) in attempts {
+            let mut score = Score::of(&strings(predicted), &[]);
+            score.percent = *claimed;
             progress.exercise(key).attempts.push(Attempt {
                 at: "2026-01-01T00:00:00Z".into(),
                 mutant: key.into(),
                 predicted: strings(predicted),
-                why: String::new(),
+                why: why.to_string(),
                 probe: probe_killed.then(|| ProbeRecord {
                     file: "p.probe".into(),
                     text: String::new(),
                     verdict: String::new(),
                     killed: true,
                 }),
-                caught_by: strings(caught),
-                score: Score::of(&strings(predicted), &strings(caught)),
+                caught_by: Vec::new(),
+                score,
             });
         }
-        progress
+        StudentFile {
+            file: file.into(),
+            progress,
+        }
     }
 
     fn entry<'a>(grade: &'a ClassGrade, key: &str) -> &'a ExerciseGrade {
@@ -123,21 +577,25 @@ mod tests {
     }
 
     #[test]
-    fn each_exercise_is_judged_on_every_students_latest_attempt() {
-        let mut reflected = student("4", &[(&["x"], &["x"]), (&["a", "b"], &["a"])], false);
-        reflected.reflection = Some(Reflection {
+    fn each_exercise_is_judged_on_every_students_latest_recomputed_attempt() {
+        let mut reflected = student("r", "4", &[(&["x"], 0, ""), (&["a", "b"], 50, "")], false);
+        reflected.progress.reflection = Some(Reflection {
             at: String::new(),
-            why_tests_are_kept: String::new(),
-            not_guaranteed: String::new(),
+            why_tests_are_kept: "regressions".into(),
+            not_guaranteed: "clocks".into(),
         });
         let class = [
             reflected,
-            student("4", &[(&["b", "c"], &["a"])], false),
-            student("4", &[(&["c"], &["c"])], true),
-            Progress::default(),
+            // Claims 100%, earns 0%.
+            student("s", "4", &[(&["b", "c"], 100, "")], false),
+            student("t", "4", &[(&["a"], 100, "")], true),
+            StudentFile {
+                file: "u".into(),
+                progress: Progress::default(),
+            },
         ];
-        let grade = grade(&class);
-        assert_eq!((grade.students, grade.reflected), (4, 1));
+        let grade = grade(&class, &killers("4", &["a"]));
+        assert_eq!((grade.students.len(), grade.reflected), (4, 1));
         assert_eq!(grade.exercises.len(), exercise::exercises().len());
         assert_eq!(
             entry(&grade, "4"),
@@ -146,25 +604,163 @@ mod tests {
                 attempted: 3,
                 predicted_a_killer: 2,
                 probe_killed: 1,
-                // 50% (a of a, b), 0% and 100%.
+                // 50% (a of a, b), 0% and 100% (a and the probe).
                 mean_score: 50,
                 most_common_wrong_guess: Some(("b".into(), 2)),
             }
         );
         let untried = entry(&grade, "5");
         assert_eq!((untried.attempted, untried.mean_score), (0, 0));
-        assert_eq!(untried.most_common_wrong_guess, None);
+        assert_eq!(grade.reflections[0].not_guaranteed, "clocks");
     }
 
+    /// The first attempt beside the latest, recomputed; a claimed score
+    /// the prediction does not earn is flagged; totals add the scores.
     #[test]
-    fn a_tie_between_wrong_guesses_goes_to_the_first_name_in_order() {
+    fn a_row_recomputes_the_first_and_the_latest_attempt() {
         let class = [
-            student("6", &[(&["z"], &["a"])], false),
-            student("6", &[(&["y"], &["a"])], false),
+            student("a.json", "4", &[(&["x"], 0, ""), (&["a"], 100, "")], false),
+            student("b.json", "4", &[(&["x"], 100, "")], false),
         ];
+        let grade = grade(&class, &killers("4", &["a"]));
+        let first = &grade.students[0];
+        let attempts = first.exercise("4").unwrap();
+        assert_eq!(attempts.attempts, 2);
         assert_eq!(
-            entry(&grade(&class), "6").most_common_wrong_guess,
-            Some(("y".into(), 1))
+            (attempts.first.recomputed, attempts.latest.recomputed),
+            (Some(0), Some(100))
+        );
+        assert_eq!((first.first_total, first.latest_total), (0, 100));
+        assert!(first.flags.is_empty(), "{:?}", first.flags);
+        let edited = &grade.students[1];
+        assert!(edited.exercise("4").unwrap().first.differs());
+        assert_eq!(
+            edited.flags,
+            ["exercise 4 first: the file says 100%, the prediction earns 0%"]
+        );
+        assert_eq!(edited.latest_total, 0);
+    }
+
+    /// A store whose matrix could not be built: the stored score, marked
+    /// and flagged as not recomputed.
+    #[test]
+    fn a_score_without_a_matrix_is_shown_as_stored_and_flagged() {
+        let mut killers = Killers::default();
+        killers.add_unavailable(MutantStore::Python, "python3 not found".into());
+        let class = [student("a", "4", &[(&["x"], 100, "")], false)];
+        let mut class = class.to_vec();
+        for attempt in &mut class[0].progress.exercise("4").attempts {
+            attempt.mutant = "py04".into();
+        }
+        assert_eq!(
+            stores_needed(class.iter().map(|file| &file.progress)),
+            BTreeSet::from([MutantStore::Python])
+        );
+        let grade = grade(&class, &killers);
+        let row = &grade.students[0];
+        let attempt = &row.exercise("4").unwrap().first;
+        assert_eq!((attempt.recomputed, attempt.shown()), (None, 100));
+        assert_eq!(
+            row.flags,
+            ["exercise 4 first: stored 100%, not recomputed (python3 not found)"]
+        );
+        assert_eq!(grade.not_recomputed["python"], "python3 not found");
+    }
+
+    /// The same student twice counts once, and is reported.
+    #[test]
+    fn a_student_given_twice_is_graded_once() {
+        let mut named = student("a.json", "4", &[(&["a"], 100, "")], false);
+        named.progress.student = Some("Ada".into());
+        let mut copy = named.clone();
+        copy.file = "copy.json".into();
+        let class = [
+            named,
+            copy,
+            student("b.json", "4", &[], false),
+            student("b.json", "4", &[], false),
+        ];
+        let grade = grade(&class, &killers("4", &["a"]));
+        let rows: Vec<&str> = grade.students.iter().map(|s| s.student.as_str()).collect();
+        assert_eq!(rows, ["Ada", "b.json"]);
+        assert_eq!(
+            grade.duplicates,
+            [
+                Duplicate {
+                    student: "Ada".into(),
+                    graded: "a.json".into(),
+                    ignored: "copy.json".into()
+                },
+                Duplicate {
+                    student: "b.json".into(),
+                    graded: "b.json".into(),
+                    ignored: "b.json".into()
+                }
+            ]
+        );
+    }
+
+    /// Wrong guesses grouped by test across every attempt: how many
+    /// students, and their reasons, each once.
+    #[test]
+    fn misconceptions_group_wrong_guesses_by_test_with_the_reasons() {
+        let class = [
+            student(
+                "a",
+                "6",
+                &[
+                    (&["z"], 0, "the fence, \"surely\""),
+                    (&["z", "y"], 0, "the fence, \"surely\""),
+                    (&["a"], 100, "right"),
+                ],
+                false,
+            ),
+            student("b", "6", &[(&["z"], 0, "")], false),
+            student("c", "6", &[(&["a"], 100, "right")], false),
+        ];
+        let grade = grade(&class, &killers("6", &["a"]));
+        assert_eq!(
+            grade.misconceptions,
+            [Misconceptions {
+                exercise: "6".into(),
+                wrong: vec![
+                    WrongGuess {
+                        test: "z".into(),
+                        students: 2,
+                        reasons: vec![Reason {
+                            student: "a".into(),
+                            why: "the fence, \"surely\"".into()
+                        }],
+                    },
+                    WrongGuess {
+                        test: "y".into(),
+                        students: 1,
+                        reasons: vec![Reason {
+                            student: "a".into(),
+                            why: "the fence, \"surely\"".into()
+                        }],
+                    },
+                ],
+            }]
+        );
+        assert_eq!(
+            entry(&grade, "6").most_common_wrong_guess,
+            Some(("z".into(), 1)),
+            "a's latest attempt is right: only b's counts"
+        );
+    }
+
+    /// Killers are counted as the exercise's run counts them: only the
+    /// tests in force at its step.
+    #[test]
+    fn only_the_tests_in_force_at_the_step_catch() {
+        let mut killers = Killers::default();
+        killers.add_mutant("04", vec![("early".into(), 1), ("late".into(), 8)]);
+        assert_eq!(killers.caught_at("04", 4).unwrap(), ["early"]);
+        assert_eq!(killers.caught_at("04", 8).unwrap(), ["early", "late"]);
+        assert_eq!(
+            killers.caught_at("zz", 4).unwrap_err(),
+            "the lab has no mutant zz"
         );
     }
 }

@@ -29,6 +29,11 @@ pub const VERSION: u32 = 1;
 pub struct Progress {
     /// The file format's version.
     pub version: u32,
+    /// Who the student is, as their instructor sees it (`--student`, or
+    /// asked once by the overview); files written before it was asked
+    /// for have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub student: Option<String>,
     /// Per exercise key (`4`, `8b`).
     #[serde(default)]
     pub exercises: BTreeMap<String, ExerciseProgress>,
@@ -50,6 +55,7 @@ impl Default for Progress {
     fn default() -> Self {
         Progress {
             version: VERSION,
+            student: None,
             exercises: BTreeMap::new(),
             reflection: None,
             implementation: None,
@@ -157,7 +163,69 @@ pub struct Reflection {
     pub not_guaranteed: String,
 }
 
+/// Why a student's name was not recorded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StudentError {
+    /// The name is empty or only spaces.
+    #[error("the student's name is empty: give the name your instructor knows you by (--student \"Ada Lovelace\")")]
+    Empty,
+    /// Another name is recorded, and replacing it was not asked for.
+    #[error("the progress file already records the student {recorded:?}; to change it, give --student with the new name")]
+    AlreadyRecorded {
+        /// The name recorded.
+        recorded: String,
+    },
+}
+
+/// What recording a student's name did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StudentChange {
+    /// The same name was recorded already: nothing changed.
+    Unchanged,
+    /// No name was recorded; now this one is.
+    Recorded,
+    /// Another name was recorded; it was replaced, as asked.
+    Replaced {
+        /// The name recorded before.
+        previous: String,
+    },
+}
+
 impl Progress {
+    /// Records `name` (without surrounding spaces) as the student's
+    /// identity. A different name already recorded is replaced only when
+    /// `replace` is true (an explicit `--student`); otherwise it is an
+    /// error and nothing changes.
+    ///
+    /// Errors: the name is empty or whitespace; another name is recorded
+    /// and `replace` is false.
+    pub fn record_student(
+        &mut self,
+        name: &str,
+        replace: bool,
+    ) -> Result<StudentChange, StudentError> {
+        let name = name.trim();
+        if name.is_empty() {
+            return Err(StudentError::Empty);
+        }
+        match &self.student {
+            Some(recorded) if recorded == name => Ok(StudentChange::Unchanged),
+            Some(recorded) if !replace => Err(StudentError::AlreadyRecorded {
+                recorded: recorded.clone(),
+            }),
+            recorded => {
+                let change = match recorded {
+                    Some(previous) => StudentChange::Replaced {
+                        previous: previous.clone(),
+                    },
+                    None => StudentChange::Recorded,
+                };
+                self.student = Some(name.to_string());
+                Ok(change)
+            }
+        }
+    }
+
     /// The exercise's record, created empty if needed.
     pub fn exercise(&mut self, key: &str) -> &mut ExerciseProgress {
         self.exercises.entry(key.to_string()).or_default()
@@ -389,6 +457,44 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A name is recorded once, trimmed; an empty one is refused; another
+    /// name replaces it only when asked; files without one still load.
+    #[test]
+    fn a_student_is_recorded_once_and_changed_only_when_asked() {
+        let mut progress = Progress::default();
+        assert_eq!(
+            progress.record_student("  ", true),
+            Err(StudentError::Empty)
+        );
+        assert_eq!(progress.student, None);
+        assert_eq!(
+            progress.record_student(" Ada ", false),
+            Ok(StudentChange::Recorded)
+        );
+        assert_eq!(progress.student.as_deref(), Some("Ada"));
+        assert_eq!(
+            progress.record_student("Ada", false),
+            Ok(StudentChange::Unchanged)
+        );
+        assert_eq!(
+            progress.record_student("Grace", false),
+            Err(StudentError::AlreadyRecorded {
+                recorded: "Ada".into()
+            })
+        );
+        assert_eq!(
+            progress.record_student("Grace", true),
+            Ok(StudentChange::Replaced {
+                previous: "Ada".into()
+            })
+        );
+        assert_eq!(progress.student.as_deref(), Some("Grace"));
+        let old = parse(br#"{"version": 1, "exercises": {}}"#).unwrap();
+        assert_eq!(old.student, None);
+        let text = serde_json::to_string(&progress).unwrap();
+        assert_eq!(parse(text.as_bytes()).unwrap(), progress);
+    }
 
     /// A session reads the file once and writes it once, only when
     /// something changed; an unreadable file is set aside and said so; a

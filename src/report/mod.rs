@@ -9,6 +9,7 @@
 //! each suite test lives in, and what to say about a survivor.
 
 pub mod check;
+pub mod grade;
 pub mod html;
 pub mod json;
 pub mod markdown;
