@@ -17,6 +17,7 @@ mod chaos;
 mod check_feedback;
 mod cli;
 mod coverage;
+mod grade;
 mod html_browser;
 mod own_impl;
 mod power_loss;

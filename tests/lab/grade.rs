@@ -1,0 +1,372 @@
+//! `lab grade` as an instructor runs it: a class of 200 progress files
+//! (first attempts wrong, later ones right, one score edited by hand,
+//! reasons with commas and quotes) and one unreadable file, graded as
+//! CSV and checked against the kill matrix `lab matrix` prints; the
+//! student's name; the misconceptions.
+
+use crate::common::Sandbox;
+use lease_lab::course::prediction::Score;
+use lease_lab::course::progress::{Attempt, Progress};
+use lease_lab::exercise;
+use lease_lab::suite::CASES;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Per mutant id, its killers with their steps, as `lab matrix --format
+/// json` reports them: what the grade must recompute against.
+fn killers(lab: &Sandbox) -> BTreeMap<String, Vec<(String, u8)>> {
+    let output = lab
+        .command(&["matrix", "--format", "json"])
+        .output()
+        .unwrap();
+    let matrix: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let step_of = |name: &str| CASES.iter().find(|case| case.name == name).unwrap().step;
+    matrix["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|variant| variant["id"] != "reference")
+        .map(|variant| {
+            let killed: Vec<(String, u8)> = variant["killed_by"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|name| {
+                    let name = name.as_str().unwrap();
+                    (name.to_string(), step_of(name))
+                })
+                .collect();
+            (variant["id"].as_str().unwrap().to_string(), killed)
+        })
+        .collect()
+}
+
+/// What a prediction earns at `step` against `killers`.
+fn earned(predicted: &[String], killers: &[(String, u8)], step: u8) -> Score {
+    let caught: Vec<String> = killers
+        .iter()
+        .filter(|(_, at)| *at <= step)
+        .map(|(name, _)| name.clone())
+        .collect();
+    Score::of(predicted, &caught)
+}
+
+/// Student `index`'s name: some with a comma, quotes or a line break.
+fn name_of(index: usize) -> String {
+    match index % 10 {
+        3 => format!("O'Neil, \"Pat\" {index}"),
+        6 => format!("Line\nBreak {index}"),
+        _ => format!("Student {index}"),
+    }
+}
+
+/// The class: 200 files, each with a few exercises, a first attempt that
+/// names a test which does not catch the mutant, and (for most) a later
+/// one that names a killer. Student 7's first attempt at its first
+/// exercise claims 100%, which it does not earn. Answers each file's
+/// path and its expected first-attempt scores per exercise.
+fn write_class(
+    folder: &Path,
+    killers: &BTreeMap<String, Vec<(String, u8)>>,
+) -> Vec<(String, BTreeMap<String, u8>)> {
+    let mut rng = fastrand::Rng::with_seed(42);
+    let exercises = exercise::exercises();
+    (0..200)
+        .map(|index| {
+            let mut progress = Progress {
+                student: Some(name_of(index)),
+                ..Progress::default()
+            };
+            let mut expected = BTreeMap::new();
+            for exercise in &exercises {
+                if rng.u8(0..3) == 0 {
+                    continue;
+                }
+                let step = exercise.step();
+                let mutant = exercise.mutant().spec.id.clone();
+                let killers = &killers[&mutant];
+                let in_force: Vec<&str> = CASES
+                    .iter()
+                    .filter(|case| case.step <= step)
+                    .map(|case| case.name)
+                    .collect();
+                let misses: Vec<&str> = in_force
+                    .iter()
+                    .copied()
+                    .filter(|name| !killers.iter().any(|(killer, _)| killer == name))
+                    .collect();
+                let wrong = vec![misses[rng.usize(..misses.len())].to_string()];
+                let mut first = attempt(&mutant, wrong, killers, step, index);
+                if index == 7 && expected.is_empty() {
+                    first.score.percent = 100;
+                }
+                expected.insert(
+                    exercise.key.clone(),
+                    earned(&first.predicted, killers, step).percent,
+                );
+                let record = progress.exercise(&exercise.key);
+                record.attempts.push(first);
+                let own_step: Vec<&(String, u8)> =
+                    killers.iter().filter(|(_, at)| *at <= step).collect();
+                if rng.bool() && !own_step.is_empty() {
+                    let right = vec![own_step[rng.usize(..own_step.len())].0.clone()];
+                    record
+                        .attempts
+                        .push(attempt(&mutant, right, killers, step, index));
+                }
+            }
+            let path = folder.join(format!("student-{index:03}.json"));
+            std::fs::write(&path, serde_json::to_string_pretty(&progress).unwrap()).unwrap();
+            (path.display().to_string(), expected)
+        })
+        .collect()
+}
+
+/// An attempt as `lab step` records it, its score honest.
+fn attempt(
+    mutant: &str,
+    predicted: Vec<String>,
+    killers: &[(String, u8)],
+    step: u8,
+    index: usize,
+) -> Attempt {
+    let score = earned(&predicted, killers, step);
+    Attempt {
+        at: "2026-01-01T00:00:00Z".into(),
+        mutant: mutant.into(),
+        predicted,
+        why: if index.is_multiple_of(4) {
+            format!("the fence, \"surely\", {index}")
+        } else {
+            String::new()
+        },
+        probe: None,
+        caught_by: Vec::new(),
+        score,
+    }
+}
+
+#[test]
+fn a_class_of_200_is_graded_as_csv_with_every_score_recomputed() {
+    let lab = Sandbox::new();
+    let killers = killers(&lab);
+    let class = write_class(lab.dir.path(), &killers);
+    let bad = lab.path("broken.json");
+    std::fs::write(&bad, "{ \"version\": 1, ").unwrap();
+    let mut args: Vec<&str> = vec!["grade", "--format", "csv"];
+    args.extend(class.iter().map(|(path, _)| path.as_str()));
+    let bad_arg = bad.display().to_string();
+    args.push(&bad_arg);
+    let output = lab.command(&args).output().unwrap();
+    let errors = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{errors}");
+    assert!(
+        errors.contains(&format!(
+            "warning: {bad_arg} skipped: it is not a progress file"
+        )),
+        "{errors}"
+    );
+    let mut reader = csv::Reader::from_reader(output.stdout.as_slice());
+    let header = reader.headers().unwrap().clone();
+    let column = |name: &str| {
+        header
+            .iter()
+            .position(|title| title == name)
+            .unwrap_or_else(|| panic!("no column {name:?} in {header:?}"))
+    };
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 200);
+    for (index, (row, (path, expected))) in rows.iter().zip(&class).enumerate() {
+        assert_eq!(&row[column("student")], name_of(index));
+        assert_eq!(&row[column("file")], path.as_str());
+        for exercise in exercise::exercises() {
+            let shown = &row[column(&format!("{} first", exercise.key))];
+            match expected.get(&exercise.key) {
+                Some(score) => assert_eq!(shown, score.to_string(), "{index} {}", exercise.key),
+                None => assert_eq!(shown, "", "{index} {}", exercise.key),
+            }
+        }
+        let flags = &row[column("flags")];
+        if index == 7 {
+            assert!(
+                flags.contains("first: the file says 100%, the prediction earns 0%"),
+                "{flags}"
+            );
+        } else {
+            assert_eq!(flags, "", "student {index}");
+        }
+    }
+    let total: u32 = class[0].1.values().map(|score| u32::from(*score)).sum();
+    assert_eq!(rows[0][column("first total")], total.to_string());
+}
+
+/// The name is set with --student, refused when empty, and changed only
+/// by another --student, which says so; a name twice is graded once.
+#[test]
+fn the_student_is_named_once_and_renamed_only_by_the_flag() {
+    let lab = Sandbox::new();
+    let empty = lab
+        .command(&["--student", " \t", "hint", "4"])
+        .output()
+        .unwrap();
+    assert_eq!(empty.status.code(), Some(2));
+    assert!(text(&empty.stderr).contains("the student's name is empty"));
+    assert!(!lab.path("lease-lab-progress.json").exists());
+    let named = lab
+        .command(&["--student", "Ada", "hint", "4"])
+        .output()
+        .unwrap();
+    assert!(named.status.success(), "{}", text(&named.stderr));
+    let read = || -> Value {
+        serde_json::from_slice(&std::fs::read(lab.path("lease-lab-progress.json")).unwrap())
+            .unwrap()
+    };
+    assert_eq!(read()["student"], "Ada");
+    // Commands without the flag, and the overview off a terminal, keep it.
+    lab.command(&["hint", "4"]).output().unwrap();
+    lab.command(&[]).output().unwrap();
+    assert_eq!(read()["student"], "Ada");
+    assert_eq!(read()["exercises"]["4"]["hints_seen"], 2);
+    let renamed = lab.command(&["--student", "Grace"]).output().unwrap();
+    assert!(renamed.status.success());
+    assert!(
+        text(&renamed.stderr).contains("was \"Ada\"; it is now \"Grace\""),
+        "{}",
+        text(&renamed.stderr)
+    );
+    assert_eq!(read()["student"], "Grace");
+    let refused = lab.command(&["--student", "X", "matrix"]).output().unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let copy = lab.path("copy.json");
+    std::fs::copy(lab.path("lease-lab-progress.json"), &copy).unwrap();
+    let graded = lab
+        .command(&[
+            "grade",
+            "--format",
+            "json",
+            "lease-lab-progress.json",
+            "copy.json",
+        ])
+        .output()
+        .unwrap();
+    assert!(graded.status.success(), "{}", text(&graded.stderr));
+    assert!(
+        text(&graded.stderr).contains("Grace is given twice"),
+        "{}",
+        text(&graded.stderr)
+    );
+    let class: Value = serde_json::from_slice(&graded.stdout).unwrap();
+    assert_eq!(class["students"].as_array().unwrap().len(), 1);
+    assert_eq!(class["students"][0]["student"], "Grace");
+}
+
+/// The misconceptions of a class made with `lab step`: the wrong guess,
+/// how many named it, and their words, in text, JSON and Markdown.
+#[test]
+fn the_misconceptions_group_wrong_guesses_with_the_reasons() {
+    let lab = Sandbox::new();
+    for (file, why) in [("a.json", "the fence, \"surely\""), ("b.json", "")] {
+        let output = lab
+            .command(&[
+                "--progress",
+                file,
+                "step",
+                "4",
+                "--predict",
+                "init_db_creates_the_jobs_table",
+                "--why",
+                why,
+            ])
+            .output()
+            .unwrap();
+        assert!(output.status.code().is_some(), "{}", text(&output.stderr));
+    }
+    let shown = text(
+        &lab.command(&["grade", "--misconceptions", "a.json", "b.json"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    assert!(
+        shown.contains(
+            "Exercise 4\n  init_db_creates_the_jobs_table (2 students) did not catch it\n    - a.json: \"the fence, \"surely\"\"\n"
+        ),
+        "{shown}"
+    );
+    let json: Value = serde_json::from_slice(
+        &lab.command(&["grade", "--format", "json", "a.json", "b.json"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let wrong = &json["misconceptions"][0]["wrong"][0];
+    assert_eq!(wrong["students"], 2);
+    assert_eq!(wrong["reasons"][0]["why"], "the fence, \"surely\"");
+    let markdown = text(
+        &lab.command(&[
+            "grade",
+            "--misconceptions",
+            "--format",
+            "markdown",
+            "a.json",
+            "b.json",
+        ])
+        .output()
+        .unwrap()
+        .stdout,
+    );
+    assert!(
+        markdown.contains(
+            "| `init_db_creates_the_jobs_table` | 2 | a.json: \"the fence, \"surely\"\" |"
+        ),
+        "{markdown}"
+    );
+}
+
+/// Without python3 the Python store's attempts keep their stored scores,
+/// marked as not recomputed, and the reason is said.
+#[test]
+fn without_python_the_python_scores_are_shown_as_stored_and_said_so() {
+    let lab = Sandbox::new();
+    let mut progress = Progress::default();
+    let predicted = vec!["init_db_creates_the_jobs_table".to_string()];
+    let mut score = Score::of(&predicted, &[]);
+    score.percent = 100;
+    progress.exercise("4").attempts.push(Attempt {
+        at: String::new(),
+        mutant: "py04".into(),
+        predicted,
+        why: String::new(),
+        probe: None,
+        caught_by: Vec::new(),
+        score,
+    });
+    std::fs::write(
+        lab.path("py.json"),
+        serde_json::to_string(&progress).unwrap(),
+    )
+    .unwrap();
+    let output = lab
+        .command(&["grade", "py.json"])
+        .env("PATH", lab.dir.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let shown = text(&output.stdout);
+    assert!(
+        shown.contains("The python store's scores are not recomputed: python3 cannot be started"),
+        "{shown}"
+    );
+    let row = shown
+        .lines()
+        .find(|line| line.starts_with("py.json"))
+        .unwrap();
+    assert!(row.contains(" 100?"), "{shown}");
+    assert!(shown.contains("stored 100%, not recomputed"), "{shown}");
+}
