@@ -10,7 +10,7 @@
 //! apart, beyond the worksheet; they never count against the student.
 
 use super::args::{worker_command, SuiteArgs};
-use super::outcome::{say, CliError, Outcome};
+use super::outcome::{say, say_line, CliError, Outcome, ReportFormat};
 use super::update;
 use colored::Colorize;
 use lease_lab::course::check::{check_lanes, hear_greeting, run_check_showing, CheckReport, Ready};
@@ -18,7 +18,7 @@ use lease_lab::course::prediction::{comparison, parse_selection, Score};
 use lease_lab::course::progress::{self, OwnPrediction};
 use lease_lab::course::starter::{self, OPERATIONS};
 use lease_lab::lab_text::Language;
-use lease_lab::report::check::{check_text, next_text, watch_text};
+use lease_lab::report::check::{check_json, check_text, next_text, watch_text};
 use lease_lab::runner::{RunOptions, WorkerCommand};
 use lease_lab::subject::own::write_once;
 use lease_lab::subject::{rust_project, Implementation, Subject};
@@ -55,6 +55,10 @@ pub struct CheckArgs {
     /// promises, never counted) one by one, not only how many hold.
     #[arg(long)]
     all: bool,
+    /// Output format: text, or the check's result per step and per test
+    /// as JSON for tools (the check alone: not with --predict).
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text, conflicts_with = "predict")]
+    format: ReportFormat,
     #[command(flatten)]
     run: SuiteArgs,
 }
@@ -163,10 +167,36 @@ pub fn check(args: &CheckArgs, progress_path: &Path) -> Outcome {
         "Checking {} against the contract tests of steps 1 to {through}...",
         checked.describe()
     );
+    let json = args.format == ReportFormat::Json;
     // The program is stopped once the report is out (`_running` goes last).
-    let (report, _running) = run_shown(&checked, through, &args.run.options(), &worker, || {
-        say(&format!("{}\n\n", fill(&heading, width, "", "  ").bold()))
-    })?;
+    let (report, _running) = run_shown(
+        &checked,
+        through,
+        &args.run.options(),
+        &worker,
+        !json,
+        || {
+            if json {
+                return Ok(());
+            }
+            say(&format!("{}\n\n", fill(&heading, width, "", "  ").bold()))
+        },
+    )?;
+    if json {
+        if let Subject::Own(own) = &checked {
+            report.record(session.edit(), own);
+            session.save()?;
+        }
+        say_line(
+            &serde_json::to_string_pretty(&check_json(&report, &checked.describe(), through))
+                .expect("a check is JSON"),
+        )?;
+        return if report.all_pass() {
+            Ok(())
+        } else {
+            Err(CliError::Reported)
+        };
+    }
     say(&check_text(&report, width, args.all))?;
     let failing = report.failing_tests();
     if let Some(predicted) = &predicted {
@@ -254,6 +284,7 @@ fn run_shown(
     through: u8,
     options: &RunOptions,
     worker: &WorkerCommand,
+    show_progress: bool,
     heading: impl FnOnce() -> Outcome,
 ) -> Result<(CheckReport, Ready), CliError> {
     let variant = checked.reference()?;
@@ -274,7 +305,7 @@ fn run_shown(
         CliError::Found(lines.join("\n"))
     })?;
     heading()?;
-    let mut progress = ProgressLine::at_terminal(through);
+    let mut progress = ProgressLine::at_terminal(through, show_progress);
     let report = run_check_showing(worker, &ready, through, options, &mut |run| {
         progress.ran(run)
     });
@@ -291,8 +322,8 @@ struct ProgressLine {
 }
 
 impl ProgressLine {
-    fn at_terminal(through: u8) -> ProgressLine {
-        let steps = if std::io::stdout().is_terminal() {
+    fn at_terminal(through: u8, wanted: bool) -> ProgressLine {
+        let steps = if wanted && std::io::stdout().is_terminal() {
             (1..=through)
                 .map(|step| {
                     (
@@ -493,6 +524,7 @@ impl WatchRound<'_> {
             self.through,
             self.options,
             self.worker,
+            true,
             || {
                 let clear = if self.terminal { "\x1b[2J\x1b[H" } else { "\n" };
                 say(&format!(

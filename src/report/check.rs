@@ -23,6 +23,76 @@ fn status_label(status: StepStatus) -> String {
     }
 }
 
+/// The check as JSON, for tools: the implementation and how far it was
+/// checked; each step with its status, its contract tests, how many
+/// passed, and each failure with its outcome and reason (and what the
+/// program wrote on standard error meanwhile); then every test that ran,
+/// contract and reference, with its outcome.
+pub fn check_json(report: &CheckReport, implementation: &str, through: u8) -> serde_json::Value {
+    let outcome_of = |name: &str| -> TestOutcome {
+        report
+            .steps
+            .iter()
+            .flat_map(|step| &step.failures)
+            .chain(&report.beyond)
+            .find(|(test, _)| *test == name)
+            .map_or(TestOutcome::Pass, |(_, outcome)| outcome.clone())
+    };
+    let steps: Vec<serde_json::Value> = report
+        .steps
+        .iter()
+        .map(|step| {
+            let failures: Vec<serde_json::Value> = step
+                .failures
+                .iter()
+                .map(|(test, outcome)| {
+                    serde_json::json!({
+                        "test": test,
+                        "result": outcome,
+                        "reason": outcome.reason(),
+                        "stderr": step.stderr.get(test).map(|window| &window.last),
+                    })
+                })
+                .collect();
+            serde_json::json!({
+                "step": step.step,
+                "title": exercise::step_title(step.step),
+                "status": step.status,
+                "tests": step.tests,
+                "passed": step.tests - step.failures.len(),
+                "failures": failures,
+            })
+        })
+        .collect();
+    let ran: std::collections::BTreeSet<&str> =
+        report.beyond.iter().map(|(test, _)| *test).collect();
+    let tests: Vec<serde_json::Value> = crate::suite::cases_through(through)
+        .filter(|case| case.tag == crate::suite::Tag::Contract || ran.contains(case.name))
+        .map(|case| {
+            let outcome = outcome_of(case.name);
+            serde_json::json!({
+                "name": case.name,
+                "step": case.step,
+                "contract": case.tag == crate::suite::Tag::Contract,
+                "outcome": outcome.label(),
+                "reason": outcome.reason(),
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "implementation": implementation,
+        "through": through,
+        "all_pass": report.all_pass(),
+        "steps_passed": report
+            .steps
+            .iter()
+            .filter(|step| step.status == StepStatus::Passed)
+            .count(),
+        "steps": steps,
+        "tests": tests,
+    })
+}
+
 /// How many failures of one step a check shows in full.
 const SHOWN_FAILURES: usize = 2;
 

@@ -370,3 +370,70 @@ fn without_python_the_python_scores_are_shown_as_stored_and_said_so() {
     assert!(row.contains(" 100?"), "{shown}");
     assert!(shown.contains("stored 100%, not recomputed"), "{shown}");
 }
+
+/// `lab check --format json`: each step with its tests and failures, and
+/// every test with its outcome, for the Python store and a broken copy.
+#[test]
+fn a_check_as_json_gives_each_step_and_each_test() {
+    let lab = Sandbox::new();
+    let output = lab
+        .command(&["check", "--impl", "python", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let check: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(check["all_pass"], true);
+    assert_eq!(check["steps_passed"], 8);
+    let steps = check["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 8);
+    let contract = CASES
+        .iter()
+        .filter(|case| case.tag == lease_lab::suite::Tag::Contract)
+        .count();
+    let tests = check["tests"].as_array().unwrap();
+    assert_eq!(
+        tests.iter().filter(|test| test["contract"] == true).count(),
+        contract
+    );
+    assert!(tests
+        .iter()
+        .filter(|test| test["contract"] == true)
+        .all(|test| test["outcome"] == "pass"));
+    let counted: u64 = steps
+        .iter()
+        .map(|step| step["tests"].as_u64().unwrap())
+        .sum();
+    assert_eq!(counted, contract as u64);
+
+    let broken = lab.path("broken.py");
+    std::fs::write(&broken, broken_python_store()).unwrap();
+    let output = lab
+        .command(&["check", "--impl", "broken.py", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    let check: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(check["all_pass"], false);
+    assert_eq!(check["steps"][0]["status"], "failing");
+    let failure = &check["steps"][0]["failures"][0];
+    assert_eq!(failure["test"], "init_db_twice_keeps_jobs_and_fences");
+    assert_eq!(failure["result"]["outcome"], "fail");
+    assert!(
+        failure["reason"]
+            .as_str()
+            .unwrap()
+            .contains("table jobs already exists"),
+        "{failure}"
+    );
+}
+
+/// The Python store with its table created without IF NOT EXISTS: the
+/// worksheet's first mutant, as a student's file.
+fn broken_python_store() -> String {
+    let fragment = "CREATE TABLE IF NOT EXISTS jobs";
+    assert_eq!(
+        lease_lab::subject::PYTHON_SOURCE.matches(fragment).count(),
+        1
+    );
+    lease_lab::subject::PYTHON_SOURCE.replace(fragment, "CREATE TABLE jobs")
+}
