@@ -5,6 +5,7 @@
 
 use super::args::{worker_command, SuiteArgs};
 use super::outcome::{say, say_line, CliError, Outcome};
+use lease_lab::course::class_check;
 use lease_lab::course::grade::{grade, stores_needed, Killers, MutantStore, StudentFile};
 use lease_lab::course::progress;
 use lease_lab::matrix::Matrix;
@@ -82,6 +83,9 @@ pub fn run(args: &Args) -> Outcome {
             }
         }
     }
+    if let Some(dir) = &args.impl_dir {
+        check_implementations(dir, args)?;
+    }
     if !class.is_empty() || args.impl_dir.is_none() {
         let killers = killers(&class, &args.run)?;
         let graded = grade(&class, &killers);
@@ -110,6 +114,48 @@ pub fn run(args: &Args) -> Outcome {
             skipped.join(", ")
         )))
     }
+}
+
+/// `--impl-dir`: every student's implementation checked, several at once
+/// (as many as there are cores), each within the time limit; a row each.
+fn check_implementations(dir: &std::path::Path, args: &Args) -> Outcome {
+    if args.format == GradeFormat::Markdown || args.misconceptions {
+        return Err(CliError::Usage(
+            "--impl-dir reports as text, json or csv, without --misconceptions".into(),
+        ));
+    }
+    if args.format != GradeFormat::Text && !args.files.is_empty() {
+        return Err(CliError::Usage(
+            "with --impl-dir, --format json or csv reports the implementations alone: grade the progress files in a run of their own".into(),
+        ));
+    }
+    let entries = class_check::entries(dir).map_err(|error| {
+        CliError::Failed(format!("cannot read the folder {}: {error}", dir.display()))
+    })?;
+    let lab = std::env::current_exe().map_err(|error| {
+        CliError::Failed(format!("cannot find the lab binary to run checks: {error}"))
+    })?;
+    let scratch = tempfile::tempdir()
+        .map_err(|error| CliError::Failed(format!("cannot make a scratch folder: {error}")))?;
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let checks = class_check::check_all(
+        &lab,
+        &entries,
+        std::time::Duration::from_secs(args.time_limit_s),
+        cores,
+        scratch.path(),
+    );
+    match args.format {
+        GradeFormat::Json => {
+            say_line(&serde_json::to_string_pretty(&checks).expect("checks are JSON"))?
+        }
+        GradeFormat::Csv => say(&render::checks_csv(&checks))?,
+        _ => say(&render::checks_text(&checks, lease_lab::terminal::width()))?,
+    }
+    if !args.files.is_empty() && args.format == GradeFormat::Text {
+        say("\n")?;
+    }
+    Ok(())
 }
 
 /// Which tests catch each mutant today: the kill matrix of each store the

@@ -8,13 +8,16 @@
 //!   its score;
 //! - [`check`]: a check of a student's own implementation, step by step,
 //!   and how it is recorded;
-//! - [`grade`]: a class's progress files summarised per exercise;
+//! - [`grade`]: a class's progress files graded, per student and per
+//!   exercise, with the misconceptions;
+//! - [`class_check`]: every student's own implementation checked;
 //! - [`demo`]: the stories `lab demo` plays on a real database;
 //! - [`starter`]: the starters `lab new` writes;
 //! - [`own_mutant`]: a mutant of one's own, from its template to the checks
 //!   it must pass before it runs.
 
 pub mod check;
+pub mod class_check;
 pub mod demo;
 pub mod grade;
 pub mod own_mutant;

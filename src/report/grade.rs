@@ -2,6 +2,7 @@
 //! terminal and as CSV, the class per exercise, and the misconceptions as
 //! text and Markdown.
 
+use crate::course::class_check::{CheckResult, ImplCheck};
 use crate::course::grade::{max_total, AttemptGrade, ClassGrade, Misconceptions, StudentGrade};
 use crate::exercise;
 use crate::terminal::fill;
@@ -232,6 +233,89 @@ pub fn misconceptions_text(grade: &ClassGrade, width: usize) -> String {
         }
     }
     out
+}
+
+/// What a check's row says: the steps passed, or why there are none.
+fn check_summary(result: &CheckResult) -> (String, String) {
+    match result {
+        CheckResult::Checked {
+            steps_passed,
+            through,
+            open_steps,
+        } => (
+            format!("{steps_passed} of {through}"),
+            if open_steps.is_empty() {
+                "every step passes".to_string()
+            } else {
+                let open: Vec<String> = open_steps.iter().map(u8::to_string).collect();
+                format!("open: step {}", open.join(", "))
+            },
+        ),
+        CheckResult::TimedOut { limit_s } => {
+            ("-".into(), format!("timed out: stopped after {limit_s} s"))
+        }
+        CheckResult::CouldNotStart { reason } => ("-".into(), format!("could not start: {reason}")),
+    }
+}
+
+/// The students' implementations checked, a row each: the student, the
+/// steps passed, and what is open (or why nothing ran), filled to `width`.
+pub fn checks_text(checks: &[ImplCheck], width: usize) -> String {
+    let mut out = format!(
+        "{:<NAME_WIDTH$}  {:<12}  result\n",
+        "student", "steps passed"
+    );
+    let indent = " ".repeat(NAME_WIDTH + 16);
+    for check in checks {
+        let (passed, result) = check_summary(&check.result);
+        out.push_str(&fill(
+            &result,
+            width,
+            &format!(
+                "{:<NAME_WIDTH$}  {passed:<12}  ",
+                cut(&check.student, NAME_WIDTH)
+            ),
+            &indent,
+        ));
+        out.push('\n');
+    }
+    out
+}
+
+/// The students' implementations checked, as CSV: a header row, then the
+/// student, the entry, the steps passed (empty when none ran), the steps
+/// checked, and the result.
+pub fn checks_csv(checks: &[ImplCheck]) -> String {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer
+        .write_record([
+            "student",
+            "entry",
+            "steps passed",
+            "steps checked",
+            "result",
+        ])
+        .expect("CSV into memory");
+    for check in checks {
+        let (steps_passed, through) = match &check.result {
+            CheckResult::Checked {
+                steps_passed,
+                through,
+                ..
+            } => (steps_passed.to_string(), through.to_string()),
+            _ => (String::new(), String::new()),
+        };
+        writer
+            .write_record([
+                check.student.clone(),
+                check.entry.clone(),
+                steps_passed,
+                through,
+                check_summary(&check.result).1,
+            ])
+            .expect("CSV into memory");
+    }
+    String::from_utf8(writer.into_inner().expect("CSV into memory")).expect("CSV of UTF-8")
 }
 
 /// Text for a Markdown table cell: no line breaks, `|` escaped.

@@ -437,3 +437,72 @@ fn broken_python_store() -> String {
     );
     lease_lab::subject::PYTHON_SOURCE.replace(fragment, "CREATE TABLE jobs")
 }
+
+/// `lab grade --impl-dir`: the Python store passes every step, a broken
+/// copy fails step 1, a program that hangs is stopped at the time limit
+/// and one that exits at once is a row saying it could not start; none
+/// stops the others.
+#[test]
+fn every_implementation_of_a_folder_is_checked_within_a_time_limit() {
+    let lab = Sandbox::new();
+    let folder = lab.path("class");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::write(folder.join("ada.py"), lease_lab::subject::PYTHON_SOURCE).unwrap();
+    std::fs::write(folder.join("bob.py"), broken_python_store()).unwrap();
+    std::fs::write(folder.join("carl.py"), "import time\ntime.sleep(600)\n").unwrap();
+    std::fs::write(
+        folder.join("dora.py"),
+        "raise SystemExit('no store here')\n",
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let output = lab
+        .command(&[
+            "grade",
+            "--impl-dir",
+            "class",
+            "--time-limit-s",
+            "3",
+            "--format",
+            "csv",
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(60),
+        "the hanging program was not stopped"
+    );
+    let mut reader = csv::Reader::from_reader(output.stdout.as_slice());
+    let rows: Vec<Vec<String>> = reader
+        .records()
+        .map(|row| row.unwrap().iter().map(String::from).collect())
+        .collect();
+    let row = |student: &str| {
+        rows.iter()
+            .find(|row| row[0] == student)
+            .unwrap_or_else(|| panic!("no row for {student}: {rows:?}"))
+            .clone()
+    };
+    assert_eq!(row("ada")[2..], ["8", "8", "every step passes"]);
+    assert_eq!(row("bob")[2..], ["7", "8", "open: step 1"]);
+    assert_eq!(row("carl")[2..], ["", "", "timed out: stopped after 3 s"]);
+    let dora = row("dora");
+    assert!(dora[4].starts_with("could not start: "), "{dora:?}");
+    assert_eq!(rows.len(), 4);
+    let shown = text(
+        &lab.command(&["grade", "--impl-dir", "class", "--time-limit-s", "3"])
+            .env("COLUMNS", "80")
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    assert!(
+        shown.lines().all(|line| line.chars().count() <= 80),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("\nbob               7 of 8        open: step 1\n"),
+        "{shown}"
+    );
+}
