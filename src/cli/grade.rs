@@ -78,7 +78,12 @@ pub fn run(args: &Args) -> Outcome {
                 progress,
             }),
             Err(error) => {
-                eprintln!("lab grade: warning: {} skipped: {error}", file.display());
+                let reason = match error.kind() {
+                    std::io::ErrorKind::NotFound => "there is no such file".to_string(),
+                    std::io::ErrorKind::InvalidData => error.to_string(),
+                    _ => format!("it cannot be read ({error})"),
+                };
+                eprintln!("lab grade: warning: {} skipped: {reason}", file.display());
                 skipped.push(file.display().to_string());
             }
         }
@@ -90,10 +95,17 @@ pub fn run(args: &Args) -> Outcome {
         let killers = killers(&class, &args.run)?;
         let graded = grade(&class, &killers);
         for duplicate in &graded.duplicates {
-            eprintln!(
-                "lab grade: warning: {} is given twice ({} and {}): graded once, from {}",
-                duplicate.student, duplicate.graded, duplicate.ignored, duplicate.graded
-            );
+            if duplicate.graded == duplicate.ignored {
+                eprintln!(
+                    "lab grade: warning: {} is given twice: graded once",
+                    duplicate.graded
+                );
+            } else {
+                eprintln!(
+                    "lab grade: warning: {} is given twice ({} and {}): graded once, from {}",
+                    duplicate.student, duplicate.graded, duplicate.ignored, duplicate.graded
+                );
+            }
         }
         let width = lease_lab::terminal::width();
         match (args.format, args.misconceptions) {

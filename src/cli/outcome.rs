@@ -9,7 +9,7 @@
 //! | 0 | it did what it was asked (for `lab db`, `false` and `null` are answers) |
 //! | 1 | it ran and found a problem: a mutant survived or the reference failed (`lab matrix --check`, `lab run reference`), a probe did not kill, a check of your implementation has a failing step, a store operation answered an error |
 //! | 2 | it was used wrongly: an unknown exercise, variant or test, an invalid argument, a probe that does not parse |
-//! | 3 | it could not run: a file it cannot read or write, a project that does not build, a program or worker that cannot be started |
+//! | 3 | it could not run: a file it cannot read or write (for `lab grade`, a progress file it skipped with a warning, having graded the others), a project that does not build, a program or worker that cannot be started |
 
 use std::fmt;
 use std::io::{self, Write};

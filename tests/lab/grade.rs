@@ -369,6 +369,20 @@ fn without_python_the_python_scores_are_shown_as_stored_and_said_so() {
         .unwrap();
     assert!(row.contains(" 100?"), "{shown}");
     assert!(shown.contains("stored 100%, not recomputed"), "{shown}");
+    // With python3, the same attempt is recomputed against the Python
+    // store's matrix: the test named does not catch py04.
+    let output = lab.command(&["grade", "py.json"]).output().unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let shown = text(&output.stdout);
+    let row = shown
+        .lines()
+        .find(|line| line.starts_with("py.json"))
+        .unwrap();
+    assert!(row.contains("   0!"), "{shown}");
+    assert!(
+        shown.contains("exercise 4 first: the file says 100%, the prediction earns 0%"),
+        "{shown}"
+    );
 }
 
 /// `lab check --format json`: each step with its tests and failures, and
@@ -441,7 +455,9 @@ fn broken_python_store() -> String {
 /// `lab grade --impl-dir`: the Python store passes every step, a broken
 /// copy fails step 1, a program that hangs is stopped at the time limit
 /// and one that exits at once is a row saying it could not start; none
-/// stops the others.
+/// stops the others. (The limit leaves a real check room on a busy
+/// machine, where the tests run side by side, and is shorter than the
+/// wait for a program's greeting, so that the silent one times out.)
 #[test]
 fn every_implementation_of_a_folder_is_checked_within_a_time_limit() {
     let lab = Sandbox::new();
@@ -462,7 +478,7 @@ fn every_implementation_of_a_folder_is_checked_within_a_time_limit() {
             "--impl-dir",
             "class",
             "--time-limit-s",
-            "3",
+            "8",
             "--format",
             "csv",
         ])
@@ -486,12 +502,16 @@ fn every_implementation_of_a_folder_is_checked_within_a_time_limit() {
     };
     assert_eq!(row("ada")[2..], ["8", "8", "every step passes"]);
     assert_eq!(row("bob")[2..], ["7", "8", "open: step 1"]);
-    assert_eq!(row("carl")[2..], ["", "", "timed out: stopped after 3 s"]);
+    assert_eq!(row("carl")[2..], ["", "", "timed out: stopped after 8 s"]);
     let dora = row("dora");
     assert!(dora[4].starts_with("could not start: "), "{dora:?}");
     assert_eq!(rows.len(), 4);
+    // As text, at 80 columns: the broken copy and the one that cannot start.
+    for silent in ["ada.py", "carl.py"] {
+        std::fs::remove_file(folder.join(silent)).unwrap();
+    }
     let shown = text(
-        &lab.command(&["grade", "--impl-dir", "class", "--time-limit-s", "3"])
+        &lab.command(&["grade", "--impl-dir", "class", "--time-limit-s", "30"])
             .env("COLUMNS", "80")
             .output()
             .unwrap()
@@ -503,6 +523,10 @@ fn every_implementation_of_a_folder_is_checked_within_a_time_limit() {
     );
     assert!(
         shown.contains("\nbob               7 of 8        open: step 1\n"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("\ndora              -             could not start: "),
         "{shown}"
     );
 }
