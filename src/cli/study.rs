@@ -366,12 +366,14 @@ fn overview_text(progress: &Progress, progress_path: &Path, width: usize) -> Str
         "",
         "  ",
     ));
-    out.push_str(&wrapped(
-        &format!("Progress: {}", progress_path.display()),
-        width,
-        "",
-        "  ",
-    ));
+    let progress_line = match &progress.student {
+        Some(student) => format!(
+            "Progress: {}, of {student} (lab --student NAME changes the name)",
+            progress_path.display()
+        ),
+        None => format!("Progress: {}", progress_path.display()),
+    };
+    out.push_str(&wrapped(&progress_line, width, "", "  "));
     out.push_str(&wrapped(
         "Other commands: lab demo, lab matrix, lab tests, lab --help",
         width,

@@ -229,7 +229,11 @@ fn the_student_is_named_once_and_renamed_only_by_the_flag() {
     assert_eq!(read()["student"], "Ada");
     // Commands without the flag, and the overview off a terminal, keep it.
     lab.command(&["hint", "4"]).output().unwrap();
-    lab.command(&[]).output().unwrap();
+    let overview = text(&lab.command(&[]).output().unwrap().stdout);
+    assert!(
+        overview.contains("of Ada (lab --student NAME changes the name)"),
+        "{overview}"
+    );
     assert_eq!(read()["student"], "Ada");
     assert_eq!(read()["exercises"]["4"]["hints_seen"], 2);
     let renamed = lab.command(&["--student", "Grace"]).output().unwrap();
