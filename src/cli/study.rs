@@ -622,6 +622,55 @@ mod tests {
         (outcome, String::from_utf8(output).unwrap())
     }
 
+    /// The overview asks for the name at a terminal only, records it
+    /// trimmed, and records nothing for an empty answer.
+    #[test]
+    fn the_overview_asks_the_name_once_at_a_terminal() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("progress.json");
+        let mut session = Session::open(&path).unwrap();
+        let (outcome, shown) = typing("Ada\n", false, |console| ask_student(&mut session, console));
+        assert!(outcome.is_ok() && shown.is_empty(), "{shown}");
+        assert!(!path.exists(), "off a terminal nothing is asked or written");
+        let (outcome, _) = typing("   \n", true, |console| ask_student(&mut session, console));
+        assert!(outcome.is_ok());
+        assert_eq!(session.progress().student, None);
+        let (outcome, shown) = typing("  Ada Lovelace \n", true, |console| {
+            ask_student(&mut session, console)
+        });
+        assert!(outcome.is_ok());
+        assert!(
+            shown.starts_with("Your name, as your instructor knows you"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("Recorded: Ada Lovelace (to change it: lab --student NEW-NAME)."),
+            "{shown}"
+        );
+        let saved = Session::open(&path).unwrap();
+        assert_eq!(saved.progress().student.as_deref(), Some("Ada Lovelace"));
+    }
+
+    /// A full reset forgets the progress, not who the student is.
+    #[test]
+    fn a_full_reset_keeps_the_students_name() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("progress.json");
+        let mut session = Session::open(&path).unwrap();
+        session.edit().student = Some("Ada".into());
+        session.edit().exercise("4").hints_seen = 1;
+        session.save().unwrap();
+        let args = ResetArgs {
+            exercise: None,
+            yes: true,
+        };
+        let (outcome, _) = reset_typing(args, "", false, &mut session);
+        assert!(outcome.is_ok());
+        let saved = Session::open(&path).unwrap();
+        assert_eq!(saved.progress().student.as_deref(), Some("Ada"));
+        assert!(saved.progress().exercises.is_empty());
+    }
+
     fn reset_typing(
         args: ResetArgs,
         typed: &str,
