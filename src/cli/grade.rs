@@ -34,7 +34,8 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     impl_dir: Option<PathBuf>,
     /// With --impl-dir: the longest one student's check may take, in seconds.
-    #[arg(long, default_value_t = 60, requires = "impl_dir")]
+    #[arg(long, default_value_t = 60, requires = "impl_dir",
+          value_parser = clap::value_parser!(u64).range(1..))]
     time_limit_s: u64,
     #[command(flatten)]
     run: SuiteArgs,
