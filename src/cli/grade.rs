@@ -70,6 +70,18 @@ pub fn run(args: &Args) -> Outcome {
             "--misconceptions has no CSV: choose text, json or markdown".into(),
         ));
     }
+    if args.impl_dir.is_some() {
+        if args.format == GradeFormat::Markdown || args.misconceptions {
+            return Err(CliError::Usage(
+                "--impl-dir reports as text, json or csv, without --misconceptions".into(),
+            ));
+        }
+        if args.format != GradeFormat::Text && !args.files.is_empty() {
+            return Err(CliError::Usage(
+                "with --impl-dir, --format json or csv reports the implementations alone: grade the progress files in a run of their own".into(),
+            ));
+        }
+    }
     let mut skipped = Vec::new();
     let mut class = Vec::new();
     for file in &args.files {
@@ -132,16 +144,6 @@ pub fn run(args: &Args) -> Outcome {
 /// `--impl-dir`: every student's implementation checked, several at once
 /// (as many as there are cores), each within the time limit; a row each.
 fn check_implementations(dir: &std::path::Path, args: &Args) -> Outcome {
-    if args.format == GradeFormat::Markdown || args.misconceptions {
-        return Err(CliError::Usage(
-            "--impl-dir reports as text, json or csv, without --misconceptions".into(),
-        ));
-    }
-    if args.format != GradeFormat::Text && !args.files.is_empty() {
-        return Err(CliError::Usage(
-            "with --impl-dir, --format json or csv reports the implementations alone: grade the progress files in a run of their own".into(),
-        ));
-    }
     let entries = class_check::entries(dir).map_err(|error| {
         CliError::Failed(format!("cannot read the folder {}: {error}", dir.display()))
     })?;
