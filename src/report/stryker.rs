@@ -272,7 +272,7 @@ mod tests {
     }
 
     #[test]
-    fn a_mutant_sits_at_its_fragment_with_its_replacement() {
+    fn a_mutant_sits_at_the_token_it_changes_with_its_new_text() {
         let report = report(&matrix());
         let boundary = mutant(&report, "04");
         let line = REFERENCE_SOURCE
@@ -282,7 +282,16 @@ mod tests {
             + 1;
         assert_eq!(boundary["location"]["start"]["line"], line);
         assert_eq!(boundary["location"]["end"]["line"], line);
-        assert_eq!(boundary["replacement"], "if done || held_until >= now {");
+        let column = REFERENCE_SOURCE
+            .lines()
+            .nth(line - 1)
+            .unwrap()
+            .find("> now")
+            .unwrap()
+            + 1;
+        assert_eq!(boundary["location"]["start"]["column"], column);
+        assert_eq!(boundary["location"]["end"]["column"], column + 1);
+        assert_eq!(boundary["replacement"], ">=");
     }
 
     #[test]
