@@ -35,7 +35,7 @@ fn chromium() -> PathBuf {
 
 /// Runs headless chromium on the page `page` with `extra` arguments (such
 /// as `--dump-dom`), its console messages logged to stderr.
-fn browse(page: &Path, extra: &[&str]) -> Output {
+pub(crate) fn browse(page: &Path, extra: &[&str]) -> Output {
     let profile = tempfile::tempdir().expect("a temporary profile folder");
     let mut child = Command::new(chromium())
         .args([
@@ -106,7 +106,7 @@ fn browse(page: &Path, extra: &[&str]) -> Output {
 
 /// The page's console messages, which chromium logs as `...:CONSOLE...]`
 /// lines (`CONSOLE(12)` in older versions, `CONSOLE:12` in newer ones).
-fn console_messages(output: &Output) -> Vec<String> {
+pub(crate) fn console_messages(output: &Output) -> Vec<String> {
     String::from_utf8_lossy(&output.stderr)
         .lines()
         .filter(|line| line.contains(":CONSOLE"))
@@ -114,7 +114,7 @@ fn console_messages(output: &Output) -> Vec<String> {
         .collect()
 }
 
-fn write_page(folder: &Path, name: &str, html: &str) -> PathBuf {
+pub(crate) fn write_page(folder: &Path, name: &str, html: &str) -> PathBuf {
     let path = folder.join(name);
     std::fs::write(&path, html).expect("the page can be written");
     path

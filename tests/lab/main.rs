@@ -23,4 +23,5 @@ mod power_loss;
 mod runner;
 mod screens;
 mod stryker;
+mod stryker_viewer;
 mod widths;

@@ -31,7 +31,7 @@ fn schema() -> &'static Value {
 }
 
 /// Runs `npm` with `args` in `folder` and returns its standard output.
-fn npm(args: &[&str], folder: &std::path::Path) -> String {
+pub(crate) fn npm(args: &[&str], folder: &std::path::Path) -> String {
     let output = Command::new("npm")
         .args(args)
         .current_dir(folder)
@@ -96,7 +96,7 @@ fn workers() -> WorkerCommand {
 }
 
 /// Every suite test against every variant, run by the `lab` binary's workers.
-fn matrix() -> &'static Matrix {
+pub(crate) fn matrix() -> &'static Matrix {
     static MATRIX: OnceLock<Matrix> = OnceLock::new();
     MATRIX.get_or_init(|| {
         Matrix::build(
@@ -218,7 +218,7 @@ fn statuses_and_killers_are_the_matrix_s_and_name_known_tests() {
 }
 
 /// Every suite test against the Python store and its mutants.
-fn python_matrix() -> &'static Matrix {
+pub(crate) fn python_matrix() -> &'static Matrix {
     static MATRIX: OnceLock<Matrix> = OnceLock::new();
     MATRIX.get_or_init(|| {
         let variants = lease_lab::subject::Subject::Python
