@@ -18,6 +18,7 @@ mod check_feedback;
 mod cli;
 mod coverage;
 mod html_browser;
+mod matrix_outputs;
 mod own_impl;
 mod power_loss;
 mod runner;
