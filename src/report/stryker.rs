@@ -4,11 +4,13 @@
 //!
 //! The mutated files are the reference stores the matrix's mutants change
 //! (`src/store.rs`, `src/store.py`), each with its whole source; each
-//! mutant sits at the place of its fragment. The tests
-//! are the contract suite's, one test file per step, each test's id its
-//! name. A mutant is covered by the tests that call an operation its
-//! change reaches (see [`crate::reach`]); the tests that caught it are the
-//! ones that killed it.
+//! mutant sits at the token its change replaces (see [`super::change`]),
+//! so that mutants of one statement each have a place of their own and a
+//! viewer can mark and open every one. The tests are the contract suite's,
+//! one test file per step, each test's id its name. A mutant is covered by
+//! the tests that call an operation its change reaches (see
+//! [`crate::reach`]); the tests that caught it are the ones that count as
+//! kills ([`Matrix::caught_by`]).
 
 use super::{change, test_file, Position};
 use crate::matrix::Matrix;
