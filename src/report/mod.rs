@@ -528,6 +528,25 @@ mod tests {
         }
     }
 
+    /// No two mutants of the Rust store share a place: a viewer opens the
+    /// mutant at the place clicked.
+    #[test]
+    fn every_mutant_of_the_rust_store_has_a_place_of_its_own() {
+        let mut places = std::collections::BTreeMap::new();
+        for compiled in MUTANTS {
+            let change = change(&Mutant::from(compiled));
+            let place = (
+                change.start.line,
+                change.start.column,
+                change.end.line,
+                change.end.column,
+            );
+            if let Some(other) = places.insert(place, compiled.id) {
+                panic!("{} and {other} share {place:?}", compiled.id);
+            }
+        }
+    }
+
     /// A mutant of `fn f() {FRAGMENT}` that puts `replacement` in its place.
     fn made_up_mutant(fragment: &str, replacement: &str) -> Mutant {
         mutant_of(&format!("fn f() {{{fragment}}}"), fragment, replacement)
