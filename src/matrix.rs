@@ -273,6 +273,23 @@ impl Matrix {
             .collect()
     }
 
+    /// The tests beyond the worksheet for this matrix's implementation:
+    /// those of the Rust store's own promises ([`Tag::Reference`]) when the
+    /// reference is a program, which the worksheet's contract alone judges.
+    /// Whatever they show of the program or its mutants counts for nothing
+    /// (see [`Matrix::verdict`]); [`Matrix::beyond_the_worksheet`] is those
+    /// of them that the reference fails.
+    pub fn beyond_the_worksheet_tests(&self) -> Vec<&'static str> {
+        let Some(reference) = self.reference() else {
+            return Vec::new();
+        };
+        self.tests
+            .iter()
+            .filter(|case| !Matrix::judges(case, &reference.variant))
+            .map(|case| case.name)
+            .collect()
+    }
+
     /// The reference's failures that count against it, each with its
     /// reason: every test it did not pass, but those beyond the worksheet.
     pub fn reference_failures(&self) -> Vec<(&'static str, String)> {
@@ -546,6 +563,7 @@ mod tests {
             [failed(), failed()],
         );
         assert_eq!(python.beyond_the_worksheet(), [promise.name]);
+        assert_eq!(python.beyond_the_worksheet_tests(), [promise.name]);
         assert!(python.problems().is_empty(), "{:?}", python.problems());
         assert!(python.reference_failures().is_empty());
         assert_eq!(python.summaries()[0].killers, [contract.name]);
@@ -578,6 +596,10 @@ mod tests {
         assert!(
             compiled.beyond_the_worksheet().is_empty(),
             "the Rust store keeps its promises"
+        );
+        assert!(
+            compiled.beyond_the_worksheet_tests().is_empty(),
+            "every test judges the Rust store"
         );
         assert_eq!(
             compiled.reference_failures(),

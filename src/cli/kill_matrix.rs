@@ -2,6 +2,7 @@
 //! against one variant, and the lists of tests and variants.
 
 use super::args::{worker_command, ImplArgs, SuiteArgs};
+use super::matrix_output::{self, Destination, MatrixFormat, OutputArg};
 use super::outcome::{say, say_or_write, CliError, Outcome};
 use colored::Colorize;
 use lease_lab::exercise::step_title;
@@ -12,14 +13,13 @@ use lease_lab::runner::{self, WorkerArgs};
 use lease_lab::suite::{self, Case, Tag};
 use lease_lab::variant::Variant;
 use std::fmt::Write as _;
-use std::path::PathBuf;
 
 /// `lab matrix`'s arguments.
 #[derive(Debug, clap::Args)]
 pub struct MatrixArgs {
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = MatrixFormat::Text)]
-    format: MatrixFormat,
+    /// Output format [default: text].
+    #[arg(long, value_enum)]
+    format: Option<MatrixFormat>,
     /// Exit 1 when a mutant survives, the reference fails a test, or a
     /// mutant is caught by no test of its own step.
     #[arg(long)]
@@ -37,9 +37,11 @@ pub struct MatrixArgs {
     /// chaos, catch (with --format text or json).
     #[arg(long)]
     chaos: bool,
-    /// Write the report to this file instead of standard output.
-    #[arg(long, short)]
-    output: Option<PathBuf>,
+    /// Write the --format report to FILE instead of standard output; or,
+    /// as FORMAT=FILE (repeatable), also a report of FORMAT to FILE, all
+    /// from one run: `--output json=m.json --output html=m.html`.
+    #[arg(long, short, value_name = "[FORMAT=]FILE")]
+    output: Vec<String>,
     #[command(flatten)]
     implementation: ImplArgs,
     #[command(flatten)]
@@ -86,27 +88,25 @@ impl KindFilter {
     }
 }
 
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-enum MatrixFormat {
-    /// A grid for the terminal.
-    Text,
-    /// JSON for tools.
-    Json,
-    /// A Markdown table.
-    Markdown,
-    /// Stryker's mutation-testing-report schema, version 2.
-    Stryker,
-    /// One self-contained HTML page.
-    Html,
-}
-
 /// `lab matrix`: every test against every variant (of a kind), rendered,
 /// and with `--check` what is wrong with it.
 pub fn matrix(args: &MatrixArgs) -> Outcome {
-    if args.chaos && !matches!(args.format, MatrixFormat::Text | MatrixFormat::Json) {
-        return Err(CliError::Usage(
-            "--chaos adds its column to --format text or json only".into(),
-        ));
+    let outputs = args
+        .output
+        .iter()
+        .map(|value| {
+            OutputArg::parse(value)
+                .map_err(|message| CliError::Usage(format!("--output {value}: {message}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let reports = matrix_output::plan(args.format, &outputs)?;
+    if let Some((format, _)) = reports.iter().find(|(format, _)| {
+        args.chaos && !matches!(format, MatrixFormat::Text | MatrixFormat::Json)
+    }) {
+        return Err(CliError::Usage(format!(
+            "--chaos adds its column to the text and json reports only, not to {}",
+            format.name()
+        )));
     }
     let worker = worker_command()?;
     let variants: Vec<Variant> = args
@@ -148,39 +148,13 @@ pub fn matrix(args: &MatrixArgs) -> Outcome {
     } else {
         None
     };
-    let rendered = match args.format {
-        MatrixFormat::Text => {
-            let width = lease_lab::terminal::width();
-            let mut text = report::text::matrix(&matrix, width);
-            for summary in matrix.summaries() {
-                if let Some(advice) = report::survivor_advice(&matrix, &summary.id) {
-                    let advice = lease_lab::terminal::fill(&advice, width.min(100), "", "");
-                    text.push_str(&format!("\n{advice}\n"));
-                }
-            }
-            if let Some((settings, verdicts, comparison)) = &chaos {
-                text.push_str(&lease_lab::chaos::beside::text(
-                    verdicts, comparison, settings,
-                ));
-            }
-            text
+    for (format, destination) in &reports {
+        let rendered = render(*format, &matrix, chaos.as_ref());
+        match destination {
+            Destination::Stdout => say_or_write("matrix", &rendered, None)?,
+            Destination::File(path) => say_or_write("matrix", &rendered, Some(path))?,
         }
-        MatrixFormat::Json => {
-            let mut report = report::json::report(&matrix);
-            if let Some((settings, verdicts, comparison)) = &chaos {
-                report["chaos"] = serde_json::json!({
-                    "settings": settings,
-                    "variants": verdicts,
-                    "comparison": comparison,
-                });
-            }
-            json_text(&report)
-        }
-        MatrixFormat::Markdown => report::markdown::report(&matrix),
-        MatrixFormat::Stryker => json_text(&report::stryker::report(&matrix)),
-        MatrixFormat::Html => report::html::page(&matrix),
-    };
-    say_or_write("matrix", &rendered, args.output.as_deref())?;
+    }
     if args.check {
         let mut problems = matrix.problems();
         if let Some((_, verdicts, _)) = &chaos {
@@ -212,6 +186,51 @@ pub fn matrix(args: &MatrixArgs) -> Outcome {
         );
     }
     Ok(())
+}
+
+/// What a chaos run beside the matrix found: its settings, each variant's
+/// verdict, and how they compare with the suite's.
+type ChaosBeside = (
+    lease_lab::chaos::plan::Settings,
+    Vec<lease_lab::chaos::beside::ChaosVerdict>,
+    lease_lab::chaos::beside::Comparison,
+);
+
+/// The matrix as a report of `format`, with the chaos run's findings in the
+/// formats that take them.
+fn render(format: MatrixFormat, matrix: &Matrix, chaos: Option<&ChaosBeside>) -> String {
+    match format {
+        MatrixFormat::Text => {
+            let width = lease_lab::terminal::width();
+            let mut text = report::text::matrix(matrix, width);
+            for summary in matrix.summaries() {
+                if let Some(advice) = report::survivor_advice(matrix, &summary.id) {
+                    let advice = lease_lab::terminal::fill(&advice, width.min(100), "", "");
+                    text.push_str(&format!("\n{advice}\n"));
+                }
+            }
+            if let Some((settings, verdicts, comparison)) = chaos {
+                text.push_str(&lease_lab::chaos::beside::text(
+                    verdicts, comparison, settings,
+                ));
+            }
+            text
+        }
+        MatrixFormat::Json => {
+            let mut report = report::json::report(matrix);
+            if let Some((settings, verdicts, comparison)) = chaos {
+                report["chaos"] = serde_json::json!({
+                    "settings": settings,
+                    "variants": verdicts,
+                    "comparison": comparison,
+                });
+            }
+            json_text(&report)
+        }
+        MatrixFormat::Markdown => report::markdown::report(matrix),
+        MatrixFormat::Stryker => json_text(&report::stryker::report(matrix)),
+        MatrixFormat::Html => report::html::page(matrix),
+    }
 }
 
 fn json_text(value: &serde_json::Value) -> String {

@@ -20,7 +20,9 @@ use similar::{ChangeTag, TextDiff};
 use std::fmt::Write as _;
 
 /// The page's style: status colours that also read in greyscale, a table
-/// whose variant ids stand upright so that forty columns fit a laptop.
+/// whose variant ids stand upright so that forty columns fit a laptop, and
+/// whose header row and test names stay in view as it scrolls (sticky
+/// cells, opaque so that the cells scrolling under them do not show).
 const STYLE: &str = r#"
 body { font: 14px/1.45 system-ui, sans-serif; margin: 24px; color: #1d1d1f; background: #fff; }
 h1 { font-size: 22px; margin: 0 0 4px; }
@@ -33,6 +35,10 @@ code, pre { font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monosp
 .legend span { display: inline-block; min-width: 18px; text-align: center; margin: 0 4px 0 12px; border-radius: 3px; }
 table.matrix { border-collapse: collapse; }
 table.matrix th, table.matrix td { border: 1px solid #e3e3e3; }
+table.matrix thead th { position: sticky; top: 0; z-index: 2; background: #fff; box-shadow: 0 1px 0 #ccc; }
+table.matrix thead th:first-child { left: 0; z-index: 3; }
+table.matrix tbody th.test { position: sticky; left: 0; z-index: 1; background: #fff; box-shadow: 1px 0 0 #ccc; }
+table.matrix th.test .beyond { color: #8d6e00; font-weight: bold; margin-left: 4px; cursor: help; }
 table.matrix thead th.variant { writing-mode: vertical-rl; transform: rotate(180deg); padding: 6px 2px; font-weight: 600; font-size: 12px; }
 table.matrix thead th.variant a { color: inherit; text-decoration: none; }
 table.matrix th.test { text-align: left; font-weight: normal; font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12px; padding: 1px 8px 1px 16px; white-space: nowrap; }
@@ -49,10 +55,10 @@ td.cell { width: 20px; min-width: 20px; text-align: center; font-size: 12px; pad
 .crash { background: #9575cd; color: #fff; font-weight: bold; }
 .not-covered { background: #f0f0f0; color: #999; }
 .not-run { background: #fff; }
-th.status-survived { background: #c62828; color: #fff; }
-th.status-killed { background: #fff3e0; }
-th.status-timeout, th.status-crashed { background: #f3e5f5; }
-th.reference { background: #e8f5e9; }
+table.matrix thead th.status-survived { background: #c62828; color: #fff; }
+table.matrix thead th.status-killed { background: #fff3e0; }
+table.matrix thead th.status-timeout, table.matrix thead th.status-crashed { background: #f3e5f5; }
+table.matrix thead th.reference { background: #e8f5e9; }
 table.mutants { border-collapse: collapse; }
 table.mutants th, table.mutants td { border-bottom: 1px solid #eee; padding: 3px 10px; text-align: left; }
 .badge { border-radius: 3px; padding: 0 6px; }
@@ -131,7 +137,7 @@ fn header(matrix: &Matrix) -> String {
     out
 }
 
-fn legend() -> String {
+fn legend(matrix: &Matrix) -> String {
     let mut out = String::from("<p class=\"legend\">");
     for look in LOOKS.iter().filter(|look| look.glyph != " ") {
         write!(
@@ -142,8 +148,21 @@ fn legend() -> String {
         .unwrap();
     }
     out.push_str(". Under a test that did not pass everywhere, <em>why</em> unfolds the failures; a column's id links to the mutant's diff.</p>\n");
+    if !matrix.beyond_the_worksheet_tests().is_empty() {
+        writeln!(
+            out,
+            "<p class=\"legend\"><span class=\"beyond\">{BEYOND_MARK}</span>{BEYOND_MEANING}.</p>"
+        )
+        .unwrap();
+    }
     out
 }
+
+/// The mark of a test beyond the worksheet, after its name.
+const BEYOND_MARK: &str = "*";
+
+/// What the mark means, for the legend and the mark's title.
+const BEYOND_MEANING: &str = "beyond the worksheet: a test of the Rust store's own stricter promises, which does not judge this implementation, so that its failures count for nothing";
 
 /// Where a new group of columns starts: after the reference, and where
 /// the mutants' kind changes.
@@ -190,7 +209,8 @@ fn header_row(matrix: &Matrix) -> String {
 
 fn matrix_section(matrix: &Matrix) -> String {
     let mut out = String::from("<section id=\"matrix\">\n<h2>The kill matrix</h2>\n");
-    out.push_str(&legend());
+    out.push_str(&legend(matrix));
+    let beyond = matrix.beyond_the_worksheet_tests();
     out.push_str(&header_row(matrix));
 
     let mut step = None;
@@ -210,9 +230,17 @@ fn matrix_section(matrix: &Matrix) -> String {
             )
             .unwrap();
         }
+        let mark = if beyond.contains(&case.name) {
+            format!(
+                "<span class=\"beyond\" title=\"{}\">{BEYOND_MARK}</span>",
+                attr(BEYOND_MEANING)
+            )
+        } else {
+            String::new()
+        };
         write!(
             out,
-            "<tr class=\"test\"><th scope=\"row\" class=\"test\">{}</th>",
+            "<tr class=\"test\"><th scope=\"row\" class=\"test\">{}{mark}</th>",
             text(case.name)
         )
         .unwrap();
@@ -479,6 +507,72 @@ mod tests {
                 .contains("<tr class=\"test\">"),
             "no reasons row under a test that passed everywhere"
         );
+    }
+
+    /// A program's matrix: the tests of the Rust store's own promises are
+    /// marked as beyond the worksheet, and the legend says what the mark
+    /// means; the Rust store's matrix has neither.
+    #[test]
+    fn tests_beyond_the_worksheet_are_marked_with_a_legend() {
+        use crate::external::ImplCommand;
+        use crate::suite::Tag;
+        use crate::variant::Variant;
+        let mut program = matrix();
+        program.runs[0].variant =
+            Variant::program("reference", ImplCommand::parse("python3 store.py").unwrap());
+        let promise = program
+            .tests
+            .iter()
+            .find(|case| case.tag == Tag::Reference)
+            .expect("a test of the Rust store's own promises in steps 4 to 8");
+        let contract = program.tests[0];
+        assert_eq!(contract.tag, Tag::Contract);
+        let page = page(&program);
+        let row = |name: &str| -> String {
+            let start = page
+                .find(&format!("class=\"test\">{name}"))
+                .expect("the test's row");
+            page[start..start + page[start..].find("</th>").unwrap()].to_string()
+        };
+        assert!(
+            row(promise.name).contains("<span class=\"beyond\" title=\"beyond the worksheet: "),
+            "{}",
+            row(promise.name)
+        );
+        assert!(
+            !row(contract.name).contains("beyond"),
+            "{}",
+            row(contract.name)
+        );
+        assert!(
+            page.contains(
+                "<p class=\"legend\"><span class=\"beyond\">*</span>beyond the worksheet: "
+            ),
+            "{page}"
+        );
+        let rust = super::page(&matrix());
+        assert!(!rust.contains("<span class=\"beyond\""), "{rust}");
+    }
+
+    /// The header row and the column of test names stay in view as the
+    /// table scrolls (tested in a browser in tests/lab/html_browser.rs).
+    #[test]
+    fn the_header_row_and_the_test_names_are_sticky() {
+        let style: Vec<&str> = STYLE.lines().collect();
+        let rule = |selector: &str| {
+            style
+                .iter()
+                .find(|line| line.starts_with(&format!("{selector} {{")))
+                .unwrap_or_else(|| panic!("a rule for {selector}"))
+                .to_string()
+        };
+        for selector in ["table.matrix thead th", "table.matrix tbody th.test"] {
+            let rule = rule(selector);
+            assert!(rule.contains("position: sticky;"), "{rule}");
+            assert!(rule.contains("background: #fff;"), "opaque: {rule}");
+        }
+        assert!(rule("table.matrix thead th").contains("top: 0;"));
+        assert!(rule("table.matrix tbody th.test").contains("left: 0;"));
     }
 
     #[test]

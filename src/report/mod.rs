@@ -195,8 +195,9 @@ pub struct Position {
 }
 
 /// The part of the reference source that a mutant replaces, and what it
-/// puts there, without the spacing the two share at either end (a
-/// fragment often carries its line breaks and indentation for context).
+/// puts there: the smallest span where the two differ, widened to whole
+/// tokens, so that mutants of one long line (an SQL statement) each sit
+/// at their own token.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Change {
     /// Where the replaced text starts (inclusive).
@@ -211,39 +212,131 @@ pub struct Change {
 
 /// The change `mutant` makes to its reference source.
 ///
+/// The fragment and its replacement lose the text they share at either
+/// end; what is left is widened to whole tokens (`>` to `>=`, not an
+/// inserted `=`). An insertion that begins with a line break (a line added
+/// after the fragment) is moved past that break and the indentation after
+/// it, so that it begins with the inserted code, as a diff shows it: a
+/// viewer that compares the mutant's lines with the reference's marks the
+/// change from its first differing character, and cannot mark one that
+/// starts at a line break.
+///
 /// # Panics
 ///
 /// If the mutant's fragment does not occur in its original source: the
 /// mutated source was made by replacing that very fragment in that very
 /// text, so this cannot happen for a [`Mutant`].
 pub fn change(mutant: &Mutant) -> Change {
-    let (original, spec) = (mutant.original.as_ref(), &mutant.spec);
-    let offset = original.find(&spec.fragment).unwrap_or_else(|| {
+    let (source, spec) = (mutant.original.as_ref(), &mutant.spec);
+    let offset = source.find(&spec.fragment).unwrap_or_else(|| {
         panic!(
             "mutant {}'s fragment is not in the reference source it was made from",
             spec.id
         )
     });
-    let lead = shared_spacing(spec.fragment.chars(), spec.replacement.chars());
-    let trail = shared_spacing(spec.fragment.chars().rev(), spec.replacement.chars().rev())
-        .min(spec.fragment.len() - lead)
-        .min(spec.replacement.len() - lead);
-    let start = offset + lead;
-    let end = offset + spec.fragment.len() - trail;
+    let span = Span::between(&spec.fragment, &spec.replacement)
+        .widened_to_tokens(&spec.fragment, &spec.replacement);
+    let (mut start, mut end) = (offset + span.start, offset + span.end);
+    let mut replacement = spec.replacement[span.start..span.new_end].to_string();
+    // An insertion is the same change one character on when that
+    // character also starts it; spacing is all it moves past.
+    if start == end && replacement.starts_with('\n') {
+        while let (Some(first), Some(next)) =
+            (replacement.chars().next(), source[end..].chars().next())
+        {
+            if first != next || !first.is_whitespace() {
+                break;
+            }
+            replacement = format!("{}{first}", &replacement[first.len_utf8()..]);
+            start += first.len_utf8();
+            end = start;
+        }
+    }
     Change {
-        start: position(original, start),
-        end: position(original, end),
-        original: original[start..end].to_string(),
-        replacement: spec.replacement[lead..spec.replacement.len() - trail].to_string(),
+        start: position(source, start),
+        end: position(source, end),
+        original: source[start..end].to_string(),
+        replacement,
     }
 }
 
-/// The length in bytes of the whitespace that both texts start with.
-fn shared_spacing(a: impl Iterator<Item = char>, b: impl Iterator<Item = char>) -> usize {
-    a.zip(b)
-        .take_while(|(x, y)| x == y && x.is_whitespace())
-        .map(|(x, _)| x.len_utf8())
-        .sum()
+/// Where a fragment and its replacement differ: `fragment[start..end]`
+/// became `replacement[start..new_end]`; before and after, the two agree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Span {
+    start: usize,
+    end: usize,
+    new_end: usize,
+}
+
+impl Span {
+    /// The smallest such span: the two texts less their common prefix and
+    /// the common suffix of what is left.
+    fn between(fragment: &str, replacement: &str) -> Span {
+        let prefix: usize = fragment
+            .chars()
+            .zip(replacement.chars())
+            .take_while(|(a, b)| a == b)
+            .map(|(a, _)| a.len_utf8())
+            .sum();
+        let suffix: usize = fragment[prefix..]
+            .chars()
+            .rev()
+            .zip(replacement[prefix..].chars().rev())
+            .take_while(|(a, b)| a == b)
+            .map(|(a, _)| a.len_utf8())
+            .sum();
+        Span {
+            start: prefix,
+            end: fragment.len() - suffix,
+            new_end: replacement.len() - suffix,
+        }
+    }
+
+    /// The span grown over the shared characters on either side that
+    /// belong to the same token as the changed text next to them.
+    fn widened_to_tokens(mut self, fragment: &str, replacement: &str) -> Span {
+        let inside = |text: &str| (text.chars().next(), text.chars().next_back());
+        loop {
+            let (old_first, old_last) = inside(&fragment[self.start..self.end]);
+            let (new_first, new_last) = inside(&replacement[self.start..self.new_end]);
+            let before = fragment[..self.start].chars().next_back();
+            let after = fragment[self.end..].chars().next();
+            if let Some(c) = before.filter(|&c| joins(c, old_first) || joins(c, new_first)) {
+                self.start -= c.len_utf8();
+            } else if let Some(c) = after.filter(|&c| joins(c, old_last) || joins(c, new_last)) {
+                self.end += c.len_utf8();
+                self.new_end += c.len_utf8();
+            } else {
+                return self;
+            }
+        }
+    }
+}
+
+/// The kind of token a character can be part of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TokenKind {
+    /// A name, number or SQL parameter (`:now`).
+    Word,
+    /// An operator such as `>=`, `!=` or `+=`.
+    Operator,
+}
+
+fn token_kind(c: char) -> Option<TokenKind> {
+    if c.is_alphanumeric() || c == '_' || c == ':' {
+        Some(TokenKind::Word)
+    } else if "<>=!+-*/%&|^".contains(c) {
+        Some(TokenKind::Operator)
+    } else {
+        None
+    }
+}
+
+/// Whether `c` and the changed character `changed` beside it belong to
+/// one token.
+fn joins(c: char, changed: Option<char>) -> bool {
+    token_kind(c).is_some() && changed.and_then(token_kind) == token_kind(c)
 }
 
 /// The position of byte `offset` of `text`.
@@ -402,8 +495,11 @@ mod tests {
         line_start + column_bytes
     }
 
+    /// Each change, put in place of its range of the reference source,
+    /// gives the mutant's source; what it replaces is text of the mutant's
+    /// fragment (or, for an insertion, the spacing after it).
     #[test]
-    fn every_change_is_the_fragment_at_its_place_less_shared_spacing() {
+    fn every_change_in_its_place_gives_the_mutant_s_source() {
         for compiled in MUTANTS {
             let mutant = Mutant::from(compiled);
             let change = change(&mutant);
@@ -417,8 +513,14 @@ mod tests {
                 "mutant {}",
                 compiled.id
             );
+            let placed = format!(
+                "{}{}{}",
+                &REFERENCE_SOURCE[..start],
+                change.replacement,
+                &REFERENCE_SOURCE[end..]
+            );
+            assert!(placed == compiled.source, "mutant {}", compiled.id);
             assert!(compiled.fragment.contains(change.original.as_str()));
-            assert!(compiled.replacement.contains(change.replacement.as_str()));
             assert_ne!(
                 change.original, change.replacement,
                 "mutant {}",
@@ -427,10 +529,33 @@ mod tests {
         }
     }
 
+    /// No two mutants of the Rust store share a place: a viewer opens the
+    /// mutant at the place clicked.
+    #[test]
+    fn every_mutant_of_the_rust_store_has_a_place_of_its_own() {
+        let mut places = std::collections::BTreeMap::new();
+        for compiled in MUTANTS {
+            let change = change(&Mutant::from(compiled));
+            let place = (
+                change.start.line,
+                change.start.column,
+                change.end.line,
+                change.end.column,
+            );
+            if let Some(other) = places.insert(place, compiled.id) {
+                panic!("{} and {other} share {place:?}", compiled.id);
+            }
+        }
+    }
+
     /// A mutant of `fn f() {FRAGMENT}` that puts `replacement` in its place.
-    fn spacing_mutant(fragment: &str, replacement: &str) -> Mutant {
+    fn made_up_mutant(fragment: &str, replacement: &str) -> Mutant {
+        mutant_of(&format!("fn f() {{{fragment}}}"), fragment, replacement)
+    }
+
+    /// A mutant of `original` that puts `replacement` in place of `fragment`.
+    fn mutant_of(original: &str, fragment: &str, replacement: &str) -> Mutant {
         use crate::mutant::{MutantKind, MutantSpec};
-        let original = format!("fn f() {{{fragment}}}");
         Mutant {
             spec: MutantSpec {
                 id: "x1".into(),
@@ -444,36 +569,69 @@ mod tests {
                 worksheet: None,
             },
             source: std::borrow::Cow::Owned(original.replacen(fragment, replacement, 1)),
-            original: std::borrow::Cow::Owned(original),
+            original: std::borrow::Cow::Owned(original.to_string()),
             reaches: None,
         }
     }
 
-    #[test]
-    fn spacing_shared_at_both_ends_is_counted_once() {
-        let deleted = change(&spacing_mutant("   a   ", "   "));
-        assert_eq!(
-            (deleted.original.as_str(), deleted.replacement.as_str()),
-            ("a   ", "")
-        );
-        let widened = change(&spacing_mutant("  ", "   "));
-        assert_eq!(
-            (widened.original.as_str(), widened.replacement.as_str()),
-            ("", " ")
-        );
+    fn pair(change: &Change) -> (&str, &str) {
+        (change.original.as_str(), change.replacement.as_str())
     }
 
     #[test]
-    fn a_fragment_with_line_breaks_for_context_loses_them() {
+    fn a_change_is_the_smallest_differing_span_widened_to_whole_tokens() {
+        let sql = "\"UPDATE jobs SET until = :until WHERE id = :id AND until > :now\"";
+        let boundary = change(&made_up_mutant(
+            sql,
+            &sql.replace("until > :now", "until >= :now"),
+        ));
+        assert_eq!(pair(&boundary), (">", ">="));
+        // `fn f() {` is 8 columns; columns count from 1.
+        assert_eq!(boundary.start.column, 9 + sql.find("> :now").unwrap());
+        let any_job = change(&made_up_mutant(sql, &sql.replace("WHERE id", "WHERE :id")));
+        assert_eq!(pair(&any_job), ("id", ":id"));
+        let renamed = change(&made_up_mutant("let fence = 1;", "let fences = 1;"));
+        assert_eq!(pair(&renamed), ("fence", "fences"));
+        let deleted = change(&made_up_mutant("   a   ", "   "));
+        assert_eq!(pair(&deleted), ("a   ", ""));
+        let widened = change(&made_up_mutant("  ", "   "));
+        assert_eq!(pair(&widened), ("", " "));
+    }
+
+    /// A line added after the fragment begins with a line break; the
+    /// change begins with the added code instead, on the next line.
+    #[test]
+    fn an_added_line_is_placed_at_the_start_of_the_next_line_s_code() {
+        let mutant = mutant_of(
+            "fn f() {\n    let a = 1;\n    b();\n}\n",
+            "    let a = 1;",
+            "    let a = 1;\n    return;",
+        );
+        let change = change(&mutant);
+        assert_eq!(pair(&change), ("", "return;\n    "));
+        assert_eq!(change.start, Position { line: 3, column: 5 });
+        assert_eq!(change.end, change.start);
+        let variant = Variant::find("08").expect("mutant 08 exists");
+        let claim_many = super::change(variant.mutant.as_ref().unwrap());
+        assert!(claim_many.replacement.starts_with("return Ok("));
+        assert_eq!(claim_many.original, "");
+    }
+
+    #[test]
+    fn a_change_over_two_lines_starts_where_they_first_differ() {
         let variant = Variant::find("08b").expect("mutant 08b exists");
         let change = change(variant.mutant.as_ref().unwrap());
         assert!(
-            change.original.starts_with("let tx"),
+            change.original.starts_with("tx = "),
             "{:?}",
             change.original
         );
-        assert!(change.original.ends_with(';'), "{:?}", change.original);
-        assert!(change.replacement.starts_with("let lease"));
+        assert!(
+            change.original.contains("let lease"),
+            "{:?}",
+            change.original
+        );
+        assert!(change.replacement.starts_with("lease = "));
         assert_eq!(change.end.line, change.start.line + 1);
     }
 

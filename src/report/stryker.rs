@@ -4,11 +4,13 @@
 //!
 //! The mutated files are the reference stores the matrix's mutants change
 //! (`src/store.rs`, `src/store.py`), each with its whole source; each
-//! mutant sits at the place of its fragment. The tests
-//! are the contract suite's, one test file per step, each test's id its
-//! name. A mutant is covered by the tests that call an operation its
-//! change reaches (see [`crate::reach`]); the tests that caught it are the
-//! ones that killed it.
+//! mutant sits at the token its change replaces (see [`super::change`]),
+//! so that mutants of one statement each have a place of their own and a
+//! viewer can mark and open every one. The tests are the contract suite's,
+//! one test file per step, each test's id its name. A mutant is covered by
+//! the tests that call an operation its change reaches (see
+//! [`crate::reach`]); the tests that caught it are the ones that count as
+//! kills ([`Matrix::caught_by`]).
 
 use super::{change, test_file, Position};
 use crate::matrix::Matrix;
@@ -272,7 +274,7 @@ mod tests {
     }
 
     #[test]
-    fn a_mutant_sits_at_its_fragment_with_its_replacement() {
+    fn a_mutant_sits_at_the_token_it_changes_with_its_new_text() {
         let report = report(&matrix());
         let boundary = mutant(&report, "04");
         let line = REFERENCE_SOURCE
@@ -282,7 +284,16 @@ mod tests {
             + 1;
         assert_eq!(boundary["location"]["start"]["line"], line);
         assert_eq!(boundary["location"]["end"]["line"], line);
-        assert_eq!(boundary["replacement"], "if done || held_until >= now {");
+        let column = REFERENCE_SOURCE
+            .lines()
+            .nth(line - 1)
+            .unwrap()
+            .find("> now")
+            .unwrap()
+            + 1;
+        assert_eq!(boundary["location"]["start"]["column"], column);
+        assert_eq!(boundary["location"]["end"]["column"], column + 1);
+        assert_eq!(boundary["replacement"], ">=");
     }
 
     #[test]

@@ -35,7 +35,7 @@ fn chromium() -> PathBuf {
 
 /// Runs headless chromium on the page `page` with `extra` arguments (such
 /// as `--dump-dom`), its console messages logged to stderr.
-fn browse(page: &Path, extra: &[&str]) -> Output {
+pub(crate) fn browse(page: &Path, extra: &[&str]) -> Output {
     let profile = tempfile::tempdir().expect("a temporary profile folder");
     let mut child = Command::new(chromium())
         .args([
@@ -106,7 +106,7 @@ fn browse(page: &Path, extra: &[&str]) -> Output {
 
 /// The page's console messages, which chromium logs as `...:CONSOLE...]`
 /// lines (`CONSOLE(12)` in older versions, `CONSOLE:12` in newer ones).
-fn console_messages(output: &Output) -> Vec<String> {
+pub(crate) fn console_messages(output: &Output) -> Vec<String> {
     String::from_utf8_lossy(&output.stderr)
         .lines()
         .filter(|line| line.contains(":CONSOLE"))
@@ -114,7 +114,7 @@ fn console_messages(output: &Output) -> Vec<String> {
         .collect()
 }
 
-fn write_page(folder: &Path, name: &str, html: &str) -> PathBuf {
+pub(crate) fn write_page(folder: &Path, name: &str, html: &str) -> PathBuf {
     let path = folder.join(name);
     std::fs::write(&path, html).expect("the page can be written");
     path
@@ -265,4 +265,46 @@ fn the_chaos_timeline_draws_each_call_on_its_worker_s_lane() {
         .text()
         .collect();
     assert!(verdict.contains("a fence handed out twice"), "{verdict}");
+}
+
+/// The page scrolled down and to the right in a small window: the header
+/// row still sits at the top and the test names at the left, above the
+/// cells that scrolled under them. (The page runs no script of its own;
+/// the test adds one that scrolls and notes what is at the window's edges.)
+#[test]
+#[ignore = "needs chromium; .ci/run installs it"]
+fn the_header_row_and_the_test_names_stay_in_view_as_the_table_scrolls() {
+    let folder = tempfile::tempdir().unwrap();
+    let probe = r#"<div id="probe"></div><script>
+const names = document.querySelector("table.matrix tbody th.test").getBoundingClientRect().width;
+window.scrollTo(names + 40, 1500);
+const probe = document.getElementById("probe");
+const at = (x, y) => document.elementFromPoint(x, y);
+probe.dataset.scrolled = String(window.scrollX > names && window.scrollY === 1500);
+probe.dataset.top = at(300, 20)?.closest("thead") ? "header" : String(at(300, 20)?.outerHTML).slice(0, 80);
+const kind = (element) =>
+  element?.closest("th.test") ? "name" : element?.closest("td.cell") ? "cell" : "other";
+const left = new Set();
+for (let y = 100; y < window.innerHeight; y += 8) left.add(kind(at(10, y)));
+probe.dataset.left = [...left].sort().join(",");
+probe.dataset.corner = at(10, 10)?.closest("thead th:first-child") ? "corner" : String(at(10, 10)?.outerHTML).slice(0, 80);
+</script></body>"#;
+    let html = html::page(&matrix()).replace("</body>", probe);
+    let page = write_page(folder.path(), "report.html", &html);
+    let output = browse(&page, &["--window-size=600,600", "--dump-dom"]);
+    assert_eq!(console_messages(&output), Vec::<String>::new());
+    let dom = Html::parse_document(&String::from_utf8_lossy(&output.stdout));
+    let probe = dom.select(&select("#probe")).next().expect("the probe ran");
+    assert_eq!(
+        probe.attr("data-scrolled"),
+        Some("true"),
+        "the page scrolled down, and right past the test names"
+    );
+    assert_eq!(probe.attr("data-top"), Some("header"));
+    let left = probe.attr("data-left").unwrap();
+    assert!(
+        left.split(',').any(|kind| kind == "name") && !left.split(',').any(|kind| kind == "cell"),
+        "at the left edge, test names and no cell: {left}"
+    );
+    assert_eq!(probe.attr("data-corner"), Some("corner"));
 }

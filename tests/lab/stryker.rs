@@ -6,6 +6,7 @@
 //! equals the current release of the package it came from; CI runs it.
 
 use lease_lab::matrix::Matrix;
+use lease_lab::outcome::Outcome;
 use lease_lab::report::stryker;
 use lease_lab::runner::{RunOptions, WorkerCommand};
 use lease_lab::suite::CASES;
@@ -30,7 +31,7 @@ fn schema() -> &'static Value {
 }
 
 /// Runs `npm` with `args` in `folder` and returns its standard output.
-fn npm(args: &[&str], folder: &std::path::Path) -> String {
+pub(crate) fn npm(args: &[&str], folder: &std::path::Path) -> String {
     let output = Command::new("npm")
         .args(args)
         .current_dir(folder)
@@ -95,7 +96,7 @@ fn workers() -> WorkerCommand {
 }
 
 /// Every suite test against every variant, run by the `lab` binary's workers.
-fn matrix() -> &'static Matrix {
+pub(crate) fn matrix() -> &'static Matrix {
     static MATRIX: OnceLock<Matrix> = OnceLock::new();
     MATRIX.get_or_init(|| {
         Matrix::build(
@@ -151,29 +152,36 @@ fn offset(text: &str, position: &Value) -> usize {
 }
 
 /// A viewer shows a mutant by putting its replacement at its location in
-/// the file's source; that must give exactly the source the lab compiled.
+/// the file's source; that must give exactly the source the lab ran, for
+/// the Rust store and the Python store alike.
 #[test]
 fn each_mutant_placed_in_the_source_gives_the_code_that_ran() {
-    let report = stryker::report(matrix());
-    let file = &report["files"]["src/store.rs"];
-    let source = file["source"].as_str().unwrap();
-    let mutants = file["mutants"].as_array().unwrap();
-    assert_eq!(mutants.len(), variant::MUTANTS.len());
-    for reported in mutants {
-        let id = reported["id"].as_str().unwrap();
-        let start = offset(source, &reported["location"]["start"]);
-        let end = offset(source, &reported["location"]["end"]);
-        let placed = format!(
-            "{}{}{}",
-            &source[..start],
-            reported["replacement"].as_str().unwrap(),
-            &source[end..]
-        );
-        assert!(
-            placed == variant::compiled_mutant(id).unwrap().source,
-            "mutant {id} does not sit at its location"
-        );
+    for (matrix, file) in [
+        (matrix(), "src/store.rs"),
+        (python_matrix(), "src/store.py"),
+    ] {
+        let report = stryker::report(matrix);
+        let source = report["files"][file]["source"].as_str().unwrap();
+        let mutants = report["files"][file]["mutants"].as_array().unwrap();
+        assert_eq!(mutants.len(), matrix.runs.len() - 1);
+        for (_, mutant) in matrix.mutant_runs() {
+            let id = &mutant.spec.id;
+            let reported = reported_mutant(&report, file, id);
+            let start = offset(source, &reported["location"]["start"]);
+            let end = offset(source, &reported["location"]["end"]);
+            let placed = format!(
+                "{}{}{}",
+                &source[..start],
+                reported["replacement"].as_str().unwrap(),
+                &source[end..]
+            );
+            assert!(
+                placed == mutant.source,
+                "mutant {id} does not sit at its location"
+            );
+        }
     }
+    assert_eq!(matrix().runs.len() - 1, variant::MUTANTS.len());
 }
 
 #[test]
@@ -209,26 +217,35 @@ fn statuses_and_killers_are_the_matrix_s_and_name_known_tests() {
     }
 }
 
+/// Every suite test against the Python store and its mutants.
+pub(crate) fn python_matrix() -> &'static Matrix {
+    static MATRIX: OnceLock<Matrix> = OnceLock::new();
+    MATRIX.get_or_init(|| {
+        let variants = lease_lab::subject::Subject::Python
+            .built_in_variants()
+            .expect("the Python store's variants");
+        Matrix::build(
+            &workers(),
+            &variants,
+            CASES.iter().collect(),
+            &RunOptions::default(),
+        )
+    })
+}
+
 /// The Python store's report: valid, and every `killedBy` names only tests
 /// of the worksheet's contract, the only ones that judge a program (the Rust
 /// store's stricter tests fail on the Python reference too and kill nothing).
 #[test]
 fn the_python_stores_report_names_only_contract_tests_as_killers() {
-    use lease_lab::subject::Subject;
     use lease_lab::suite::Tag;
-    let variants = Subject::Python.built_in_variants().unwrap();
-    let matrix = Matrix::build(
-        &workers(),
-        &variants,
-        CASES.iter().collect(),
-        &RunOptions::default(),
-    );
-    let report = stryker::report(&matrix);
+    let matrix = python_matrix();
+    let report = stryker::report(matrix);
     assert_eq!(schema_errors(&report), Vec::<String>::new());
     let mutants = report["files"]["src/store.py"]["mutants"]
         .as_array()
         .expect("the Python store's mutants");
-    assert_eq!(mutants.len(), variants.len() - 1);
+    assert_eq!(mutants.len(), matrix.runs.len() - 1);
     for mutant in mutants {
         let killers = mutant["killedBy"].as_array().unwrap();
         assert!(
@@ -241,4 +258,204 @@ fn the_python_stores_report_names_only_contract_tests_as_killers() {
             assert_eq!(case.tag, Tag::Contract, "{}: {killer}", mutant["id"]);
         }
     }
+}
+
+/// `killedBy` is the matrix's rule for a kill: a test that fails on the
+/// Python reference too, or one beyond the worksheet, fails on its mutants
+/// as well but kills none of them.
+#[test]
+fn the_python_stores_killers_leave_out_the_tests_that_do_not_count() {
+    let matrix = python_matrix();
+    let reference = matrix.reference().expect("the Python reference ran");
+    let beyond = matrix.beyond_the_worksheet();
+    assert!(
+        !beyond.is_empty(),
+        "the Python store fails a test of the Rust store's own"
+    );
+    let report = stryker::report(matrix);
+    let mut left_out = 0;
+    for (run, mutant) in matrix.mutant_runs() {
+        let reported = reported_mutant(&report, "src/store.py", &mutant.spec.id);
+        let killers: Vec<&str> = reported["killedBy"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|test| test.as_str().unwrap())
+            .collect();
+        assert_eq!(killers, matrix.caught_by(run), "{}", mutant.spec.id);
+        for killer in &killers {
+            assert!(!beyond.contains(killer), "{}: {killer}", mutant.spec.id);
+            assert_eq!(reference.outcome(killer), Some(&Outcome::Pass), "{killer}");
+        }
+        left_out += run
+            .runs
+            .iter()
+            .filter(|test| test.outcome.catches() && !killers.contains(&test.test.as_str()))
+            .count();
+    }
+    assert!(left_out > 0, "some mutant fails a test that does not count");
+}
+
+/// A reported mutant of `file` by id.
+fn reported_mutant<'a>(report: &'a Value, file: &str, id: &str) -> &'a Value {
+    report["files"][file]["mutants"]
+        .as_array()
+        .expect("the file's mutants")
+        .iter()
+        .find(|mutant| mutant["id"] == id)
+        .unwrap_or_else(|| panic!("mutant {id} is reported"))
+}
+
+/// `coveredBy` is the tests that can run the mutated operation: those whose
+/// run against the reference called an operation the mutant's change
+/// reaches, never every test; and a test that kills a mutant covers it.
+#[test]
+fn covered_by_names_the_tests_that_call_an_operation_the_change_reaches() {
+    let matrix = matrix();
+    let reference = matrix.reference().expect("the reference ran");
+    let report = stryker::report(matrix);
+    for (run, mutant) in matrix.mutant_runs() {
+        let reported = reported_mutant(&report, "src/store.rs", &mutant.spec.id);
+        let reaches = mutant
+            .reaches
+            .as_ref()
+            .expect("a compiled mutant's reach is known");
+        let calling: Vec<&str> = matrix
+            .tests
+            .iter()
+            .map(|case| case.name)
+            .filter(|name| {
+                let called = &reference
+                    .test_run(name)
+                    .expect("the reference ran it")
+                    .operations;
+                called
+                    .iter()
+                    .any(|called| reaches.contains(&called.as_str()))
+            })
+            .collect();
+        assert_eq!(reported["coveredBy"], json!(calling), "{}", mutant.spec.id);
+        for killer in matrix.caught_by(run) {
+            assert!(calling.contains(&killer), "{}: {killer}", mutant.spec.id);
+        }
+    }
+    let renew = reported_mutant(&report, "src/store.rs", "05")["coveredBy"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert!(
+        renew > 0 && renew < CASES.len() / 2,
+        "05 changes renew alone: {renew} tests"
+    );
+}
+
+/// Where a reported mutant sits, as (start line, start column, end line,
+/// end column).
+fn location(mutant: &Value) -> [u64; 4] {
+    let place = &mutant["location"];
+    [
+        &place["start"]["line"],
+        &place["start"]["column"],
+        &place["end"]["line"],
+        &place["end"]["column"],
+    ]
+    .map(|number| number.as_u64().expect("a location is numbers"))
+}
+
+/// Each mutant sits at its own place, so that clicking one in a viewer
+/// opens that one: the renew statement alone holds seven.
+#[test]
+fn every_mutant_of_each_store_has_a_location_of_its_own() {
+    for (matrix, file) in [
+        (matrix(), "src/store.rs"),
+        (python_matrix(), "src/store.py"),
+    ] {
+        let report = stryker::report(matrix);
+        let mutants = report["files"][file]["mutants"].as_array().unwrap();
+        let mut seen = std::collections::BTreeMap::new();
+        for mutant in mutants {
+            if let Some(other) = seen.insert(location(mutant), &mutant["id"]) {
+                panic!("{} and {other} share {:?}", mutant["id"], location(mutant));
+            }
+        }
+        assert_eq!(seen.len(), matrix.runs.len() - 1, "{file}");
+    }
+}
+
+/// The lines of `source` that `mutant`'s location spans, as the viewer
+/// shows them: as they are, and with the replacement in place.
+fn viewer_lines(source: &str, mutant: &Value) -> (String, String) {
+    let [start_line, _, end_line, _] = location(mutant);
+    let line_start = |line: u64| -> usize {
+        source
+            .split_inclusive('\n')
+            .take(line as usize - 1)
+            .map(str::len)
+            .sum()
+    };
+    let (first, after) = (line_start(start_line), line_start(end_line + 1));
+    let start = offset(source, &mutant["location"]["start"]);
+    let end = offset(source, &mutant["location"]["end"]);
+    let mutated = format!(
+        "{}{}{}",
+        &source[first..start],
+        mutant["replacement"].as_str().unwrap(),
+        &source[end..after]
+    );
+    (source[first..after].to_string(), mutated)
+}
+
+/// Whether the viewer (mutation-testing-elements 3.x) can mark the change
+/// in a mutant's lines. It compares the lines as they are with the mutated
+/// ones, character by character from both ends, and opens its highlight at
+/// the first differing character of the mutated lines and closes it at the
+/// last; it passes over line breaks without a mark, so a change whose first
+/// difference is a line break gets a highlight that closes without ever
+/// opening, and the viewer fails ("Cannot find corresponding opening tag").
+/// This is that comparison, as the viewer's source does it.
+fn viewer_can_mark(original: &str, mutated: &str) -> bool {
+    let old: Vec<char> = original.trim_end().chars().collect();
+    let new: Vec<char> = mutated.trim_end().chars().collect();
+    let mut first = 0;
+    while first < new.len() && old.get(first) == new.get(first) {
+        first += 1;
+    }
+    let shift = old.len() as isize - new.len() as isize;
+    let mut last = new.len() as isize - 1;
+    let old_at = |at: isize| usize::try_from(at + shift).ok().and_then(|at| old.get(at));
+    while last > first as isize && old_at(last) == new.get(last as usize) {
+        last -= 1;
+    }
+    if last == first as isize && first > 0 && !new[first - 1].is_whitespace() {
+        first -= 1;
+    }
+    let close = (last + 1) as usize;
+    let marked = |at: usize| new.get(at).is_some_and(|c| *c != '\n' && *c != '\r');
+    !marked(close) || marked(first)
+}
+
+#[test]
+fn the_viewer_can_mark_every_mutant_s_change_and_not_a_line_added_at_a_line_end() {
+    for (matrix, file) in [
+        (matrix(), "src/store.rs"),
+        (python_matrix(), "src/store.py"),
+    ] {
+        let report = stryker::report(matrix);
+        let source = report["files"][file]["source"].as_str().unwrap();
+        for mutant in report["files"][file]["mutants"].as_array().unwrap() {
+            let (original, mutated) = viewer_lines(source, mutant);
+            assert!(
+                viewer_can_mark(&original, &mutated),
+                "{}: {original:?} -> {mutated:?}",
+                mutant["id"]
+            );
+        }
+    }
+    // A line added at the end of the location's line: what the report
+    // said of mutant 08 before.
+    assert!(!viewer_can_mark(
+        "    let a = 1;\n",
+        "    let a = 1;\n    return;\n"
+    ));
+    assert!(viewer_can_mark("    b();\n", "    return;\n    b();\n"));
 }

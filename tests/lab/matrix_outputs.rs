@@ -1,0 +1,197 @@
+//! `lab matrix --output FORMAT=FILE`, repeated: one run of the matrix
+//! writes a report of each format to its file, each the report that
+//! `--format FORMAT` alone prints; `--format F --output FILE` works as
+//! before; a bad `FORMAT=FILE` is a usage error that names what is wrong.
+
+use crate::common::Sandbox;
+use std::process::Output;
+
+/// Every format, with the file one run writes it to.
+const REPORTS: [(&str, &str); 5] = [
+    ("text", "matrix.txt"),
+    ("json", "matrix.json"),
+    ("markdown", "matrix.md"),
+    ("stryker", "stryker.json"),
+    ("html", "matrix.html"),
+];
+
+fn lab(sandbox: &Sandbox, args: &[&str]) -> Output {
+    sandbox.command(args).output().expect("lab runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `report` less what differs from one run to the next: how long each
+/// mutant took (Stryker's `duration`), and which owners a race happened to
+/// crown when a mutant lets several win (`got 4 winners: A got 2, ...`).
+fn steady(report: &str) -> String {
+    let mut out = String::with_capacity(report.len());
+    for line in report.lines() {
+        if line.trim_start().starts_with("\"duration\":") {
+            continue;
+        }
+        let mut rest = line;
+        while let Some(at) = rest.find(" winners: ") {
+            let got = rest[..at].rfind("got ").unwrap_or(at);
+            out.push_str(&rest[..got]);
+            out.push_str("got some winners");
+            let after = &rest[at + " winners: ".len()..];
+            let end = after.find(['"', '<', '\\']).unwrap_or(after.len());
+            rest = &after[end..];
+        }
+        out.push_str(rest);
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn steadying_drops_durations_and_race_winners_only() {
+    assert_eq!(
+        steady("  \"duration\": 3.5,\n  \"id\": \"08b\",\n"),
+        "  \"id\": \"08b\",\n"
+    );
+    assert_eq!(
+        steady("title=\"x: got 4 winners: A got 2, B got 1\">x</td> got 3 winners: C got 1<"),
+        "title=\"x: got some winners\">x</td> got some winners<\n"
+    );
+}
+
+#[test]
+fn one_run_writes_every_format_each_as_its_format_alone_prints_it() {
+    let lab_folder = Sandbox::new();
+    let mut args = vec!["matrix", "--kind", "hardening"];
+    let outputs: Vec<String> = REPORTS
+        .iter()
+        .map(|(format, file)| format!("{format}={file}"))
+        .collect();
+    for output in &outputs {
+        args.extend(["--output", output]);
+    }
+    let ran = lab(&lab_folder, &args);
+    assert!(ran.status.success(), "{}", text(&ran.stderr));
+    assert_eq!(text(&ran.stdout), "", "every report went to its file");
+    for (format, file) in REPORTS {
+        assert!(
+            text(&ran.stderr).contains(&format!("lab matrix: wrote {file}")),
+            "{}",
+            text(&ran.stderr)
+        );
+        let written = std::fs::read_to_string(lab_folder.path(file)).expect("the report");
+        let alone = lab(
+            &lab_folder,
+            &["matrix", "--kind", "hardening", "--format", format],
+        );
+        assert!(alone.status.success(), "{}", text(&alone.stderr));
+        assert!(
+            steady(&written) == steady(&text(&alone.stdout)),
+            "{format}: {file} differs from --format {format}'s output"
+        );
+    }
+    assert!(std::fs::read_to_string(lab_folder.path("stryker.json"))
+        .unwrap()
+        .contains("\"schemaVersion\": \"2\""));
+}
+
+#[test]
+fn format_and_a_bare_output_file_work_as_before_beside_a_named_report() {
+    let lab_folder = Sandbox::new();
+    let ran = lab(
+        &lab_folder,
+        &[
+            "matrix",
+            "--kind",
+            "worksheet",
+            "--format",
+            "markdown",
+            "--output",
+            "m.md",
+            "--output",
+            "json=m.json",
+        ],
+    );
+    assert!(ran.status.success(), "{}", text(&ran.stderr));
+    assert_eq!(text(&ran.stdout), "");
+    let markdown = std::fs::read_to_string(lab_folder.path("m.md")).unwrap();
+    assert!(markdown.starts_with("| "), "{markdown}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(lab_folder.path("m.json")).unwrap()).unwrap();
+    assert_eq!(json["variants"][0]["id"], "reference");
+    let alone = lab(
+        &lab_folder,
+        &[
+            "matrix",
+            "--kind",
+            "worksheet",
+            "--format",
+            "markdown",
+            "--output",
+            "alone.md",
+        ],
+    );
+    assert!(alone.status.success(), "{}", text(&alone.stderr));
+    assert_eq!(
+        steady(&std::fs::read_to_string(lab_folder.path("alone.md")).unwrap()),
+        steady(&markdown)
+    );
+}
+
+#[test]
+fn a_bad_format_equals_file_names_what_is_wrong_and_the_formats() {
+    let lab_folder = Sandbox::new();
+    for (output, says) in [
+        (
+            "pdf=m.pdf",
+            "`pdf` is not a format; FORMAT=FILE takes one of text, json, markdown, stryker, html",
+        ),
+        (
+            "json=",
+            "no file after `json=`: write FORMAT=FILE, such as json=matrix.json",
+        ),
+    ] {
+        let ran = lab(
+            &lab_folder,
+            &[
+                "matrix",
+                "--kind",
+                "worksheet",
+                "--output",
+                "html=m.html",
+                "--output",
+                output,
+            ],
+        );
+        assert_eq!(ran.status.code(), Some(2), "{}", text(&ran.stderr));
+        assert!(
+            text(&ran.stderr).contains(&format!("--output {output}: {says}")),
+            "{}",
+            text(&ran.stderr)
+        );
+        assert!(!lab_folder.path("m.html").exists(), "nothing is written");
+    }
+    let clash = lab(
+        &lab_folder,
+        &[
+            "matrix",
+            "--output",
+            "json=m.json",
+            "--output",
+            "stryker=m.json",
+        ],
+    );
+    assert_eq!(clash.status.code(), Some(2));
+    assert!(text(&clash.stderr).contains("two reports to one file, m.json"));
+    let chaos = lab(
+        &lab_folder,
+        &["matrix", "--chaos", "--output", "html=m.html"],
+    );
+    assert_eq!(chaos.status.code(), Some(2));
+    assert!(
+        text(&chaos.stderr)
+            .contains("--chaos adds its column to the text and json reports only, not to html"),
+        "{}",
+        text(&chaos.stderr)
+    );
+}
