@@ -73,6 +73,7 @@ pub struct TestsArgs {
 enum KindFilter {
     Worksheet,
     Hardening,
+    Field,
     Own,
 }
 
@@ -81,6 +82,7 @@ impl KindFilter {
         match self {
             KindFilter::Worksheet => MutantKind::Worksheet,
             KindFilter::Hardening => MutantKind::Hardening,
+            KindFilter::Field => MutantKind::Field,
             KindFilter::Own => MutantKind::Own,
         }
     }
