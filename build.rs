@@ -217,7 +217,7 @@ fn mutant_registry(mutants: &[BuiltMutant], active: Option<&str>, out: &Path) ->
         let module = module_name(&spec.id);
         writeln!(
             registry,
-            "    CompiledMutant {{\n        id: {id:?},\n        step: {step},\n        title: {title:?},\n        kind: crate::mutant::MutantKind::{kind:?},\n        file_name: {file_name:?},\n        fragment: {fragment:?},\n        replacement: {replacement:?},\n        explanation: {explanation:?},\n        worksheet: {worksheet:?},\n        source: include_str!({path:?}),\n        reaches: &{reaches:?},\n        store: crate::job_store::compiled_store!({module}),\n    }},",
+            "    CompiledMutant {{\n        id: {id:?},\n        step: {step},\n        title: {title:?},\n        kind: crate::mutant::MutantKind::{kind:?},\n        file_name: {file_name:?},\n        fragment: {fragment:?},\n        replacement: {replacement:?},\n        explanation: {explanation:?},\n        worksheet: {worksheet:?},\n        story: {story},\n        source: include_str!({path:?}),\n        reaches: &{reaches:?},\n        store: crate::job_store::compiled_store!({module}),\n    }},",
             id = spec.id,
             step = spec.step,
             title = spec.title,
@@ -226,6 +226,10 @@ fn mutant_registry(mutants: &[BuiltMutant], active: Option<&str>, out: &Path) ->
             replacement = spec.replacement,
             explanation = spec.explanation.trim(),
             worksheet = spec.worksheet,
+            story = match spec.story {
+                Some(story) => format!("Some(crate::mutant::DemoStory::{story:?})"),
+                None => "None".to_string(),
+            },
             path = out.join(format!("{module}.rs")).display().to_string(),
         )
         .unwrap();

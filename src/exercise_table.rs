@@ -184,6 +184,7 @@ mod tests {
             replacement: "b".into(),
             explanation: "why".into(),
             worksheet: None,
+            story: None,
         }
     }
 

@@ -43,6 +43,9 @@ pub enum MutantKind {
     Worksheet,
     /// A mutant that checks the suite covers every condition of the store's SQL.
     Hardening,
+    /// A mutant modelled on the published design of a real queue, whose
+    /// source its explanation names.
+    Field,
     /// A mutant written by a student or an instructor.
     Own,
 }
@@ -53,6 +56,7 @@ impl MutantKind {
         match self {
             MutantKind::Worksheet => "worksheet",
             MutantKind::Hardening => "hardening",
+            MutantKind::Field => "field",
             MutantKind::Own => "own",
         }
     }
@@ -68,7 +72,7 @@ pub struct MutantSpec {
     pub step: u8,
     /// One line saying what the broken code does.
     pub title: String,
-    /// Whether it is a worksheet, hardening or own mutant.
+    /// Whether it is a worksheet, hardening, field or own mutant.
     pub kind: MutantKind,
     /// The source file it changes, relative to the crate root.
     pub file: String,
@@ -81,6 +85,48 @@ pub struct MutantSpec {
     /// The worksheet's own wording of the fragment, for worksheet mutants.
     #[serde(default)]
     pub worksheet: Option<String>,
+    /// The `lab demo` story that shows where this mutant breaks, when it
+    /// is not the worksheet's ([`DemoStory::Takeover`]).
+    #[serde(default)]
+    pub story: Option<DemoStory>,
+}
+
+/// A story `lab demo` tells, as a mutant file's `story` names it.
+///
+/// Each is a different order of the same two workers' calls, because a
+/// mutant may break only in some orders (a completion guarded by the
+/// job's state alone is refused once the job is done, so it shows only
+/// when the stale worker comes back first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DemoStory {
+    /// The worksheet's: A stalls, B takes over and completes, then A's
+    /// late completion.
+    Takeover,
+    /// A stalls, B takes over, and A comes back while B is still working:
+    /// A's late completion, then B's.
+    StaleFirst,
+    /// A claims and releases the job, every worker restarts (and runs
+    /// `init_db` on the existing file), then B claims.
+    Restart,
+}
+
+impl DemoStory {
+    /// Every story, in the order the lab lists them.
+    pub const ALL: [DemoStory; 3] = [
+        DemoStory::Takeover,
+        DemoStory::StaleFirst,
+        DemoStory::Restart,
+    ];
+
+    /// The story's name as written in mutant files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            DemoStory::Takeover => "takeover",
+            DemoStory::StaleFirst => "stale-first",
+            DemoStory::Restart => "restart",
+        }
+    }
 }
 
 /// The Rust reference store, which the build compiles each of its mutants from.
@@ -215,6 +261,9 @@ mod tests {
             ("x1", 4, MutantKind::Own)
         );
         assert_eq!(spec.feature(), "mutant-x1");
+        assert_eq!(spec.story, None);
+        let told = MutantSpec::parse("x1-a.toml", &format!("{VALID}\nstory = \"stale-first\""));
+        assert_eq!(told.unwrap().story, Some(DemoStory::StaleFirst));
         let mutated = spec.apply("x1-boundary.toml", REFERENCE_SOURCE).unwrap();
         assert!(mutated.contains("held_until >= now"));
         assert_eq!(mutated.len(), REFERENCE_SOURCE.len() + 1);
@@ -259,6 +308,11 @@ mod tests {
                 "x1-a.toml",
                 format!("{VALID}\nextra = 1"),
                 "not a valid mutant file",
+            ),
+            (
+                "x1-a.toml",
+                format!("{VALID}\nstory = \"sad\""),
+                "`takeover`, `stale-first`, `restart`",
             ),
         ];
         for (name, text, reason) in cases {

@@ -6,7 +6,7 @@
 
 use crate::external::{ExternalStore, ImplCommand};
 use crate::job_store::{compiled_store, CompiledStore, JobStore};
-use crate::mutant::{MutantKind, MutantSpec, MUTABLE_FILE};
+use crate::mutant::{DemoStory, MutantKind, MutantSpec, MUTABLE_FILE};
 use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,7 +20,7 @@ pub struct CompiledMutant {
     pub step: u8,
     /// What the broken code does, in one line.
     pub title: &'static str,
-    /// Worksheet or hardening.
+    /// Worksheet, hardening or field.
     pub kind: MutantKind,
     /// Its file in `mutants/`.
     pub file_name: &'static str,
@@ -32,6 +32,8 @@ pub struct CompiledMutant {
     pub explanation: &'static str,
     /// The worksheet's own wording of the fragment, if any.
     pub worksheet: Option<&'static str>,
+    /// The `lab demo` story that shows its break, if not the worksheet's.
+    pub story: Option<DemoStory>,
     /// The whole mutated store source, exactly as compiled.
     pub source: &'static str,
     /// The operations that can run its change, by name, in
@@ -107,6 +109,7 @@ impl From<&'static CompiledMutant> for Mutant {
                 replacement: compiled.replacement.into(),
                 explanation: compiled.explanation.into(),
                 worksheet: compiled.worksheet.map(String::from),
+                story: compiled.story,
             },
             original: Cow::Borrowed(REFERENCE_SOURCE),
             source: Cow::Borrowed(compiled.source),

@@ -7,6 +7,10 @@
 //! lab concludes comes from the answers and the final row, whatever the
 //! variant did.
 //!
+//! A mutant that breaks only in another order of the calls names its own
+//! story in its file (`story = "stale-first"`, `"restart"`), which `lab demo
+//! --variant ID` then tells; `--story NAME` tells any story on any variant.
+//!
 //! `lab demo --power-cut` tells the other story the fence must survive: A
 //! claims, the power fails before the disk has what was not synced, the
 //! machine restarts, B claims. B must get a greater fence than A's, or two
@@ -21,7 +25,7 @@ use super::args::ImplArgs;
 use super::outcome::{say, CliError, Outcome};
 use colored::Colorize;
 use lease_lab::course::demo::{
-    play, play_power_cut, Ending, Event, PowerCutEnding, PowerCutStory, Story,
+    play_power_cut, tell, DemoStory, Ending, Event, RestartEnding, RestartStory, Story, Told,
 };
 use lease_lab::job::Job;
 use lease_lab::runner::DEFAULT_TIMEOUT;
@@ -43,8 +47,33 @@ pub struct Args {
     /// (try it with --variant h04g, a store that does not sync each commit).
     #[arg(long)]
     power_cut: bool,
+    /// Which story to tell (default: the one the mutant's file names, else
+    /// takeover).
+    #[arg(long, value_enum, conflicts_with = "power_cut")]
+    story: Option<StoryName>,
     #[command(flatten)]
     implementation: ImplArgs,
+}
+
+/// A story, as `--story` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum StoryName {
+    /// The worksheet's: B takes over and completes, then A comes back.
+    Takeover,
+    /// A comes back while B is still working: A completes, then B.
+    StaleFirst,
+    /// A releases the job, every worker restarts, B claims.
+    Restart,
+}
+
+impl StoryName {
+    fn story(self) -> DemoStory {
+        match self {
+            StoryName::Takeover => DemoStory::Takeover,
+            StoryName::StaleFirst => DemoStory::StaleFirst,
+            StoryName::Restart => DemoStory::Restart,
+        }
+    }
 }
 
 /// `lab demo`: plays the story and tells it.
@@ -72,16 +101,81 @@ pub fn run(args: &Args) -> Outcome {
             lease_lab::terminal::text_width(),
         ));
     }
-    let story = play(store.as_ref(), &path).map_err(|error| CliError::Failed(error.to_string()))?;
-    say(&story_text(
-        &story,
-        &variant,
-        lease_lab::terminal::text_width(),
-    ))
+    let told = tell(chosen_story(args, &variant), store.as_ref(), &path)
+        .map_err(|error| CliError::Failed(error.to_string()))?;
+    let width = lease_lab::terminal::text_width();
+    say(&match told {
+        Told::Takeover(story) => story_text(&story, &variant, width),
+        Told::Restart(story) => restart_text(&story, &variant, width),
+    })
+}
+
+/// The story to tell: the one `--story` names, else the one the mutant's
+/// file names, else the worksheet's (`takeover`).
+fn chosen_story(args: &Args, variant: &Variant) -> DemoStory {
+    args.story
+        .map(StoryName::story)
+        .or_else(|| {
+            variant
+                .mutant
+                .as_deref()
+                .and_then(|mutant| mutant.spec.story)
+        })
+        .unwrap_or(DemoStory::Takeover)
+}
+
+/// The restart story as a timeline, then the final row and what it shows.
+pub fn restart_text(story: &RestartStory, variant: &Variant, width: usize) -> String {
+    let mut out = format!(
+        "{}\n\n",
+        fill(&title("The restart story", variant), width, "", "").bold()
+    );
+    out.push_str(&timeline(&story.events, width));
+    out.push_str(&final_row_text(story.final_row.as_ref(), width));
+    let conclusion = match (story.ending(), story.a_fence, story.b_fence) {
+        (RestartEnding::FenceKept, Some(a), Some(b)) => fill(
+            &format!(
+                "Fence {a} survived the restart: B got fence {b}, so a write sent with A's fence {a} before the restart can still be told from B's and refused."
+            ),
+            width,
+            "",
+            "",
+        )
+        .green()
+        .bold(),
+        (RestartEnding::FenceReused, Some(a), Some(b)) => fill(
+            &format!(
+                "Fence {b} was handed out TWICE: A held fence {a} before the restart, and B got fence {b} after it. A write A sent before the restart, still on its way with fence {a}, cannot be told from B's."
+            ),
+            width,
+            "",
+            "",
+        )
+        .red()
+        .bold(),
+        _ => fill("A claim got no fence at all: the story could not be told on this store.", width, "", "")
+            .red()
+            .bold(),
+    };
+    writeln!(out, "\n{conclusion}").unwrap();
+    if story.ending() == RestartEnding::FenceKept && variant.is_reference() {
+        writeln!(
+            out,
+            "{}",
+            fill(
+                "Now a restart that forgets a released job's fence: lab demo --variant f01a",
+                width,
+                "",
+                "  "
+            )
+        )
+        .unwrap();
+    }
+    out
 }
 
 /// The power-cut story as a timeline, then the final row and what it shows.
-pub fn power_cut_text(story: &PowerCutStory, variant: &Variant, width: usize) -> String {
+pub fn power_cut_text(story: &RestartStory, variant: &Variant, width: usize) -> String {
     let mut out = format!(
         "{}\n\n",
         fill(&title("The power-cut story", variant), width, "", "").bold()
@@ -89,7 +183,7 @@ pub fn power_cut_text(story: &PowerCutStory, variant: &Variant, width: usize) ->
     out.push_str(&timeline(&story.events, width));
     out.push_str(&final_row_text(story.final_row.as_ref(), width));
     let conclusion = match (story.ending(), story.a_fence, story.b_fence) {
-        (PowerCutEnding::FenceKept, Some(a), Some(b)) => fill(
+        (RestartEnding::FenceKept, Some(a), Some(b)) => fill(
             &format!(
             "Fence {a} survived the power cut: B got fence {b}, so a write with A's fence {a} can still be told from B's and refused."
             ),
@@ -99,7 +193,7 @@ pub fn power_cut_text(story: &PowerCutStory, variant: &Variant, width: usize) ->
         )
         .green()
         .bold(),
-        (PowerCutEnding::FenceReused, Some(a), Some(b)) => fill(
+        (RestartEnding::FenceReused, Some(a), Some(b)) => fill(
             &format!(
             "Fence {b} was handed out TWICE: A's claim of fence {a} was lost with the power, so B got fence {b} again. Two workers now hold the same token, and nothing that checks fences can tell their writes apart."
             ),
@@ -114,7 +208,7 @@ pub fn power_cut_text(story: &PowerCutStory, variant: &Variant, width: usize) ->
             .bold(),
     };
     writeln!(out, "\n{conclusion}").unwrap();
-    if story.ending() == PowerCutEnding::FenceKept && variant.is_reference() {
+    if story.ending() == RestartEnding::FenceKept && variant.is_reference() {
         writeln!(
             out,
             "{}",
@@ -186,49 +280,81 @@ fn final_row_text(row: Option<&Job>, width: usize) -> String {
     }
 }
 
-/// The story as a timeline, then the final row and what it shows.
+/// The story (`takeover` or `stale-first`) as a timeline, then the final
+/// row and what it shows, in words true of the order it was told in.
 pub fn story_text(story: &Story, variant: &Variant, width: usize) -> String {
-    let mut out = format!(
-        "{}\n\n",
-        fill(&title("The story", variant), width, "", "").bold()
-    );
+    let name = if story.stale_first {
+        "The story with A back first"
+    } else {
+        "The story"
+    };
+    let mut out = format!("{}\n\n", fill(&title(name, variant), width, "", "").bold());
     out.push_str(&timeline(&story.events, width));
     out.push_str(&final_row_text(story.final_row.as_ref(), width));
-    let conclusion = match story.ending() {
-        Ending::StaleWriteLanded => {
-            fill("The stale write LANDED: A, whose lease was taken over, overwrote B's result.", width, "", "")
-                .red()
-                .bold()
-        }
-        Ending::Protected => fill("A's stale write was refused; B's result stands.", width, "", "")
-            .green()
-            .bold(),
-        Ending::NoTakeover => {
-            fill("B could not take over the expired lease, so no result was stored: the job is stuck with a worker that stalled.", width, "", "")
-                .red()
-                .bold()
-        }
-        Ending::Broken => {
-            fill("B took over, but its result is not what the row holds: the store lost or refused the current worker's write.", width, "", "")
-                .red()
-                .bold()
-        }
+    let words = conclusion(story);
+    let conclusion = fill(&words, width, "", "").bold();
+    let conclusion = if story.ending() == Ending::Protected {
+        conclusion.green()
+    } else {
+        conclusion.red()
     };
     writeln!(out, "\n{conclusion}").unwrap();
     if story.ending() == Ending::Protected && variant.is_reference() {
-        writeln!(
-            out,
-            "{}",
-            fill(
-                "Now try it on a store that trusts the lease alone: lab demo --variant h06h",
-                width,
-                "",
-                "  "
-            )
-        )
-        .unwrap();
+        let next = if story.stale_first {
+            "Now a store that asks only whether the job is running: lab demo --variant f06a"
+        } else {
+            "Now try it on a store that trusts the lease alone: lab demo --variant h06h"
+        };
+        writeln!(out, "{}", fill(next, width, "", "  ")).unwrap();
     }
     out
+}
+
+/// What a takeover story shows, in words judged from its answers and
+/// final row.
+fn conclusion(story: &Story) -> String {
+    match story.ending() {
+        Ending::JobLost => {
+            let told: Vec<&str> = [(story.a_completed, "A"), (story.b_completed, "B")]
+                .iter()
+                .filter(|(accepted, _)| *accepted)
+                .map(|(_, who)| *who)
+                .collect();
+            let mut words = "The job is GONE: its row no longer exists, so no result is stored".to_string();
+            if !told.is_empty() {
+                words.push_str(&format!(
+                    ", though {} {} told {} completion was accepted",
+                    told.join(" and "),
+                    if told.len() == 1 { "was" } else { "were" },
+                    if told.len() == 1 { "its" } else { "their" },
+                ));
+            }
+            words.push('.');
+            if story.a_completed && story.b_fence.is_some() && !story.b_completed {
+                words.push_str(" A's stale completion took the job away from B, which held it.");
+            }
+            words
+        }
+        Ending::StaleWriteLanded if story.b_completed => {
+            "The stale write LANDED: A, whose lease was taken over, overwrote B's result.".into()
+        }
+        Ending::StaleWriteLanded if story.b_fence.is_some() => {
+            "The stale write LANDED: A, whose lease was taken over, stored its result while B held the job, and B's completion was refused: B's work is lost.".into()
+        }
+        Ending::StaleWriteLanded => {
+            "The stale write LANDED: A stored its result after its lease had run out.".into()
+        }
+        Ending::Protected => "A's stale write was refused; B's result stands.".into(),
+        Ending::StaleToldSuccess => {
+            "A was told its completion succeeded, but B's result is stored: A believes a result that was never written (and may acknowledge it downstream).".into()
+        }
+        Ending::NoTakeover => {
+            "B could not take over the expired lease, so no result was stored: the job is stuck with a worker that stalled.".into()
+        }
+        Ending::Broken => {
+            "B took over, but its result is not what the row holds: the store lost or refused the current worker's write.".into()
+        }
+    }
 }
 
 #[cfg(test)]
@@ -241,7 +367,7 @@ mod tests {
 
     fn play_on(id: &str, folder: &Path) -> (Story, String) {
         let variant = Variant::find(id).unwrap();
-        let story = play(
+        let story = lease_lab::course::demo::play(
             variant.open(DEFAULT_TIMEOUT).as_ref(),
             &folder.join(format!("{id}.db")),
         )
@@ -306,6 +432,67 @@ mod tests {
             unreachable!("lab demo parses as the demo command");
         };
         run(&args)
+    }
+
+    /// `lab demo --variant ID` tells the story the mutant's file names, and
+    /// `--story` tells any story on any variant; the reference is
+    /// protected in each.
+    #[test]
+    fn a_mutant_s_story_is_told_unless_another_is_asked_for() {
+        let folder = tempfile::tempdir().unwrap();
+        let told = |args: &[&str]| {
+            let db = folder.path().join(format!("{}.db", args.join("-")));
+            let cli = Cli::try_parse_from(
+                [&["lab", "demo", "--db", db.to_str().unwrap()][..], args].concat(),
+            )
+            .unwrap();
+            let Some(Command::Demo(args)) = cli.command else {
+                unreachable!("lab demo parses as the demo command");
+            };
+            let variant = Variant::find(&args.variant).unwrap();
+            let store = variant.open(DEFAULT_TIMEOUT);
+            match tell(chosen_story(&args, &variant), store.as_ref(), &db).unwrap() {
+                Told::Takeover(story) => story_text(&story, &variant, 80),
+                Told::Restart(story) => restart_text(&story, &variant, 80),
+            }
+        };
+        let text = told(&["--variant", "f06a"]);
+        assert!(
+            text.starts_with("The story with A back first on mutant f06a"),
+            "{text}"
+        );
+        assert!(text.contains("The stale write LANDED"), "{text}");
+        let text = told(&["--variant", "f06a", "--story", "takeover"]);
+        assert!(text.contains("B's result stands"), "{text}");
+        let text = told(&["--variant", "f06b"]);
+        assert!(text.contains("The job is GONE"), "{text}");
+        assert!(text.contains("final row: none"), "{text}");
+        let text = told(&["--variant", "f06c"]);
+        assert!(
+            text.contains("A was told its completion succeeded, but B's result is stored"),
+            "{text}"
+        );
+        let text = told(&["--variant", "f01a"]);
+        assert!(
+            text.starts_with("The restart story on mutant f01a"),
+            "{text}"
+        );
+        assert!(text.contains("Fence 1 was handed out TWICE"), "{text}");
+        for story in ["takeover", "stale-first", "restart"] {
+            let text = told(&["--story", story]);
+            assert!(
+                text.contains("B's result stands") || text.contains("survived the restart"),
+                "{story}: {text}"
+            );
+        }
+        let error =
+            Cli::try_parse_from(["lab", "demo", "--story", "restart", "--power-cut"]).unwrap_err();
+        assert!(error.to_string().contains("cannot be used with"), "{error}");
+        let error = Cli::try_parse_from(["lab", "demo", "--story", "sad"]).unwrap_err();
+        assert!(
+            error.to_string().contains("takeover, stale-first, restart"),
+            "{error}"
+        );
     }
 
     /// A story that could not be told is a command that could not run (exit 3),

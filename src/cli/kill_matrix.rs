@@ -75,6 +75,7 @@ pub struct TestsArgs {
 enum KindFilter {
     Worksheet,
     Hardening,
+    Field,
     Own,
 }
 
@@ -83,6 +84,7 @@ impl KindFilter {
         match self {
             KindFilter::Worksheet => MutantKind::Worksheet,
             KindFilter::Hardening => MutantKind::Hardening,
+            KindFilter::Field => MutantKind::Field,
             KindFilter::Own => MutantKind::Own,
         }
     }

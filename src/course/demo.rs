@@ -8,16 +8,29 @@
 //! story shows ([`Story::ending`]) comes from the answers and the final
 //! row, whatever the variant did.
 //!
-//! The power-cut story ([`play_power_cut`]) is the other one the fence
+//! Some mutants break only in another order of the same calls, so there
+//! are more stories ([`DemoStory`]); a mutant file names the one that
+//! shows its break (`story = "..."`), and [`tell`] plays any of them:
+//!
+//! - `takeover`, the worksheet's ([`play`]), as above;
+//! - `stale-first` ([`play_stale_first`]): A comes back while B, who took
+//!   the job over, is still working, so A's late completion comes before
+//!   B's. A store that guards completion by the job's state alone refuses
+//!   A once B is done, and shows its break only in this order;
+//! - `restart` ([`play_restart`]): A claims and releases the job, every
+//!   worker restarts and runs `init_db` on the existing file, B claims. B
+//!   must get a greater fence than A's, or a fence was handed out twice.
+//!
+//! The power-cut story ([`play_power_cut`]) is the other restart the fence
 //! must survive: A claims, the power fails before the disk has what was
-//! not synced, the machine restarts, B claims. B must get a greater fence
-//! than A's, or two workers hold the same token. The power cut is the
-//! lab's VFS shim ([`crate::vfs_shim`]), so this story runs only on the
-//! stores compiled into this process.
+//! not synced, the machine restarts, B claims. The power cut is the lab's
+//! VFS shim ([`crate::vfs_shim`]), so this story runs only on the stores
+//! compiled into this process.
 
 use crate::error::StoreError;
 use crate::job::{Fence, Job};
 use crate::job_store::JobStore;
+pub use crate::mutant::DemoStory;
 use crate::vfs_shim::{Disk, ShimError};
 use std::path::Path;
 
@@ -51,9 +64,13 @@ impl Timeline {
     }
 }
 
-/// The whole story as it happened on one implementation.
+/// The whole story (`takeover` or `stale-first`) as it happened on one
+/// implementation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Story {
+    /// Whether A's late completion came before B's (`stale-first`) or
+    /// after it (`takeover`).
+    pub stale_first: bool,
     /// The events, in time order.
     pub events: Vec<Event>,
     /// The fence B's claim got, if any.
@@ -66,13 +83,19 @@ pub struct Story {
     pub final_row: Option<Job>,
 }
 
-/// What the story shows, judged from the answers and the final row.
+/// What the story shows, judged from the answers and the final row, in
+/// either order of the two completions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ending {
+    /// The job's row is gone, and every result with it.
+    JobLost,
     /// A's stale result is stored: the lesson's failure.
     StaleWriteLanded,
     /// B took over and completed, A was refused, and B's result is stored.
     Protected,
+    /// B's result is stored, but A's stale completion was answered as
+    /// accepted: A believes a result that was never written.
+    StaleToldSuccess,
     /// B never got the job: the expired lease could not be taken over.
     NoTakeover,
     /// Anything else: the row does not hold B's result.
@@ -82,16 +105,20 @@ pub enum Ending {
 impl Story {
     /// What the story shows.
     pub fn ending(&self) -> Ending {
-        let result = self
-            .final_row
-            .as_ref()
-            .and_then(|row| row.result.as_deref());
+        let Some(row) = &self.final_row else {
+            return Ending::JobLost;
+        };
+        let result = row.result.as_deref();
         if result == Some(A_RESULT) {
             Ending::StaleWriteLanded
         } else if self.b_fence.is_none() {
             Ending::NoTakeover
-        } else if self.b_completed && !self.a_completed && result == Some(B_RESULT) {
-            Ending::Protected
+        } else if self.b_completed && result == Some(B_RESULT) {
+            if self.a_completed {
+                Ending::StaleToldSuccess
+            } else {
+                Ending::Protected
+            }
         } else {
             Ending::Broken
         }
@@ -102,8 +129,22 @@ const JOB: &str = "report";
 const B_RESULT: &str = "B's result";
 const A_RESULT: &str = "A's stale result";
 
-/// Plays the story on `store` with a new database at `db`.
+/// Plays the worksheet's story (`takeover`) on `store` with a new
+/// database at `db`: B completes, then A comes back.
 pub fn play(store: &dyn JobStore, db: &Path) -> Result<Story, StoreError> {
+    play_takeover(store, db, false)
+}
+
+/// Plays the `stale-first` story on `store` with a new database at `db`:
+/// B takes over, A comes back while B is still working and completes,
+/// then B completes.
+pub fn play_stale_first(store: &dyn JobStore, db: &Path) -> Result<Story, StoreError> {
+    play_takeover(store, db, true)
+}
+
+/// A claims and stalls, B takes the expired lease over, and both complete:
+/// A first when `stale_first`, else B first.
+fn play_takeover(store: &dyn JobStore, db: &Path, stale_first: bool) -> Result<Story, StoreError> {
     let mut timeline = Timeline::default();
     store.init_db(db)?;
     let added = store.enqueue(db, JOB)?;
@@ -126,38 +167,27 @@ pub fn play(store: &dyn JobStore, db: &Path) -> Result<Story, StoreError> {
 
     let b_fence = store.claim(db, JOB, "B", 110.0, 10.0)?;
     timeline.note(110.0, "B", "claim, ttl 10".into(), show_fence(b_fence));
-    let b_completed = match b_fence {
-        Some(fence) => {
-            let done = store.complete(db, JOB, "B", fence, 112.0, B_RESULT)?;
+    let stale = a_fence.unwrap_or(Fence(1));
+    let (a_completed, b_completed) = if stale_first {
+        if b_fence.is_some() {
             timeline.note(
-                112.0,
+                111.0,
                 "B",
-                format!("complete with fence {fence}, result {B_RESULT:?}"),
-                accepted(done),
-            );
-            done
-        }
-        None => {
-            timeline.note(
-                112.0,
-                "B",
-                "has no lease, so it cannot complete".into(),
+                "works on the job (its lease runs until 120)".into(),
                 String::new(),
             );
-            false
         }
+        let a_completed = a_completes(store, db, &mut timeline, stale, 113.0)?;
+        let b_completed = b_completes(store, db, &mut timeline, b_fence, 115.0)?;
+        (a_completed, b_completed)
+    } else {
+        let b_completed = b_completes(store, db, &mut timeline, b_fence, 112.0)?;
+        let a_completed = a_completes(store, db, &mut timeline, stale, 113.0)?;
+        (a_completed, b_completed)
     };
-
-    let stale = a_fence.unwrap_or(Fence(1));
-    let a_completed = store.complete(db, JOB, "A", stale, 113.0, A_RESULT)?;
-    timeline.note(
-        113.0,
-        "A",
-        format!("wakes up, complete with its old fence {stale}, result {A_RESULT:?}"),
-        accepted(a_completed),
-    );
     let final_row = store.state(db, JOB)?;
     Ok(Story {
+        stale_first,
         events: timeline.0,
         b_fence,
         b_completed,
@@ -166,12 +196,62 @@ pub fn play(store: &dyn JobStore, db: &Path) -> Result<Story, StoreError> {
     })
 }
 
-/// The power-cut story as it happened on one implementation.
+/// B completes at `time` with the fence its claim got, if it got one.
+fn b_completes(
+    store: &dyn JobStore,
+    db: &Path,
+    timeline: &mut Timeline,
+    b_fence: Option<Fence>,
+    time: f64,
+) -> Result<bool, StoreError> {
+    match b_fence {
+        Some(fence) => {
+            let done = store.complete(db, JOB, "B", fence, time, B_RESULT)?;
+            timeline.note(
+                time,
+                "B",
+                format!("complete with fence {fence}, result {B_RESULT:?}"),
+                accepted(done),
+            );
+            Ok(done)
+        }
+        None => {
+            timeline.note(
+                time,
+                "B",
+                "has no lease, so it cannot complete".into(),
+                String::new(),
+            );
+            Ok(false)
+        }
+    }
+}
+
+/// A wakes up at `time` and completes with its old fence.
+fn a_completes(
+    store: &dyn JobStore,
+    db: &Path,
+    timeline: &mut Timeline,
+    stale: Fence,
+    time: f64,
+) -> Result<bool, StoreError> {
+    let done = store.complete(db, JOB, "A", stale, time, A_RESULT)?;
+    timeline.note(
+        time,
+        "A",
+        format!("wakes up, complete with its old fence {stale}, result {A_RESULT:?}"),
+        accepted(done),
+    );
+    Ok(done)
+}
+
+/// A story with a restart between A's claim and B's (`restart`, or the
+/// power cut) as it happened on one implementation.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PowerCutStory {
+pub struct RestartStory {
     /// The events, in time order.
     pub events: Vec<Event>,
-    /// The fence A's claim got before the cut.
+    /// The fence A's claim got before the restart.
     pub a_fence: Option<Fence>,
     /// The fence B's claim got after it.
     pub b_fence: Option<Fence>,
@@ -179,10 +259,10 @@ pub struct PowerCutStory {
     pub final_row: Option<Job>,
 }
 
-/// What the power-cut story shows.
+/// What a restart story shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PowerCutEnding {
-    /// B got a greater fence than A: the fence survived the cut.
+pub enum RestartEnding {
+    /// B got a greater fence than A: the fence survived the restart.
     FenceKept,
     /// B got A's fence (or a smaller one) again: two workers hold one token.
     FenceReused,
@@ -190,15 +270,69 @@ pub enum PowerCutEnding {
     NoFence,
 }
 
-impl PowerCutStory {
+impl RestartStory {
     /// What the story shows.
-    pub fn ending(&self) -> PowerCutEnding {
+    pub fn ending(&self) -> RestartEnding {
         match (self.a_fence, self.b_fence) {
-            (Some(a), Some(b)) if b > a => PowerCutEnding::FenceKept,
-            (Some(_), Some(_)) => PowerCutEnding::FenceReused,
-            _ => PowerCutEnding::NoFence,
+            (Some(a), Some(b)) if b > a => RestartEnding::FenceKept,
+            (Some(_), Some(_)) => RestartEnding::FenceReused,
+            _ => RestartEnding::NoFence,
         }
     }
+}
+
+/// Plays the `restart` story on `store` with a new database at `db`: A
+/// claims and releases the job as its worker shuts down, every worker
+/// restarts and runs `init_db` on the existing file, B claims.
+pub fn play_restart(store: &dyn JobStore, db: &Path) -> Result<RestartStory, StoreError> {
+    let mut timeline = Timeline::default();
+    store.init_db(db)?;
+    let added = store.enqueue(db, JOB)?;
+    timeline.note(0.0, "-", format!("enqueue({JOB:?})"), added.to_string());
+    let a_fence = store.claim(db, JOB, "A", 100.0, 10.0)?;
+    timeline.note(100.0, "A", "claim, ttl 10".into(), show_fence(a_fence));
+    let stale = a_fence.unwrap_or(Fence(1));
+    let released = store.release(db, JOB, "A", stale)?;
+    timeline.note(
+        102.0,
+        "A",
+        format!("shuts down for an upgrade: release with fence {stale}"),
+        accepted(released),
+    );
+    store.init_db(db)?;
+    timeline.note(
+        105.0,
+        "-",
+        "every worker restarts and runs init_db on the existing file".into(),
+        "ok".into(),
+    );
+    let b_fence = store.claim(db, JOB, "B", 120.0, 10.0)?;
+    timeline.note(120.0, "B", "claim, ttl 10".into(), show_fence(b_fence));
+    let final_row = store.state(db, JOB)?;
+    Ok(RestartStory {
+        events: timeline.0,
+        a_fence,
+        b_fence,
+        final_row,
+    })
+}
+
+/// Any story, as played.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Told {
+    /// `takeover` or `stale-first`.
+    Takeover(Story),
+    /// `restart`.
+    Restart(RestartStory),
+}
+
+/// Plays `story` on `store` with a new database at `db`.
+pub fn tell(story: DemoStory, store: &dyn JobStore, db: &Path) -> Result<Told, StoreError> {
+    Ok(match story {
+        DemoStory::Takeover => Told::Takeover(play(store, db)?),
+        DemoStory::StaleFirst => Told::Takeover(play_stale_first(store, db)?),
+        DemoStory::Restart => Told::Restart(play_restart(store, db)?),
+    })
 }
 
 /// Why the power-cut story could not be told.
@@ -219,7 +353,7 @@ pub enum PowerCutError {
 /// Errors: the store's own ([`PowerCutError::Store`]), or the shim's
 /// ([`PowerCutError::Shim`]: it could not be installed, or a file not put
 /// back).
-pub fn play_power_cut(store: &dyn JobStore, db: &Path) -> Result<PowerCutStory, PowerCutError> {
+pub fn play_power_cut(store: &dyn JobStore, db: &Path) -> Result<RestartStory, PowerCutError> {
     let failed = PowerCutError::Store;
     let shim = PowerCutError::Shim;
     let mut timeline = Timeline::default();
@@ -252,7 +386,7 @@ pub fn play_power_cut(store: &dyn JobStore, db: &Path) -> Result<PowerCutStory, 
     timeline.note(120.0, "B", "claim, ttl 10".into(), show_fence(b_fence));
     let final_row = store.state(db, JOB).map_err(failed)?;
     drop(disk);
-    Ok(PowerCutStory {
+    Ok(RestartStory {
         events: timeline.0,
         a_fence,
         b_fence,
@@ -344,13 +478,13 @@ mod tests {
             (story.a_fence, story.b_fence),
             (Some(Fence(1)), Some(Fence(2)))
         );
-        assert_eq!(story.ending(), PowerCutEnding::FenceKept);
+        assert_eq!(story.ending(), RestartEnding::FenceKept);
         let story = play_cut("h04g");
         assert_eq!(
             (story.a_fence, story.b_fence),
             (Some(Fence(1)), Some(Fence(1)))
         );
-        assert_eq!(story.ending(), PowerCutEnding::FenceReused);
+        assert_eq!(story.ending(), RestartEnding::FenceReused);
         assert!(
             story.events[2]
                 .action
@@ -358,6 +492,117 @@ mod tests {
             "{story:?}"
         );
         assert_eq!(story.final_row.unwrap().owner.as_deref(), Some("B"));
+    }
+
+    fn tell_on(story: DemoStory, id: &str, folder: &Path) -> Told {
+        let variant = Variant::find(id).unwrap();
+        let db = folder.join(format!("{id}-{}.db", story.name()));
+        tell(story, variant.open(DEFAULT_TIMEOUT).as_ref(), &db).unwrap()
+    }
+
+    /// Whether a story, as told, shows the store protecting B's work (or
+    /// the fence, across a restart).
+    fn protected(told: &Told) -> bool {
+        match told {
+            Told::Takeover(story) => story.ending() == Ending::Protected,
+            Told::Restart(story) => story.ending() == RestartEnding::FenceKept,
+        }
+    }
+
+    #[test]
+    fn the_reference_comes_out_protected_in_every_story() {
+        let folder = tempfile::tempdir().unwrap();
+        let told: Vec<Told> = DemoStory::ALL
+            .iter()
+            .map(|story| tell_on(*story, "reference", folder.path()))
+            .collect();
+        for (story, told) in DemoStory::ALL.iter().zip(&told) {
+            assert!(protected(told), "{}: {told:?}", story.name());
+        }
+        let [_, Told::Takeover(stale_first), Told::Restart(restart)] = &told[..] else {
+            panic!("the stories are takeover, stale-first, restart: {told:?}");
+        };
+        let answers: Vec<(&str, &str)> = stale_first
+            .events
+            .iter()
+            .map(|event| (event.actor, event.answer.as_str()))
+            .collect();
+        assert_eq!(
+            &answers[4..],
+            [
+                ("B", "fence 2"),
+                ("B", ""),
+                ("A", "refused"),
+                ("B", "accepted")
+            ]
+        );
+        assert_eq!(
+            (restart.a_fence, restart.b_fence),
+            (Some(Fence(1)), Some(Fence(2)))
+        );
+    }
+
+    /// Each mutant that names a story breaks in it, where the reference is
+    /// protected (the test above).
+    #[test]
+    fn each_mutant_s_own_story_shows_its_break() {
+        let folder = tempfile::tempdir().unwrap();
+        let named: Vec<_> = crate::variant::MUTANTS
+            .iter()
+            .filter_map(|mutant| Some((mutant.id, mutant.story?)))
+            .collect();
+        assert!(named.len() >= 3, "{named:?}");
+        for (id, story) in named {
+            let told = tell_on(story, id, folder.path());
+            assert!(!protected(&told), "{id} in {}: {told:?}", story.name());
+        }
+    }
+
+    #[test]
+    fn a_completion_guarded_by_the_job_s_state_lands_only_when_a_comes_back_first() {
+        let folder = tempfile::tempdir().unwrap();
+        assert_eq!(play_on("f06a", folder.path()).ending(), Ending::Protected);
+        let Told::Takeover(story) = tell_on(DemoStory::StaleFirst, "f06a", folder.path()) else {
+            panic!("stale-first is a takeover story");
+        };
+        assert_eq!(story.ending(), Ending::StaleWriteLanded, "{story:?}");
+        assert!(story.a_completed && !story.b_completed, "{story:?}");
+    }
+
+    #[test]
+    fn a_completion_that_deletes_by_id_loses_the_job() {
+        let folder = tempfile::tempdir().unwrap();
+        for story in [DemoStory::Takeover, DemoStory::StaleFirst] {
+            let Told::Takeover(story) = tell_on(story, "f06b", folder.path()) else {
+                panic!("a takeover story");
+            };
+            assert_eq!(story.ending(), Ending::JobLost, "{story:?}");
+            assert_eq!(story.final_row, None);
+        }
+    }
+
+    #[test]
+    fn a_stale_completion_told_it_succeeded_is_not_protected() {
+        let folder = tempfile::tempdir().unwrap();
+        let story = play_on("f06c", folder.path());
+        assert_eq!(story.ending(), Ending::StaleToldSuccess, "{story:?}");
+        assert_eq!(story.events[6].answer, "accepted");
+        let row = story.final_row.unwrap();
+        assert_eq!(row.result.as_deref(), Some(B_RESULT));
+    }
+
+    #[test]
+    fn a_restart_that_forgets_the_fence_hands_it_out_twice() {
+        let folder = tempfile::tempdir().unwrap();
+        let Told::Restart(story) = tell_on(DemoStory::Restart, "f01a", folder.path()) else {
+            panic!("restart is a restart story");
+        };
+        assert_eq!(
+            (story.a_fence, story.b_fence),
+            (Some(Fence(1)), Some(Fence(1)))
+        );
+        assert_eq!(story.ending(), RestartEnding::FenceReused);
+        assert_eq!(story.events[2].answer, "accepted", "A's release");
     }
 
     #[test]

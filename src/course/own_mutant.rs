@@ -3,10 +3,10 @@
 //! pass before it is run.
 //!
 //! A mutant file is data (see [`crate::mutant`]). The build compiles the
-//! worksheet's and the hardening mutants into the `lab` binary; a mutant of
-//! one's own is never compiled in: `lab` finds it in the mutants folder when
-//! it runs. So an installed `lab` sees a new mutant file at once, and a
-//! deleted file takes its mutant away.
+//! worksheet's, the hardening and the field mutants into the `lab` binary;
+//! a mutant of one's own is never compiled in: `lab` finds it in the
+//! mutants folder when it runs. So an installed `lab` sees a new mutant
+//! file at once, and a deleted file takes its mutant away.
 //!
 //! A new mutant goes through two checks. [`validate`] is instant and needs
 //! no toolchain: the file parses, its fragment occurs exactly once in the

@@ -567,6 +567,7 @@ mod tests {
                 replacement: replacement.into(),
                 explanation: "e".into(),
                 worksheet: None,
+                story: None,
             },
             source: std::borrow::Cow::Owned(original.replacen(fragment, replacement, 1)),
             original: std::borrow::Cow::Owned(original.to_string()),

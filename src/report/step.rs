@@ -550,9 +550,14 @@ mod tests {
         assert!(!rows.is_empty(), "{shown}");
         assert_eq!(rows.iter().map(|row| row.len()).max(), Some(60), "{shown}");
         let caught = rows.iter().find(|row| row.contains("(caught)")).unwrap();
+        // The test's number in the suite, as the run shows it.
+        let number = 1 + suite::CASES
+            .iter()
+            .position(|case| case.name == long)
+            .unwrap();
         assert_eq!(
             *caught,
-            "    30  claim_of_a_missing_job...  pass      CRASH (caught)"
+            format!("    {number}  claim_of_a_missing_job...  pass      CRASH (caught)")
         );
     }
 

@@ -99,6 +99,7 @@ macro_rules! for_each_suite_step {
                 contract init_db_creates_exactly_the_worksheet_schema,
                 reference init_db_puts_the_file_in_wal_mode,
                 contract init_db_twice_keeps_jobs_and_fences,
+                contract init_db_twice_keeps_the_fence_of_a_job_nobody_holds,
                 reference init_db_refuses_a_jobs_table_with_other_columns,
                 reference init_db_refuses_a_file_that_is_not_a_database,
                 reference init_db_in_a_missing_folder_is_an_error,

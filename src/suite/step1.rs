@@ -3,6 +3,7 @@
 
 use super::check::*;
 use crate::error::StoreError;
+use crate::job::{Fence, Job};
 use std::fs;
 
 /// A new database has an empty `jobs` table whose rows start in the default state.
@@ -60,6 +61,21 @@ pub fn init_db_twice_keeps_jobs_and_fences(bench: &Bench) -> Checked {
     bench.store_row(&held("j", "A", 1, 110.0))?;
     bench.init()?;
     bench.expect_row("a second init_db", held("j", "A", 1, 110.0))
+}
+
+/// A second `init_db` keeps the fence of a job nobody holds (released,
+/// owner NULL, fence 3): the fence is the store's memory of every token it
+/// handed out, not state of a running worker to tidy up at a restart, or
+/// the next claim would hand out fence 1 again.
+pub fn init_db_twice_keeps_the_fence_of_a_job_nobody_holds(bench: &Bench) -> Checked {
+    bench.init()?;
+    let released = Job {
+        fence: Fence(3),
+        ..fresh("j")
+    };
+    bench.store_row(&released)?;
+    bench.init()?;
+    bench.expect_row("a second init_db", released)
 }
 
 /// An existing `jobs` table that differs from the schema in any one way (a

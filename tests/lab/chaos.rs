@@ -5,9 +5,10 @@
 //! - The Rust store's reference breaks nothing under every fault, and the
 //!   model check calls its history linearizable (or stops, bounded, at
 //!   unknown: never a wrong verdict).
-//! - The mutants that break the fencing property (07, 08b, h06e, h06h) are
-//!   caught within 2000 calls; the failing run is shrunk to a timeline a
-//!   student can read, and the command printed to replay it fails again.
+//! - The mutants that break the fencing property (07, 08b, h06e, h06h, and
+//!   the field mutants f01a, f06a, f06b, f06c) are caught within 2000
+//!   calls; the failing run is shrunk to a timeline a student can read, and
+//!   the command printed to replay it fails again.
 //! - The Python store: its reference passes, py08b and py07 are caught.
 //! - A student's own Python program (the starter of `lab new`, filled in):
 //!   a correct one passes; one whose `claim` checks and then acts outside
@@ -301,6 +302,38 @@ fn mutant_h06e_lets_a_stale_completion_land_and_is_caught() {
 #[test]
 fn mutant_h06h_lets_a_stale_completion_land_and_is_caught() {
     assert_caught_and_shrunk("h06h", "500", "(step 6)", 3);
+}
+
+/// Mutant f06a (complete guarded only by the job's state, as River and
+/// pg-boss finalize a running job) lets a stalled worker's completion land
+/// while the worker that took the job over is still working.
+#[test]
+fn mutant_f06a_lets_a_stale_completion_land_and_is_caught() {
+    assert_caught_and_shrunk("f06a", "500", "(step 6)", 3);
+}
+
+/// Mutant f06b (complete deletes the job by id alone, as graphile-worker
+/// does) lets a stale completion delete the job another worker holds: the
+/// job is lost.
+#[test]
+fn mutant_f06b_loses_a_job_and_is_caught() {
+    assert_caught_and_shrunk("f06b", "500", "✗ a job lost (step 2)", 3);
+}
+
+/// Mutant f06c (a stale completion is told it succeeded, as SQS answers a
+/// delete with an old receipt handle) accepts a completion whose result is
+/// not stored.
+#[test]
+fn mutant_f06c_accepts_a_completion_it_did_not_store_and_is_caught() {
+    assert_caught_and_shrunk("f06c", "500", "(step 6)", 3);
+}
+
+/// Mutant f01a (a restart resets the fence of a job nobody holds, as
+/// Kafka's coordinator forgets an epoch it kept only in memory) hands a
+/// fence out twice once a killed worker restarts and runs `init_db`.
+#[test]
+fn mutant_f01a_hands_a_fence_out_twice_after_a_restart_and_is_caught() {
+    assert_caught_and_shrunk("f01a", "2000", "✗ a fence handed out twice (step 4)", 3);
 }
 
 // ---------------------------------------------------------------------------

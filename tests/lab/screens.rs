@@ -127,8 +127,10 @@ fn the_python_store_s_course_matches_its_snapshots_at_80_columns() {
     course("python");
 }
 
-/// The screens beside the exercises: the demo and the power cut, an
-/// example probe, the list of tests, for the Rust store and the Python one.
+/// The screens beside the exercises: the demo, its stories told on the
+/// field mutants that name them (A back first, a restart), the power cut,
+/// an example probe, the list of tests, for the Rust store and the Python
+/// one.
 #[test]
 fn the_demo_a_probe_and_the_tests_match_their_snapshots_at_80_columns() {
     let sandbox = sandbox();
@@ -145,6 +147,8 @@ fn the_demo_a_probe_and_the_tests_match_their_snapshots_at_80_columns() {
     for (name, args) in [
         ("demo", vec!["demo"]),
         ("demo-power-cut", vec!["demo", "--power-cut"]),
+        ("demo-stale-first-f06a", vec!["demo", "--variant", "f06a"]),
+        ("demo-restart-f01a", vec!["demo", "--variant", "f01a"]),
         ("probe-04", vec!["probe", probe]),
         ("probe-04-python", vec!["probe", probe, "--impl", "python"]),
         ("tests", vec!["tests"]),
