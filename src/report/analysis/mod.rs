@@ -44,12 +44,12 @@ pub mod headline {
     /// Dominated tests.
     pub fn dominated(analysis: &Analysis) -> String {
         format!(
-            "{} dominated: another test kills all {} kills, and more",
+            "{} dominated: another test kills every mutant {}, and more",
             super::count(analysis.dominated_tests.len(), "test is", "tests are"),
             if analysis.dominated_tests.len() == 1 {
-                "it"
+                "it kills"
             } else {
-                "each"
+                "they kill"
             }
         )
     }
