@@ -77,11 +77,20 @@ fn layout(analysis: &Analysis) -> (Vec<Place>, usize, usize) {
             width: group.label().chars().count() * CHAR_WIDTH + 2 * MARGIN,
         })
         .collect();
-    let mut width = 0;
+    // A layer's width does not depend on its order: centre each in the widest.
+    let row_width = |row: usize, places: &[Place]| -> usize {
+        places
+            .iter()
+            .filter(|place| place.layer == row)
+            .map(|place| place.width + NODE_GAP)
+            .sum::<usize>()
+            .saturating_sub(NODE_GAP)
+    };
+    let widest = (0..depth)
+        .map(|row| row_width(row, &places))
+        .max()
+        .unwrap_or(0);
     for row in 0..depth {
-        let mut members: Vec<usize> = (0..places.len())
-            .filter(|&g| places[g].layer == row)
-            .collect();
         // Parents are placed already: order by their mean centre.
         let centre = |g: usize, places: &[Place]| -> usize {
             let parents: Vec<usize> = analysis
@@ -96,17 +105,20 @@ fn layout(analysis: &Analysis) -> (Vec<Place>, usize, usize) {
                 parents.iter().sum::<usize>() / parents.len()
             }
         };
-        let keys: Vec<(usize, usize)> = members.iter().map(|&g| (centre(g, &places), g)).collect();
-        members.sort_by_key(|g| keys.iter().find(|(_, m)| m == g).map(|(key, m)| (*key, *m)));
-        let mut x = MARGIN;
-        for g in members {
+        let mut members: Vec<(usize, usize)> = (0..places.len())
+            .filter(|&g| places[g].layer == row)
+            .map(|g| (centre(g, &places), g))
+            .collect();
+        members.sort_unstable();
+        let mut x = MARGIN + (widest - row_width(row, &places)) / 2;
+        for (_, g) in members {
             places[g].x = x;
             x += places[g].width + NODE_GAP;
         }
-        width = width.max(x);
     }
+    let width = widest + 2 * MARGIN;
     let height = depth * (NODE_HEIGHT + LAYER_GAP) - LAYER_GAP + 2 * MARGIN;
-    (places, width.max(2 * MARGIN), height.max(2 * MARGIN))
+    (places, width, height.max(2 * MARGIN))
 }
 
 /// The subsumption graph as an inline SVG element: a node per group of
