@@ -330,7 +330,14 @@ impl Analysis {
 /// A test that kills nothing, with why, what it guards and what it runs.
 fn idle_test(matrix: &Matrix, case: &'static Case) -> IdleTest {
     let reference = matrix.reference();
+    // A test that judges no mutant (the Rust store's own promises, against
+    // programs) counts for nothing, whether it passes or fails.
+    let judged: Vec<bool> = matrix
+        .mutant_runs()
+        .map(|(run, _)| Matrix::judges(case, &run.variant))
+        .collect();
     let why = match reference.and_then(|run| matrix.verdict(case, run)) {
+        _ if !judged.is_empty() && !judged.contains(&true) => Idle::BeyondTheWorksheet,
         Some(Verdict::NotCounted(NotCounted::BeyondTheWorksheet)) => Idle::BeyondTheWorksheet,
         Some(Verdict::Fail) => Idle::FailsOnTheReference,
         _ => Idle::PassesOnEveryMutant,
@@ -433,6 +440,8 @@ pub(crate) mod sample {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::outcome::Outcome;
+    use crate::variant::Variant;
 
     /// Tests t0..t5 against mutants 04, h04a, h04b, h04c, h04d (killed by
     /// {t0,t1}, {t0,t1,t2}, {t0,t1}, {t3}, nothing); t4 and t5 kill nothing.
@@ -544,6 +553,32 @@ mod tests {
             only_reference.contract_minimum.contract_tests,
             reference_tagged
         );
+    }
+
+    /// A test of the Rust store's own promises judges no program: against
+    /// a program and its mutant it kills nothing, even where it passes.
+    #[test]
+    fn a_test_beyond_the_worksheet_is_idle_for_that_reason_against_programs() {
+        use crate::external::ImplCommand;
+        let mut matrix = sample::matrix(1, &["04"], &[&[0]]);
+        let promise = suite::CASES
+            .iter()
+            .find(|case| case.tag == Tag::Reference)
+            .unwrap();
+        matrix.tests.push(promise);
+        for run in &mut matrix.runs {
+            run.runs
+                .push(crate::matrix::sample::run(promise.name, Outcome::Pass));
+            run.variant = Variant {
+                mutant: run.variant.mutant.clone(),
+                ..Variant::program(&run.variant.id, ImplCommand::parse("python3 s.py").unwrap())
+            };
+        }
+        matrix.runs[1].runs[1].outcome = crate::matrix::sample::failed();
+        let analysis = Analysis::of(&matrix);
+        assert_eq!(analysis.idle_tests.len(), 1);
+        assert_eq!(analysis.idle_tests[0].name, promise.name);
+        assert_eq!(analysis.idle_tests[0].why, Idle::BeyondTheWorksheet);
     }
 
     /// A test the reference fails kills nothing, and says why.
