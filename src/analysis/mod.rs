@@ -555,6 +555,40 @@ mod tests {
         );
     }
 
+    /// On a matrix where greedy would take the widest test first and need
+    /// three, the minimum is the two tests that split the mutants between
+    /// them, neither forced.
+    #[test]
+    fn the_minimum_test_set_is_smaller_than_greedy_s_on_a_matrix() {
+        let tests: [&[usize]; 5] = [
+            &[0, 1, 2, 3, 4, 5, 6],
+            &[7, 8, 9, 10, 11, 12, 13],
+            &[0, 1, 2, 3, 7, 8, 9, 10],
+            &[4, 5, 11, 12],
+            &[6, 13],
+        ];
+        let ids: Vec<&str> = crate::variant::MUTANTS
+            .iter()
+            .map(|mutant| mutant.id)
+            .take(14)
+            .collect();
+        let kills: Vec<Vec<usize>> = (0..14)
+            .map(|m| (0..5).filter(|&t| tests[t].contains(&m)).collect())
+            .collect();
+        let kills: Vec<&[usize]> = kills.iter().map(Vec::as_slice).collect();
+        let matrix = sample::matrix(5, &ids, &kills);
+        let analysis = Analysis::of(&matrix);
+        let minimum: Vec<(&str, bool)> = analysis
+            .minimum_tests
+            .iter()
+            .map(|test| (test.name, test.forced))
+            .collect();
+        assert_eq!(
+            minimum,
+            [(matrix.tests[0].name, false), (matrix.tests[1].name, false)]
+        );
+    }
+
     /// A test of the Rust store's own promises judges no program: against
     /// a program and its mutant it kills nothing, even where it passes.
     #[test]
