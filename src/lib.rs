@@ -27,6 +27,7 @@
 
 #![warn(missing_docs)]
 
+pub mod analysis;
 pub mod chaos;
 pub mod child_process;
 pub mod course;

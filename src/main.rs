@@ -45,6 +45,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => cli::demo::run(&args),
         Command::Chaos(args) => cli::chaos::run(&args),
         Command::Matrix(args) => cli::kill_matrix::matrix(&args),
+        Command::Analyze(args) => cli::analyze::analyze(&args),
         Command::Run(args) => cli::kill_matrix::run(&args),
         Command::Tests(args) => cli::kill_matrix::tests(&args),
         Command::Db(args) => cli::db::run(args),

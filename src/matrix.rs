@@ -183,7 +183,7 @@ impl Matrix {
     /// into this binary; a program is judged by the worksheet's contract
     /// alone, since the protocol carries neither the Rust store's typed
     /// errors nor a power cut simulated in this process.
-    fn judges(case: &Case, variant: &Variant) -> bool {
+    pub fn judges(case: &Case, variant: &Variant) -> bool {
         case.tag == Tag::Contract || variant.command().is_none()
     }
 

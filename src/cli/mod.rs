@@ -4,6 +4,7 @@
 //!
 //! The exit codes are decided in [`outcome`], and only there.
 
+pub mod analyze;
 pub mod args;
 pub mod chaos;
 pub mod db;
@@ -88,6 +89,8 @@ pub enum Command {
     Chaos(chaos::Args),
     /// The kill matrix: every suite test against every variant.
     Matrix(kill_matrix::MatrixArgs),
+    /// What the kill matrix means: idle and redundant tests, subsumed mutants, a minimum test set.
+    Analyze(analyze::Args),
     /// The suite against one variant (`reference` or a mutant id), test by test.
     Run(kill_matrix::RunArgs),
     /// The suite's tests, by step; with --variants, the variants too.
@@ -138,6 +141,7 @@ impl Command {
             Command::Demo(_) => "demo",
             Command::Chaos(_) => "chaos",
             Command::Matrix(_) => "matrix",
+            Command::Analyze(_) => "analyze",
             Command::Run(_) => "run",
             Command::Tests(_) => "tests",
             Command::Db(_) => "db",

@@ -8,6 +8,7 @@
 //! where each mutant's change sits in its reference source, which file
 //! each suite test lives in, and what to say about a survivor.
 
+pub mod analysis;
 pub mod check;
 pub mod grade;
 pub mod html;

@@ -1,6 +1,7 @@
 //! The lab's own tests, which run the `lab` binary and the library's
-//! machinery: the command line (`cli`), the kill matrix's skipping of the
-//! tests that cannot catch a mutant (`coverage`), a student's own implementation
+//! machinery: what the kill matrix means (`analyze`), the command line
+//! (`cli`), the kill matrix's skipping of the tests that cannot catch a
+//! mutant (`coverage`), a student's own implementation
 //! (`own_impl`), the runner (`runner`), the Stryker report (`stryker`) and
 //! the HTML report in a browser (`html_browser`, ignored by default), and
 //! the power-loss shim under the store (`power_loss`, which needs the
@@ -13,6 +14,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod analyze;
 mod chaos;
 mod check_feedback;
 mod cli;

@@ -104,7 +104,7 @@ fn the_demo_the_probes_the_lists_and_the_help_fit_80_columns() {
     }
     for command in [
         "step", "hint", "reset", "reflect", "progress", "probe", "new", "check", "watch", "mutant",
-        "grade", "demo", "matrix", "run", "tests", "db",
+        "grade", "demo", "matrix", "analyze", "run", "tests", "db",
     ] {
         commands.push(args(&format!("{command} --help")));
     }
@@ -112,12 +112,14 @@ fn the_demo_the_probes_the_lists_and_the_help_fit_80_columns() {
 }
 
 #[test]
-fn the_matrix_and_a_run_fit_80_columns() {
+fn the_matrix_its_analysis_and_a_run_fit_80_columns() {
     assert_fit(
         &Sandbox::new(),
         &[
             args("matrix"),
             args("matrix --impl python"),
+            args("analyze"),
+            args("analyze --impl python"),
             args("run 04"),
             args("run py04 --impl python"),
         ],

@@ -1,0 +1,238 @@
+//! The smallest set of tests that kills every mutant: an exact minimum set
+//! cover.
+//!
+//! Set cover is NP-hard, but a kill matrix is small and most of it is
+//! decided before any search: a test that is the only killer of some
+//! mutant must be chosen (it is *forced*), a test whose kills (among those
+//! still to cover) are a subset of another's can be left out, and what
+//! remains is searched by branch and bound, branching on the mutant with
+//! the fewest killers left and pruning with a lower bound. A greedy answer
+//! is only a starting bound: greedy is not always optimal.
+
+use std::collections::BTreeSet;
+
+/// A set of elements (mutants), by index.
+pub type Elements = BTreeSet<usize>;
+
+/// A minimum cover: the chosen sets, by index, in ascending order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cover {
+    /// The indices of the chosen sets, ascending.
+    pub chosen: Vec<usize>,
+    /// Those of `chosen` that every cover must hold: the only set that
+    /// contains some element.
+    pub forced: Vec<usize>,
+}
+
+/// The forced sets of `sets`: each the only one that contains some element
+/// of their union, in ascending order.
+pub fn forced(sets: &[Elements]) -> Vec<usize> {
+    let universe: Elements = sets.iter().flatten().copied().collect();
+    let mut forced: Vec<usize> = universe
+        .iter()
+        .filter_map(|element| {
+            let mut holders = sets
+                .iter()
+                .enumerate()
+                .filter(|(_, set)| set.contains(element));
+            match (holders.next(), holders.next()) {
+                (Some((index, _)), None) => Some(index),
+                _ => None,
+            }
+        })
+        .collect();
+    forced.sort_unstable();
+    forced.dedup();
+    forced
+}
+
+/// A smallest collection of `sets` whose union is the union of all of
+/// them. Among covers of the same size, the search prefers sets that cover
+/// more, then lower indices, so the answer is the same run after run.
+pub fn minimum_cover(sets: &[Elements]) -> Cover {
+    let forced = forced(sets);
+    let mut uncovered: Elements = sets.iter().flatten().copied().collect();
+    for &index in &forced {
+        uncovered.retain(|element| !sets[index].contains(element));
+    }
+    let mut best = greedy(sets, &uncovered);
+    let mut chosen = Vec::new();
+    search(sets, &uncovered, &mut chosen, &mut best);
+    let mut all: Vec<usize> = forced.iter().copied().chain(best).collect();
+    all.sort_unstable();
+    Cover {
+        chosen: all,
+        forced,
+    }
+}
+
+/// A cover of `uncovered` taking, each time, the set that covers the most
+/// of what is left: a first bound for the search, not always the minimum.
+pub fn greedy(sets: &[Elements], uncovered: &Elements) -> Vec<usize> {
+    let mut left = uncovered.clone();
+    let mut chosen = Vec::new();
+    while !left.is_empty() {
+        let Some((index, _)) = sets
+            .iter()
+            .enumerate()
+            .map(|(index, set)| (index, set.intersection(&left).count()))
+            .filter(|(_, gain)| *gain > 0)
+            .min_by_key(|(index, gain)| (usize::MAX - gain, *index))
+        else {
+            break;
+        };
+        left.retain(|element| !sets[index].contains(element));
+        chosen.push(index);
+    }
+    chosen
+}
+
+/// Branch and bound: extends `chosen` until it covers `uncovered`, and
+/// keeps in `best` the smallest cover found.
+fn search(sets: &[Elements], uncovered: &Elements, chosen: &mut Vec<usize>, best: &mut Vec<usize>) {
+    if uncovered.is_empty() {
+        if chosen.len() < best.len() {
+            best.clone_from(chosen);
+        }
+        return;
+    }
+    let candidates = undominated(sets, uncovered);
+    let widest = candidates
+        .iter()
+        .map(|(_, gain)| gain.len())
+        .max()
+        .unwrap_or(0);
+    // Every further set covers at most `widest` of what is left.
+    if widest == 0 || chosen.len() + uncovered.len().div_ceil(widest) >= best.len() {
+        return;
+    }
+    // Some killer of the hardest mutant must be in any cover: try each.
+    let hardest = uncovered
+        .iter()
+        .min_by_key(|element| {
+            candidates
+                .iter()
+                .filter(|(_, gain)| gain.contains(element))
+                .count()
+        })
+        .copied()
+        .expect("something is uncovered");
+    let mut branches: Vec<&(usize, Elements)> = candidates
+        .iter()
+        .filter(|(_, gain)| gain.contains(&hardest))
+        .collect();
+    branches.sort_by_key(|(index, gain)| (usize::MAX - gain.len(), *index));
+    for (index, gain) in branches {
+        let left: Elements = uncovered.difference(gain).copied().collect();
+        chosen.push(*index);
+        search(sets, &left, chosen, best);
+        chosen.pop();
+    }
+}
+
+/// The sets that cover some of `uncovered`, each with what it covers of
+/// it, less those whose share is within another's (of two with the same
+/// share, the lower index stays).
+fn undominated(sets: &[Elements], uncovered: &Elements) -> Vec<(usize, Elements)> {
+    let gains: Vec<(usize, Elements)> = sets
+        .iter()
+        .enumerate()
+        .map(|(index, set)| (index, set.intersection(uncovered).copied().collect()))
+        .filter(|(_, gain): &(usize, Elements)| !gain.is_empty())
+        .collect();
+    gains
+        .iter()
+        .filter(|(index, gain)| {
+            !gains.iter().any(|(other, wider)| {
+                other != index
+                    && gain.is_subset(wider)
+                    && (gain.len() < wider.len() || other < index)
+            })
+        })
+        .cloned()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sets(lists: &[&[usize]]) -> Vec<Elements> {
+        lists
+            .iter()
+            .map(|list| list.iter().copied().collect())
+            .collect()
+    }
+
+    fn covers(sets: &[Elements], chosen: &[usize]) -> bool {
+        let all: Elements = sets.iter().flatten().copied().collect();
+        let got: Elements = chosen.iter().flat_map(|&i| &sets[i]).copied().collect();
+        all == got
+    }
+
+    /// The classic case where greedy takes the big middle set first and
+    /// needs three, while two suffice.
+    #[test]
+    fn the_minimum_beats_greedy_where_greedy_is_not_optimal() {
+        let sets = sets(&[
+            &[0, 1, 2, 3, 4, 5, 6],
+            &[7, 8, 9, 10, 11, 12, 13],
+            &[0, 1, 2, 3, 7, 8, 9, 10],
+            &[4, 5, 11, 12],
+            &[6, 13],
+        ]);
+        let greedy = greedy(&sets, &sets.iter().flatten().copied().collect());
+        assert_eq!(greedy, [2, 3, 4], "greedy takes the widest first");
+        let cover = minimum_cover(&sets);
+        assert_eq!(cover.chosen, [0, 1]);
+        assert!(covers(&sets, &cover.chosen));
+        assert!(cover.forced.is_empty());
+    }
+
+    /// A set that alone holds some element is in every cover, and marked.
+    #[test]
+    fn the_only_holder_of_an_element_is_forced() {
+        let sets = sets(&[&[0, 1], &[1, 2], &[2, 3], &[3], &[4]]);
+        assert_eq!(forced(&sets), [0, 4]);
+        let cover = minimum_cover(&sets);
+        assert_eq!(cover.forced, [0, 4]);
+        assert_eq!(cover.chosen, [0, 2, 4]);
+        assert!(covers(&sets, &cover.chosen));
+    }
+
+    /// Every cover the search returns is as small as the smallest found by
+    /// trying every subset, on many small random instances.
+    #[test]
+    fn the_search_finds_the_minimum_that_trying_every_subset_finds() {
+        let mut rng = fastrand::Rng::with_seed(7);
+        for _ in 0..300 {
+            let count = rng.usize(1..9);
+            let sets: Vec<Elements> = (0..count)
+                .map(|_| (0..8).filter(|_| rng.u8(0..3) == 0).collect())
+                .collect();
+            let smallest = (0u32..1 << count)
+                .filter(|mask| {
+                    let chosen: Vec<usize> = (0..count).filter(|i| mask & (1 << i) != 0).collect();
+                    covers(&sets, &chosen)
+                })
+                .map(u32::count_ones)
+                .min()
+                .unwrap();
+            let cover = minimum_cover(&sets);
+            assert!(covers(&sets, &cover.chosen), "{sets:?}: {cover:?}");
+            assert_eq!(cover.chosen.len(), smallest as usize, "{sets:?}: {cover:?}");
+            assert!(cover.forced.iter().all(|i| cover.chosen.contains(i)));
+        }
+    }
+
+    #[test]
+    fn nothing_to_cover_needs_no_set() {
+        assert_eq!(
+            minimum_cover(&sets(&[&[], &[]])),
+            Cover {
+                chosen: vec![],
+                forced: vec![]
+            }
+        );
+    }
+}

@@ -1,0 +1,436 @@
+//! What the kill matrix means ([`Analysis`]), rendered: terminal text
+//! ([`text`]), Markdown ([`markdown`]), JSON ([`json`]) and a
+//! self-contained HTML page with the subsumption graph ([`html`]).
+
+pub mod html;
+
+use crate::analysis::{Analysis, ChosenTest, Idle, IdleTest};
+use crate::suite::Tag;
+use crate::terminal::fill;
+use colored::Colorize;
+use std::fmt::Write as _;
+
+/// The analysis as JSON, for tools: [`Analysis`] as it serialises.
+pub fn json(analysis: &Analysis) -> serde_json::Value {
+    serde_json::to_value(analysis).expect("an analysis is JSON")
+}
+
+/// The headline of each section, as the text, Markdown and HTML say it.
+pub mod headline {
+    use crate::analysis::Analysis;
+
+    /// The tests that kill nothing.
+    pub fn idle(analysis: &Analysis) -> String {
+        let contract = analysis
+            .idle_tests
+            .iter()
+            .filter(|test| test.tag == crate::suite::Tag::Contract)
+            .count();
+        format!(
+            "{} kill nothing ({contract} of them contract tests)",
+            super::count(analysis.idle_tests.len(), "test", "tests")
+        )
+    }
+
+    /// Equivalent tests.
+    pub fn equivalent(analysis: &Analysis) -> String {
+        let tests: usize = analysis.equivalent_tests.iter().map(Vec::len).sum();
+        format!(
+            "{} of equivalent tests ({tests} tests): each group kills the same mutants",
+            super::count(analysis.equivalent_tests.len(), "group", "groups")
+        )
+    }
+
+    /// Dominated tests.
+    pub fn dominated(analysis: &Analysis) -> String {
+        format!(
+            "{} dominated: another test kills every mutant {}, and more",
+            super::count(analysis.dominated_tests.len(), "test is", "tests are"),
+            if analysis.dominated_tests.len() == 1 {
+                "it kills"
+            } else {
+                "they kill"
+            }
+        )
+    }
+
+    /// The tests dominated by none.
+    pub fn undominated(analysis: &Analysis) -> String {
+        let tests: usize = analysis.undominated_tests.iter().map(Vec::len).sum();
+        format!(
+            "{}, in {} of equivalent tests, dominated by none",
+            super::count(tests, "test", "tests"),
+            super::count(analysis.undominated_tests.len(), "group", "groups")
+        )
+    }
+
+    /// Indistinguishable mutants.
+    pub fn indistinguishable(analysis: &Analysis) -> String {
+        format!(
+            "{} of mutants no test tells apart",
+            super::count(analysis.indistinguishable().count(), "group", "groups")
+        )
+    }
+
+    /// Subsumed mutants.
+    pub fn subsumed(analysis: &Analysis) -> String {
+        format!(
+            "{} of {} killed mutants are strictly subsumed: every test that kills the subsuming mutant kills them too",
+            analysis.subsumed_mutants.len(),
+            analysis.mutants - analysis.survived.len()
+        )
+    }
+
+    /// The dominator set.
+    pub fn dominators(analysis: &Analysis) -> String {
+        format!(
+            "The dominator set has {} mutants: kill these and every killed mutant is killed",
+            analysis.dominators().len()
+        )
+    }
+
+    /// The minimum test set.
+    pub fn minimum(analysis: &Analysis) -> String {
+        let forced = analysis.minimum_tests.iter().filter(|t| t.forced).count();
+        format!(
+            "The smallest set of tests that kills all {} killed mutants has {} tests, {forced} of them forced (the only killer of some mutant)",
+            analysis.mutants - analysis.survived.len(),
+            analysis.minimum_tests.len()
+        )
+    }
+
+    /// The contract tests alone.
+    pub fn contract(analysis: &Analysis) -> String {
+        let contract = &analysis.contract_minimum;
+        let ending = if contract.kills_every_mutant() {
+            "kill every killed mutant".to_string()
+        } else {
+            format!(
+                "leave {} alive (only other tests kill {})",
+                contract.survivors.join(", "),
+                if contract.survivors.len() == 1 {
+                    "it"
+                } else {
+                    "them"
+                }
+            )
+        };
+        format!(
+            "The {} contract tests alone {ending}; the smallest set of them has {} tests",
+            contract.contract_tests,
+            contract.tests.len()
+        )
+    }
+}
+
+/// "1 group", "3 groups".
+fn count(count: usize, one: &str, many: &str) -> String {
+    if count == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{count} {many}")
+    }
+}
+
+/// Why an idle test kills nothing, in words.
+pub fn idle_reason(test: &IdleTest) -> &'static str {
+    match test.why {
+        Idle::PassesOnEveryMutant => "passes on every mutant",
+        Idle::FailsOnTheReference => "fails on the reference, so it tells nothing",
+        Idle::BeyondTheWorksheet => "beyond the worksheet: it does not judge a program",
+    }
+}
+
+/// The mutants an idle test could break on, in words.
+pub fn reach(test: &IdleTest) -> String {
+    if test.runs_the_change_of.is_empty() {
+        "no mutant changes the code it runs".into()
+    } else {
+        format!("runs the change of {}", test.runs_the_change_of.join(" "))
+    }
+}
+
+/// The analysis as text for a terminal `width` columns wide.
+pub fn text(analysis: &Analysis, width: usize) -> String {
+    let mut out = String::new();
+    let heading = |out: &mut String, text: String| {
+        writeln!(out, "\n{}", fill(&format!("{text}."), width, "", "").bold()).unwrap();
+    };
+    let line = |out: &mut String, text: &str, first: &str, rest: &str| {
+        writeln!(out, "{}", fill(text, width, first, rest)).unwrap();
+    };
+    let summary = format!(
+        "What the kill matrix means: {} tests against {} mutants, {} killed, {} survived.",
+        analysis.tests,
+        analysis.mutants,
+        analysis.mutants - analysis.survived.len(),
+        analysis.survived.len()
+    );
+    line(&mut out, &summary, "", "");
+    if !analysis.survived.is_empty() {
+        line(
+            &mut out,
+            &format!(
+                "Survived (left out of subsumption): {}.",
+                analysis.survived.join(" ")
+            ),
+            "",
+            "  ",
+        );
+    }
+
+    heading(&mut out, headline::idle(analysis));
+    for test in &analysis.idle_tests {
+        let tag = match test.tag {
+            Tag::Contract => "contract",
+            Tag::Reference => "reference",
+        };
+        let name = format!("{} (step {}, {tag})", test.name, test.step);
+        line(&mut out, &name, "  ", "      ");
+        if let Some(guards) = test.guards {
+            line(&mut out, guards, "      ", "      ");
+        }
+        let calls = if test.operations.is_empty() {
+            String::new()
+        } else {
+            format!("calls {}; ", test.operations.join(" "))
+        };
+        let about = format!("{calls}{}; {}.", reach(test), idle_reason(test));
+        line(&mut out, &about, "      ", "      ");
+    }
+
+    heading(&mut out, headline::equivalent(analysis));
+    for group in &analysis.equivalent_tests {
+        line(&mut out, &group.join(" = "), "  ", "      ");
+    }
+
+    heading(&mut out, headline::dominated(analysis));
+    for test in &analysis.dominated_tests {
+        writeln!(out, "  {}", test.name).unwrap();
+        let more = match test.dominated_by.len() {
+            1 => String::new(),
+            n => format!(" (and {} more)", n - 1),
+        };
+        let text = format!(
+            "kills {}; so does {}{more}",
+            test.kills.join(" "),
+            test.dominated_by[0]
+        );
+        line(&mut out, &text, "      ", "        ");
+    }
+
+    heading(&mut out, headline::undominated(analysis));
+    for group in &analysis.undominated_tests {
+        line(&mut out, &group.join(" = "), "  ", "      ");
+    }
+
+    heading(&mut out, headline::indistinguishable(analysis));
+    for group in analysis.indistinguishable() {
+        let text = format!("{}: killed by {}", group.label(), group.killers.join(" "));
+        line(&mut out, &text, "  ", "      ");
+    }
+
+    heading(&mut out, headline::subsumed(analysis));
+    for mutant in &analysis.subsumed_mutants {
+        let text = format!("{} by {}", mutant.id, mutant.subsumed_by.join(" "));
+        line(&mut out, &text, "  ", "      ");
+    }
+
+    heading(&mut out, headline::dominators(analysis));
+    let groups: Vec<String> = analysis
+        .mutant_groups
+        .iter()
+        .filter(|group| group.dominator)
+        .map(|group| group.label())
+        .collect();
+    line(&mut out, &groups.join(" "), "  ", "  ");
+
+    heading(&mut out, headline::minimum(analysis));
+    chosen_lines(&mut out, &analysis.minimum_tests);
+
+    heading(&mut out, headline::contract(analysis));
+    chosen_lines(&mut out, &analysis.contract_minimum.tests);
+    out
+}
+
+/// One line per chosen test, a forced one marked with `*`.
+fn chosen_lines(out: &mut String, tests: &[ChosenTest]) {
+    for test in tests {
+        let mark = if test.forced { "*" } else { " " };
+        writeln!(out, "  {mark} {}", test.name).unwrap();
+    }
+    if tests.iter().any(|test| test.forced) {
+        writeln!(
+            out,
+            "  {}",
+            "* forced: the only test that kills some mutant".dimmed()
+        )
+        .unwrap();
+    }
+}
+
+/// The analysis as Markdown: a section per finding, tests as code.
+pub fn markdown(analysis: &Analysis) -> String {
+    let code = |names: &[&str]| -> String {
+        names
+            .iter()
+            .map(|name| format!("`{name}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut out = format!(
+        "# What the kill matrix means\n\n{} tests against {} mutants; {} survived{}.\n",
+        analysis.tests,
+        analysis.mutants,
+        analysis.survived.len(),
+        if analysis.survived.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", analysis.survived.join(", "))
+        }
+    );
+    writeln!(
+        out,
+        "\n## {}\n\n| test | step | tag | guards | calls | could break on |\n|---|---:|---|---|---|---|",
+        headline::idle(analysis)
+    )
+    .unwrap();
+    for test in &analysis.idle_tests {
+        writeln!(
+            out,
+            "| `{}` | {} | {} | {} | {} | {} |",
+            test.name,
+            test.step,
+            test.tag.name(),
+            test.guards.unwrap_or("").replace('|', "\\|"),
+            test.operations.join(", "),
+            test.runs_the_change_of.join(", ")
+        )
+        .unwrap();
+    }
+    writeln!(out, "\n## {}\n", headline::equivalent(analysis)).unwrap();
+    for group in &analysis.equivalent_tests {
+        writeln!(out, "- {}", code(group)).unwrap();
+    }
+    writeln!(
+        out,
+        "\n## {}\n\n| test | kills | dominated by |\n|---|---|---|",
+        headline::dominated(analysis)
+    )
+    .unwrap();
+    for test in &analysis.dominated_tests {
+        writeln!(
+            out,
+            "| `{}` | {} | {} |",
+            test.name,
+            test.kills.join(", "),
+            code(&test.dominated_by)
+        )
+        .unwrap();
+    }
+    writeln!(out, "\n## {}\n", headline::undominated(analysis)).unwrap();
+    for group in &analysis.undominated_tests {
+        writeln!(out, "- {}", code(group)).unwrap();
+    }
+    writeln!(out, "\n## {}\n", headline::indistinguishable(analysis)).unwrap();
+    for group in analysis.indistinguishable() {
+        writeln!(
+            out,
+            "- {}: killed by {}",
+            group.label(),
+            code(&group.killers)
+        )
+        .unwrap();
+    }
+    writeln!(
+        out,
+        "\n## {}\n\n| mutant | subsumed by |\n|---|---|",
+        headline::subsumed(analysis)
+    )
+    .unwrap();
+    for mutant in &analysis.subsumed_mutants {
+        writeln!(out, "| {} | {} |", mutant.id, mutant.subsumed_by.join(", ")).unwrap();
+    }
+    writeln!(out, "\n## {}\n", headline::dominators(analysis)).unwrap();
+    for group in analysis
+        .mutant_groups
+        .iter()
+        .filter(|group| group.dominator)
+    {
+        writeln!(
+            out,
+            "- {}: killed by {}",
+            group.label(),
+            code(&group.killers)
+        )
+        .unwrap();
+    }
+    let chosen = |out: &mut String, tests: &[ChosenTest]| {
+        for test in tests {
+            let forced = if test.forced { " (forced)" } else { "" };
+            writeln!(out, "- `{}`{forced}", test.name).unwrap();
+        }
+    };
+    writeln!(out, "\n## {}\n", headline::minimum(analysis)).unwrap();
+    chosen(&mut out, &analysis.minimum_tests);
+    writeln!(out, "\n## {}\n", headline::contract(analysis)).unwrap();
+    chosen(&mut out, &analysis.contract_minimum.tests);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::sample;
+
+    fn analysis() -> Analysis {
+        Analysis::of(&sample::matrix(
+            6,
+            &["04", "h04a", "h04b", "h04c", "h04d"],
+            &[&[0, 1], &[0, 1, 2], &[0, 1], &[3], &[]],
+        ))
+    }
+
+    #[test]
+    fn the_text_fits_the_width_and_says_every_finding() {
+        colored::control::set_override(false);
+        let analysis = analysis();
+        let text = text(&analysis, 80);
+        for line in text.lines() {
+            assert!(line.chars().count() <= 80, "{line:?}");
+        }
+        assert!(
+            text.contains("2 tests kill nothing (2 of them contract tests)."),
+            "{text}"
+        );
+        assert!(
+            text.contains("Survived (left out of subsumption): h04d."),
+            "{text}"
+        );
+        assert!(text.contains("  h04a by 04 h04b\n"), "{text}");
+        assert!(text.contains("  04=h04b: killed by"), "{text}");
+        let flowing = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flowing.contains(
+                "calls claim; runs the change of 04 h04a h04b h04c h04d; passes on every mutant."
+            ),
+            "{text}"
+        );
+        assert!(flowing.contains("has 2 tests, 1 of them forced"), "{text}");
+        assert!(text.contains("The dominator set has 2 mutants"), "{text}");
+        assert!(text.contains("\n  04=h04b h04c\n"), "{text}");
+    }
+
+    #[test]
+    fn the_markdown_has_a_section_per_finding() {
+        let analysis = analysis();
+        let markdown = markdown(&analysis);
+        assert_eq!(markdown.matches("\n## ").count(), 9, "{markdown}");
+        assert!(markdown.contains("| h04a | 04, h04b |"), "{markdown}");
+        assert!(markdown.contains(" (forced)\n"), "{markdown}");
+        let json = json(&analysis);
+        assert_eq!(json["survived"], serde_json::json!(["h04d"]));
+        assert_eq!(json["mutant_groups"][0]["dominator"], true);
+        assert_eq!(json["idle_tests"][0]["why"], "passes_on_every_mutant");
+    }
+}

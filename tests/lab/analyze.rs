@@ -1,0 +1,217 @@
+//! `lab analyze`: what the real kill matrix of the Rust store means, and
+//! the command in each of its formats.
+
+use crate::common::Sandbox;
+use lease_lab::analysis::Analysis;
+use lease_lab::matrix::Matrix;
+use lease_lab::runner::{RunOptions, WorkerCommand};
+use lease_lab::suite::{Tag, CASES};
+use lease_lab::variant::Variant;
+use scraper::{Html, Selector};
+use serde_json::Value;
+use std::process::Output;
+
+/// The Rust store's matrix, built as `lab matrix` builds it: every
+/// compiled variant, a mutant run against the tests that can run its
+/// change.
+fn rust_analysis() -> Analysis {
+    let workers = WorkerCommand {
+        program: env!("CARGO_BIN_EXE_lab").into(),
+        args: vec!["__worker".into()],
+    };
+    let matrix = Matrix::build_covered(
+        &workers,
+        &Variant::all_compiled(),
+        CASES.iter().collect(),
+        &RunOptions::default(),
+    );
+    Analysis::of(&matrix)
+}
+
+/// The figures of the analysis of the suite's 73 tests against the 37
+/// mutants of the Rust store, as computed by hand from its matrix. Adding a
+/// test or a mutant changes them: recount them from `lab analyze` then,
+/// and say why they moved.
+///
+/// One figure is stated by groups: 25 tests are dominated by no test, and
+/// they fall in 21 groups of equivalent tests (the three enqueue tests that
+/// kill only 02, and the three claim_many tests that kill 08, 08b, h04d and
+/// h04e, are one group each); "21 tests dominated by none" counts the
+/// groups, each of which one test stands for.
+#[test]
+fn the_rust_store_matrix_means_what_was_computed_by_hand() {
+    let analysis = rust_analysis();
+    assert_eq!((analysis.tests, analysis.mutants), (73, 37));
+    assert!(analysis.survived.is_empty(), "{:?}", analysis.survived);
+
+    let idle: Vec<&str> = analysis.idle_tests.iter().map(|test| test.name).collect();
+    assert_eq!(idle.len(), 25, "{idle:?}");
+    let idle_contract: Vec<&str> = analysis
+        .idle_tests
+        .iter()
+        .filter(|test| test.tag == Tag::Contract)
+        .map(|test| test.name)
+        .collect();
+    assert_eq!(idle_contract.len(), 9, "{idle_contract:?}");
+    for name in [
+        "init_db_creates_the_jobs_table",
+        "claim_with_ttl_zero_or_less_is_invalid",
+    ] {
+        assert!(idle_contract.contains(&name), "{name}: {idle_contract:?}");
+    }
+    let ttl = analysis
+        .idle_tests
+        .iter()
+        .find(|test| test.name == "claim_with_ttl_zero_or_less_is_invalid")
+        .unwrap();
+    assert_eq!(ttl.operations, ["init_db", "enqueue", "claim"]);
+    assert!(ttl.runs_the_change_of.iter().any(|id| id == "04"));
+    assert!(ttl.guards.unwrap().contains("ttl of zero or less"));
+
+    let equivalent: usize = analysis.equivalent_tests.iter().map(Vec::len).sum();
+    assert_eq!((analysis.equivalent_tests.len(), equivalent), (5, 15));
+    assert_eq!(analysis.dominated_tests.len(), 23);
+    let undominated: usize = analysis.undominated_tests.iter().map(Vec::len).sum();
+    assert_eq!((analysis.undominated_tests.len(), undominated), (21, 25));
+
+    let indistinguishable: Vec<String> = analysis
+        .indistinguishable()
+        .map(|group| group.label())
+        .collect();
+    assert_eq!(indistinguishable, ["07=h07b"]);
+
+    assert_eq!(analysis.subsumed_mutants.len(), 16);
+    let subsumed_by = |id: &str| -> Vec<String> {
+        analysis
+            .subsumed_mutants
+            .iter()
+            .find(|mutant| mutant.id == id)
+            .map(|mutant| mutant.subsumed_by.clone())
+            .unwrap_or_default()
+    };
+    assert!(subsumed_by("01").contains(&"h04g".to_string()));
+    assert!(subsumed_by("07").contains(&"h07c".to_string()));
+    assert_eq!(analysis.dominators().len(), 21);
+
+    assert_eq!(analysis.minimum_tests.len(), 20);
+    let forced = analysis
+        .minimum_tests
+        .iter()
+        .filter(|test| test.forced)
+        .count();
+    assert_eq!(forced, 17);
+
+    let contract = &analysis.contract_minimum;
+    assert_eq!(contract.contract_tests, 52);
+    assert_eq!(contract.survivors, ["h04g"]);
+    let h04g = analysis
+        .mutant_groups
+        .iter()
+        .find(|group| group.mutants == ["h04g"])
+        .unwrap();
+    assert_eq!(h04g.killers, ["a_returned_fence_survives_a_power_cut"]);
+}
+
+fn analyze(sandbox: &Sandbox, args: &[&str]) -> Output {
+    let full = [&["analyze"], args].concat();
+    let output = sandbox.command(&full).output().expect("lab runs");
+    assert!(
+        output.status.success(),
+        "lab {full:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).expect("UTF-8")
+}
+
+/// `lab analyze` in text (at 80 columns), JSON, Markdown and HTML (written
+/// with --output): each says the same findings, and the page draws the
+/// subsumption graph with a node per group, the dominators marked.
+#[test]
+fn analyze_renders_the_same_findings_in_every_format() {
+    let sandbox = Sandbox::new();
+    let mut text = sandbox.command(&["analyze", "--color", "never"]);
+    text.env("COLUMNS", "80");
+    let text = text.output().expect("lab runs");
+    assert!(text.status.success());
+    let text = stdout(&text);
+    let wide: Vec<&str> = text
+        .lines()
+        .filter(|line| line.chars().count() > 80)
+        .collect();
+    assert!(wide.is_empty(), "{wide:#?}");
+    assert!(text.starts_with("What the kill matrix means: 73 tests against 37 mutants"));
+    assert!(text.contains("The dominator set has 21 mutants"), "{text}");
+    assert!(text.contains("\n  07=h07b: killed by "), "{text}");
+
+    let json: Value =
+        serde_json::from_str(&stdout(&analyze(&sandbox, &["--format", "json"]))).expect("JSON");
+    let groups = json["mutant_groups"].as_array().unwrap();
+    let dominators = groups.iter().filter(|g| g["dominator"] == true).count();
+    assert_eq!(dominators, 21);
+    assert_eq!(
+        json["contract_minimum"]["survivors"],
+        serde_json::json!(["h04g"])
+    );
+    assert_eq!(json["minimum_tests"].as_array().unwrap().len(), 20);
+    assert_eq!(json["idle_tests"][0]["tag"], "contract");
+
+    let markdown = stdout(&analyze(&sandbox, &["--format", "markdown"]));
+    assert!(markdown.starts_with("# What the kill matrix means\n"));
+    assert!(markdown.contains("\n## 25 tests kill nothing (9 of them contract tests)\n"));
+    assert!(markdown.contains("| 01 | h04g |"), "{markdown}");
+
+    let page = sandbox.path("analysis.html");
+    let written = analyze(
+        &sandbox,
+        &["--format", "html", "--output", page.to_str().unwrap()],
+    );
+    assert!(written.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&written.stderr).contains("lab analyze: wrote "));
+    let html = Html::parse_document(&std::fs::read_to_string(&page).unwrap());
+    let select = |css: &str| Selector::parse(css).unwrap();
+    let nodes = html.select(&select("svg.subsumption g.node")).count();
+    assert_eq!(nodes, groups.len());
+    let drawn: Vec<String> = html
+        .select(&select("svg.subsumption g.node.dominator"))
+        .map(|node| node.value().attr("data-mutants").unwrap().to_string())
+        .collect();
+    let wanted: Vec<String> = groups
+        .iter()
+        .filter(|g| g["dominator"] == true)
+        .map(|g| {
+            let ids: Vec<&str> = g["mutants"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|id| id.as_str().unwrap())
+                .collect();
+            ids.join(" ")
+        })
+        .collect();
+    assert_eq!(drawn, wanted);
+    let edges = html.select(&select("svg.subsumption line.edge")).count();
+    assert_eq!(edges, json["subsumption"].as_array().unwrap().len());
+    assert!(html
+        .select(&select("link[href^='http'], script"))
+        .next()
+        .is_none());
+    let forced = html.select(&select("section#minimum li.forced")).count();
+    assert_eq!(forced, 17);
+}
+
+/// A format it does not have is a usage error naming the ones it has.
+#[test]
+fn analyze_refuses_an_unknown_format() {
+    let sandbox = Sandbox::new();
+    let output = sandbox
+        .command(&["analyze", "--format", "stryker"])
+        .output()
+        .expect("lab runs");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("text, json, markdown, html"), "{stderr}");
+}
