@@ -113,6 +113,19 @@ impl Judgement {
             .copied()
             .filter(|index| culprits.contains(index))
             .collect();
+        // A worker setting up again between the calls that show the
+        // finding: a restart the student must see to follow the story.
+        let (first, last) = (culprits.iter().min(), culprits.iter().max());
+        if let (Some(&first), Some(&last)) = (first, last) {
+            for &index in &all {
+                if (first..=last).contains(&index)
+                    && calls[index].operation.job_id().is_none()
+                    && kept.len() < MOST_SHOWN
+                {
+                    kept.insert(index);
+                }
+            }
+        }
         for &index in all.iter().rev() {
             let granted = matches!(
                 (&calls[index].operation, &calls[index].returned),
@@ -140,7 +153,10 @@ impl Judgement {
     }
 
     /// Every call of the first finding's job up to the last call that
-    /// shows it, and those that ran at the same time as one that does.
+    /// shows it, and those that ran at the same time as one that does;
+    /// with them, the set-ups (`init_db`, which names no job) of the
+    /// workers that made those calls, once the job's first call was made:
+    /// a worker started again is part of the story.
     fn involved(&self) -> Vec<usize> {
         let calls = &self.record.calls;
         let last = self
@@ -157,9 +173,23 @@ impl Judgement {
             .map(|index| calls[*index].ended.unwrap_or(u64::MAX))
             .max()
             .unwrap_or(0);
-        (0..calls.len())
-            .filter(|index| *index <= last || calls[*index].began < until)
+        let in_time = |index: &usize| *index <= last || calls[*index].began < until;
+        let of_job: Vec<usize> = (0..calls.len())
+            .filter(in_time)
             .filter(|index| job.is_none() || calls[*index].operation.job_id() == job)
+            .collect();
+        let (Some(&first), Some(_)) = (of_job.first(), job) else {
+            return of_job;
+        };
+        let workers: std::collections::BTreeSet<usize> =
+            of_job.iter().map(|index| calls[*index].worker).collect();
+        (first..calls.len())
+            .filter(in_time)
+            .filter(|index| {
+                let call = &calls[*index];
+                call.operation.job_id() == job
+                    || (call.operation.job_id().is_none() && workers.contains(&call.worker))
+            })
             .collect()
     }
 
@@ -306,6 +336,18 @@ pub fn shrink(workers: &Workers, failing: &Judgement, scratch: &Path) -> Result<
         }
         if runs >= MOST_SHRINK_RUNS {
             break;
+        }
+    }
+    // The search ends on the fewest calls that still show the finding;
+    // when no run that short has been made yet (every shorter one passed),
+    // make it, so that the replay printed is that short.
+    if high < best.record.settings.operations && runs < MOST_SHRINK_RUNS {
+        let settings = Settings {
+            operations: high,
+            ..best.record.settings.clone()
+        };
+        if let Some(judged) = attempt(settings, &mut runs)? {
+            best = judged;
         }
     }
     Ok(Shrunk { judged: best, runs })

@@ -67,6 +67,7 @@ impl Chaos {
         let named: Vec<&str> = [
             (faults.stalls, "stalls"),
             (faults.kills, "kills"),
+            (faults.restarts, "restarts"),
             (faults.skew > 0.0, "skew"),
         ]
         .iter()
@@ -74,7 +75,7 @@ impl Chaos {
         .map(|(_, name)| *name)
         .collect();
         let mut faults_words = String::new();
-        if named.len() < 3 {
+        if named.len() < ALL_FAULTS {
             let list = if named.is_empty() {
                 "none".to_string()
             } else {
@@ -119,3 +120,7 @@ pub fn chaos(
         shrunk,
     })
 }
+
+/// How many faults a run can inject: a replay names its faults only when
+/// some are off.
+const ALL_FAULTS: usize = 4;

@@ -30,6 +30,11 @@ pub struct Faults {
     /// Workers are killed (SIGKILL) in the middle of a call and restarted
     /// under the same name, having forgotten everything.
     pub kills: bool,
+    /// Workers are stopped between two calls (a deploy, a crash outside
+    /// any call) and started again under the same name, having forgotten
+    /// everything. Unlike a kill, no call is in flight, so a seed replays
+    /// a restart exactly.
+    pub restarts: bool,
     /// Each worker's clock is off by up to this many seconds either way
     /// (0: every clock agrees).
     pub skew: f64,
@@ -41,6 +46,7 @@ impl Faults {
         Faults {
             stalls: true,
             kills: true,
+            restarts: true,
             skew: TTL,
         }
     }
@@ -50,6 +56,7 @@ impl Faults {
         Faults {
             stalls: false,
             kills: false,
+            restarts: false,
             skew: 0.0,
         }
     }
@@ -62,6 +69,9 @@ impl Faults {
         }
         if self.kills {
             names.push("kills".to_string());
+        }
+        if self.restarts {
+            names.push("restarts".to_string());
         }
         if self.skew > 0.0 {
             names.push(format!("skew ±{}s", self.skew));

@@ -478,6 +478,7 @@ mod tests {
             integrity: "ok".into(),
             skews: vec![0.0, 0.0],
             kills: 0,
+            restarts: 0,
             sinks: SinkReport::default(),
             took: Duration::ZERO,
         }

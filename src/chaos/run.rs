@@ -40,6 +40,10 @@ const CALL_LIMIT: Duration = Duration::from_secs(10);
 /// The chance that a call, when kills are on, is killed.
 const KILL_CHANCE: f64 = 0.03;
 
+/// The chance that a worker about to act, when restarts are on, is
+/// stopped and started again instead.
+const RESTART_CHANCE: f64 = 0.01;
+
 /// The longest a kill waits after its call was sent.
 const LONGEST_KILL_DELAY_MICROS: u64 = 400;
 
@@ -96,6 +100,8 @@ pub struct Record {
     pub skews: Vec<f64>,
     /// How many workers were killed.
     pub kills: usize,
+    /// How many times a worker was stopped between calls and started again.
+    pub restarts: usize,
     /// What the two side-effect sinks saw.
     pub sinks: SinkReport,
     /// How long the run took.
@@ -148,6 +154,7 @@ pub fn run(workers: &Workers, settings: &Settings, scratch: &Path) -> Result<Rec
     let mut next_job = 0;
     let mut open_jobs: Vec<String> = Vec::new();
     let mut kills = 0;
+    let mut restarts = 0;
     let sinks = Sinks::new();
     let mut round = 0;
     while calls.len() < settings.operations {
@@ -185,6 +192,15 @@ pub fn run(workers: &Workers, settings: &Settings, scratch: &Path) -> Result<Rec
             for &index in &acting {
                 if calls.len() + sent >= settings.operations {
                     break;
+                }
+                if settings.faults.restarts && rng.chance(RESTART_CHANCE) {
+                    // Between two calls: nothing is in flight, so the
+                    // seed replays this exactly. Its next call starts the
+                    // process again, which sets up as a new worker does.
+                    stores[index].abandon();
+                    team[index].restart();
+                    restarts += 1;
+                    continue;
                 }
                 let operation = match team[index].step(round, &open_jobs, settings, herd) {
                     Step::Stall | Step::Idle => continue,
@@ -245,6 +261,7 @@ pub fn run(workers: &Workers, settings: &Settings, scratch: &Path) -> Result<Rec
         integrity,
         skews: team.iter().map(|worker| worker.skew).collect(),
         kills,
+        restarts,
         sinks: sinks.report_of(),
         took: started.elapsed(),
     })

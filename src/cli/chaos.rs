@@ -32,9 +32,10 @@ pub struct Args {
     #[arg(long)]
     pub seed: Option<u64>,
     /// The faults, as a comma-separated list of `stalls` (past the lease),
-    /// `kills` (SIGKILL in the middle of a call) and `skew` (clocks that
+    /// `kills` (SIGKILL in the middle of a call), `restarts` (a worker
+    /// stopped between calls and started again) and `skew` (clocks that
     /// disagree), or `none`.
-    #[arg(long, default_value = "stalls,kills,skew", value_parser = parse_faults)]
+    #[arg(long, default_value = "stalls,kills,restarts,skew", value_parser = parse_faults)]
     pub faults: FaultList,
     /// With `skew`: how far each worker's clock may be off, in seconds
     /// (a lease lasts 2).
@@ -71,6 +72,7 @@ pub enum ChaosFormat {
 pub struct FaultList {
     stalls: bool,
     kills: bool,
+    restarts: bool,
     skew: bool,
 }
 
@@ -78,6 +80,7 @@ fn parse_faults(text: &str) -> Result<FaultList, String> {
     let mut list = FaultList {
         stalls: false,
         kills: false,
+        restarts: false,
         skew: false,
     };
     if text == "none" {
@@ -87,13 +90,14 @@ fn parse_faults(text: &str) -> Result<FaultList, String> {
         match name {
             "stalls" => list.stalls = true,
             "kills" => list.kills = true,
+            "restarts" => list.restarts = true,
             "skew" => list.skew = true,
             "power-cuts" => {
                 return Err("power cuts need the lab's disk model in the process that writes, and each chaos worker is a process of its own: `cargo test --test store power_cuts` runs them on the Rust store".into())
             }
             other => {
                 return Err(format!(
-                    "no fault {other:?}; the faults are stalls, kills and skew (or none)"
+                    "no fault {other:?}; the faults are stalls, kills, restarts and skew (or none)"
                 ))
             }
         }
@@ -118,6 +122,7 @@ pub fn run(args: &Args) -> Outcome {
         faults: Faults {
             stalls: args.faults.stalls,
             kills: args.faults.kills,
+            restarts: args.faults.restarts,
             skew: if args.faults.skew { args.skew } else { 0.0 },
         },
     };

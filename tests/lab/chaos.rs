@@ -205,7 +205,7 @@ fn the_rust_reference_under_every_fault_breaks_nothing() {
         assert_eq!(settings["seed"].to_string(), seed, "the seed it ran with");
         assert_eq!(
             settings["faults"],
-            serde_json::json!({"stalls": true, "kills": true, "skew": 2.0}),
+            serde_json::json!({"stalls": true, "kills": true, "restarts": true, "skew": 2.0}),
             "every fault is on by default"
         );
     }
