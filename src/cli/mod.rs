@@ -81,9 +81,9 @@ pub enum Command {
         #[command(subcommand)]
         action: own_mutant::Action,
     },
-    /// Summarise many students' progress files, exercise by exercise.
+    /// Grade a class from its progress files: a row per student, scores recomputed; or check their programs.
     Grade(grade::Args),
-    /// The worksheet's story on a real database: A stalls, B takes over, A's late write.
+    /// The worksheet's story on a real database (A stalls, B takes over, A's late write), or the one that shows a mutant's break.
     Demo(demo::Args),
     /// Many workers, stalls, kills and skewed clocks against one database, judged from the history.
     Chaos(chaos::Args),
