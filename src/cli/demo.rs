@@ -27,7 +27,7 @@ use colored::Colorize;
 use lease_lab::course::demo::{
     play_power_cut, tell, DemoStory, Ending, Event, RestartEnding, RestartStory, Story, Told,
 };
-use lease_lab::job::Job;
+use lease_lab::job::{Fence, Job};
 use lease_lab::runner::DEFAULT_TIMEOUT;
 use lease_lab::terminal::fill;
 use lease_lab::variant::{Variant, REFERENCE_ID};
@@ -124,102 +124,79 @@ fn chosen_story(args: &Args, variant: &Variant) -> DemoStory {
         .unwrap_or(DemoStory::Takeover)
 }
 
+/// What a story in which A claims, something happens, and B claims says
+/// of its ending: the two stories differ only in their words.
+struct FenceStoryWords {
+    /// The story's name, for the title.
+    name: &'static str,
+    /// Fence `a` kept, B got `b`.
+    kept: fn(Fence, Fence) -> String,
+    /// Fence `b` handed out again after `a`.
+    reused: fn(Fence, Fence) -> String,
+    /// What to try next after the reference kept the fence.
+    next: &'static str,
+}
+
+const RESTART_WORDS: FenceStoryWords = FenceStoryWords {
+    name: "The restart story",
+    kept: |a, b| {
+        format!("Fence {a} survived the restart: B got fence {b}, so a write sent with A's fence {a} before the restart can still be told from B's and refused.")
+    },
+    reused: |a, b| {
+        format!("Fence {b} was handed out TWICE: A held fence {a} before the restart, and B got fence {b} after it. A write A sent before the restart, still on its way with fence {a}, cannot be told from B's.")
+    },
+    next: "Now a restart that forgets a released job's fence: lab demo --variant f01a",
+};
+
+const POWER_CUT_WORDS: FenceStoryWords = FenceStoryWords {
+    name: "The power-cut story",
+    kept: |a, b| format!("Fence {a} survived the power cut: B got fence {b}, so a write with A's fence {a} can still be told from B's and refused."),
+    reused: |a, b| format!("Fence {b} was handed out TWICE: A's claim of fence {a} was lost with the power, so B got fence {b} again. Two workers now hold the same token, and nothing that checks fences can tell their writes apart."),
+    next: "Every commit waits until the disk has it (synchronous=FULL). Now a store that does not: lab demo --power-cut --variant h04g",
+};
+
 /// The restart story as a timeline, then the final row and what it shows.
 pub fn restart_text(story: &RestartStory, variant: &Variant, width: usize) -> String {
-    let mut out = format!(
-        "{}\n\n",
-        fill(&title("The restart story", variant), width, "", "").bold()
-    );
-    out.push_str(&timeline(&story.events, width));
-    out.push_str(&final_row_text(story.final_row.as_ref(), width));
-    let conclusion = match (story.ending(), story.a_fence, story.b_fence) {
-        (RestartEnding::FenceKept, Some(a), Some(b)) => fill(
-            &format!(
-                "Fence {a} survived the restart: B got fence {b}, so a write sent with A's fence {a} before the restart can still be told from B's and refused."
-            ),
-            width,
-            "",
-            "",
-        )
-        .green()
-        .bold(),
-        (RestartEnding::FenceReused, Some(a), Some(b)) => fill(
-            &format!(
-                "Fence {b} was handed out TWICE: A held fence {a} before the restart, and B got fence {b} after it. A write A sent before the restart, still on its way with fence {a}, cannot be told from B's."
-            ),
-            width,
-            "",
-            "",
-        )
-        .red()
-        .bold(),
-        _ => fill("A claim got no fence at all: the story could not be told on this store.", width, "", "")
-            .red()
-            .bold(),
-    };
-    writeln!(out, "\n{conclusion}").unwrap();
-    if story.ending() == RestartEnding::FenceKept && variant.is_reference() {
-        writeln!(
-            out,
-            "{}",
-            fill(
-                "Now a restart that forgets a released job's fence: lab demo --variant f01a",
-                width,
-                "",
-                "  "
-            )
-        )
-        .unwrap();
-    }
-    out
+    fence_story_text(story, variant, width, &RESTART_WORDS)
 }
 
 /// The power-cut story as a timeline, then the final row and what it shows.
 pub fn power_cut_text(story: &RestartStory, variant: &Variant, width: usize) -> String {
+    fence_story_text(story, variant, width, &POWER_CUT_WORDS)
+}
+
+/// A story judged by whether B's fence is greater than A's, told in `words`.
+fn fence_story_text(
+    story: &RestartStory,
+    variant: &Variant,
+    width: usize,
+    words: &FenceStoryWords,
+) -> String {
     let mut out = format!(
         "{}\n\n",
-        fill(&title("The power-cut story", variant), width, "", "").bold()
+        fill(&title(words.name, variant), width, "", "").bold()
     );
     out.push_str(&timeline(&story.events, width));
     out.push_str(&final_row_text(story.final_row.as_ref(), width));
     let conclusion = match (story.ending(), story.a_fence, story.b_fence) {
-        (RestartEnding::FenceKept, Some(a), Some(b)) => fill(
-            &format!(
-            "Fence {a} survived the power cut: B got fence {b}, so a write with A's fence {a} can still be told from B's and refused."
-            ),
-            width,
-            "",
-            "",
-        )
-        .green()
-        .bold(),
-        (RestartEnding::FenceReused, Some(a), Some(b)) => fill(
-            &format!(
-            "Fence {b} was handed out TWICE: A's claim of fence {a} was lost with the power, so B got fence {b} again. Two workers now hold the same token, and nothing that checks fences can tell their writes apart."
-            ),
+        (RestartEnding::FenceKept, Some(a), Some(b)) => {
+            fill(&(words.kept)(a, b), width, "", "").green().bold()
+        }
+        (RestartEnding::FenceReused, Some(a), Some(b)) => {
+            fill(&(words.reused)(a, b), width, "", "").red().bold()
+        }
+        _ => fill(
+            "A claim got no fence at all: the story could not be told on this store.",
             width,
             "",
             "",
         )
         .red()
         .bold(),
-        _ => fill("A claim got no fence at all: the story could not be told on this store.", width, "", "")
-            .red()
-            .bold(),
     };
     writeln!(out, "\n{conclusion}").unwrap();
     if story.ending() == RestartEnding::FenceKept && variant.is_reference() {
-        writeln!(
-            out,
-            "{}",
-            fill(
-                "Every commit waits until the disk has it (synchronous=FULL). Now a store that does not: lab demo --power-cut --variant h04g",
-                width,
-                "",
-                "  "
-            )
-        )
-        .unwrap();
+        writeln!(out, "{}", fill(words.next, width, "", "  ")).unwrap();
     }
     out
 }

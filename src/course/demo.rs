@@ -142,16 +142,26 @@ pub fn play_stale_first(store: &dyn JobStore, db: &Path) -> Result<Story, StoreE
     play_takeover(store, db, true)
 }
 
+/// How every story but the power cut's begins: a new database, the job
+/// enqueued, and A's claim of it with a lease until 110; A's fence.
+fn a_claims(
+    store: &dyn JobStore,
+    db: &Path,
+    timeline: &mut Timeline,
+) -> Result<Option<Fence>, StoreError> {
+    store.init_db(db)?;
+    let added = store.enqueue(db, JOB)?;
+    timeline.note(0.0, "-", format!("enqueue({JOB:?})"), added.to_string());
+    let a_fence = store.claim(db, JOB, "A", 100.0, 10.0)?;
+    timeline.note(100.0, "A", "claim, ttl 10".into(), show_fence(a_fence));
+    Ok(a_fence)
+}
+
 /// A claims and stalls, B takes the expired lease over, and both complete:
 /// A first when `stale_first`, else B first.
 fn play_takeover(store: &dyn JobStore, db: &Path, stale_first: bool) -> Result<Story, StoreError> {
     let mut timeline = Timeline::default();
-    store.init_db(db)?;
-    let added = store.enqueue(db, JOB)?;
-    timeline.note(0.0, "-", format!("enqueue({JOB:?})"), added.to_string());
-
-    let a_fence = store.claim(db, JOB, "A", 100.0, 10.0)?;
-    timeline.note(100.0, "A", "claim, ttl 10".into(), show_fence(a_fence));
+    let a_fence = a_claims(store, db, &mut timeline)?;
     timeline.note(
         101.0,
         "A",
@@ -286,11 +296,7 @@ impl RestartStory {
 /// restarts and runs `init_db` on the existing file, B claims.
 pub fn play_restart(store: &dyn JobStore, db: &Path) -> Result<RestartStory, StoreError> {
     let mut timeline = Timeline::default();
-    store.init_db(db)?;
-    let added = store.enqueue(db, JOB)?;
-    timeline.note(0.0, "-", format!("enqueue({JOB:?})"), added.to_string());
-    let a_fence = store.claim(db, JOB, "A", 100.0, 10.0)?;
-    timeline.note(100.0, "A", "claim, ttl 10".into(), show_fence(a_fence));
+    let a_fence = a_claims(store, db, &mut timeline)?;
     let stale = a_fence.unwrap_or(Fence(1));
     let released = store.release(db, JOB, "A", stale)?;
     timeline.note(
