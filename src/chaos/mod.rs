@@ -68,13 +68,15 @@ impl Chaos {
             (faults.stalls, "stalls"),
             (faults.kills, "kills"),
             (faults.skew > 0.0, "skew"),
+            (faults.power, "power"),
         ]
         .iter()
         .filter(|(on, _)| *on)
         .map(|(_, name)| *name)
         .collect();
         let mut faults_words = String::new();
-        if named.len() < 3 {
+        // The command line's default is stalls, kills and skew.
+        if named != ["stalls", "kills", "skew"] {
             let list = if named.is_empty() {
                 "none".to_string()
             } else {

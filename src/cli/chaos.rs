@@ -32,8 +32,9 @@ pub struct Args {
     #[arg(long)]
     pub seed: Option<u64>,
     /// The faults, as a comma-separated list of `stalls` (past the lease),
-    /// `kills` (SIGKILL in the middle of a call) and `skew` (clocks that
-    /// disagree), or `none`.
+    /// `kills` (SIGKILL in the middle of a call), `skew` (clocks that
+    /// disagree) and `power` (a power cut of every worker; the compiled
+    /// stores only), or `none`.
     #[arg(long, default_value = "stalls,kills,skew", value_parser = parse_faults)]
     pub faults: FaultList,
     /// With `skew`: how far each worker's clock may be off, in seconds
@@ -72,6 +73,7 @@ pub struct FaultList {
     stalls: bool,
     kills: bool,
     skew: bool,
+    power: bool,
 }
 
 fn parse_faults(text: &str) -> Result<FaultList, String> {
@@ -79,6 +81,7 @@ fn parse_faults(text: &str) -> Result<FaultList, String> {
         stalls: false,
         kills: false,
         skew: false,
+        power: false,
     };
     if text == "none" {
         return Ok(list);
@@ -88,12 +91,10 @@ fn parse_faults(text: &str) -> Result<FaultList, String> {
             "stalls" => list.stalls = true,
             "kills" => list.kills = true,
             "skew" => list.skew = true,
-            "power-cuts" => {
-                return Err("power cuts need the lab's disk model in the process that writes, and each chaos worker is a process of its own: `cargo test --test store power_cuts` runs them on the Rust store".into())
-            }
+            "power" => list.power = true,
             other => {
                 return Err(format!(
-                    "no fault {other:?}; the faults are stalls, kills and skew (or none)"
+                    "no fault {other:?}; the faults are stalls, kills, skew and power (or none)"
                 ))
             }
         }
@@ -110,6 +111,14 @@ pub fn run(args: &Args) -> Outcome {
         )));
     }
     let variant = args.implementation.variant(&args.variant)?;
+    if args.faults.power && !matches!(variant.engine, lease_lab::variant::Engine::Compiled(_)) {
+        return Err(CliError::Usage(
+            "--faults power needs the lab's disk model in every worker, which \
+             only the compiled stores run on (the Rust store and its \
+             mutants); leave power out for a program"
+                .into(),
+        ));
+    }
     let seed = args.seed.unwrap_or_else(seed_from_clock);
     let settings = Settings {
         workers: usize::from(args.workers),
@@ -119,6 +128,7 @@ pub fn run(args: &Args) -> Outcome {
             stalls: args.faults.stalls,
             kills: args.faults.kills,
             skew: if args.faults.skew { args.skew } else { 0.0 },
+            power: args.faults.power,
         },
     };
     let workers = Workers::of(&variant, &worker_command()?);
@@ -193,6 +203,13 @@ pub struct ServeArgs {
     /// The compiled variant to serve: `reference` or a mutant id.
     #[arg(long)]
     pub variant: String,
+    /// Share the disk of this database with the other workers through the
+    /// undo log `--power-log`, so that the run can cut the power of all.
+    #[arg(long, requires = "power_log")]
+    pub power_db: Option<PathBuf>,
+    /// The undo log shared by every worker (see `--power-db`).
+    #[arg(long, requires = "power_db")]
+    pub power_log: Option<PathBuf>,
 }
 
 /// Serves the variant on standard input and output until input ends.
@@ -203,6 +220,15 @@ pub fn serve(args: &ServeArgs) -> Outcome {
             args.variant
         ))
     })?;
+    // The disk stays shared while the process lives.
+    let _disk = match (&args.power_db, &args.power_log) {
+        (Some(db), Some(log)) => Some(
+            lease_lab::vfs_shim::install()
+                .and_then(|()| lease_lab::vfs_shim::Disk::track_shared(db, log))
+                .map_err(|error| CliError::Failed(error.to_string()))?,
+        ),
+        _ => None,
+    };
     let store = variant.open(Duration::from_secs(60));
     let name = format!("the lab's Rust store, variant {}", variant.id);
     let stdin = std::io::stdin().lock();

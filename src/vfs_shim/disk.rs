@@ -33,6 +33,14 @@ pub enum ShimError {
         /// The database's full path.
         path: PathBuf,
     },
+    /// The undo log shared with other processes could not be opened.
+    #[error("{}: the shared undo log cannot be opened ({reason})", path.display())]
+    Log {
+        /// The log's path.
+        path: PathBuf,
+        /// Why not.
+        reason: String,
+    },
     /// A cut could not put a file back as it was at its last sync.
     #[error("the power cut could not restore a file: {0}")]
     Restore(String),
@@ -92,6 +100,22 @@ impl Disk {
             });
         }
         Ok(Disk { tracked })
+    }
+
+    /// Like [`Disk::track`], and shares the disk with other processes:
+    /// before each change to a file of the database, and after each sync,
+    /// a record is appended to the undo log at `log`, which
+    /// [`super::replay`] replays as a power cut of every process at once.
+    ///
+    /// Errors: as [`Disk::track`], or the log cannot be opened.
+    pub fn track_shared(db: impl AsRef<Path>, log: &Path) -> Result<Disk, ShimError> {
+        let shared = super::SharedLog::open(log).map_err(|e| ShimError::Log {
+            path: log.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        let disk = Disk::track(db)?;
+        disk.tracked.lock().share(shared);
+        Ok(disk)
     }
 
     /// The database's path, as SQLite names it (absolute, links resolved).
