@@ -41,7 +41,7 @@ fn main() {
                     workers: 8,
                     operations: 2000,
                     seed,
-                    faults: Faults::all(),
+                    faults: Faults::all(false),
                 };
                 let started = Instant::now();
                 let record = run(&workers, &settings, &scratch).expect("a run");

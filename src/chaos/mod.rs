@@ -69,13 +69,15 @@ impl Chaos {
             (faults.kills, "kills"),
             (faults.restarts, "restarts"),
             (faults.skew > 0.0, "skew"),
+            (faults.power, "power"),
         ]
         .iter()
         .filter(|(on, _)| *on)
         .map(|(_, name)| *name)
         .collect();
         let mut faults_words = String::new();
-        if named.len() < ALL_FAULTS {
+        // The command line's default is stalls, kills, restarts and skew.
+        if named != ["stalls", "kills", "restarts", "skew"] {
             let list = if named.is_empty() {
                 "none".to_string()
             } else {
@@ -120,7 +122,3 @@ pub fn chaos(
         shrunk,
     })
 }
-
-/// How many faults a run can inject: a replay names its faults only when
-/// some are off.
-const ALL_FAULTS: usize = 4;

@@ -38,16 +38,24 @@ pub struct Faults {
     /// Each worker's clock is off by up to this many seconds either way
     /// (0: every clock agrees).
     pub skew: f64,
+    /// The power fails once for every worker at once, in the middle of a
+    /// round: each is killed, the writes no sync made durable are taken
+    /// back (the shared disk model of [`crate::vfs_shim`]), and each
+    /// starts again. Only for the compiled stores, which run on the shim.
+    pub power: bool,
 }
 
 impl Faults {
-    /// Every fault, with a skew of one lease.
-    pub fn all() -> Faults {
+    /// Every fault, with a skew of one lease; power cuts only when the
+    /// workers run on the lab's disk model (`on_shim`: the compiled
+    /// stores).
+    pub fn all(on_shim: bool) -> Faults {
         Faults {
             stalls: true,
             kills: true,
             restarts: true,
             skew: TTL,
+            power: on_shim,
         }
     }
 
@@ -58,6 +66,7 @@ impl Faults {
             kills: false,
             restarts: false,
             skew: 0.0,
+            power: false,
         }
     }
 
@@ -75,6 +84,9 @@ impl Faults {
         }
         if self.skew > 0.0 {
             names.push(format!("skew ±{}s", self.skew));
+        }
+        if self.power {
+            names.push("power".to_string());
         }
         names
     }
@@ -528,7 +540,7 @@ mod tests {
     /// lease, and the stuck attempt then completes with its old fence.
     #[test]
     fn a_skewed_worker_keeps_its_skew_and_a_stall_outlasts_the_lease() {
-        let settings = settings(Faults::all());
+        let settings = settings(Faults::all(false));
         let skews: Vec<f64> = (0..4).map(|i| Worker::new(i, &settings).skew).collect();
         assert!(skews.iter().all(|skew| skew.abs() <= TTL));
         assert!(skews.iter().any(|skew| *skew != 0.0));

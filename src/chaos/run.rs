@@ -23,6 +23,7 @@ use crate::runner::WorkerCommand;
 use crate::variant::{Engine, Variant};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread;
@@ -51,6 +52,9 @@ const LONGEST_KILL_DELAY_MICROS: u64 = 400;
 #[derive(Debug, Clone)]
 pub struct Workers {
     command: ImplCommand,
+    /// Whether the workers run on the lab's disk model (`lab __serve`),
+    /// which a power cut needs.
+    on_shim: bool,
     /// What must live while the workers run (a mutated copy of a store).
     _files: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
@@ -65,21 +69,31 @@ impl Workers {
                 argv.extend(["__serve".into(), "--variant".into(), variant.id.clone()]);
                 Workers {
                     command: ImplCommand { argv, dir: None },
+                    on_shim: true,
                     _files: None,
                 }
             }
             Engine::Process(program) => Workers {
                 command: program.command.clone(),
+                on_shim: false,
                 _files: Some(Arc::clone(program) as Arc<dyn std::any::Any + Send + Sync>),
             },
         }
     }
 
-    fn open(&self) -> Arc<crate::external::ExternalStore> {
-        Arc::new(crate::external::ExternalStore::new(
-            self.command.clone(),
-            CALL_LIMIT,
-        ))
+    /// A worker's store; with `power`, its process shares the disk of
+    /// the database `db` through the undo log `log`.
+    fn open(&self, power: Option<(&Path, &Path)>) -> Arc<crate::external::ExternalStore> {
+        let mut command = self.command.clone();
+        if let Some((db, log)) = power {
+            command.argv.extend([
+                "--power-db".into(),
+                db.to_string_lossy().into_owned(),
+                "--power-log".into(),
+                log.to_string_lossy().into_owned(),
+            ]);
+        }
+        Arc::new(crate::external::ExternalStore::new(command, CALL_LIMIT))
     }
 }
 
@@ -128,8 +142,20 @@ pub fn run(workers: &Workers, settings: &Settings, scratch: &Path) -> Result<Rec
         .tempdir_in(scratch)
         .map_err(|error| format!("cannot make a folder in {}: {error}", scratch.display()))?;
     let db = dir.path().join("jobs.db");
+    let log = dir.path().join("power.log");
+    if settings.faults.power && !workers.on_shim {
+        return Err(
+            "power cuts need the lab's disk model in every worker; only the \
+                    compiled stores run on it (leave power out for a program)"
+                .into(),
+        );
+    }
+    let power = settings
+        .faults
+        .power
+        .then_some((db.as_path(), log.as_path()));
     let started = Instant::now();
-    let stores: Vec<_> = (0..settings.workers).map(|_| workers.open()).collect();
+    let stores: Vec<_> = (0..settings.workers).map(|_| workers.open(power)).collect();
     stores[0]
         .init_db(&db)
         .map_err(|error| format!("init_db failed before the run began: {error}"))?;
@@ -139,12 +165,13 @@ pub fn run(workers: &Workers, settings: &Settings, scratch: &Path) -> Result<Rec
     // index from the whole log when it opens and cannot restart the log
     // (the Rust store keeps the log past the last close): every call got
     // slower than the one before.
-    let keeper = rusqlite::Connection::open(&db)
-        .and_then(|keeper| {
-            keeper.query_row("SELECT count(*) FROM jobs", [], |row| row.get::<_, i64>(0))?;
-            Ok(keeper)
-        })
-        .map_err(|error| format!("cannot open {} to watch it: {error}", db.display()))?;
+    let mut keeper = Some(open_keeper(&db)?);
+    // The power fails once, in the first round that begins with this
+    // many calls made.
+    let mut cut_at = power.map(|_| {
+        let mut rng = Rng::part(settings.seed, u64::MAX);
+        settings.operations / 4 + rng.below(settings.operations / 2 + 1)
+    });
     let mut team: Vec<Worker> = (0..settings.workers)
         .map(|index| Worker::new(index, settings))
         .collect();
@@ -186,14 +213,27 @@ pub fn run(workers: &Workers, settings: &Settings, scratch: &Path) -> Result<Rec
             acting.push(ready.swap_remove(rng.below(ready.len())));
         }
         acting.sort_unstable();
+        let cut_now = cut_at.is_some_and(|at| calls.len() >= at);
+        if cut_now {
+            cut_at = None;
+            // Every worker must be running, so that the cut kills them
+            // all and none starts during it.
+            for store in &stores {
+                let _ = store.name();
+            }
+        }
+        let entered = AtomicUsize::new(0);
         let (sender, receiver) = mpsc::channel();
         let mut sent = 0;
+        let mut cut_pids = Vec::new();
         thread::scope(|scope| {
             for &index in &acting {
                 if calls.len() + sent >= settings.operations {
                     break;
                 }
-                if settings.faults.restarts && rng.chance(RESTART_CHANCE) {
+                // (Not in the round the power fails in, which must find
+                // every worker running.)
+                if settings.faults.restarts && !cut_now && rng.chance(RESTART_CHANCE) {
                     // Between two calls: nothing is in flight, so the
                     // seed replays this exactly. Its next call starts the
                     // process again, which sets up as a new worker does.
@@ -216,12 +256,33 @@ pub fn run(workers: &Workers, settings: &Settings, scratch: &Path) -> Result<Rec
                 let store = Arc::clone(&stores[index]);
                 let sender = sender.clone();
                 let db = db.clone();
+                let entered = &entered;
                 scope.spawn(move || {
+                    entered.fetch_add(1, Ordering::SeqCst);
                     let _ = sender.send(call(index, &store, &db, operation, kill_after, started));
                 });
             }
+            if cut_now {
+                // The power fails for every worker at once, once the
+                // round's calls are under way.
+                let delay = Duration::from_micros(rng.next_u64() % LONGEST_CUT_DELAY_MICROS);
+                while entered.load(Ordering::SeqCst) < sent {
+                    thread::yield_now();
+                }
+                thread::sleep(delay);
+                cut_pids = stores
+                    .iter()
+                    .filter_map(|store| store.program_pid())
+                    .collect();
+                for pid in &cut_pids {
+                    kill(*pid);
+                }
+            }
         });
         drop(sender);
+        if cut_now {
+            cut(&stores, &cut_pids, &mut keeper, &db, &log)?;
+        }
         let mut finished: Vec<Done> = receiver.iter().collect();
         finished.sort_by_key(|done| done.began);
         for done in finished {
@@ -250,6 +311,12 @@ pub fn run(workers: &Workers, settings: &Settings, scratch: &Path) -> Result<Rec
                 returned: done.returned,
             });
         }
+        if cut_now {
+            // Every worker died with the power: none remembers a lease.
+            for worker in &mut team {
+                worker.restart();
+            }
+        }
     }
     drop(stores);
     drop(keeper);
@@ -265,6 +332,66 @@ pub fn run(workers: &Workers, settings: &Settings, scratch: &Path) -> Result<Rec
         sinks: sinks.report_of(),
         took: started.elapsed(),
     })
+}
+
+/// The longest the power cut waits once a round's calls are sent.
+const LONGEST_CUT_DELAY_MICROS: u64 = 400;
+
+/// The lab's own connection, open on the file for the whole run.
+fn open_keeper(db: &Path) -> Result<rusqlite::Connection, String> {
+    rusqlite::Connection::open(db)
+        .and_then(|keeper| {
+            // Its close must never checkpoint: at a power cut it closes
+            // when the workers are dead, and a checkpoint would copy
+            // writes no sync made durable into the database, unlogged.
+            keeper.set_db_config(
+                rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+                true,
+            )?;
+            keeper.query_row("SELECT count(*) FROM jobs", [], |row| row.get::<_, i64>(0))?;
+            Ok(keeper)
+        })
+        .map_err(|error| format!("cannot open {} to watch it: {error}", db.display()))
+}
+
+/// After the power failed (the workers `killed`): every worker is dead,
+/// the disk loses what no sync made durable (the shared undo log
+/// replayed), the WAL index goes as after a reboot, and the workers start
+/// again; the first runs `init_db`.
+fn cut(
+    stores: &[Arc<crate::external::ExternalStore>],
+    killed: &[u32],
+    keeper: &mut Option<rusqlite::Connection>,
+    db: &Path,
+    log: &Path,
+) -> Result<(), String> {
+    // A worker started after the kill (it cannot, as every one was
+    // running, but a crash and restart could) dies with the rest.
+    for store in stores {
+        if store
+            .program_pid()
+            .is_some_and(|pid| !killed.contains(&pid))
+        {
+            store.abandon();
+        }
+    }
+    for store in stores {
+        store.abandon();
+    }
+    drop(keeper.take());
+    crate::vfs_shim::replay(log)
+        .map_err(|error| format!("the power cut could not be replayed: {error}"))?;
+    let shm = PathBuf::from(format!("{}-shm", db.display()));
+    match std::fs::remove_file(&shm) {
+        Ok(()) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+        Err(error) => return Err(format!("cannot remove {}: {error}", shm.display())),
+    }
+    stores[0]
+        .init_db(db)
+        .map_err(|error| format!("init_db failed after the power cut: {error}"))?;
+    *keeper = Some(open_keeper(db)?);
+    Ok(())
 }
 
 /// One call on a worker's process, killed `kill_after` it was sent when

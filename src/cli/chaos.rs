@@ -33,8 +33,9 @@ pub struct Args {
     pub seed: Option<u64>,
     /// The faults, as a comma-separated list of `stalls` (past the lease),
     /// `kills` (SIGKILL in the middle of a call), `restarts` (a worker
-    /// stopped between calls and started again) and `skew` (clocks that
-    /// disagree), or `none`.
+    /// stopped between calls and started again), `skew` (clocks that
+    /// disagree) and `power` (a power cut of every worker; the compiled
+    /// stores only), or `none`.
     #[arg(long, default_value = "stalls,kills,restarts,skew", value_parser = parse_faults)]
     pub faults: FaultList,
     /// With `skew`: how far each worker's clock may be off, in seconds
@@ -74,6 +75,7 @@ pub struct FaultList {
     kills: bool,
     restarts: bool,
     skew: bool,
+    power: bool,
 }
 
 fn parse_faults(text: &str) -> Result<FaultList, String> {
@@ -82,6 +84,7 @@ fn parse_faults(text: &str) -> Result<FaultList, String> {
         kills: false,
         restarts: false,
         skew: false,
+        power: false,
     };
     if text == "none" {
         return Ok(list);
@@ -92,12 +95,10 @@ fn parse_faults(text: &str) -> Result<FaultList, String> {
             "kills" => list.kills = true,
             "restarts" => list.restarts = true,
             "skew" => list.skew = true,
-            "power-cuts" => {
-                return Err("power cuts need the lab's disk model in the process that writes, and each chaos worker is a process of its own: `cargo test --test store power_cuts` runs them on the Rust store".into())
-            }
+            "power" => list.power = true,
             other => {
                 return Err(format!(
-                    "no fault {other:?}; the faults are stalls, kills, restarts and skew (or none)"
+                    "no fault {other:?}; the faults are stalls, kills, restarts, skew and power (or none)"
                 ))
             }
         }
@@ -114,6 +115,14 @@ pub fn run(args: &Args) -> Outcome {
         )));
     }
     let variant = args.implementation.variant(&args.variant)?;
+    if args.faults.power && !matches!(variant.engine, lease_lab::variant::Engine::Compiled(_)) {
+        return Err(CliError::Usage(
+            "--faults power needs the lab's disk model in every worker, which \
+             only the compiled stores run on (the Rust store and its \
+             mutants); leave power out for a program"
+                .into(),
+        ));
+    }
     let seed = args.seed.unwrap_or_else(seed_from_clock);
     let settings = Settings {
         workers: usize::from(args.workers),
@@ -124,6 +133,7 @@ pub fn run(args: &Args) -> Outcome {
             kills: args.faults.kills,
             restarts: args.faults.restarts,
             skew: if args.faults.skew { args.skew } else { 0.0 },
+            power: args.faults.power,
         },
     };
     let workers = Workers::of(&variant, &worker_command()?);
@@ -198,6 +208,13 @@ pub struct ServeArgs {
     /// The compiled variant to serve: `reference` or a mutant id.
     #[arg(long)]
     pub variant: String,
+    /// Share the disk of this database with the other workers through the
+    /// undo log `--power-log`, so that the run can cut the power of all.
+    #[arg(long, requires = "power_log")]
+    pub power_db: Option<PathBuf>,
+    /// The undo log shared by every worker (see `--power-db`).
+    #[arg(long, requires = "power_db")]
+    pub power_log: Option<PathBuf>,
 }
 
 /// Serves the variant on standard input and output until input ends.
@@ -208,6 +225,15 @@ pub fn serve(args: &ServeArgs) -> Outcome {
             args.variant
         ))
     })?;
+    // The disk stays shared while the process lives.
+    let _disk = match (&args.power_db, &args.power_log) {
+        (Some(db), Some(log)) => Some(
+            lease_lab::vfs_shim::install()
+                .and_then(|()| lease_lab::vfs_shim::Disk::track_shared(db, log))
+                .map_err(|error| CliError::Failed(error.to_string()))?,
+        ),
+        _ => None,
+    };
     let store = variant.open(Duration::from_secs(60));
     let name = format!("the lab's Rust store, variant {}", variant.id);
     let stdin = std::io::stdin().lock();

@@ -136,7 +136,7 @@ pub fn matrix(args: &MatrixArgs) -> Outcome {
             workers: 8,
             operations: 2000,
             seed: 1,
-            faults: lease_lab::chaos::plan::Faults::all(),
+            faults: lease_lab::chaos::plan::Faults::all(false),
         };
         let verdicts = lease_lab::chaos::beside::judge_variants(
             &variants,

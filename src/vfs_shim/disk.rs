@@ -33,6 +33,14 @@ pub enum ShimError {
         /// The database's full path.
         path: PathBuf,
     },
+    /// The undo log shared with other processes could not be opened.
+    #[error("{}: the shared undo log cannot be opened ({reason})", path.display())]
+    Log {
+        /// The log's path.
+        path: PathBuf,
+        /// Why not.
+        reason: String,
+    },
     /// A cut could not put a file back as it was at its last sync.
     #[error("the power cut could not restore a file: {0}")]
     Restore(String),
@@ -92,6 +100,22 @@ impl Disk {
             });
         }
         Ok(Disk { tracked })
+    }
+
+    /// Like [`Disk::track`], and shares the disk with other processes:
+    /// before each change to a file of the database, and after each sync,
+    /// a record is appended to the undo log at `log`, which
+    /// [`super::replay`] replays as a power cut of every process at once.
+    ///
+    /// Errors: as [`Disk::track`], or the log cannot be opened.
+    pub fn track_shared(db: impl AsRef<Path>, log: &Path) -> Result<Disk, ShimError> {
+        let shared = super::SharedLog::open(log).map_err(|e| ShimError::Log {
+            path: log.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        let disk = Disk::track(db)?;
+        disk.tracked.lock().share(shared);
+        Ok(disk)
     }
 
     /// The database's path, as SQLite names it (absolute, links resolved).
@@ -171,6 +195,61 @@ mod tests {
         let db = dir.join("jobs.db");
         crate::init_db(&db).unwrap();
         db
+    }
+
+    /// Through a shared disk, an unsynced commit is undone by the replay
+    /// and a synced one kept: the log saw every write and sync SQLite made.
+    #[test]
+    fn a_shared_disk_logs_what_a_replay_needs_to_lose_only_unsynced_commits() {
+        install().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let db = new_db(dir.path());
+        let log = dir.path().join("power.log");
+        let disk = Disk::track_shared(&db, &log).unwrap();
+        let count = |connection: &rusqlite::Connection| -> i64 {
+            connection
+                .query_row("SELECT count(*) FROM jobs", [], |row| row.get(0))
+                .unwrap()
+        };
+        let connection = rusqlite::Connection::open(&db).unwrap();
+        connection
+            .execute_batch(
+                "PRAGMA synchronous=FULL; \
+                 INSERT INTO jobs (id, owner, until, fence, result, done) \
+                   VALUES ('kept', NULL, 0, 0, NULL, 0); \
+                 PRAGMA synchronous=OFF; \
+                 INSERT INTO jobs (id, owner, until, fence, result, done) \
+                   VALUES ('lost', NULL, 0, 0, NULL, 0);",
+            )
+            .unwrap();
+        assert_eq!(count(&connection), 2);
+        assert!(
+            std::fs::metadata(&log).unwrap().len() > 0,
+            "the log saw writes"
+        );
+        // The process dies with the power: its connection never closes
+        // (closing would checkpoint, and sync, what the cut must lose).
+        std::mem::forget(connection);
+        drop(disk);
+        let replayed = crate::vfs_shim::replay(&log).unwrap();
+        assert!(replayed.undone > 0, "{replayed:?}");
+        // Read a copy: this process's SQLite still holds the dead
+        // connection's view of the files, which no new process would.
+        let copy = dir.path().join("after.db");
+        std::fs::copy(&db, &copy).unwrap();
+        std::fs::copy(
+            format!("{}-wal", db.display()),
+            format!("{}-wal", copy.display()),
+        )
+        .unwrap();
+        let after = rusqlite::Connection::open(&copy).unwrap();
+        assert_eq!(
+            after
+                .query_row("SELECT group_concat(id) FROM jobs", [], |row| row
+                    .get::<_, String>(0))
+                .unwrap(),
+            "kept"
+        );
     }
 
     #[test]

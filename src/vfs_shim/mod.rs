@@ -93,8 +93,10 @@ mod disk;
 mod lock_watch;
 mod model;
 mod names;
+mod shared_log;
 mod vfs;
 
 pub use disk::{install, Disk, ShimError};
 pub use lock_watch::WriteLockWatch;
 pub use model::{CutPoint, CutReport, IoCounts, IoFault, Tearing};
+pub use shared_log::{replay, Replayed, SharedLog};

@@ -8,6 +8,7 @@
 //! to the length it had at its last sync; with tearing, some 512-byte
 //! sectors of the lost writes are then put back in their new state.
 
+use super::shared_log::SharedLog;
 use std::collections::BTreeMap;
 use std::fs::OpenOptions;
 use std::io;
@@ -250,6 +251,8 @@ pub(super) struct DiskState {
     faults: Vec<IoFault>,
     faults_fired: u64,
     reports: Vec<CutReport>,
+    /// The undo log shared with other processes, if this disk is shared.
+    shared: Option<SharedLog>,
 }
 
 /// One file of a tracked database.
@@ -298,6 +301,7 @@ impl Tracked {
                 faults: Vec::new(),
                 faults_fired: 0,
                 reports: Vec::new(),
+                shared: None,
             }),
         }
     }
@@ -433,6 +437,38 @@ impl DiskState {
         let file = &mut self.files[role];
         file.synced_len = len;
         file.pending.clear();
+    }
+
+    /// Shares this disk with other processes through the undo log `log`:
+    /// every change and sync of its files is logged there from now on.
+    pub(super) fn share(&mut self, log: SharedLog) {
+        self.shared = Some(log);
+    }
+
+    /// Logs in the shared undo log, if any, what the file of `role`
+    /// (`file_len` bytes long) held from `offset` before a change. Called
+    /// before the change reaches the file; if it fails, the change must
+    /// not be made.
+    pub(super) fn share_change(
+        &self,
+        role: usize,
+        offset: u64,
+        file_len: u64,
+        before: &[u8],
+    ) -> io::Result<()> {
+        match &self.shared {
+            Some(log) => log.write(&self.files[role].path, offset, file_len, before),
+            None => Ok(()),
+        }
+    }
+
+    /// Logs in the shared undo log, if any, that `len` bytes of the file
+    /// of `role` are durable (after a sync, or 0 after a deletion).
+    pub(super) fn share_sync(&self, role: usize, len: u64) -> io::Result<()> {
+        match &self.shared {
+            Some(log) => log.sync(&self.files[role].path, len),
+            None => Ok(()),
+        }
     }
 
     /// The file of `role` was deleted; deletion is durable at once, and a

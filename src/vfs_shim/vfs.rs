@@ -269,6 +269,9 @@ unsafe extern "C" fn x_delete(
         // unsynced writes while holding the lock, so no cut runs between.
         let mut state = tracked.as_ref().map(|(disk, _)| disk.lock());
         if let (Some(state), Some((_, role))) = (state.as_mut(), &tracked) {
+            if state.share_sync(*role, 0).is_err() {
+                return ffi::SQLITE_IOERR_DELETE;
+            }
             state.deleted(*role);
         }
         // SAFETY: the unix VFS's own xDelete, with SQLite's own arguments.
@@ -376,8 +379,18 @@ unsafe extern "C" fn x_write(
         let (Ok(at), Ok(length)) = (u64::try_from(offset), u64::try_from(amount)) else {
             return ffi::SQLITE_IOERR_WRITE;
         };
+        let file_len = match real_size(real) {
+            Ok(size) => size,
+            Err(rc) => return rc,
+        };
         match read_existing(real, at, length) {
-            Ok(before) => state.record_write(role, at, length, before),
+            Ok(before) => {
+                // Logged for other processes before the write is made.
+                if state.share_change(role, at, file_len, &before).is_err() {
+                    return ffi::SQLITE_IOERR_WRITE;
+                }
+                state.record_write(role, at, length, before);
+            }
             Err(rc) => return rc,
         }
         let rc = forward!(real, xWrite, ffi::SQLITE_IOERR_WRITE, buf, amount, offset);
@@ -412,7 +425,16 @@ unsafe extern "C" fn x_truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3
             return ffi::SQLITE_IOERR_TRUNCATE;
         };
         match read_existing(real, length, u64::MAX) {
-            Ok(removed) if !removed.is_empty() => state.record_truncate(role, length, removed),
+            Ok(removed) if !removed.is_empty() => {
+                let file_len = length + removed.len() as u64;
+                if state
+                    .share_change(role, length, file_len, &removed)
+                    .is_err()
+                {
+                    return ffi::SQLITE_IOERR_TRUNCATE;
+                }
+                state.record_truncate(role, length, removed);
+            }
             Ok(_) => {}
             Err(rc) => return rc,
         }
@@ -446,7 +468,14 @@ unsafe extern "C" fn x_sync(file: *mut ffi::sqlite3_file, flags: c_int) -> c_int
             return rc;
         }
         match real_size(real) {
-            Ok(size) => state.synced(role, size),
+            Ok(size) => {
+                // Logged before the caller hears of the sync, so no other
+                // process can see what it made durable before the log does.
+                if state.share_sync(role, size).is_err() {
+                    return ffi::SQLITE_IOERR_FSYNC;
+                }
+                state.synced(role, size);
+            }
             Err(rc) => return rc,
         }
         let after = CutPoint::AfterSync(nth);
