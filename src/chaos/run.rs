@@ -43,7 +43,7 @@ const KILL_CHANCE: f64 = 0.03;
 
 /// The chance that a worker about to act, when restarts are on, is
 /// stopped and started again instead.
-const RESTART_CHANCE: f64 = 0.01;
+const RESTART_CHANCE: f64 = 0.004;
 
 /// The longest a kill waits after its call was sent.
 const LONGEST_KILL_DELAY_MICROS: u64 = 400;
