@@ -25,8 +25,11 @@ fn text(bytes: &[u8]) -> String {
 
 /// `report` less what differs from one run to the next: how long each
 /// mutant took (Stryker's `duration`), and which owners a race happened to
-/// crown when a mutant lets several win (`got 4 winners: A got 2, ...`).
+/// crown when a mutant lets several win (`got 4 winners: A got 2, ...`),
+/// and the random name of a test's temporary folder, which failures that
+/// quote SQLite's own error show (`lease-lab-1lsETL`).
 fn steady(report: &str) -> String {
+    let report = without_temporary_names(report);
     let mut out = String::with_capacity(report.len());
     for line in report.lines() {
         if line.trim_start().starts_with("\"duration\":") {
@@ -44,6 +47,24 @@ fn steady(report: &str) -> String {
         out.push_str(rest);
         out.push('\n');
     }
+    out
+}
+
+/// `report` with every `lease-lab-XXXXXX` folder name made `lease-lab-*`.
+fn without_temporary_names(report: &str) -> String {
+    const PREFIX: &str = "lease-lab-";
+    let mut out = String::with_capacity(report.len());
+    let mut rest = report;
+    while let Some(at) = rest.find(PREFIX) {
+        out.push_str(&rest[..at + PREFIX.len()]);
+        out.push('*');
+        let after = &rest[at + PREFIX.len()..];
+        let end = after
+            .find(|c: char| !c.is_ascii_alphanumeric())
+            .unwrap_or(after.len());
+        rest = &after[end..];
+    }
+    out.push_str(rest);
     out
 }
 
