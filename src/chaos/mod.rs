@@ -76,8 +76,8 @@ impl Chaos {
         .map(|(_, name)| *name)
         .collect();
         let mut faults_words = String::new();
-        // The command line's default is stalls, kills, restarts and skew.
-        if named != ["stalls", "kills", "restarts", "skew"] {
+        // The command line's default is stalls, kills and skew.
+        if named != ["stalls", "kills", "skew"] {
             let list = if named.is_empty() {
                 "none".to_string()
             } else {

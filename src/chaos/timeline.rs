@@ -123,11 +123,18 @@ pub fn report_text(chaos: &super::Chaos) -> String {
         0.0
     };
     lines.push(format!(
-        "ran {} calls in {seconds:.2} s ({rate:.0} a second); {} killed mid-call,",
+        "ran {} calls in {seconds:.2} s ({rate:.0} a second); {} killed mid-call{}",
         record.calls.len(),
         record.kills,
+        if record.settings.faults.restarts {
+            ","
+        } else {
+            ""
+        }
     ));
-    lines.push(format!("{} restarted between calls", record.restarts));
+    if record.settings.faults.restarts {
+        lines.push(format!("{} restarted between calls", record.restarts));
+    }
     lines.push(String::new());
     if !judged.failed() {
         lines.push("✓ no violation: no fence handed out twice or going down, no stale".into());

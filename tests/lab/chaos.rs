@@ -205,7 +205,7 @@ fn the_rust_reference_under_every_fault_breaks_nothing() {
         assert_eq!(settings["seed"].to_string(), seed, "the seed it ran with");
         assert_eq!(
             settings["faults"],
-            serde_json::json!({"stalls": true, "kills": true, "restarts": true, "skew": 2.0, "power": false}),
+            serde_json::json!({"stalls": true, "kills": true, "restarts": false, "skew": 2.0, "power": false}),
             "every fault is on by default"
         );
     }
@@ -222,6 +222,10 @@ fn the_rust_reference_under_every_fault_breaks_nothing() {
 fn assert_caught_and_shrunk(variant: &str, operations: &str, says: &str, replay_tries: usize) {
     assert_caught_and_shrunk_with(&[], variant, operations, says, replay_tries);
 }
+
+/// How many runs of one seed a mutant's catch may take (see
+/// [`assert_caught_and_shrunk_with`]).
+const CATCH_TRIES: usize = 3;
 
 /// [`assert_caught_and_shrunk`], with `more` arguments (e.g. the faults).
 fn assert_caught_and_shrunk_with(
@@ -241,7 +245,16 @@ fn assert_caught_and_shrunk_with(
         operations,
     ];
     args.extend_from_slice(more);
-    let ran = chaos(&sandbox, &args);
+    // A catch within three runs: the seed decides every call, the
+    // operating system how one round's calls interleave and when a kill
+    // lands, so one run of a failure that needs a close race may miss it.
+    let mut ran = chaos(&sandbox, &args);
+    for _ in 1..CATCH_TRIES {
+        if ran.code == Some(1) {
+            break;
+        }
+        ran = chaos(&sandbox, &args);
+    }
     ran.assert_code(1);
     assert!(
         ran.stdout.contains(says),
@@ -401,7 +414,16 @@ fn mutant_f06c_accepts_a_completion_it_did_not_store_and_is_caught() {
 /// fence out twice once a killed worker restarts and runs `init_db`.
 #[test]
 fn mutant_f01a_hands_a_fence_out_twice_after_a_restart_and_is_caught() {
-    assert_caught_and_shrunk("f01a", "2000", "✗ a fence handed out twice (step 4)", 3);
+    // With restarts, which are not among the default faults: a worker
+    // stopped between calls sets up again, and no call is in flight, so
+    // the counterexample replays every time.
+    assert_caught_and_shrunk_with(
+        &["--faults", "stalls,kills,restarts,skew"],
+        "f01a",
+        "2000",
+        "✗ a fence handed out twice (step 4)",
+        3,
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -438,20 +460,26 @@ fn assert_caught(ran: &Ran, json: &Value) {
 #[test]
 fn the_python_mutant_py08b_is_caught() {
     let sandbox = Sandbox::new();
-    let (ran, json) = chaos_json(
-        &sandbox,
-        &[
-            "--impl",
-            "python",
-            "--variant",
-            "py08b",
-            "--seed",
-            "1",
-            "--operations",
-            "2000",
-            "--no-shrink",
-        ],
-    );
+    let args = [
+        "--impl",
+        "python",
+        "--variant",
+        "py08b",
+        "--seed",
+        "1",
+        "--operations",
+        "2000",
+        "--no-shrink",
+    ];
+    // As for the compiled mutants, a catch within three runs: the race is
+    // between the claims of one herd, which the operating system orders.
+    let (mut ran, mut json) = chaos_json(&sandbox, &args);
+    for _ in 1..CATCH_TRIES {
+        if ran.code == Some(1) {
+            break;
+        }
+        (ran, json) = chaos_json(&sandbox, &args);
+    }
     assert_caught(&ran, &json);
 }
 
