@@ -13,50 +13,24 @@ use std::fmt::Write as _;
 /// step down the side (names shortened to fit, with their numbers in the
 /// suite), variants across (the reference, then the worksheet's mutants,
 /// then the others), a key, a summary of each mutant, and the tests that
-/// kill none.
+/// kill none. When the variants are too many for one grid, they go in
+/// bands, one grid below the other, each with the reference first.
 pub fn matrix(matrix: &Matrix, width: usize) -> String {
-    let groups = column_groups(matrix);
-    let grid_width = matrix.runs.len() + 2 * groups.len();
-    let name_width = width.saturating_sub(grid_width + 8).clamp(20, 62);
-    let ids: Vec<&str> = matrix
-        .runs
+    let bands = bands(matrix, width.saturating_sub(SHORTEST_NAME + 8));
+    let grid_width = bands
         .iter()
-        .map(|run| run.variant.id.as_str())
-        .collect();
-    let tall = ids.iter().map(|id| id.chars().count()).max().unwrap_or(0);
+        .map(|band| band_width(matrix, band))
+        .max()
+        .unwrap_or(0);
+    let name_width = width
+        .saturating_sub(grid_width + 8)
+        .clamp(SHORTEST_NAME, 62);
     let mut out = String::new();
-    for row in 0..tall {
-        let mut line = format!("{:width$}", "", width = name_width + 7);
-        for (index, id) in ids.iter().enumerate() {
-            if groups.contains(&index) {
-                line.push_str("  ");
-            }
-            // Ids are written downwards, aligned at the bottom.
-            let offset = tall - id.chars().count();
-            line.push(
-                id.chars()
-                    .nth(row.wrapping_sub(offset))
-                    .filter(|_| row >= offset)
-                    .unwrap_or(' '),
-            );
+    for (number, band) in bands.iter().enumerate() {
+        if number > 0 {
+            writeln!(out).unwrap();
         }
-        writeln!(out, "{}", line.trim_end().bold()).unwrap();
-    }
-    let mut step = 0;
-    for (number, case) in matrix.tests.iter().enumerate() {
-        if case.step != step {
-            step = case.step;
-            writeln!(out, "{}", format!("step {step}").bold()).unwrap();
-        }
-        let mut line = format!("  {:>3} {} ", number + 1, shortened(case.name, name_width));
-        for (index, run) in matrix.runs.iter().enumerate() {
-            if groups.contains(&index) {
-                line.push_str("  ");
-            }
-            let look = cell_look(run, case.name);
-            line.push_str(&look.paint(look.glyph).to_string());
-        }
-        writeln!(out, "{line}").unwrap();
+        grid(&mut out, matrix, band, name_width);
     }
     let key: Vec<String> = LOOKS
         .iter()
@@ -106,19 +80,91 @@ fn shortened(name: &str, width: usize) -> String {
     short
 }
 
-/// Where a new group of columns starts: after the reference, and where the
-/// mutants' kind changes.
-fn column_groups(matrix: &Matrix) -> Vec<usize> {
-    let mut starts = Vec::new();
-    let mut previous = None;
-    for (index, run) in matrix.runs.iter().enumerate() {
-        let kind = run.variant.mutant.as_ref().map(|mutant| mutant.spec.kind);
-        if index > 0 && kind != previous {
-            starts.push(index);
+/// The narrowest a test's name is shortened to beside the grid.
+const SHORTEST_NAME: usize = 20;
+
+/// One grid of the matrix: the ids of the variants of `band` (indices of
+/// `matrix.runs`) written downwards, then a row per test, by step.
+fn grid(out: &mut String, matrix: &Matrix, band: &[usize], name_width: usize) {
+    let ids: Vec<&str> = band
+        .iter()
+        .map(|index| matrix.runs[*index].variant.id.as_str())
+        .collect();
+    let tall = ids.iter().map(|id| id.chars().count()).max().unwrap_or(0);
+    let starts = group_starts(matrix, band);
+    for row in 0..tall {
+        let mut line = format!("{:width$}", "", width = name_width + 7);
+        for (at, id) in ids.iter().enumerate() {
+            if starts.contains(&at) {
+                line.push_str("  ");
+            }
+            // Ids are written downwards, aligned at the bottom.
+            let offset = tall - id.chars().count();
+            line.push(
+                id.chars()
+                    .nth(row.wrapping_sub(offset))
+                    .filter(|_| row >= offset)
+                    .unwrap_or(' '),
+            );
         }
-        previous = kind;
+        writeln!(out, "{}", line.trim_end().bold()).unwrap();
     }
-    starts
+    let mut step = 0;
+    for (number, case) in matrix.tests.iter().enumerate() {
+        if case.step != step {
+            step = case.step;
+            writeln!(out, "{}", format!("step {step}").bold()).unwrap();
+        }
+        let mut line = format!("  {:>3} {} ", number + 1, shortened(case.name, name_width));
+        for (at, index) in band.iter().enumerate() {
+            if starts.contains(&at) {
+                line.push_str("  ");
+            }
+            let look = cell_look(&matrix.runs[*index], case.name);
+            line.push_str(&look.paint(look.glyph).to_string());
+        }
+        writeln!(out, "{line}").unwrap();
+    }
+}
+
+/// The positions in `band` where a new group of columns starts: where the
+/// variant's kind (the reference, worksheet, hardening, ...) changes.
+fn group_starts(matrix: &Matrix, band: &[usize]) -> Vec<usize> {
+    let kind = |index: usize| {
+        matrix.runs[index]
+            .variant
+            .mutant
+            .as_ref()
+            .map(|mutant| mutant.spec.kind)
+    };
+    (1..band.len())
+        .filter(|at| kind(band[*at]) != kind(band[at - 1]))
+        .collect()
+}
+
+/// How many columns the grid of `band` takes: a column a variant, and two
+/// before each group.
+fn band_width(matrix: &Matrix, band: &[usize]) -> usize {
+    band.len() + 2 * group_starts(matrix, band).len()
+}
+
+/// The variants in bands no wider than `room` columns (but of one mutant at
+/// least), in order, each band the reference's column and then the next
+/// mutants; one band when they all fit.
+fn bands(matrix: &Matrix, room: usize) -> Vec<Vec<usize>> {
+    let mut bands = Vec::new();
+    let mut band = vec![0];
+    for index in 1..matrix.runs.len() {
+        band.push(index);
+        if band.len() > 2 && band_width(matrix, &band) > room {
+            band.pop();
+            bands.push(std::mem::replace(&mut band, vec![0, index]));
+        }
+    }
+    if !matrix.runs.is_empty() {
+        bands.push(band);
+    }
+    bands
 }
 
 /// One variant's run of `matrix`, test by test, grouped by step, with the
