@@ -44,10 +44,14 @@ fn steady(report: &str) -> String {
     out
 }
 
-/// `line` with what each failure saw, from `got ` to the end of its reason
-/// (an unescaped `"`, a `<`, or the end of the line), made `got ..`.
+/// `line` with what each failure saw, from `got ` to the end of its reason,
+/// made `got ..`. The reason ends, in a line of HTML, at the next tag or at
+/// the end of the attribute that holds it (`">`); elsewhere (JSON, where a
+/// reason's own quotes are escaped, Markdown, text) at the next unescaped
+/// `"` or at the end of the line.
 fn without_what_was_seen(line: &str) -> String {
     const GOT: &str = "got ";
+    let html = line.contains('<');
     let mut out = String::with_capacity(line.len());
     let mut rest = line;
     while let Some(at) = rest.find(GOT) {
@@ -57,14 +61,16 @@ fn without_what_was_seen(line: &str) -> String {
         let mut end = after.len();
         let mut escaped = false;
         for (index, character) in after.char_indices() {
-            match character {
-                '\\' if !escaped => escaped = true,
-                '"' | '<' if !escaped => {
-                    end = index;
-                    break;
-                }
-                _ => escaped = false,
+            let ends = if html {
+                character == '<' || (character == '"' && after[index + 1..].starts_with('>'))
+            } else {
+                character == '"' && !escaped
+            };
+            if ends {
+                end = index;
+                break;
             }
+            escaped = character == '\\' && !escaped;
         }
         rest = &after[end..];
     }
@@ -103,6 +109,10 @@ fn steadying_drops_durations_and_what_failures_saw_only() {
     assert_eq!(
         steady(r#""t": "c: expected [none], got [fence 4]; stored: \"j\": owner \"X\"","#),
         "\"t\": \"c: expected [none], got ..\",\n"
+    );
+    assert_eq!(
+        steady(r#"<span>c: expected [none], got [4]; stored: "j": owner "B"</span>"#),
+        "<span>c: expected [none], got ..</span>\n"
     );
 }
 
