@@ -4,7 +4,7 @@
 
 pub mod html;
 
-use crate::analysis::{Analysis, ChosenTest, Idle, IdleTest};
+use crate::analysis::{Analysis, ChosenTest, Idle, IdleTest, MutantGroup};
 use crate::suite::Tag;
 use crate::terminal::fill;
 use colored::Colorize;
@@ -332,8 +332,8 @@ pub fn markdown(analysis: &Analysis) -> String {
     for group in &analysis.undominated_tests {
         writeln!(out, "- {}", code(group)).unwrap();
     }
-    writeln!(out, "\n## {}\n", headline::indistinguishable(analysis)).unwrap();
-    for group in analysis.indistinguishable() {
+    // A group of mutants as a list item: its ids and the tests that kill it.
+    let group_item = |out: &mut String, group: &MutantGroup| {
         writeln!(
             out,
             "- {}: killed by {}",
@@ -341,6 +341,10 @@ pub fn markdown(analysis: &Analysis) -> String {
             code(&group.killers)
         )
         .unwrap();
+    };
+    writeln!(out, "\n## {}\n", headline::indistinguishable(analysis)).unwrap();
+    for group in analysis.indistinguishable() {
+        group_item(&mut out, group);
     }
     writeln!(
         out,
@@ -357,13 +361,7 @@ pub fn markdown(analysis: &Analysis) -> String {
         .iter()
         .filter(|group| group.dominator)
     {
-        writeln!(
-            out,
-            "- {}: killed by {}",
-            group.label(),
-            code(&group.killers)
-        )
-        .unwrap();
+        group_item(&mut out, group);
     }
     let chosen = |out: &mut String, tests: &[ChosenTest]| {
         for test in tests {
