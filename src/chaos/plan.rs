@@ -252,8 +252,39 @@ impl Worker {
             return Step::Call(Operation::InitDb);
         }
         if let Some(complete) = self.retry.take() {
-            if self.rng.chance(0.15) {
-                return Step::Call(complete);
+            // Just after an accepted completion, now and then: the answer
+            // was lost and it sends the completion again; or its heartbeat,
+            // racing the completion, fires once more; or its clean-up (a
+            // `finally`) gives the lease back. The store refuses the last
+            // two: the job is done.
+            if let Operation::Complete {
+                job_id,
+                owner,
+                fence,
+                ..
+            } = &complete
+            {
+                let (job_id, owner, fence) = (job_id.clone(), owner.clone(), *fence);
+                match self.rng.below(20) {
+                    0..=2 => return Step::Call(complete),
+                    3 => {
+                        return Step::Call(Operation::Renew {
+                            job_id,
+                            owner,
+                            fence,
+                            now: clock,
+                            ttl: TTL,
+                        })
+                    }
+                    4 => {
+                        return Step::Call(Operation::Release {
+                            job_id,
+                            owner,
+                            fence,
+                        })
+                    }
+                    _ => {}
+                }
             }
         }
         if let Some(stall) = self.stall.take() {
@@ -264,13 +295,24 @@ impl Worker {
             }
         }
         if let Some((lease, stall)) = self.parked.clone() {
-            if round >= stall.wake {
+            // Its worker took the job back, with a newer fence: the moment
+            // a stuck attempt does most harm, and a rare one if left to
+            // chance, so the attempt often comes unstuck right then (as one
+            // blocked on what the retry frees would).
+            let retaken = self
+                .lease
+                .as_ref()
+                .is_some_and(|held| held.job == lease.job && held.fence > lease.fence);
+            if round >= stall.wake || (retaken && self.rng.chance(0.5)) {
                 self.parked = None;
                 let now = stall.stale_now.unwrap_or(clock);
                 // Mostly it completes; or its heartbeat, which outlived the
                 // work, renews; or its clean-up gives the lease back.
                 let (job_id, owner, fence) = (lease.job.clone(), self.owner.clone(), lease.fence);
-                return match self.rng.below(5) {
+                // After a retake the stuck heartbeat and clean-up matter as
+                // much as the late completion: each gets its equal share.
+                let ways = if retaken { 3 } else { 5 };
+                return match self.rng.below(ways) {
                     0 => Step::Call(Operation::Renew {
                         job_id,
                         owner,
@@ -322,7 +364,7 @@ impl Worker {
                 wake: round + (TTL / TICK) as usize + 1 + self.rng.below(6),
                 stale_now: self.rng.chance(0.5).then_some(now),
             };
-            if self.rng.chance(0.5) {
+            if self.rng.chance(1.0 / 3.0) {
                 self.stall = Some(stall);
             } else {
                 // A stuck attempt may stay stuck longer: long enough, often,
@@ -331,6 +373,11 @@ impl Worker {
                     wake: stall.wake + self.rng.below(12),
                     ..stall
                 };
+                // It gives up on the attempt and goes back to the job when
+                // the lease it knows of runs out, as a worker retries a job
+                // after its visibility timeout.
+                let left = ((lease.until - now) / TICK).ceil().max(0.0) as usize;
+                self.backoff_until = round + left + 1;
                 self.retry_job = Some(lease.job.clone());
                 self.parked = Some((lease, stall));
                 self.lease = None;

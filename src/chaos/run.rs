@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
+use std::sync::Barrier;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -222,42 +223,52 @@ pub fn run(workers: &Workers, settings: &Settings, scratch: &Path) -> Result<Rec
                 let _ = store.name();
             }
         }
+        // The round's calls, decided first (in the seed's order), then
+        // sent together: every call's thread waits for the others before
+        // it sends, so that the calls reach the store as close together
+        // as the operating system lets them, and two claims of a herd
+        // really race.
+        let mut round_calls = Vec::with_capacity(acting.len());
+        for &index in &acting {
+            if calls.len() + round_calls.len() >= settings.operations {
+                break;
+            }
+            // (Not in the round the power fails in, which must find
+            // every worker running.)
+            if settings.faults.restarts && !cut_now && rng.chance(RESTART_CHANCE) {
+                // Between two calls: nothing is in flight, so the
+                // seed replays this exactly. Its next call starts the
+                // process again, which sets up as a new worker does.
+                stores[index].abandon();
+                team[index].restart();
+                restarts += 1;
+                continue;
+            }
+            let operation = match team[index].step(round, &open_jobs, settings, herd) {
+                Step::Stall | Step::Idle => continue,
+                Step::Call(operation) => operation,
+                Step::ReportAndComplete(operation) => {
+                    sinks.report(index, &operation);
+                    operation
+                }
+            };
+            let kill_after = (settings.faults.kills && rng.chance(KILL_CHANCE))
+                .then(|| Duration::from_micros(rng.next_u64() % LONGEST_KILL_DELAY_MICROS));
+            round_calls.push((index, operation, kill_after));
+        }
+        let sent = round_calls.len();
         let entered = AtomicUsize::new(0);
+        let together = Barrier::new(sent);
         let (sender, receiver) = mpsc::channel();
-        let mut sent = 0;
         let mut cut_pids = Vec::new();
         thread::scope(|scope| {
-            for &index in &acting {
-                if calls.len() + sent >= settings.operations {
-                    break;
-                }
-                // (Not in the round the power fails in, which must find
-                // every worker running.)
-                if settings.faults.restarts && !cut_now && rng.chance(RESTART_CHANCE) {
-                    // Between two calls: nothing is in flight, so the
-                    // seed replays this exactly. Its next call starts the
-                    // process again, which sets up as a new worker does.
-                    stores[index].abandon();
-                    team[index].restart();
-                    restarts += 1;
-                    continue;
-                }
-                let operation = match team[index].step(round, &open_jobs, settings, herd) {
-                    Step::Stall | Step::Idle => continue,
-                    Step::Call(operation) => operation,
-                    Step::ReportAndComplete(operation) => {
-                        sinks.report(index, &operation);
-                        operation
-                    }
-                };
-                let kill_after = (settings.faults.kills && rng.chance(KILL_CHANCE))
-                    .then(|| Duration::from_micros(rng.next_u64() % LONGEST_KILL_DELAY_MICROS));
-                sent += 1;
+            for (index, operation, kill_after) in round_calls {
                 let store = Arc::clone(&stores[index]);
                 let sender = sender.clone();
                 let db = db.clone();
-                let entered = &entered;
+                let (entered, together) = (&entered, &together);
                 scope.spawn(move || {
+                    together.wait();
                     entered.fetch_add(1, Ordering::SeqCst);
                     let _ = sender.send(call(index, &store, &db, operation, kill_after, started));
                 });

@@ -50,7 +50,14 @@ impl SinkReport {
 
     /// Stale reports the trusting sink took.
     pub fn trusting_stale(&self) -> usize {
-        self.reports.iter().filter(|report| report.stale).count()
+        stale_among(self.reports.iter())
+    }
+
+    /// Stale reports the fenced sink took, counted over what it took in
+    /// the order it took it, as for the trusting sink: none, if its check
+    /// at the moment of writing holds.
+    pub fn fenced_stale(&self) -> usize {
+        stale_among(self.reports.iter().filter(|report| !report.stale))
     }
 
     /// Reports the fenced sink took: every one that was not stale.
@@ -58,9 +65,9 @@ impl SinkReport {
         self.reports.len() - self.fenced_refused()
     }
 
-    /// Reports the fenced sink refused: the stale ones.
+    /// Reports the fenced sink refused when they arrived.
     pub fn fenced_refused(&self) -> usize {
-        self.trusting_stale()
+        self.reports.iter().filter(|report| report.stale).count()
     }
 
     /// Jobs whose report the fenced sink took more than once, each time
@@ -72,6 +79,22 @@ impl SinkReport {
         }
         taken.values().filter(|count| **count > 1).count()
     }
+}
+
+/// How many of `taken`, reports a sink took in the order it took them,
+/// arrived after one of the same job with a higher fence.
+fn stale_among<'a>(taken: impl Iterator<Item = &'a Report>) -> usize {
+    let mut highest: BTreeMap<&str, Fence> = BTreeMap::new();
+    let mut stale = 0;
+    for report in taken {
+        let before = highest.entry(&report.job).or_insert(report.fence);
+        if *before > report.fence {
+            stale += 1;
+        } else {
+            *before = report.fence;
+        }
+    }
+    stale
 }
 
 /// The two sinks of a run, taking reports from every worker's thread.
@@ -147,7 +170,26 @@ mod tests {
         assert_eq!(seen.trusting_stale(), 1);
         assert_eq!(seen.fenced_taken(), 3);
         assert_eq!(seen.fenced_refused(), 1);
+        assert_eq!(seen.fenced_stale(), 0);
         assert_eq!(seen.fenced_resent(), 1);
         assert!(seen.reports[2].stale);
+    }
+
+    /// The stale reports a sink took are counted from the order it took
+    /// them in, not from its own flags: a fenced sink that let an older
+    /// report through would show it.
+    #[test]
+    fn a_sink_that_took_an_older_report_shows_it_as_stale() {
+        let report = |fence, stale| Report {
+            worker: 0,
+            job: "a".into(),
+            fence: Fence(fence),
+            stale,
+        };
+        let leaky = SinkReport {
+            reports: vec![report(2, false), report(1, false), report(3, false)],
+        };
+        assert_eq!((leaky.fenced_stale(), leaky.trusting_stale()), (1, 1));
+        assert_eq!(leaky.fenced_refused(), 0);
     }
 }

@@ -212,6 +212,11 @@ pub fn report_text(chaos: &super::Chaos) -> String {
             }),
         };
         lines.push(String::new());
+        // The shrunk run may break another job than the full run did: the
+        // timeline says which it shows.
+        if let Some(job) = small.job() {
+            lines.push(format!("the calls on {job}, where the shrunk run broke:"));
+        }
         lines.extend(timeline(
             small.calls(),
             &small.shown(),
@@ -245,9 +250,10 @@ pub fn report_text(chaos: &super::Chaos) -> String {
         sinks.trusting_stale()
     ));
     lines.push(format!(
-        "  fenced sink:   {} taken, {} refused by the fence, 0 stale",
+        "  fenced sink:   {} taken, {} refused by the fence, {} stale",
         sinks.fenced_taken(),
-        sinks.fenced_refused()
+        sinks.fenced_refused(),
+        sinks.fenced_stale()
     ));
     let mut text = lines.join("\n");
     text.push('\n');
