@@ -53,7 +53,11 @@ fn main() {
 
     println!("\n{}, {} cores", cpu_model(), cores());
     println!("{:<66} {:>9}", "what", "seconds");
-    row("lab check --impl python (73 tests)", check_python);
+    let tests = lease_lab::suite::CASES.len();
+    row(
+        &format!("lab check --impl python ({tests} tests)"),
+        check_python,
+    );
     row(
         "  the same through the CPU-measuring wrapper",
         check_wrapped,
@@ -65,10 +69,16 @@ fn main() {
     row("lab check --impl rust", check_rust);
     row("lab watch, from a save to the result on screen", watch);
     row(
-        &format!("lab matrix, {variants_rust} variants × 73 tests"),
+        &format!("lab matrix, {variants_rust} variants × {tests} tests"),
         matrix_rust,
     );
-    row("lab matrix --impl python, 9 variants", matrix_python);
+    let variants_python = lease_lab::subject::Subject::Python
+        .variants(Path::new("no-mutants-folder"))
+        .map_or(0, |variants| variants.len());
+    row(
+        &format!("lab matrix --impl python, {variants_python} variants"),
+        matrix_python,
+    );
     let per_variant = matrix_rust / u32::try_from(variants_rust).expect("a few variants");
     row("  lab matrix per Rust variant", per_variant);
 

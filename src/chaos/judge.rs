@@ -298,17 +298,20 @@ pub fn shrink(workers: &Workers, failing: &Judgement, scratch: &Path) -> Result<
             .max()
             .map_or(judged.record.calls.len(), |last| last + 1)
     };
-    // Without the kills first: where the seed's plan fails without them,
-    // the counterexample replays exactly (a kill lands when the operating
-    // system lets it).
-    if best.record.settings.faults.kills {
-        // As many calls as the failing run: without its kills the run
-        // takes another course, and may fail later in it.
+    // Without the kills: where the seed's plan fails without them, the
+    // counterexample replays exactly (a kill lands when the operating
+    // system lets it). As many calls as the failing run: without its
+    // kills the run takes another course, and may fail later in it.
+    let without_kills = |best: &Judgement, runs: &mut usize| -> Result<Option<Judgement>, String> {
+        if !best.record.settings.faults.kills {
+            return Ok(None);
+        }
         let mut settings = best.record.settings.clone();
         settings.faults.kills = false;
-        if let Some(judged) = attempt(settings, &mut runs)? {
-            best = judged;
-        }
+        attempt(settings, runs)
+    };
+    if let Some(judged) = without_kills(&best, &mut runs)? {
+        best = judged;
     }
     for fewer in 1..best.record.settings.workers {
         let settings = Settings {
@@ -319,6 +322,12 @@ pub fn shrink(workers: &Workers, failing: &Judgement, scratch: &Path) -> Result<
             best = judged;
             break;
         }
+    }
+    // Once more with fewer workers: many workers' herds race, and the
+    // operating system's order of a race can keep a run from failing
+    // twice; a single worker's run takes the seed's course every time.
+    if let Some(judged) = without_kills(&best, &mut runs)? {
+        best = judged;
     }
     let (mut low, mut high) = (1, through_failure(&best));
     while low < high {

@@ -223,11 +223,14 @@ pub fn run(workers: &Workers, settings: &Settings, scratch: &Path) -> Result<Rec
                 let _ = store.name();
             }
         }
-        // The round's calls, decided first (in the seed's order), then
-        // sent together: every call's thread waits for the others before
-        // it sends, so that the calls reach the store as close together
-        // as the operating system lets them, and two claims of a herd
-        // really race.
+        // The round's calls, decided first (in the seed's order). In a
+        // herd (and in the round the power fails in) they are sent
+        // together: every call's thread waits for the others before it
+        // sends, so that the calls reach the store as close together as
+        // the operating system lets them, and two claims really race. In
+        // any other round they are made one after another in the seed's
+        // order, so that the seed, not the operating system, decides how
+        // they interleave, and a replay takes the same course.
         let mut round_calls = Vec::with_capacity(acting.len());
         for &index in &acting {
             if calls.len() + round_calls.len() >= settings.operations {
@@ -258,7 +261,8 @@ pub fn run(workers: &Workers, settings: &Settings, scratch: &Path) -> Result<Rec
         }
         let sent = round_calls.len();
         let entered = AtomicUsize::new(0);
-        let together = Barrier::new(sent);
+        let at_once = herd || cut_now;
+        let together = Barrier::new(if at_once { sent } else { 1 });
         let (sender, receiver) = mpsc::channel();
         let mut cut_pids = Vec::new();
         thread::scope(|scope| {
@@ -267,11 +271,15 @@ pub fn run(workers: &Workers, settings: &Settings, scratch: &Path) -> Result<Rec
                 let sender = sender.clone();
                 let db = db.clone();
                 let (entered, together) = (&entered, &together);
-                scope.spawn(move || {
+                let sending = scope.spawn(move || {
                     together.wait();
                     entered.fetch_add(1, Ordering::SeqCst);
                     let _ = sender.send(call(index, &store, &db, operation, kill_after, started));
                 });
+                if !at_once {
+                    // (A call cannot panic: `call` answers every outcome.)
+                    let _ = sending.join();
+                }
             }
             if cut_now {
                 // The power fails for every worker at once, once the
