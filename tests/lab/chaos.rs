@@ -564,7 +564,7 @@ fn the_python_mutant_py07_is_caught() {
 
 /// The settings that catch a claim that checks, then acts: the default
 /// eight workers on four jobs, whose herds claim one job at once.
-const RACING_CLAIMS: [&str; 4] = ["--seed", "3", "--operations", "2000"];
+const RACING_CLAIMS: [&str; 4] = ["--seed", "1", "--operations", "2000"];
 
 /// The settings that catch a completion that ignores the fence: the
 /// default eight workers, and as many calls as a mutant is given to be
@@ -687,7 +687,10 @@ const COMPLETE_UNFENCED: &str = r#""UPDATE jobs SET result=?,done=1 WHERE id=? A
 fn a_students_complete_that_ignores_the_fence_is_caught() {
     let sandbox = Sandbox::new();
     let program = students_program(&sandbox, &[(COMPLETE_FENCED, COMPLETE_UNFENCED)]);
-    let (ran, json) = chaos_on_program(&sandbox, &program, &STUCK_ATTEMPT_COMES_BACK);
+    // Within three runs, as for the compiled mutants: a herd's race,
+    // which the operating system orders, can take a run another course.
+    let (ran, json) =
+        caught_within_tries(|| chaos_on_program(&sandbox, &program, &STUCK_ATTEMPT_COMES_BACK));
     assert_caught(&ran, &json);
     let properties: Vec<&str> = json["judged"]["violations"]
         .as_array()
