@@ -33,8 +33,9 @@ _this_thread = threading.local()
 def busy_timeout():
     return getattr(_this_thread, "busy_timeout", BUSY_TIMEOUT)
 
-# The most threads claim_many runs at once; more owners share them.
-MAX_CLAIM_THREADS = 64
+# The most threads claim_many runs at once; more owners share them. SQLite lets
+# one writer in at a time: more threads would only add connections that wait.
+MAX_CLAIM_THREADS = 16
 
 # The keys of a job's row, in the table's column order.
 FIELDS = ("id", "owner", "until", "fence", "result", "done")

@@ -27,7 +27,7 @@ use std::time::Duration;
 /// How long a call waits for another connection's write lock, by default,
 /// before it gives up with [`StoreError::Busy`].
 ///
-/// Long enough that 64 threads claiming one job all get their turn (each
+/// Long enough that every thread of a [`claim_many`] gets its turn (each
 /// turn is one short transaction), short enough that a stuck lock holder is
 /// reported instead of hanging the caller.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -88,7 +88,7 @@ fn waited_after(attempts: usize) -> Duration {
 /// A claim holds the write lock for a fraction of a millisecond (plus one
 /// fsync), but SQLite's own handler naps up to 100 ms between tries, so
 /// under contention the lock would sit idle most of the time. Short naps
-/// let 64 racing claims through in a few milliseconds.
+/// let a herd of racing claims through in a few milliseconds.
 fn wait_for_lock(attempts: i32) -> bool {
     let attempts = usize::try_from(attempts).unwrap_or(0);
     if waited_after(attempts) >= busy_timeout() {
@@ -99,7 +99,13 @@ fn wait_for_lock(attempts: i32) -> bool {
 }
 
 /// The most threads [`claim_many`] runs at once; more owners share them.
-pub const MAX_CLAIM_THREADS: usize = 64;
+///
+/// SQLite lets one writer in at a time, so threads beyond a handful only
+/// add connections that wait for the lock: 16 still race (more threads
+/// than most machines have cores), while a claim of many owners opens 16
+/// connections at once, not dozens, and each thread's connection waits
+/// behind fewer others.
+pub const MAX_CLAIM_THREADS: usize = 16;
 
 // ---------------------------------------------------------------------------
 // Reaching the file

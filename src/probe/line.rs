@@ -8,7 +8,7 @@ use crate::operation::Operation;
 use std::fmt;
 
 /// The most owners one `claim-many` line may name, one by one or as
-/// `NAME*K`: enough for any race the store can run (it uses at most 64
+/// `NAME*K`: enough for any race the store can run (it uses at most 16
 /// threads), small enough that a typo does not make a probe run for
 /// minutes.
 pub const MAX_OWNERS: usize = 1000;
