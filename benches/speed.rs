@@ -1,5 +1,5 @@
 //! How fast the lab answers, every figure measured side by side in one run
-//! (`cargo bench --bench speed`, about five minutes on two cores):
+//! (`cargo bench --bench speed`, about seven minutes on two cores):
 //!
 //! - **feedback**: `lab check --impl python` (its wall time, and the Python
 //!   program's own CPU time in that same check, measured by a wrapper around
@@ -291,6 +291,12 @@ fn watch_saves(lab: &Path, store: &Path, progress: &Path, saves: usize) -> Durat
 /// For each worksheet mutant, `cargo test --test contract --features
 /// mutant-ID`, in a target folder of its own first built without features:
 /// the first run rebuilds, the second is warm. The medians of both.
+///
+/// Cargo keeps what it built for each set of features, so a second run of
+/// this bench would find every mutant built already: first, everything the
+/// folder holds of this crate (not of its dependencies) is deleted, so that
+/// each mutant's build compiles the crate for its features as the first
+/// switch to that mutant does.
 fn cargo_per_mutant() -> (Duration, Duration) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let target = root.join("target").join("bench-features");
@@ -308,6 +314,7 @@ fn cargo_per_mutant() -> (Duration, Duration) {
         let output = command.output().expect("cargo runs");
         (started.elapsed(), output.status.success())
     };
+    forget_the_crate(&target);
     assert!(
         run(None).1,
         "the reference must pass before mutants are timed"
@@ -324,4 +331,40 @@ fn cargo_per_mutant() -> (Duration, Duration) {
     warm.sort();
     rebuild.sort();
     (warm[warm.len() / 2], rebuild[rebuild.len() / 2])
+}
+
+/// Deletes what cargo built of this crate in the target folder `target`
+/// (its compiled units, build script, fingerprints and incremental state,
+/// for every set of features), keeping the dependencies.
+fn forget_the_crate(target: &Path) {
+    let ours = |name: &str| {
+        [
+            "lease-lab-",
+            "lease_lab-",
+            "liblease_lab-",
+            "lab-",
+            "fault_worker-",
+            "contract-",
+        ]
+        .iter()
+        .any(|prefix| name.starts_with(prefix))
+    };
+    for folder in [".fingerprint", "build", "deps", "incremental"] {
+        let Ok(entries) = std::fs::read_dir(target.join("debug").join(folder)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            // Only the crate's own units are compiled incrementally.
+            if folder != "incremental" && !ours(&entry.file_name().to_string_lossy()) {
+                continue;
+            }
+            let path = entry.path();
+            let removed = if path.is_dir() {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
+            removed.unwrap_or_else(|error| panic!("cannot delete {}: {error}", path.display()));
+        }
+    }
 }

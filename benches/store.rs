@@ -8,7 +8,8 @@
 //!   checkpoint on close);
 //! - the path functions and the `Store` handle: enqueue, claim, renew,
 //!   complete, release, and a claim → complete cycle;
-//! - `claim_many` with 2, 8, 32 and 64 owners racing for one job;
+//! - `claim_many` with 2, 8, 32 and 64 owners racing for one job (more
+//!   owners than its 16 threads from 32 on);
 //! - N threads (1, 2, 4, 8), each with its own handle, claiming and
 //!   completing distinct jobs.
 //!
