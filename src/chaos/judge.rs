@@ -264,21 +264,31 @@ pub struct Shrunk {
     pub runs: usize,
 }
 
+/// Whether a run of `settings` takes the same course every time: one
+/// worker has no herd whose calls race, and without kills or a power cut
+/// nothing lands when the operating system lets it.
+fn replays_exactly(settings: &Settings) -> bool {
+    settings.workers == 1 && !settings.faults.kills && !settings.faults.power
+}
+
 /// Shrinks `failing`: first to the fewest workers that still fail (with as
-/// many calls), then to the fewest calls, each candidate run twice before
-/// it is given up (the order of one round's calls is the operating
-/// system's). Every run has the same seed.
+/// many calls), then to the fewest calls, each candidate run two or three
+/// times in a row before it counts (a herd's race and a kill's moment are
+/// the operating system's). Every run has the same seed.
 ///
 /// Errors: a run that could not be made.
 pub fn shrink(workers: &Workers, failing: &Judgement, scratch: &Path) -> Result<Shrunk, String> {
     let mut best = failing.clone();
     let mut runs = 0;
-    // A candidate counts only when it fails twice in a row, so that the
-    // printed replay shows the failure again (a failure that needs one
-    // lucky interleaving of a round is not shrunk to).
+    // A candidate counts only when it fails in every one of a few runs in a
+    // row, so that the printed replay shows the failure again (a failure
+    // that needs one lucky interleaving of a round is not shrunk to): twice
+    // for a run that takes the seed's course every time, three times for
+    // one the operating system can steer (see [`replays_exactly`]).
     let attempt = |settings: Settings, runs: &mut usize| -> Result<Option<Judgement>, String> {
         let mut failing = None;
-        for _ in 0..2 {
+        let tries = if replays_exactly(&settings) { 2 } else { 3 };
+        for _ in 0..tries {
             if *runs >= MOST_SHRINK_RUNS {
                 return Ok(None);
             }

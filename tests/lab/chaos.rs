@@ -451,9 +451,12 @@ fn mutant_f06c_accepts_a_completion_it_did_not_store_and_is_caught() {
 fn mutant_f01a_hands_a_fence_out_twice_after_a_restart_and_is_caught() {
     // With restarts, which are not among the default faults: a worker
     // stopped between calls sets up again, and no call is in flight, so
-    // the counterexample replays every time.
+    // the counterexample replays. Without kills: a kill lands when the
+    // operating system lets it, so a counterexample that kept one (the
+    // shrink keeps them when the run without them takes another course)
+    // can pass its replay on a busy machine, as one in five did under load.
     assert_caught_and_shrunk_with(
-        &["--faults", "stalls,kills,restarts,skew"],
+        &["--faults", "stalls,restarts,skew"],
         "f01a",
         "2000",
         "✗ a fence handed out twice (step 4)",
