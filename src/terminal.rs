@@ -259,8 +259,24 @@ pub fn failure_text(
     out
 }
 
+/// A count with its noun, singular for one: "1 worker", "3 workers".
+pub fn plural(count: usize, noun: &str) -> String {
+    if count == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{count} {noun}s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn one_of_a_noun_is_singular_and_every_other_count_plural() {
+        assert_eq!(super::plural(1, "worker"), "1 worker");
+        assert_eq!(super::plural(0, "worker"), "0 workers");
+        assert_eq!(super::plural(2, "call"), "2 calls");
+    }
+
     use super::*;
 
     #[test]

@@ -123,8 +123,8 @@ pub fn text(verdicts: &[ChaosVerdict], comparison: &Comparison, settings: &Setti
     let mut lines = vec![
         String::new(),
         format!(
-            "chaos: {} workers, {} calls a run, seed {}, faults: {}",
-            settings.workers,
+            "chaos: {}, {} calls a run, seed {}, faults: {}",
+            crate::terminal::plural(settings.workers, "worker"),
             settings.operations,
             settings.seed,
             settings.faults.names().join(", ")
@@ -132,7 +132,10 @@ pub fn text(verdicts: &[ChaosVerdict], comparison: &Comparison, settings: &Setti
     ];
     for verdict in verdicts {
         let found = match (&verdict.finding, verdict.shrunk_calls) {
-            (Some(finding), Some(calls)) => format!("{finding} ({calls} calls shrunk)"),
+            (Some(finding), Some(calls)) => format!(
+                "{finding} ({} shrunk)",
+                crate::terminal::plural(calls, "call")
+            ),
             _ => String::new(),
         };
         lines.push(match (verdict.reference, verdict.caught) {

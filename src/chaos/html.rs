@@ -56,14 +56,14 @@ pub fn page(chaos: &Chaos) -> String {
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <title>lab chaos: {subject}</title><style>{STYLE}</style></head><body>\
          <h1>lab chaos: {subject}</h1>\
-         <p class=\"run\">{workers} workers, {operations} calls, seed {seed}; faults: {faults}</p>\
+         <p class=\"run\">{workers}, {operations} calls, seed {seed}; faults: {faults}</p>\
          <p class=\"verdict\">{verdict}</p><ul class=\"findings\">{findings}</ul>\
          <p class=\"model\">Model check: {model}</p>{replay}\
          {svg}{table}\
          <p class=\"prefix\">The longest valid prefix: the first {prefix} calls of this run.</p>\
          </body></html>\n",
         subject = text(&chaos.subject),
-        workers = settings.workers,
+        workers = crate::terminal::plural(settings.workers, "worker"),
         operations = settings.operations,
         seed = settings.seed,
         faults = text(&settings.faults.names().join(", ")),

@@ -4,6 +4,7 @@
 
 use super::history::{Call, Returned};
 use crate::operation::{Answer, Operation};
+use crate::terminal::plural;
 
 /// The call as a line's middle: the operation and its arguments, short.
 pub fn call_text(operation: &Operation) -> String {
@@ -102,8 +103,11 @@ pub fn report_text(chaos: &super::Chaos) -> String {
     let settings = &record.settings;
     let mut lines = vec![crate::terminal::fill_lines(
         &format!(
-            "lab chaos: {}, {} workers, {} calls, seed {}",
-            chaos.subject, settings.workers, settings.operations, settings.seed
+            "lab chaos: {}, {}, {} calls, seed {}",
+            chaos.subject,
+            plural(settings.workers, "worker"),
+            settings.operations,
+            settings.seed
         ),
         80,
     )];
@@ -186,14 +190,10 @@ pub fn report_text(chaos: &super::Chaos) -> String {
         let small_settings = &small.record.settings;
         lines.push(String::new());
         lines.push(format!(
-            "shrunk in {} runs to {} and {} calls; replay it with:",
-            shrunk.runs,
-            if small_settings.workers == 1 {
-                "1 worker".to_string()
-            } else {
-                format!("{} workers", small_settings.workers)
-            },
-            small.record.calls.len()
+            "shrunk in {} to {} and {}; replay it with:",
+            plural(shrunk.runs, "run"),
+            plural(small_settings.workers, "worker"),
+            plural(small.record.calls.len(), "call")
         ));
         // A command to copy: too long for one line, it goes on two, joined
         // by the shell's line continuation.

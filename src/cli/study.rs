@@ -9,6 +9,7 @@ use lease_lab::course::progress::Session;
 use lease_lab::course::progress::{self, Progress, Reflection, StepStatus};
 use lease_lab::exercise;
 use lease_lab::subject::Subject;
+use lease_lab::terminal::plural;
 use std::fmt::Write as _;
 use std::io;
 use std::path::Path;
@@ -586,15 +587,6 @@ fn reflection_text(reflection: &Reflection, width: usize) -> String {
 /// longer than the line stays whole), each line ending in a line break.
 fn wrapped(text: &str, width: usize, first: &str, rest: &str) -> String {
     lease_lab::terminal::fill(text, width, first, rest) + "\n"
-}
-
-/// "1 attempt", "3 attempts".
-fn plural(count: usize, noun: &str) -> String {
-    if count == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{count} {noun}s")
-    }
 }
 
 #[cfg(test)]

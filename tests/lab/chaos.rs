@@ -227,14 +227,15 @@ fn assert_caught_and_shrunk(variant: &str, operations: &str, says: &str, replay_
 /// [`assert_caught_and_shrunk_with`]).
 const CATCH_TRIES: usize = 3;
 
-/// [`assert_caught_and_shrunk`], with `more` arguments (e.g. the faults).
+/// [`assert_caught_and_shrunk`], with `more` arguments (e.g. the faults);
+/// returns the run that caught it.
 fn assert_caught_and_shrunk_with(
     more: &[&str],
     variant: &str,
     operations: &str,
     says: &str,
     replay_tries: usize,
-) {
+) -> Ran {
     let sandbox = Sandbox::new();
     let mut args = vec!["--variant", variant, "--operations", operations];
     if !more.contains(&"--seed") {
@@ -271,7 +272,7 @@ fn assert_caught_and_shrunk_with(
         let code = replayed.code;
         replays.push(replayed);
         if code == Some(1) {
-            return;
+            return ran;
         }
     }
     panic!(
@@ -453,7 +454,7 @@ fn mutant_f01a_hands_a_fence_out_twice_after_a_restart_and_is_caught() {
     // system's, and such a counterexample passed its replay three times
     // under load in one run of five. Seed 2's worker releases a job,
     // restarts, and claims it again within 546 calls.
-    assert_caught_and_shrunk_with(
+    let ran = assert_caught_and_shrunk_with(
         &[
             "--faults",
             "stalls,restarts,skew",
@@ -467,6 +468,14 @@ fn mutant_f01a_hands_a_fence_out_twice_after_a_restart_and_is_caught() {
         "✗ a fence handed out twice (step 4)",
         3,
     );
+    // One worker is named in the singular, in the run and in the shrink.
+    assert!(
+        ran.stdout
+            .starts_with("lab chaos: the Rust store, mutant f01a, 1 worker, 2000 calls, seed 2\n"),
+        "{}",
+        ran.stdout
+    );
+    assert!(ran.stdout.contains(" to 1 worker and "), "{}", ran.stdout);
 }
 
 // ---------------------------------------------------------------------------
