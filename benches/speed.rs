@@ -3,8 +3,9 @@
 //!
 //! - **feedback**: `lab check --impl python` (its wall time, and the Python
 //!   program's own CPU time in that same check, measured by a wrapper around
-//!   the program), `lab check --impl rust`, and `lab watch` from a save to
-//!   the result on screen;
+//!   the program, and the check again with `python3` the interpreter itself
+//!   where it is a launcher such as pyenv's shim), `lab check --impl rust`,
+//!   and `lab watch` from a save to the result on screen;
 //! - **the kill matrix**: the Rust store's reference and mutants, the Python
 //!   store's, against the approach the lab replaces, `cargo test --test
 //!   contract --features mutant-ID` for each worksheet mutant: warm (built
@@ -39,6 +40,14 @@ fn main() {
 
     let check_python = median_of(5, || timed(lab, &["check", "--impl", "python"]));
     let check_rust = median_of(5, || timed(lab, &["check", "--impl", "rust"]));
+    // The same check with `python3` the interpreter itself: where `python3`
+    // is a version manager's launcher (pyenv's is a shell script), what the
+    // launcher costs a check shows beside it.
+    let interpreter = work.path().join("interpreter");
+    let direct_path = direct_python(&interpreter);
+    let check_direct = median_of(5, || {
+        timed_with_path(lab, &["check", "--impl", "python"], &direct_path)
+    });
     let (check_wrapped, program_cpu) = {
         let mut runs: Vec<(Duration, Duration)> = (0..5)
             .map(|_| wrapped_check(lab, &store, &progress, work.path()))
@@ -52,6 +61,7 @@ fn main() {
     let variants_rust = lease_lab::variant::Variant::all_compiled().len();
 
     println!("\n{}, {} cores", cpu_model(), cores());
+    println!("{}", python_kind(&interpreter));
     println!("{:<66} {:>9}", "what", "seconds");
     let tests = lease_lab::suite::CASES.len();
     row(
@@ -66,6 +76,7 @@ fn main() {
         "  the Python program's own CPU time in that check",
         program_cpu,
     );
+    row("  the same, python3 the interpreter itself", check_direct);
     row("lab check --impl rust", check_rust);
     row("lab watch, from a save to the result on screen", watch);
     row(
@@ -91,6 +102,11 @@ fn main() {
     ratio(
         "check python / check rust (at most 2)",
         check_python,
+        check_rust,
+    );
+    ratio(
+        "  the same, python3 the interpreter itself",
+        check_direct,
         check_rust,
     );
     ratio(
@@ -161,10 +177,16 @@ fn median_of(runs: usize, mut measure: impl FnMut() -> Duration) -> Duration {
 
 /// The wall time of `lab ARGS`, which must succeed.
 fn timed(lab: &Path, args: &[&str]) -> Duration {
+    timed_with_path(lab, args, &std::env::var_os("PATH").unwrap_or_default())
+}
+
+/// [`timed`], with `path` as `PATH`.
+fn timed_with_path(lab: &Path, args: &[&str], path: &std::ffi::OsStr) -> Duration {
     let started = Instant::now();
     let output = Command::new(lab)
         .args(args)
         .args(["--color", "never"])
+        .env("PATH", path)
         .output()
         .expect("lab runs");
     let took = started.elapsed();
@@ -174,6 +196,40 @@ fn timed(lab: &Path, args: &[&str]) -> Duration {
         String::from_utf8_lossy(&output.stdout)
     );
     took
+}
+
+/// A `PATH` whose first folder, `folder`, holds `python3` as a link to the
+/// interpreter that this `PATH`'s `python3` runs (asked of Python itself),
+/// so that no launcher stands between the lab and the interpreter.
+fn direct_python(folder: &Path) -> std::ffi::OsString {
+    let asked = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("python3 runs");
+    assert!(asked.status.success(), "python3 names its interpreter");
+    let executable = String::from_utf8(asked.stdout).expect("a path in UTF-8");
+    std::fs::create_dir_all(folder).expect("a folder for the link");
+    std::os::unix::fs::symlink(executable.trim(), folder.join("python3"))
+        .expect("a link to the interpreter");
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::iter::once(folder.to_path_buf()).chain(std::env::split_paths(&path)))
+        .expect("a PATH")
+}
+
+/// Whether `PATH`'s `python3` is a launcher (a script that starts the
+/// interpreter, as pyenv's shim) or the interpreter that `folder` links to.
+fn python_kind(folder: &Path) -> &'static str {
+    // (Said of the PATH the bench was given, not of the one with `folder`.)
+    let linked = std::fs::read_link(folder.join("python3")).expect("the link");
+    let found = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|dir| dir.join("python3"))
+        .find(|candidate| candidate.is_file())
+        .and_then(|candidate| candidate.canonicalize().ok());
+    if found == linked.canonicalize().ok() {
+        "python3 is the interpreter itself"
+    } else {
+        "python3 is a launcher that starts the interpreter"
+    }
 }
 
 /// One `lab check` of the Python store run as one's own program through

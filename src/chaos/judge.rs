@@ -6,7 +6,7 @@ use super::history::Call;
 use super::linearize::{self, Verdict};
 use super::plan::Settings;
 use super::properties::{self, Violation};
-use super::run::{run, Record, Workers};
+use super::run::{run_until, Record, Workers};
 use std::path::Path;
 
 /// How many search steps the model check may take over a whole run before
@@ -47,11 +47,7 @@ impl Judgement {
     /// calls explains the answers. A model check cut off is not a failure
     /// (and not a pass: see [`Judgement::model_text`]).
     pub fn failed(&self) -> bool {
-        !self.violations.is_empty()
-            || matches!(
-                self.model,
-                Verdict::NotLinearizable { .. } | Verdict::Malformed { .. }
-            )
+        !self.violations.is_empty() || breaks(&self.model)
     }
 
     /// The job the first finding is about.
@@ -255,6 +251,21 @@ impl Judgement {
     }
 }
 
+/// Whether the model check's verdict is a failure: no order of the calls
+/// explains the answers, or the history cannot be judged.
+fn breaks(model: &Verdict) -> bool {
+    matches!(
+        model,
+        Verdict::NotLinearizable { .. } | Verdict::Malformed { .. }
+    )
+}
+
+/// Whether `record` would be judged failed ([`Judgement::failed`]), the
+/// model check made only when no property is broken.
+fn fails(record: &Record) -> bool {
+    !properties::check(record).is_empty() || breaks(&linearize::check(&record.calls, MODEL_BUDGET))
+}
+
 /// A failing run, shrunk.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Shrunk {
@@ -274,7 +285,8 @@ fn replays_exactly(settings: &Settings) -> bool {
 /// Shrinks `failing`: first to the fewest workers that still fail (with as
 /// many calls), then to the fewest calls, each candidate run two or three
 /// times in a row before it counts (a herd's race and a kill's moment are
-/// the operating system's). Every run has the same seed.
+/// the operating system's). Every run has the same seed; one that takes the
+/// seed's course every time stops as soon as it has failed ([`run_until`]).
 ///
 /// Errors: a run that could not be made.
 pub fn shrink(workers: &Workers, failing: &Judgement, scratch: &Path) -> Result<Shrunk, String> {
@@ -293,7 +305,16 @@ pub fn shrink(workers: &Workers, failing: &Judgement, scratch: &Path) -> Result<
                 return Ok(None);
             }
             *runs += 1;
-            let judged = Judgement::of(run(workers, &settings, scratch)?);
+            // A candidate that takes the seed's course every time stops once
+            // it has failed: only whether it fails, and where, is wanted of
+            // it, and a run stopped there is the run of that many calls.
+            // (Any other run goes to its end: the pause to look at the run
+            // so far changes how the next round's calls race, and a failure
+            // found right after one did not fail again in its replay.)
+            let mut failed_so_far = |so_far: &Record| fails(so_far);
+            let stop = replays_exactly(&settings)
+                .then_some(&mut failed_so_far as &mut dyn FnMut(&Record) -> bool);
+            let judged = Judgement::of(run_until(workers, &settings, scratch, stop)?);
             if !judged.failed() {
                 return Ok(None);
             }
@@ -312,12 +333,17 @@ pub fn shrink(workers: &Workers, failing: &Judgement, scratch: &Path) -> Result<
     // counterexample replays exactly (a kill lands when the operating
     // system lets it). As many calls as the failing run: without its
     // kills the run takes another course, and may fail later in it.
+    // (A candidate that failed stopped there: the next candidates, with
+    // fewer workers or without kills, take another course and are given
+    // the calls of the run that failed first.)
+    let calls = failing.record.settings.operations;
     let without_kills = |best: &Judgement, runs: &mut usize| -> Result<Option<Judgement>, String> {
         if !best.record.settings.faults.kills {
             return Ok(None);
         }
         let mut settings = best.record.settings.clone();
         settings.faults.kills = false;
+        settings.operations = calls;
         attempt(settings, runs)
     };
     if let Some(judged) = without_kills(&best, &mut runs)? {
@@ -326,6 +352,7 @@ pub fn shrink(workers: &Workers, failing: &Judgement, scratch: &Path) -> Result<
     for fewer in 1..best.record.settings.workers {
         let settings = Settings {
             workers: fewer,
+            operations: calls,
             ..best.record.settings.clone()
         };
         if let Some(judged) = attempt(settings, &mut runs)? {

@@ -138,6 +138,34 @@ struct Done {
 /// Errors: the database could not be made, or a worker never started (the
 /// implementation's own fault, said in its words).
 pub fn run(workers: &Workers, settings: &Settings, scratch: &Path) -> Result<Record, String> {
+    run_until(workers, settings, scratch, None)
+}
+
+/// After how many calls a run that may stop early first looks at what it
+/// has made; it looks again each time it has made twice as many, and at
+/// most [`LONGEST_UNCHECKED`] calls later.
+const FIRST_CHECK: usize = 32;
+
+/// See [`FIRST_CHECK`].
+const LONGEST_UNCHECKED: usize = 512;
+
+/// [`run`], stopped early when `stop` says so of the run so far: it is
+/// asked between two rounds, when no call is in flight, after 32 calls,
+/// twice as many, and so on (at most 512 calls apart), with the rows the
+/// file holds then. A run stopped after N calls is the run of the same settings
+/// with N calls (the seed makes the same calls up to there), and its record
+/// says so; a run with power cuts is never stopped early, since where its
+/// cut falls depends on the number of calls.
+pub fn run_until(
+    workers: &Workers,
+    settings: &Settings,
+    scratch: &Path,
+    mut stop: Option<&mut dyn FnMut(&Record) -> bool>,
+) -> Result<Record, String> {
+    if settings.faults.power {
+        stop = None;
+    }
+    let mut next_check = FIRST_CHECK;
     let dir = tempfile::Builder::new()
         .prefix("lease-lab-chaos-")
         .tempdir_in(scratch)
@@ -184,6 +212,26 @@ pub fn run(workers: &Workers, settings: &Settings, scratch: &Path) -> Result<Rec
     let mut kills = 0;
     let mut restarts = 0;
     let sinks = Sinks::new();
+    // The record of the run so far, with the rows the file holds now: a
+    // run ends when it has made as many calls as its settings say, or
+    // when it was stopped, as the run of that many calls.
+    let record_now = |calls: Vec<Call>, team: &[Worker], kills: usize, restarts: usize| {
+        let (rows, integrity) = read_file(&db);
+        Record {
+            settings: Settings {
+                operations: calls.len(),
+                ..settings.clone()
+            },
+            calls,
+            rows,
+            integrity,
+            skews: team.iter().map(|worker| worker.skew).collect(),
+            kills,
+            restarts,
+            sinks: sinks.report_of(),
+            took: started.elapsed(),
+        }
+    };
     let mut round = 0;
     while calls.len() < settings.operations {
         round += 1;
@@ -336,21 +384,16 @@ pub fn run(workers: &Workers, settings: &Settings, scratch: &Path) -> Result<Rec
                 worker.restart();
             }
         }
+        if let Some(stop) = stop.as_mut().filter(|_| calls.len() >= next_check) {
+            next_check = calls.len() + calls.len().min(LONGEST_UNCHECKED);
+            if stop(&record_now(calls.clone(), &team, kills, restarts)) {
+                break;
+            }
+        }
     }
     drop(stores);
     drop(keeper);
-    let (rows, integrity) = read_file(&db);
-    Ok(Record {
-        settings: settings.clone(),
-        calls,
-        rows,
-        integrity,
-        skews: team.iter().map(|worker| worker.skew).collect(),
-        kills,
-        restarts,
-        sinks: sinks.report_of(),
-        took: started.elapsed(),
-    })
+    Ok(record_now(calls, &team, kills, restarts))
 }
 
 /// The longest the power cut waits once a round's calls are sent.
@@ -501,4 +544,105 @@ fn read_file(db: &PathBuf) -> (Result<Vec<crate::job::Job>, String>, String) {
         })
         .map_err(|error| error.to_string());
     (rows, integrity)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chaos::plan::Faults;
+    use crate::subject::Subject;
+
+    /// The Python store's workers: a program as itself, which a unit test
+    /// can start (the compiled stores' workers are the `lab` binary).
+    fn python_workers() -> Workers {
+        let variant = Subject::Python.reference().expect("the Python store");
+        let unused = WorkerCommand {
+            program: PathBuf::from("the-lab-binary-is-not-used"),
+            args: Vec::new(),
+        };
+        Workers::of(&variant, &unused)
+    }
+
+    /// A run told to stop is asked after 32 calls, then after twice as
+    /// many, between rounds; stopped, its record says how many calls it
+    /// made, and a run of the same settings with that many calls makes the
+    /// same calls with the same answers.
+    #[test]
+    fn a_run_stopped_after_n_calls_is_the_run_of_n_calls() {
+        let workers = python_workers();
+        let scratch = tempfile::tempdir().expect("a folder");
+        let settings = Settings {
+            workers: 1,
+            operations: 400,
+            seed: 5,
+            faults: Faults {
+                stalls: true,
+                restarts: true,
+                skew: 2.0,
+                ..Faults::none()
+            },
+        };
+        let mut asked = Vec::new();
+        let mut stop = |so_far: &Record| {
+            asked.push(so_far.calls.len());
+            assert_eq!(so_far.settings.operations, so_far.calls.len());
+            so_far.calls.len() >= 100
+        };
+        let stopped = run_until(&workers, &settings, scratch.path(), Some(&mut stop))
+            .expect("the run is made");
+        assert_eq!(asked.len(), 3, "asked after {asked:?} calls");
+        assert!((32..64).contains(&asked[0]), "{asked:?}");
+        assert!((64..128).contains(&asked[1]), "{asked:?}");
+        assert!(asked[2] >= 128, "{asked:?}");
+        let made = stopped.calls.len();
+        assert_eq!(made, asked[2]);
+        assert_eq!(stopped.settings.operations, made);
+        assert!(stopped.rows.is_ok(), "{:?}", stopped.rows);
+
+        let whole = run(
+            &workers,
+            &Settings {
+                operations: made,
+                ..settings
+            },
+            scratch.path(),
+        )
+        .expect("the run is made");
+        let course = |record: &Record| -> Vec<(usize, Operation, Returned)> {
+            record
+                .calls
+                .iter()
+                .map(|call| (call.worker, call.operation.clone(), call.returned.clone()))
+                .collect()
+        };
+        assert_eq!(course(&whole), course(&stopped));
+        assert_eq!(whole.rows, stopped.rows);
+    }
+
+    /// A run never told to stop goes to its end.
+    #[test]
+    fn a_run_that_is_not_stopped_makes_every_call() {
+        let scratch = tempfile::tempdir().expect("a folder");
+        let settings = Settings {
+            workers: 2,
+            operations: 120,
+            seed: 1,
+            faults: Faults::none(),
+        };
+        let mut asked = 0;
+        let mut never = |_: &Record| {
+            asked += 1;
+            false
+        };
+        let record = run_until(
+            &python_workers(),
+            &settings,
+            scratch.path(),
+            Some(&mut never),
+        )
+        .expect("the run is made");
+        assert_eq!(record.calls.len(), 120);
+        assert_eq!(record.settings.operations, 120);
+        assert_eq!(asked, 2, "asked after 32 and 64 calls, not after 120");
+    }
 }
