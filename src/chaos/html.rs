@@ -60,7 +60,7 @@ pub fn page(chaos: &Chaos) -> String {
          <p class=\"verdict\">{verdict}</p><ul class=\"findings\">{findings}</ul>\
          <p class=\"model\">Model check: {model}</p>{replay}\
          {svg}{table}\
-         <p class=\"prefix\">The longest valid prefix: the first {prefix} calls of this run.</p>\
+         <p class=\"prefix\">The longest valid prefix: {prefix}.</p>\
          </body></html>\n",
         subject = text(&chaos.subject),
         workers = crate::terminal::plural(settings.workers, "worker"),
@@ -70,7 +70,7 @@ pub fn page(chaos: &Chaos) -> String {
         model = text(&judged.model_text()),
         svg = lanes(judged, &shown, &culprits),
         table = table(judged, &shown, &culprits),
-        prefix = judged.longest_valid_prefix(),
+        prefix = judged.valid_prefix_text(),
     )
 }
 

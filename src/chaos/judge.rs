@@ -189,6 +189,16 @@ impl Judgement {
             .collect()
     }
 
+    /// The longest valid prefix in words: "the first 12 calls of this
+    /// run", "the first call of this run", "none of this run's calls".
+    pub fn valid_prefix_text(&self) -> String {
+        match self.longest_valid_prefix() {
+            0 => "none of this run's calls".into(),
+            1 => "the first call of this run".into(),
+            calls => format!("the first {calls} calls of this run"),
+        }
+    }
+
     /// How many calls, from the first in the order sent, still break
     /// nothing: the longest valid prefix of the run.
     pub fn longest_valid_prefix(&self) -> usize {

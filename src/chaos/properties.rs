@@ -502,6 +502,47 @@ mod tests {
             .collect()
     }
 
+    /// The longest valid prefix is said in words, one call in the
+    /// singular and none as none.
+    #[test]
+    fn the_longest_valid_prefix_is_said_in_words() {
+        let calls = vec![
+            enqueue(0),
+            claim(0, 10, 1.0, Some(1)),
+            claim(1, 20, 5.0, Some(2)),
+        ];
+        let judged = |breaking: Option<usize>| crate::chaos::judge::Judgement {
+            record: record(calls.clone(), vec![row("w2", 2, false)]),
+            violations: breaking
+                .map(|call| Violation {
+                    property: Property::FenceTwice,
+                    step: 4,
+                    job: Some("j".into()),
+                    calls: vec![call],
+                    text: String::new(),
+                })
+                .into_iter()
+                .collect(),
+            model: crate::chaos::linearize::check(&calls, 1000),
+        };
+        assert_eq!(
+            judged(Some(0)).valid_prefix_text(),
+            "none of this run's calls"
+        );
+        assert_eq!(
+            judged(Some(1)).valid_prefix_text(),
+            "the first call of this run"
+        );
+        assert_eq!(
+            judged(Some(2)).valid_prefix_text(),
+            "the first 2 calls of this run"
+        );
+        assert_eq!(
+            judged(None).valid_prefix_text(),
+            "the first 3 calls of this run"
+        );
+    }
+
     #[test]
     fn a_sound_history_breaks_nothing() {
         let calls = vec![

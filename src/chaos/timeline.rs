@@ -237,8 +237,8 @@ pub fn report_text(chaos: &super::Chaos) -> String {
             ));
         }
         lines.push(format!(
-            "the longest valid prefix: the first {} calls of this run",
-            small.longest_valid_prefix()
+            "the longest valid prefix: {}",
+            small.valid_prefix_text()
         ));
     }
     let sinks = &record.sinks;
