@@ -270,14 +270,14 @@ pub fn plural(count: usize, noun: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn one_of_a_noun_is_singular_and_every_other_count_plural() {
-        assert_eq!(super::plural(1, "worker"), "1 worker");
-        assert_eq!(super::plural(0, "worker"), "0 workers");
-        assert_eq!(super::plural(2, "call"), "2 calls");
+        assert_eq!(plural(1, "worker"), "1 worker");
+        assert_eq!(plural(0, "worker"), "0 workers");
+        assert_eq!(plural(2, "call"), "2 calls");
     }
-
-    use super::*;
 
     #[test]
     fn the_width_is_columns_else_the_terminal_s_else_80_and_never_under_40() {

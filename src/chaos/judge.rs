@@ -47,7 +47,11 @@ impl Judgement {
     /// calls explains the answers. A model check cut off is not a failure
     /// (and not a pass: see [`Judgement::model_text`]).
     pub fn failed(&self) -> bool {
-        !self.violations.is_empty() || breaks(&self.model)
+        !self.violations.is_empty()
+            || matches!(
+                self.model,
+                Verdict::NotLinearizable { .. } | Verdict::Malformed { .. }
+            )
     }
 
     /// The job the first finding is about.
@@ -261,21 +265,6 @@ impl Judgement {
     }
 }
 
-/// Whether the model check's verdict is a failure: no order of the calls
-/// explains the answers, or the history cannot be judged.
-fn breaks(model: &Verdict) -> bool {
-    matches!(
-        model,
-        Verdict::NotLinearizable { .. } | Verdict::Malformed { .. }
-    )
-}
-
-/// Whether `record` would be judged failed ([`Judgement::failed`]), the
-/// model check made only when no property is broken.
-fn fails(record: &Record) -> bool {
-    !properties::check(record).is_empty() || breaks(&linearize::check(&record.calls, MODEL_BUDGET))
-}
-
 /// A failing run, shrunk.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Shrunk {
@@ -321,10 +310,18 @@ pub fn shrink(workers: &Workers, failing: &Judgement, scratch: &Path) -> Result<
             // (Any other run goes to its end: the pause to look at the run
             // so far changes how the next round's calls race, and a failure
             // found right after one did not fail again in its replay.)
-            let mut failed_so_far = |so_far: &Record| fails(so_far);
+            // The judgement that stopped a run is the run's.
+            let mut stopped_by = None;
+            let mut failed_so_far = |so_far: &Record| {
+                let judged = Judgement::of(so_far.clone());
+                let failed = judged.failed();
+                stopped_by = failed.then_some(judged);
+                failed
+            };
             let stop = replays_exactly(&settings)
                 .then_some(&mut failed_so_far as &mut dyn FnMut(&Record) -> bool);
-            let judged = Judgement::of(run_until(workers, &settings, scratch, stop)?);
+            let record = run_until(workers, &settings, scratch, stop)?;
+            let judged = stopped_by.unwrap_or_else(|| Judgement::of(record));
             if !judged.failed() {
                 return Ok(None);
             }

@@ -153,8 +153,8 @@ const LONGEST_UNCHECKED: usize = 512;
 /// asked between two rounds, when no call is in flight, after 32 calls,
 /// twice as many, and so on (at most 512 calls apart), with the rows the
 /// file holds then. A run stopped after N calls is the run of the same settings
-/// with N calls (the seed makes the same calls up to there), and its record
-/// says so; a run with power cuts is never stopped early, since where its
+/// with N calls (the seed makes the same calls up to there), and the record
+/// returned is the one `stop` was shown, which says so; a run with power cuts is never stopped early, since where its
 /// cut falls depends on the number of calls.
 pub fn run_until(
     workers: &Workers,
@@ -166,6 +166,8 @@ pub fn run_until(
         stop = None;
     }
     let mut next_check = FIRST_CHECK;
+    // The record `stop` was shown when it said to stop: the run's own.
+    let mut stopped = None;
     let dir = tempfile::Builder::new()
         .prefix("lease-lab-chaos-")
         .tempdir_in(scratch)
@@ -386,14 +388,16 @@ pub fn run_until(
         }
         if let Some(stop) = stop.as_mut().filter(|_| calls.len() >= next_check) {
             next_check = calls.len() + calls.len().min(LONGEST_UNCHECKED);
-            if stop(&record_now(calls.clone(), &team, kills, restarts)) {
+            let so_far = record_now(calls.clone(), &team, kills, restarts);
+            if stop(&so_far) {
+                stopped = Some(so_far);
                 break;
             }
         }
     }
     drop(stores);
     drop(keeper);
-    Ok(record_now(calls, &team, kills, restarts))
+    Ok(stopped.unwrap_or_else(|| record_now(calls, &team, kills, restarts)))
 }
 
 /// The longest the power cut waits once a round's calls are sent.
