@@ -155,24 +155,71 @@ impl Worker {
         self.killed = true;
     }
 
-    /// Waits, up to `limit`, until the worker's log ends in the `begin`
-    /// line of a claim, renewal, completion or release: it is inside that
-    /// call, which takes the write lock.
-    fn wait_for_write(&self, limit: Duration) {
+    /// Kills the worker inside a call that writes, a random moment into it.
+    ///
+    /// Waits, up to `limit`, until the log ends in the `begin` line of a
+    /// claim, renewal, completion or release (a call that takes the write
+    /// lock), lets the call run up to a millisecond, then freezes the
+    /// process (SIGSTOP) and reads the log again. Still inside a write: the
+    /// frozen process is killed there. The call has ended: the process goes
+    /// on (SIGCONT) and the next call is aimed at. Freezing first is what
+    /// makes the kill land: on a fast disk a call takes less time than the
+    /// delay, and a kill sent after it would strike between calls. Past
+    /// `limit`, the worker is killed wherever it is.
+    fn kill_inside_write(&mut self, rng: &mut fastrand::Rng, limit: Duration) {
         let give_up = Instant::now() + limit;
         while Instant::now() < give_up {
-            let inside = last_line(&self.log)
-                .and_then(|line| serde_json::from_str::<Value>(&line).ok())
-                .is_some_and(|line| {
-                    matches!(
-                        line["op"].as_str(),
-                        Some("claim" | "renew" | "complete" | "release")
-                    )
-                });
-            if inside {
-                return;
+            if !self.inside_write() {
+                thread::sleep(Duration::from_micros(200));
+                continue;
             }
-            thread::sleep(Duration::from_micros(200));
+            thread::sleep(Duration::from_micros(rng.u64(0..1_000)));
+            if !self.freeze() || self.inside_write() {
+                break;
+            }
+            self.signal(libc::SIGCONT);
+        }
+        self.kill();
+    }
+
+    /// Whether the log ends in the `begin` line of a call that writes.
+    fn inside_write(&self) -> bool {
+        last_line(&self.log)
+            .and_then(|line| serde_json::from_str::<Value>(&line).ok())
+            .is_some_and(|line| {
+                matches!(
+                    line["op"].as_str(),
+                    Some("claim" | "renew" | "complete" | "release")
+                )
+            })
+    }
+
+    /// Stops the process with SIGSTOP and waits until it has stopped, so
+    /// that its log no longer moves. False when it exited instead.
+    fn freeze(&self) -> bool {
+        self.signal(libc::SIGSTOP);
+        let pid = libc::id_t::from(self.child.id());
+        // SAFETY: waitid(2) writes only into `info`, which lives on this
+        // stack; WNOWAIT leaves the child's state for `Child::wait` to reap.
+        let (rc, code) = unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            let rc = libc::waitid(
+                libc::P_PID,
+                pid,
+                &mut info,
+                libc::WSTOPPED | libc::WEXITED | libc::WNOWAIT,
+            );
+            (rc, info.si_code)
+        };
+        rc == 0 && code == libc::CLD_STOPPED
+    }
+
+    fn signal(&self, signal: libc::c_int) {
+        let pid = libc::pid_t::try_from(self.child.id()).expect("a pid fits pid_t");
+        // SAFETY: kill(2) has no memory effects; a pid that has exited but
+        // not been reaped (the child is ours) still names it.
+        unsafe {
+            libc::kill(pid, signal);
         }
     }
 
@@ -1222,15 +1269,14 @@ fn killed_workers_leave_a_sound_file_and_the_rest_carry_on() {
         thread::sleep(Duration::from_millis(rng.u64(100..300)));
         let index = rng.usize(0..WORKERS);
         let victim = live[index];
-        // Two kills in three wait until the victim has begun a call that
-        // writes, then strike a random moment into it (a commit waits some
-        // milliseconds for its fsync), so kills land inside transactions
-        // and commits. The others strike at any moment.
+        // Two kills in three land inside a call that writes, a random
+        // moment into it, so kills strike transactions and commits. The
+        // others strike at any moment.
         if rng.u8(0..3) > 0 {
-            run.workers[victim].wait_for_write(Duration::from_secs(1));
-            thread::sleep(Duration::from_micros(rng.u64(0..1_000)));
+            run.workers[victim].kill_inside_write(&mut rng, Duration::from_secs(1));
+        } else {
+            run.workers[victim].kill();
         }
-        run.workers[victim].kill();
         last_kill_nanos = unix_nanos();
         kills += 1;
         let ops = read_log(&run.workers[victim].owner, &run.workers[victim].log, true)
