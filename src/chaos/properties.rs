@@ -619,6 +619,23 @@ mod tests {
         );
     }
 
+    /// A lost job is found in the file at the end: the timeline shows its
+    /// calls after the enqueue too, one of which took the row away, and
+    /// a shrink keeps the calls through the run's end.
+    #[test]
+    fn a_lost_job_shows_every_call_on_it() {
+        let calls = vec![
+            enqueue(0),
+            claim(0, 10, 1.0, Some(1)),
+            complete(0, 20, 1, true),
+            claim(1, 30, 9.0, None),
+        ];
+        let judged = crate::chaos::judge::Judgement::of(record(calls, vec![]));
+        assert_eq!(judged.culprits(), vec![0]);
+        assert_eq!(judged.shown(), vec![0, 1, 2, 3]);
+        assert_eq!(judged.not_shown(), 0);
+    }
+
     /// A claim whose worker was killed may have taken the fence the stored
     /// row shows: an unknown outcome is never counted on.
     #[test]

@@ -226,7 +226,8 @@ pub fn report_text(chaos: &super::Chaos) -> String {
         let hidden = small.not_shown();
         if hidden > 0 {
             lines.push(format!(
-                "  … {hidden} more calls of {} not shown (--format json has all)",
+                "  … {} of {} not shown (--format json has all)",
+                plural(hidden, "more call"),
                 small.job().unwrap_or("the job")
             ));
         }
