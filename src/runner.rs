@@ -106,30 +106,35 @@ pub fn run_case(
     };
     let db = folder.path().join("jobs.db");
     store.open_stderr_window();
-    let (sender, receiver) = mpsc::channel();
     let tested = Arc::clone(&store);
-    let spawned = thread::Builder::new()
-        .name(case.name.to_string())
-        .spawn(move || {
-            IN_A_TEST.with(|flag| flag.set(true));
-            let recorder = FaultRecorder::new(tested.as_ref());
-            let bench = Bench::new(&recorder, db);
-            let result = panic::catch_unwind(AssertUnwindSafe(|| (case.run)(&bench)));
-            let outcome = match (recorder.first_fault(), result) {
-                (Some(fault), _) => outcome_of_fault(&fault),
-                (None, Ok(checked)) => Outcome::from_checked(checked),
-                (None, Err(payload)) => Outcome::Crash {
-                    message: format!("panicked: {}", panic_text(payload.as_ref())),
-                },
-            };
-            let _ = sender.send((outcome, recorder.operations()));
-        });
-    if let Err(error) = spawned {
-        let message = format!("cannot start a test thread: {error}");
-        return TestRun::new(case.name, Outcome::Crash { message }, started.elapsed());
-    }
+    let body = move || {
+        // A test that set this thread's busy timeout leaves it to the next.
+        tested.set_thread_busy_timeout(None);
+        let recorder = FaultRecorder::new(tested.as_ref());
+        let bench = Bench::new(&recorder, db);
+        let result = panic::catch_unwind(AssertUnwindSafe(|| (case.run)(&bench)));
+        let outcome = match (recorder.first_fault(), result) {
+            (Some(fault), _) => outcome_of_fault(&fault),
+            (None, Ok(checked)) => Outcome::from_checked(checked),
+            (None, Err(payload)) => Outcome::Crash {
+                message: format!("panicked: {}", panic_text(payload.as_ref())),
+            },
+        };
+        (outcome, recorder.operations())
+    };
+    let thread = TestThread::take().and_then(|mut thread| Ok((thread.run(body)?, thread)));
+    let (receiver, thread) = match thread {
+        Ok(started) => started,
+        Err(error) => {
+            let message = format!("cannot start a test thread: {error}");
+            return TestRun::new(case.name, Outcome::Crash { message }, started.elapsed());
+        }
+    };
     let (outcome, operations) = match receiver.recv_timeout(timeout) {
-        Ok(ended) => ended,
+        Ok(ended) => {
+            thread.give_back();
+            ended
+        }
         Err(_) => {
             // A program's call gives up a little before the test does (see
             // `call_limit`), saying which request it left unanswered; on a
@@ -167,6 +172,76 @@ pub fn run_case(
 /// called (it did not end, or was not run) counts as having called.
 fn every_operation() -> Vec<String> {
     NAMES.iter().map(|name| name.to_string()).collect()
+}
+
+/// What a test's thread hands back: the test's outcome and the operations
+/// it called.
+type Ended = (Outcome, Vec<String>);
+
+/// A test to run on a [`TestThread`], and where its end goes.
+type TestBody = (Box<dyn FnOnce() -> Ended + Send>, mpsc::Sender<Ended>);
+
+/// A thread that runs tests one at a time for the thread that asks, kept
+/// from one test to the next: a run of the kill matrix makes thousands of
+/// tests, and starting a thread for each cost more than many of them do.
+///
+/// A test that outlives its limit keeps its thread: that thread is never
+/// given another test (the asking thread drops it and starts a new one),
+/// so a late test cannot delay or disturb the ones after it.
+struct TestThread {
+    tests: mpsc::Sender<TestBody>,
+}
+
+thread_local! {
+    /// This thread's test thread, free for the next test.
+    static FREE_TEST_THREAD: std::cell::RefCell<Option<TestThread>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+impl TestThread {
+    /// This thread's free test thread, or a new one.
+    fn take() -> std::io::Result<TestThread> {
+        match FREE_TEST_THREAD.with(|free| free.borrow_mut().take()) {
+            Some(thread) => Ok(thread),
+            None => TestThread::start(),
+        }
+    }
+
+    /// Runs `body` on the test thread; its end arrives on the receiver.
+    fn run(
+        &mut self,
+        body: impl FnOnce() -> Ended + Send + 'static,
+    ) -> std::io::Result<mpsc::Receiver<Ended>> {
+        let (ended, receiver) = mpsc::channel();
+        if let Err(mpsc::SendError(test)) = self.tests.send((Box::new(body), ended)) {
+            // Its thread is gone (a panic outside a test's own catch):
+            // the test goes to a new one.
+            *self = TestThread::start()?;
+            self.tests
+                .send(test)
+                .map_err(|_| std::io::Error::other("a new test thread ended at once"))?;
+        }
+        Ok(receiver)
+    }
+
+    /// The test ended in time: the thread is free for this thread's next.
+    fn give_back(self) {
+        FREE_TEST_THREAD.with(|free| *free.borrow_mut() = Some(self));
+    }
+
+    fn start() -> std::io::Result<TestThread> {
+        let (tests, bodies) = mpsc::channel::<TestBody>();
+        thread::Builder::new()
+            .name("lease-lab test".into())
+            .spawn(move || {
+                IN_A_TEST.with(|flag| flag.set(true));
+                // Ends once the asking thread drops its end of the channel.
+                for (body, ended) in bodies {
+                    let _ = ended.send(body());
+                }
+            })?;
+        Ok(TestThread { tests })
+    }
 }
 
 /// How many of the last lines a program wrote on standard error during a

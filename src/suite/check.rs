@@ -2,10 +2,11 @@
 //! database path) and checks that turn a wrong answer into a [`Failure`]
 //! saying what was expected and what came back.
 
+use super::reader::Reader;
 use crate::error::StoreError;
 use crate::job::{Fence, Job};
 use crate::job_store::JobStore;
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::Connection;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -305,12 +306,17 @@ fn error_text(error: &StoreError) -> String {
 pub struct Bench<'a> {
     store: &'a dyn JobStore,
     db: PathBuf,
+    reader: Reader,
 }
 
 impl<'a> Bench<'a> {
     /// A bench for `store` on the database path `db`.
     pub fn new(store: &'a dyn JobStore, db: PathBuf) -> Bench<'a> {
-        Bench { store, db }
+        Bench {
+            store,
+            db,
+            reader: Reader::default(),
+        }
     }
 
     /// The implementation under test, for calls whose error is the point.
@@ -339,7 +345,16 @@ impl<'a> Bench<'a> {
 
     /// `init_db` on the bench's database.
     pub fn init(&self) -> Answered<()> {
-        self.answer("init_db".into(), self.store.init_db(&self.db))
+        self.answer("init_db".into(), self.store.init_db(&self.db))?;
+        self.reader.keep(&self.db);
+        Ok(())
+    }
+
+    /// Closes the bench's own connection to the database (see
+    /// [`crate::suite::reader`]), before a power cut that no handle opened
+    /// earlier may survive. The next [`Bench::init`] opens it again.
+    pub fn let_go_of_the_file(&self) {
+        self.reader.let_go();
     }
 
     /// `init_db` then `enqueue` of each job.
@@ -450,8 +465,7 @@ impl<'a> Bench<'a> {
 
     /// Every stored row of the database at `db`, as [`Bench::rows`] reads them.
     pub fn rows_at(&self, db: &Path) -> Answered<Vec<Job>> {
-        let read = || -> rusqlite::Result<Vec<Job>> {
-            let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+        let read = |conn: &Connection| -> rusqlite::Result<Vec<Job>> {
             let mut statement =
                 conn.prepare("SELECT id, owner, until, fence, result, done FROM jobs ORDER BY id")?;
             let rows = statement.query_map([], |row| {
@@ -466,7 +480,7 @@ impl<'a> Bench<'a> {
             })?;
             rows.collect()
         };
-        read().map_err(|error| Failure {
+        self.reader.read(db, read).map_err(|error| Failure {
             check: "reading the jobs table with plain SQL".into(),
             expected: "the stored rows".into(),
             actual: format!("Err({error})"),
@@ -661,6 +675,9 @@ impl<'a> Bench<'a> {
     /// user can. Everything is made writable again afterwards.
     pub fn with_read_only_database<T>(&self, db: &Path, action: impl FnOnce() -> T) -> Answered<T> {
         use std::os::unix::fs::PermissionsExt;
+        // The kept index was mapped writable: the store's connection must
+        // find the files as the new modes leave them.
+        self.reader.let_go();
         let files: Vec<PathBuf> = ["", "-wal", "-shm"]
             .iter()
             .map(|suffix| PathBuf::from(format!("{}{suffix}", db.display())))

@@ -15,6 +15,7 @@
 //! [`JobStore`]: crate::job_store::JobStore
 
 mod check;
+pub(crate) mod reader;
 pub mod step1;
 pub mod step2;
 pub mod step3;

@@ -183,6 +183,8 @@ pub fn a_returned_fence_survives_a_power_cut(bench: &Bench) -> Checked {
     };
     install().map_err(|error| shim("installing the power-loss shim", error))?;
     bench.init_with(&["j"])?;
+    // Every handle opened before the cut dies with the power.
+    bench.let_go_of_the_file();
     let disk = Disk::track(bench.db()).map_err(|error| shim("tracking the database", error))?;
     bench.claim_expecting("j", "A", 100.0, 10.0, Some(1))?;
     disk.cut()
