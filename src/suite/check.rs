@@ -350,9 +350,9 @@ impl<'a> Bench<'a> {
         Ok(())
     }
 
-    /// Closes the bench's own connection to the database (see
-    /// [`crate::suite::reader`]), before a power cut that no handle opened
-    /// earlier may survive. The next [`Bench::init`] opens it again.
+    /// Closes the bench's own idle read-only connection to the database
+    /// (kept open from `init_db` on), before a power cut that no handle
+    /// opened earlier may survive. The next [`Bench::init`] opens it again.
     pub fn let_go_of_the_file(&self) {
         self.reader.let_go();
     }
