@@ -37,6 +37,7 @@ pub mod exercise_table;
 pub mod external;
 pub mod fault;
 pub mod handle;
+pub mod immutable;
 pub mod job;
 pub mod job_store;
 pub mod lab_text;

@@ -4,6 +4,7 @@
 
 use super::reader::Reader;
 use crate::error::StoreError;
+use crate::immutable;
 use crate::job::{Fence, Job};
 use crate::job_store::JobStore;
 use rusqlite::Connection;
@@ -671,8 +672,8 @@ impl<'a> Bench<'a> {
 
     /// Runs `action` while the database at `db` cannot be written: its file
     /// (and the log files beside it) read-only, and, since root ignores
-    /// permission bits, also marked immutable with `chattr +i` where this
-    /// user can. Everything is made writable again afterwards.
+    /// permission bits, also marked immutable (as `chattr +i` does) where
+    /// this user can. Everything is made writable again afterwards.
     pub fn with_read_only_database<T>(&self, db: &Path, action: impl FnOnce() -> T) -> Answered<T> {
         use std::os::unix::fs::PermissionsExt;
         // The kept index was mapped writable: the store's connection must
@@ -688,18 +689,14 @@ impl<'a> Bench<'a> {
                 let _ = std::fs::set_permissions(file, std::fs::Permissions::from_mode(mode));
             }
         };
-        let chattr = |flag: &str| {
-            std::process::Command::new("chattr")
-                .arg(flag)
-                .args(&files)
-                .stderr(std::process::Stdio::null())
-                .status()
-                .is_ok_and(|status| status.success())
-        };
         set_mode(0o444);
         let writable = std::fs::OpenOptions::new().write(true).open(db).is_ok();
-        let immutable = writable && chattr("+i");
-        if writable && !immutable {
+        // Every file is flagged, or (below) none stays flagged.
+        let flagged = writable && files.iter().all(|file| immutable::set(file, true));
+        if writable && !flagged {
+            for file in &files {
+                immutable::set(file, false);
+            }
             set_mode(0o644);
             return Err(Failure {
                 check: "making the database file read-only".into(),
@@ -709,8 +706,10 @@ impl<'a> Bench<'a> {
             });
         }
         let result = action();
-        if immutable {
-            chattr("-i");
+        if flagged {
+            for file in &files {
+                immutable::set(file, false);
+            }
         }
         set_mode(0o644);
         Ok(result)

@@ -242,8 +242,8 @@ fn a_directory_is_refused_by_every_operation() {
 /// Makes a file read-only for this process, as honestly as the user allows.
 ///
 /// Permission bits come first. Root ignores them, so when the file is still
-/// writable the file is also made immutable (`chattr +i`, which binds root
-/// too, on ext4, xfs, btrfs and tmpfs). Returns `None` when neither works.
+/// writable the file is also made immutable (as `chattr +i` does, which binds
+/// root too, on ext4, xfs and btrfs). Returns `None` when neither works.
 /// The guard undoes the immutable flag so the folder can be removed.
 struct ReadOnly {
     path: PathBuf,
@@ -262,11 +262,7 @@ impl ReadOnly {
                 immutable: false,
             });
         }
-        let flagged = Command::new("chattr")
-            .arg("+i")
-            .arg(path)
-            .status()
-            .is_ok_and(|status| status.success());
+        let flagged = lease_lab::immutable::set(path, true);
         let guard = ReadOnly {
             path: path.to_path_buf(),
             immutable: flagged,
@@ -278,7 +274,7 @@ impl ReadOnly {
 impl Drop for ReadOnly {
     fn drop(&mut self) {
         if self.immutable {
-            let _ = Command::new("chattr").arg("-i").arg(&self.path).status();
+            lease_lab::immutable::set(&self.path, false);
         }
     }
 }
@@ -287,7 +283,7 @@ impl Drop for ReadOnly {
 /// operation that writes fails with "read-only" (exit 1 from the shell),
 /// `init_db` on the already made table succeeds as it has nothing to
 /// write, and the rows stay as they were. Run as root, the file is made
-/// immutable with `chattr +i`, since root ignores permission bits.
+/// immutable (as `chattr +i` does), since root ignores permission bits.
 #[test]
 fn a_read_only_file_answers_reads_and_refuses_writes() {
     let scratch = Scratch::new();
@@ -296,7 +292,7 @@ fn a_read_only_file_answers_reads_and_refuses_writes() {
     let Some(_guard) = ReadOnly::make(&db) else {
         eprintln!(
             "\n*** SKIPPED a_read_only_file_answers_reads_and_refuses_writes: this user can \
-             still write a file with mode 0444 and `chattr +i` did not stop it (not root, or \
+             still write a file with mode 0444 and the immutable flag did not stop it (not root, or \
              a file system without the immutable flag) ***\n"
         );
         return;
