@@ -689,14 +689,17 @@ impl<'a> Bench<'a> {
                 let _ = std::fs::set_permissions(file, std::fs::Permissions::from_mode(mode));
             }
         };
+        let clear = || {
+            for file in &files {
+                immutable::set(file, false);
+            }
+        };
         set_mode(0o444);
         let writable = std::fs::OpenOptions::new().write(true).open(db).is_ok();
         // Every file is flagged, or (below) none stays flagged.
         let flagged = writable && files.iter().all(|file| immutable::set(file, true));
         if writable && !flagged {
-            for file in &files {
-                immutable::set(file, false);
-            }
+            clear();
             set_mode(0o644);
             return Err(Failure {
                 check: "making the database file read-only".into(),
@@ -707,9 +710,7 @@ impl<'a> Bench<'a> {
         }
         let result = action();
         if flagged {
-            for file in &files {
-                immutable::set(file, false);
-            }
+            clear();
         }
         set_mode(0o644);
         Ok(result)
