@@ -117,7 +117,7 @@ impl Exercise {
     /// The language of the store whose mutant it shows, in which its text
     /// is worded.
     pub fn language(&self) -> Language {
-        Language::of_file(&self.mutant().spec.file)
+        crate::subject::Subject::of_spec(&self.mutant().spec).language()
     }
 
     /// Its text, worded for its language, by section.

@@ -47,6 +47,9 @@ pub struct CompiledMutant {
 /// The source of the reference store, exactly as compiled.
 pub const REFERENCE_SOURCE: &str = include_str!("store.rs");
 
+/// Another name of the reference, as commands take it.
+pub const REFERENCE_ALIAS: &str = "correct";
+
 /// The id under which the lab reports a reference implementation.
 pub const REFERENCE_ID: &str = "reference";
 
@@ -175,12 +178,26 @@ impl Variant {
             .collect()
     }
 
-    /// The compiled variant with this id (the reference or a mutant), if any.
+    /// The compiled variant that `id` names (the reference or a mutant;
+    /// see [`Variant::is_named`]), if any.
     pub fn find(id: &str) -> Option<Variant> {
-        if id == REFERENCE_ID {
-            return Some(Variant::reference());
+        Variant::find_in(Variant::all_compiled(), id).ok()
+    }
+
+    /// The variant of `variants` that `id` names ([`Variant::is_named`]).
+    ///
+    /// Errors: none is named so; the error lists the ids there are.
+    pub fn find_in(variants: Vec<Variant>, id: &str) -> Result<Variant, Vec<String>> {
+        match variants.iter().position(|variant| variant.is_named(id)) {
+            Some(index) => Ok(variants.into_iter().nth(index).expect("found")),
+            None => Err(variants.into_iter().map(|variant| variant.id).collect()),
         }
-        compiled_mutant(id).map(Variant::compiled)
+    }
+
+    /// Whether `id` names this variant: its own id, or, for a reference
+    /// (the lab's or a program), `reference` or its alias `correct`.
+    pub fn is_named(&self, id: &str) -> bool {
+        self.id == id || (self.is_reference() && (id == REFERENCE_ID || id == REFERENCE_ALIAS))
     }
 
     /// Whether this is a reference implementation (no mutant).

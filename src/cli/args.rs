@@ -5,7 +5,7 @@ use super::outcome::CliError;
 use lease_lab::exercise::{self, Exercise};
 use lease_lab::runner::{self, RunOptions, WorkerCommand};
 use lease_lab::subject::{Subject, SubjectError};
-use lease_lab::variant::{Variant, REFERENCE_ID};
+use lease_lab::variant::Variant;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -55,22 +55,13 @@ impl ImplArgs {
     /// The implementation of the family with this id (`reference` and
     /// `correct` name the reference; a program is `yours` or `reference`).
     pub fn variant(&self, id: &str) -> Result<Variant, CliError> {
-        let wanted = if id == "correct" { REFERENCE_ID } else { id };
-        let variants = self.variants()?;
-        let found = variants.iter().position(|variant| {
-            variant.id == wanted || (wanted == REFERENCE_ID && variant.is_reference())
-        });
-        match found {
-            Some(index) => Ok(variants.into_iter().nth(index).expect("found")),
-            None => {
-                let ids: Vec<&str> = variants.iter().map(|variant| variant.id.as_str()).collect();
-                Err(CliError::Usage(format!(
-                    "no variant {id:?} for --impl {}; the variants are: {}",
-                    self.subject.name(),
-                    ids.join(", ")
-                )))
-            }
-        }
+        Variant::find_in(self.variants()?, id).map_err(|ids| {
+            CliError::Usage(format!(
+                "no variant {id:?} for --impl {}; the variants are: {}",
+                self.subject.name(),
+                ids.join(", ")
+            ))
+        })
     }
 }
 

@@ -6,7 +6,7 @@
 use super::args::{worker_command, SuiteArgs};
 use super::outcome::{say, say_line, CliError, Outcome};
 use lease_lab::course::class_check;
-use lease_lab::course::grade::{grade, stores_needed, Killers, MutantStore, StudentFile};
+use lease_lab::course::grade::{grade, stores_needed, Killers, StudentFile};
 use lease_lab::course::progress;
 use lease_lab::matrix::Matrix;
 use lease_lab::report::grade as render;
@@ -185,18 +185,14 @@ fn killers(class: &[StudentFile], run: &SuiteArgs) -> Result<Killers, CliError> 
     }
     let worker = worker_command()?;
     for store in stores {
-        let subject = match store {
-            MutantStore::Rust => Subject::Rust,
-            MutantStore::Python => Subject::Python,
-        };
-        match store_matrix(&subject, &worker, run) {
+        match store_matrix(&store, &worker, run) {
             Ok(matrix) => killers.add_matrix(&matrix),
             Err(reason) => {
                 eprintln!(
                     "lab grade: warning: the {} store's scores are not recomputed: {reason}",
                     store.name()
                 );
-                killers.add_unavailable(store, reason);
+                killers.add_unavailable(&store, reason);
             }
         }
     }

@@ -12,47 +12,23 @@ use super::prediction::Score;
 use super::progress::{Attempt, Progress};
 use crate::exercise;
 use crate::matrix::Matrix;
+use crate::subject::Subject;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// The store whose mutant an attempt was about, by the mutant's id: the
-/// Python store's mutants are `py01` to `py08b`, the Rust store's the rest.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum MutantStore {
-    /// The Rust store, compiled into the lab.
-    Rust,
-    /// The Python store (needs `python3` to run).
-    Python,
-}
-
-impl MutantStore {
-    /// The store of the mutant with this id.
-    pub fn of(mutant: &str) -> MutantStore {
-        if mutant.starts_with("py") {
-            MutantStore::Python
-        } else {
-            MutantStore::Rust
-        }
-    }
-
-    /// Its name, as `--impl` takes it.
-    pub fn name(self) -> &'static str {
-        match self {
-            MutantStore::Rust => "rust",
-            MutantStore::Python => "python",
-        }
-    }
-}
-
 /// The stores whose kill matrices grading `class` needs: those of the
-/// mutants its attempts are about.
-pub fn stores_needed<'a>(class: impl IntoIterator<Item = &'a Progress>) -> BTreeSet<MutantStore> {
-    class
+/// mutants its attempts are about ([`Subject::of_mutant`]), the Rust
+/// store's first. An attempt at a mutant the lab does not have needs none.
+pub fn stores_needed<'a>(class: impl IntoIterator<Item = &'a Progress>) -> Vec<Subject> {
+    let needed: Vec<Subject> = class
         .into_iter()
         .flat_map(|progress| progress.exercises.values())
         .flat_map(|exercise| &exercise.attempts)
-        .map(|attempt| MutantStore::of(&attempt.mutant))
+        .filter_map(|attempt| Subject::of_mutant(&attempt.mutant))
+        .collect();
+    [Subject::Rust, Subject::Python]
+        .into_iter()
+        .filter(|store| needed.contains(store))
         .collect()
 }
 
@@ -63,8 +39,8 @@ pub fn stores_needed<'a>(class: impl IntoIterator<Item = &'a Progress>) -> BTree
 pub struct Killers {
     /// Per mutant id: the tests that catch it, each with its step, in suite order.
     caught: BTreeMap<String, Vec<(String, u8)>>,
-    /// Per store: why its matrix could not be built.
-    unavailable: BTreeMap<MutantStore, String>,
+    /// Per store, by its name: why its matrix could not be built.
+    unavailable: BTreeMap<String, String>,
 }
 
 impl Killers {
@@ -88,12 +64,12 @@ impl Killers {
     }
 
     /// Records that `store`'s matrix could not be built, and why.
-    pub fn add_unavailable(&mut self, store: MutantStore, reason: String) {
-        self.unavailable.insert(store, reason);
+    pub fn add_unavailable(&mut self, store: &Subject, reason: String) {
+        self.unavailable.insert(store.name(), reason);
     }
 
-    /// The stores whose matrices could not be built, with the reason.
-    pub fn unavailable(&self) -> &BTreeMap<MutantStore, String> {
+    /// The stores whose matrices could not be built, by name, with the reason.
+    pub fn unavailable(&self) -> &BTreeMap<String, String> {
         &self.unavailable
     }
 
@@ -109,10 +85,14 @@ impl Killers {
                 .filter(|(_, at)| *at <= step)
                 .map(|(test, _)| test.clone())
                 .collect()),
-            None => Err(match self.unavailable.get(&MutantStore::of(mutant)) {
-                Some(reason) => reason.clone(),
-                None => format!("the lab has no mutant {mutant}"),
-            }),
+            None => Err(
+                match Subject::of_mutant(mutant)
+                    .and_then(|store| self.unavailable.get(&store.name()))
+                {
+                    Some(reason) => reason.clone(),
+                    None => format!("the lab has no mutant {mutant}"),
+                },
+            ),
         }
     }
 }
@@ -376,7 +356,7 @@ pub fn grade(files: &[StudentFile], killers: &Killers) -> ClassGrade {
         not_recomputed: killers
             .unavailable()
             .iter()
-            .map(|(store, reason)| (store.name().to_string(), reason.clone()))
+            .map(|(store, reason)| (store.clone(), reason.clone()))
             .collect(),
     }
 }
@@ -646,7 +626,7 @@ mod tests {
     #[test]
     fn a_score_without_a_matrix_is_shown_as_stored_and_flagged() {
         let mut killers = Killers::default();
-        killers.add_unavailable(MutantStore::Python, "python3 not found".into());
+        killers.add_unavailable(&Subject::Python, "python3 not found".into());
         let class = [student("a", "4", &[(&["x"], 100, "")], false)];
         let mut class = class.to_vec();
         for attempt in &mut class[0].progress.exercise("4").attempts {
@@ -654,7 +634,7 @@ mod tests {
         }
         assert_eq!(
             stores_needed(class.iter().map(|file| &file.progress)),
-            BTreeSet::from([MutantStore::Python])
+            vec![Subject::Python]
         );
         let grade = grade(&class, &killers);
         let row = &grade.students[0];

@@ -7,8 +7,8 @@
 //! from a file on a machine without network.
 
 use super::{
-    cell_look, not_covered_reason, status_look, survivor_advice, test_file, tests_phrase, LOOKS,
-    NOT_COVERED,
+    cell_look, key_looks, not_covered_reason, status_look, survivor_advice, test_file,
+    tests_phrase, NOT_COVERED,
 };
 use crate::exercise::step_title;
 use crate::matrix::{Matrix, MutantSummary};
@@ -54,6 +54,7 @@ td.cell { width: 20px; min-width: 20px; text-align: center; font-size: 12px; pad
 .timeout { background: #ce93d8; color: #38006b; font-weight: bold; }
 .crash { background: #9575cd; color: #fff; font-weight: bold; }
 .not-covered { background: #f0f0f0; color: #999; }
+.not-counted { background: #e0f7fa; color: #00838f; }
 .not-run { background: #fff; }
 table.matrix thead th.status-survived { background: #c62828; color: #fff; }
 table.matrix thead th.status-killed { background: #fff3e0; }
@@ -139,7 +140,7 @@ fn header(matrix: &Matrix) -> String {
 
 fn legend(matrix: &Matrix) -> String {
     let mut out = String::from("<p class=\"legend\">");
-    for look in LOOKS.iter().filter(|look| look.glyph != " ") {
+    for look in key_looks(matrix) {
         write!(
             out,
             "<span class=\"{}\">{}</span>{}",
@@ -246,7 +247,7 @@ fn matrix_section(matrix: &Matrix) -> String {
         .unwrap();
         for (index, run) in matrix.runs.iter().enumerate() {
             let outcome = run.outcome(case.name);
-            let look = cell_look(run, case.name);
+            let look = cell_look(matrix, case, run);
             let (class, mark) = (look.class, look.glyph.trim());
             let group = if starts_group(matrix, index) {
                 " group-start"

@@ -17,13 +17,14 @@ pub fn report(matrix: &Matrix) -> String {
     for case in &matrix.tests {
         write!(out, "| {} | `{}` |", case.step, case.name).unwrap();
         for run in &matrix.runs {
-            let cell = match cell_look(run, case.name).class {
+            let cell = match cell_look(matrix, case, run).class {
                 "ok" => "pass",
                 "broken" => "**fails**",
                 "killed" => "**killed**",
                 "timeout" => "timeout",
                 "crash" => "crash",
                 "not-covered" => "not covered",
+                "not-counted" => "fails, not counted",
                 _ => "",
             };
             write!(out, " {cell} |").unwrap();

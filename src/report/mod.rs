@@ -19,9 +19,10 @@ pub mod stryker;
 pub mod text;
 
 use crate::exercise::probe_file;
-use crate::matrix::Matrix;
+use crate::matrix::{Matrix, Verdict};
 use crate::outcome::{MutantStatus, Outcome};
 use crate::runner::VariantRun;
+use crate::suite::Case;
 use crate::variant::Mutant;
 use colored::{Color, ColoredString, Colorize};
 
@@ -53,7 +54,7 @@ impl Look {
 /// Every look, in the order legends list them. The glyphs are ASCII, one
 /// byte to a column, so the grid is as wide in any terminal and to any tool
 /// that measures it.
-pub const LOOKS: [Look; 8] = [
+pub const LOOKS: [Look; 9] = [
     Look {
         glyph: "+",
         class: "ok",
@@ -102,23 +103,57 @@ pub const LOOKS: [Look; 8] = [
         meaning: "not run",
         color: None,
     },
+    Look {
+        glyph: "o",
+        class: "not-counted",
+        meaning: "the test fails but does not count: a promise of the Rust store's own, which the worksheet does not make, or a test the reference fails too",
+        color: Some((Color::Cyan, false)),
+    },
 ];
 
-/// How the cell of `test` in `run`'s column looks: as its outcome does
-/// ([`look`]), or as not covered when the test was not run against the
-/// mutant because it cannot run its change.
-pub fn cell_look(run: &VariantRun, test: &str) -> Look {
-    match run.test_run(test) {
-        Some(test_run) if test_run.not_covered => NOT_COVERED,
-        test_run => look(
-            test_run.map(|test_run| &test_run.outcome),
-            run.variant.is_reference(),
-        ),
+/// How the cell of `case` in `run`'s column looks, by the matrix's one
+/// rule ([`Matrix::verdict`]): a failure that does not count (a promise of
+/// the Rust store's own against a program, or a test the reference fails
+/// too) is drawn as such, never as a kill; a test not run against the
+/// mutant because it cannot run its change is drawn as not covered.
+pub fn cell_look(matrix: &Matrix, case: &Case, run: &VariantRun) -> Look {
+    let Some(test_run) = run.test_run(case.name) else {
+        return NOT_RUN;
+    };
+    if test_run.not_covered {
+        return NOT_COVERED;
     }
+    match matrix.verdict(case, run) {
+        Some(Verdict::NotCounted(_)) => NOT_COUNTED,
+        _ => look(Some(&test_run.outcome), run.variant.is_reference()),
+    }
+}
+
+/// The looks a key or legend of `matrix`'s grid explains: every look but
+/// that of a test not run, and that of a failure not counted only where
+/// the grid shows one.
+pub fn key_looks(matrix: &Matrix) -> Vec<Look> {
+    let shows_not_counted = matrix.runs.iter().any(|run| {
+        matrix
+            .tests
+            .iter()
+            .any(|case| cell_look(matrix, case, run) == NOT_COUNTED)
+    });
+    LOOKS
+        .iter()
+        .copied()
+        .filter(|look| *look != NOT_RUN && (*look != NOT_COUNTED || shows_not_counted))
+        .collect()
 }
 
 /// The look of a cell not covered (see [`cell_look`]).
 pub const NOT_COVERED: Look = LOOKS[6];
+
+/// The look of a test that did not run.
+pub const NOT_RUN: Look = LOOKS[7];
+
+/// The look of a failure that does not count (see [`cell_look`]).
+pub const NOT_COUNTED: Look = LOOKS[8];
 
 /// What a cell not covered says, in a report's details: why the test did
 /// not run, and the operations the mutant's change reaches.
@@ -411,6 +446,68 @@ mod tests {
     use super::*;
     use crate::variant::{Variant, MUTANTS, REFERENCE_SOURCE};
 
+    /// A grid draws what the matrix's rule counts: a mutant's failure of a
+    /// test the reference fails too is no kill, in the text grid, its key,
+    /// the Markdown table and the HTML page; the reference's own failure
+    /// still shows as a broken reference.
+    #[test]
+    fn a_failure_the_rule_does_not_count_is_never_drawn_as_a_kill() {
+        use crate::matrix::sample::small_matrix;
+        let failed = || Outcome::Fail {
+            check: "claim".into(),
+            expected: "fence 1".into(),
+            actual: "none".into(),
+            state: None,
+        };
+        let matrix = small_matrix(failed(), [failed(), Outcome::Pass], [failed(), failed()]);
+        let case = matrix.tests[0];
+        assert_eq!(cell_look(&matrix, case, &matrix.runs[0]).class, "broken");
+        assert_eq!(cell_look(&matrix, case, &matrix.runs[1]), NOT_COUNTED);
+        assert_eq!(cell_look(&matrix, case, &matrix.runs[2]), NOT_COUNTED);
+        let boundary = matrix.tests[1];
+        assert_eq!(
+            cell_look(&matrix, boundary, &matrix.runs[2]).class,
+            "killed"
+        );
+        assert!(key_looks(&matrix).contains(&NOT_COUNTED));
+        let grid = text::matrix(&matrix, 80);
+        let row = grid
+            .lines()
+            .find(|line| line.contains(case.name))
+            .expect("the test's row");
+        assert!(row.trim_end().ends_with("!  oo"), "{row}");
+        assert!(
+            grid.contains("o the test fails but does not count"),
+            "{grid}"
+        );
+        let markdown = markdown::report(&matrix);
+        assert!(
+            markdown.contains("| **fails** | fails, not counted | fails, not counted |"),
+            "{markdown}"
+        );
+        assert!(html::page(&matrix).contains("class=\"cell not-counted"));
+    }
+
+    /// Where no failure goes uncounted, the key does not explain the look.
+    #[test]
+    fn the_key_explains_a_failure_not_counted_only_where_the_grid_shows_one() {
+        use crate::matrix::sample::small_matrix;
+        let failed = || Outcome::Fail {
+            check: "claim".into(),
+            expected: "fence 1".into(),
+            actual: "none".into(),
+            state: None,
+        };
+        let matrix = small_matrix(
+            Outcome::Pass,
+            [failed(), Outcome::Pass],
+            [Outcome::Pass, failed()],
+        );
+        assert!(!key_looks(&matrix).contains(&NOT_COUNTED));
+        assert!(!key_looks(&matrix).contains(&NOT_RUN));
+        assert!(!text::matrix(&matrix, 80).contains("does not count"));
+    }
+
     /// A cell not run because its test cannot run the mutant's change
     /// looks so in every rendering, and says why.
     #[test]
@@ -426,8 +523,9 @@ mod tests {
         let skipped = TestRun::not_covered(&matrix.runs[0].runs[0]);
         matrix.runs[1].runs[0] = skipped;
         assert_eq!(matrix.not_covered(), 1);
-        assert_eq!(cell_look(&matrix.runs[1], first), NOT_COVERED);
-        assert_eq!(cell_look(&matrix.runs[2], first).class, "survives");
+        let case = matrix.tests[0];
+        assert_eq!(cell_look(&matrix, case, &matrix.runs[1]), NOT_COVERED);
+        assert_eq!(cell_look(&matrix, case, &matrix.runs[2]).class, "survives");
         let markdown = markdown::report(&matrix);
         assert!(
             markdown

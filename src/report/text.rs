@@ -1,7 +1,7 @@
 //! The kill matrix as terminal text: a grid of tests against variants,
 //! one variant's run test by test, and the summary of each mutant.
 
-use super::{cell_look, status_look, tests_phrase, LOOKS};
+use super::{cell_look, key_looks, status_look, tests_phrase};
 use crate::matrix::{Matrix, Verdict};
 use crate::outcome::Outcome;
 use crate::runner::VariantRun;
@@ -32,9 +32,8 @@ pub fn matrix(matrix: &Matrix, width: usize) -> String {
         }
         grid(&mut out, matrix, band, name_width);
     }
-    let key: Vec<String> = LOOKS
+    let key: Vec<String> = key_looks(matrix)
         .iter()
-        .filter(|look| look.glyph != " ")
         .map(|look| format!("{} {}", look.glyph, look.meaning))
         .collect();
     let key = format!("the first column is the reference; {}", key.join(", "));
@@ -120,7 +119,7 @@ fn grid(out: &mut String, matrix: &Matrix, band: &[usize], name_width: usize) {
             if starts.contains(&at) {
                 line.push_str("  ");
             }
-            let look = cell_look(&matrix.runs[*index], case.name);
+            let look = cell_look(matrix, case, &matrix.runs[*index]);
             line.push_str(&look.paint(look.glyph).to_string());
         }
         writeln!(out, "{line}").unwrap();

@@ -12,6 +12,7 @@ pub mod own_mutants;
 pub mod rust_project;
 
 use crate::external::ImplCommand;
+use crate::lab_text::Language;
 use crate::mutant::{MutantSpec, SpecError, PYTHON_STORE};
 use crate::operation::NAMES;
 use crate::variant::{Engine, Mutant, Program, Variant, REFERENCE_ID};
@@ -169,6 +170,39 @@ impl Subject {
         }
     }
 
+    /// The lab's store that a mutant file changes: the Python store for
+    /// one that changes `src/store.py`, the Rust store otherwise. The one
+    /// rule for which store a mutant belongs to.
+    pub fn of_spec(spec: &MutantSpec) -> Subject {
+        if spec.file == PYTHON_STORE {
+            Subject::Python
+        } else {
+            Subject::Rust
+        }
+    }
+
+    /// The lab's store whose built-in mutant has the id `id` (a Rust
+    /// store's compiled mutant, or one of the Python store's), or `None`
+    /// when the lab has no such mutant.
+    pub fn of_mutant(id: &str) -> Option<Subject> {
+        if crate::variant::compiled_mutant(id).is_some() {
+            return Some(Subject::Rust);
+        }
+        PYTHON_MUTANT_FILES
+            .iter()
+            .any(|file| crate::mutant::id_of_file_name(file.file_name) == Some(id))
+            .then_some(Subject::Python)
+    }
+
+    /// The language its exercises are worded in: Python for the Python
+    /// store and one's own `.py` file, Rust otherwise.
+    pub fn language(&self) -> Language {
+        match self.exercise_store() {
+            Subject::Python => Language::Python,
+            _ => Language::Rust,
+        }
+    }
+
     /// The lab's store whose worksheet mutants are the subject's
     /// exercises: the Python store's for a Python subject (the lab's or
     /// one's own `.py`), the Rust store's otherwise.
@@ -262,6 +296,33 @@ pub fn python_command(file: &Path) -> ImplCommand {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Which store a mutant belongs to is read from what it changes, for
+    /// every built-in mutant, and a mutant the lab lacks has none.
+    #[test]
+    fn a_mutant_belongs_to_the_store_its_file_changes() {
+        for mutant in python_mutants() {
+            assert_eq!(Subject::of_spec(&mutant.spec), Subject::Python);
+            assert_eq!(Subject::of_mutant(&mutant.spec.id), Some(Subject::Python));
+        }
+        for variant in Variant::all_compiled().iter().skip(1) {
+            let spec = &variant.mutant.as_ref().expect("a mutant").spec;
+            assert_eq!(Subject::of_spec(spec), Subject::Rust);
+            assert_eq!(Subject::of_mutant(&spec.id), Some(Subject::Rust));
+        }
+        assert_eq!(Subject::of_mutant("py99"), None);
+        assert_eq!(Subject::of_mutant("reference"), None);
+        assert_eq!(Subject::Python.language(), Language::Python);
+        assert_eq!(Subject::Rust.language(), Language::Rust);
+        let own = Subject::Own(Implementation::Python {
+            file: "store.py".into(),
+        });
+        assert_eq!(own.language(), Language::Python);
+        let command = Subject::Own(Implementation::Command {
+            line: "python3 store.py".into(),
+        });
+        assert_eq!(command.language(), Language::Rust);
+    }
 
     #[test]
     fn a_subject_is_named_as_impl_takes_it() {
