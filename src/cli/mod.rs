@@ -20,7 +20,8 @@ pub mod step;
 pub mod study;
 
 use clap::{Parser, Subcommand};
-use lease_lab::course::progress::{ProgressError, Session, StudentChange};
+use lease_lab::course::progress::{ProgressError, StudentChange};
+use lease_lab::course::session::Session;
 use lease_lab::runner::WorkerArgs;
 use lease_lab::terminal::ColorChoice;
 use outcome::CliError;

@@ -3,10 +3,10 @@
 
 use super::args::find_exercise;
 use super::outcome::{say, say_line, CliError, Outcome, ReportFormat};
-use crate::cli::step::{Chosen, Console};
 use colored::Colorize;
-use lease_lab::course::progress::Session;
-use lease_lab::course::progress::{self, Progress, Reflection, StepStatus};
+use lease_lab::course::progress::{Progress, Reflection, StepStatus, CLOSING_QUESTIONS};
+use lease_lab::course::session::Session;
+use lease_lab::course::step::{closing_examples, Chosen, Console};
 use lease_lab::exercise;
 use lease_lab::subject::Subject;
 use lease_lab::terminal::plural;
@@ -107,13 +107,7 @@ pub fn hint(args: &HintArgs, progress_path: &Path) -> Outcome {
     // of the text follows the student's (no store is made ready to run).
     let exercise = find_exercise(&args.exercise)?;
     let lab = exercise.lab_in(Chosen::of(args.implementation.as_ref(), &session).language());
-    let record = session.edit().exercise(&exercise.key);
-    let shown = if args.all {
-        lab.hints.len()
-    } else {
-        (record.hints_seen + 1).min(lab.hints.len())
-    };
-    record.hints_seen = record.hints_seen.max(shown);
+    let shown = session.show_hint(&exercise.key, lab.hints.len(), args.all);
     session.save()?;
     say(&hints_text(
         &lab.hints,
@@ -137,7 +131,7 @@ fn reset_in(args: &ResetArgs, session: &mut Session, console: &mut Console) -> O
     let path = session.path().display().to_string();
     if let Some(key) = &args.exercise {
         let key = find_exercise(key)?.key;
-        let told = match session.edit().exercises.remove(&key) {
+        let told = match session.forget_exercise(&key) {
             Some(record) => format!(
                 "Forgot exercise {key}: {} and {} seen.",
                 plural(record.attempts.len(), "attempt"),
@@ -148,7 +142,7 @@ fn reset_in(args: &ResetArgs, session: &mut Session, console: &mut Console) -> O
         session.save()?;
         return writeln!(console.output, "{told}").map_err(failed);
     }
-    let items = recorded_items(session.progress());
+    let items = session.recorded_items();
     if items.is_empty() {
         return writeln!(
             console.output,
@@ -177,52 +171,9 @@ fn reset_in(args: &ResetArgs, session: &mut Session, console: &mut Console) -> O
             return writeln!(console.output, "Nothing was forgotten.").map_err(failed);
         }
     }
-    // Who the student is is not progress: it stays.
-    let student = session.progress().student.clone();
-    *session.edit() = Progress {
-        student,
-        ..Progress::default()
-    };
+    session.forget_all();
     session.save()?;
     write!(console.output, "Forgot:\n{list}").map_err(failed)
-}
-
-/// What a progress file records, one item each, for `lab reset` to name.
-fn recorded_items(progress: &Progress) -> Vec<String> {
-    let mut items = Vec::new();
-    let started: Vec<&str> = progress.exercises.keys().map(String::as_str).collect();
-    if !started.is_empty() {
-        let attempts: usize = progress.exercises.values().map(|e| e.attempts.len()).sum();
-        items.push(format!(
-            "exercises {} ({}, and the hints seen)",
-            started.join(", "),
-            plural(attempts, "attempt")
-        ));
-    }
-    if progress.reflection.is_some() {
-        items.push("your answers to the closing questions".into());
-    }
-    if let Some(implementation) = &progress.implementation {
-        let checked = if progress.checks.is_empty() {
-            String::new()
-        } else {
-            format!(
-                ", and its last check of {}",
-                plural(progress.checks.len(), "step")
-            )
-        };
-        items.push(format!(
-            "your implementation, {} (its files stay){checked}",
-            implementation.describe()
-        ));
-    }
-    if !progress.own_predictions.is_empty() {
-        items.push(format!(
-            "{} about breaks of your own",
-            plural(progress.own_predictions.len(), "prediction")
-        ));
-    }
-    items
 }
 
 /// `lab reflect`: records the answers to the worksheet's closing
@@ -257,29 +208,17 @@ fn reflect_in(args: &ReflectArgs, session: &mut Session, console: &mut Console) 
             .map_err(failed),
         None => Ok(String::new()),
     };
-    let why_kept = answer(
-        &args.why_kept,
-        "Why are the earlier steps' tests kept at every later step?",
-    )?;
-    let not_guaranteed = answer(
-        &args.not_guaranteed,
-        "Name one operational condition this lab does not guarantee:",
-    )?;
-    if why_kept.trim().is_empty() || not_guaranteed.trim().is_empty() {
-        return Err(CliError::Usage(
-            "give both answers as non-empty text: --why-kept \"...\" --not-guaranteed \"...\" (at a terminal, lab reflect asks for them)".into(),
-        ));
-    }
-    session.edit().reflection = Some(Reflection {
-        at: progress::now_stamp(),
-        why_tests_are_kept: why_kept,
-        not_guaranteed,
-    });
+    let [why_kept_question, not_guaranteed_question] = CLOSING_QUESTIONS;
+    let why_kept = answer(&args.why_kept, why_kept_question)?;
+    let not_guaranteed = answer(&args.not_guaranteed, not_guaranteed_question)?;
+    session
+        .record_reflection(&why_kept, &not_guaranteed)
+        .map_err(|error| CliError::Usage(error.to_string()))?;
     session.save()?;
     write!(
         console.output,
         "Recorded your reflection.\n{}",
-        crate::cli::step::closing_examples(console.width)
+        closing_examples(console.width)
     )
     .map_err(failed)
 }
@@ -593,7 +532,7 @@ fn wrapped(text: &str, width: usize, first: &str, rest: &str) -> String {
 mod tests {
     use super::*;
     use lease_lab::course::prediction::Score;
-    use lease_lab::course::progress::Attempt;
+    use lease_lab::course::progress::{self, Attempt};
 
     /// `run` on a console that types `typed`: its outcome and what it
     /// showed.

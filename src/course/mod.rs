@@ -2,8 +2,10 @@
 //! instructors need beyond the store, the suite and the matrix, kept here
 //! so that the command line only parses, calls and prints.
 //!
-//! - [`progress`]: what a student records, loaded and saved once per
-//!   command ([`progress::Session`]);
+//! - [`progress`]: what a student records, and its file;
+//! - [`session`]: the progress for one command, loaded and saved once,
+//!   with a method for every change a command makes to it;
+//! - [`step`]: the step-through of `lab step N`, and the console it asks at;
 //! - [`prediction`]: a prediction of the tests that catch a mutant, and
 //!   its score;
 //! - [`check`]: a check of a student's own implementation, step by step,
@@ -23,4 +25,6 @@ pub mod grade;
 pub mod own_mutant;
 pub mod prediction;
 pub mod progress;
+pub mod session;
 pub mod starter;
+pub mod step;

@@ -163,6 +163,27 @@ pub struct Reflection {
     pub not_guaranteed: String,
 }
 
+/// The worksheet's two closing questions, in the order they are asked.
+pub const CLOSING_QUESTIONS: [&str; 2] = [
+    "Why are the earlier steps' tests kept at every later step?",
+    "Name one operational condition this lab does not guarantee:",
+];
+
+impl Reflection {
+    /// The answers to [`CLOSING_QUESTIONS`], given now; `None` unless both
+    /// hold some text.
+    pub fn answered(why_tests_are_kept: &str, not_guaranteed: &str) -> Option<Reflection> {
+        if why_tests_are_kept.trim().is_empty() || not_guaranteed.trim().is_empty() {
+            return None;
+        }
+        Some(Reflection {
+            at: now_stamp(),
+            why_tests_are_kept: why_tests_are_kept.to_string(),
+            not_guaranteed: not_guaranteed.to_string(),
+        })
+    }
+}
+
 /// Why a student's name was not recorded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StudentError {
@@ -386,74 +407,6 @@ pub enum ProgressError {
     },
 }
 
-/// A student's progress for the length of one command: loaded once when
-/// the command starts, changed in memory, and saved once, atomically, when
-/// it ends (only if something changed).
-#[derive(Debug)]
-pub struct Session {
-    path: PathBuf,
-    progress: Progress,
-    set_aside: Option<(PathBuf, String)>,
-    changed: bool,
-}
-
-impl Session {
-    /// Loads the progress file at `path` ([`load`]): a missing file is an
-    /// empty progress, an unreadable one is set aside
-    /// ([`Session::set_aside`] says where and why).
-    ///
-    /// Errors: the file cannot be read at all.
-    pub fn open(path: &Path) -> Result<Session, ProgressError> {
-        let loaded = load(path).map_err(|error| ProgressError::Read {
-            path: path.to_path_buf(),
-            error,
-        })?;
-        Ok(Session {
-            path: path.to_path_buf(),
-            progress: loaded.progress,
-            set_aside: loaded.set_aside,
-            changed: false,
-        })
-    }
-
-    /// The progress file.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// The progress as loaded, with the changes made since.
-    pub fn progress(&self) -> &Progress {
-        &self.progress
-    }
-
-    /// The progress, to change; the change is saved by [`Session::save`].
-    pub fn edit(&mut self) -> &mut Progress {
-        self.changed = true;
-        &mut self.progress
-    }
-
-    /// Where an unreadable file was moved when it was opened, and why it
-    /// could not be read.
-    pub fn set_aside(&self) -> Option<&(PathBuf, String)> {
-        self.set_aside.as_ref()
-    }
-
-    /// Saves the progress ([`save`]) if it was changed.
-    ///
-    /// Errors: the file cannot be written.
-    pub fn save(&mut self) -> Result<(), ProgressError> {
-        if !self.changed {
-            return Ok(());
-        }
-        save(&self.path, &self.progress).map_err(|error| ProgressError::Write {
-            path: self.path.clone(),
-            error,
-        })?;
-        self.changed = false;
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -494,54 +447,6 @@ mod tests {
         assert_eq!(old.student, None);
         let text = serde_json::to_string(&progress).unwrap();
         assert_eq!(parse(text.as_bytes()).unwrap(), progress);
-    }
-
-    /// A session reads the file once and writes it once, only when
-    /// something changed; an unreadable file is set aside and said so; a
-    /// file that cannot be written is an error naming it.
-    #[test]
-    fn a_session_saves_once_and_only_a_change() {
-        let folder = tempfile::tempdir().unwrap();
-        let path = folder.path().join("progress.json");
-        let mut session = Session::open(&path).unwrap();
-        assert_eq!(session.path(), path);
-        assert_eq!(session.progress(), &Progress::default());
-        assert!(session.set_aside().is_none());
-        session.save().unwrap();
-        assert!(!path.exists(), "nothing changed, nothing written");
-        session.edit().exercise("4").hints_seen = 2;
-        session.save().unwrap();
-        assert_eq!(load(&path).unwrap().progress.exercises["4"].hints_seen, 2);
-        std::fs::write(&path, "not json").unwrap();
-        session.save().unwrap();
-        assert_eq!(
-            std::fs::read_to_string(&path).unwrap(),
-            "not json",
-            "saved once: a second save without a change writes nothing"
-        );
-        let reopened = Session::open(&path).unwrap();
-        let (aside, reason) = reopened.set_aside().expect("set aside");
-        assert!(
-            aside.exists() && reason.contains("not a progress file"),
-            "{reason}"
-        );
-        assert_eq!(reopened.progress(), &Progress::default());
-
-        let mut unwritable = Session::open(&folder.path().join("gone/progress.json")).unwrap();
-        unwritable.edit();
-        let error = unwritable.save().unwrap_err();
-        assert!(matches!(error, ProgressError::Write { .. }));
-        assert!(
-            error
-                .to_string()
-                .starts_with("cannot write the progress file "),
-            "{error}"
-        );
-        let unreadable = Session::open(folder.path()).unwrap_err();
-        assert!(
-            matches!(unreadable, ProgressError::Read { .. }),
-            "{unreadable}"
-        );
     }
 
     #[test]

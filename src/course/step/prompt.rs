@@ -4,11 +4,12 @@
 
 use super::screen;
 use super::StepError;
+use crate::course::prediction::parse_selection;
+use crate::course::progress::CLOSING_QUESTIONS;
+use crate::exercise::Exercise;
+use crate::probe::{self, Probe};
+use crate::suite::Case;
 use colored::Colorize;
-use lease_lab::course::prediction::parse_selection;
-use lease_lab::exercise::Exercise;
-use lease_lab::probe::{self, Probe};
-use lease_lab::suite::Case;
 use std::io::{self, BufRead, IsTerminal, Write};
 
 /// Where the step-through reads answers and writes its text.
@@ -38,8 +39,8 @@ impl Console<'_> {
             input: &mut input,
             interactive,
             output: &mut output,
-            width: lease_lab::terminal::text_width(),
-            columns: lease_lab::terminal::width(),
+            width: crate::terminal::text_width(),
+            columns: crate::terminal::width(),
         })
     }
 
@@ -125,7 +126,7 @@ fn next_hint(aids: &mut Aids, width: usize) -> String {
             format!(
                 "{}\n{}\n",
                 format!("Hint {} of {}", aids.hints_seen, aids.hints.len()).bold(),
-                lease_lab::terminal::reflow(hint, width)
+                crate::terminal::reflow(hint, width)
             )
         }
         None => format!(
@@ -171,13 +172,11 @@ pub fn ask_reflection(console: &mut Console) -> io::Result<Option<(String, Strin
         "\n{}",
         "The worksheet's closing questions".bold()
     )?;
-    let Some(kept) = console.ask("Why are the earlier steps' tests kept at every later step?")?
-    else {
+    let [why_kept, not_guaranteed] = CLOSING_QUESTIONS;
+    let Some(kept) = console.ask(why_kept)? else {
         return Ok(None);
     };
-    let Some(not_guaranteed) =
-        console.ask("Name one operational condition this lab does not guarantee:")?
-    else {
+    let Some(not_guaranteed) = console.ask(not_guaranteed)? else {
         return Ok(None);
     };
     Ok(Some((kept, not_guaranteed)))

@@ -1,0 +1,470 @@
+//! The student's step-through, `lab step N`: the exercise and its broken
+//! fragment, the prediction (asked at a terminal or given), the suite run
+//! against the reference and the mutant, the prediction set beside the
+//! result, and the attempt recorded in the student's [`Session`]; then,
+//! when the student has an implementation of their own, its check against
+//! the tests of steps 1 to N.
+//!
+//! The console it talks through, and the questions it asks, are in
+//! [`prompt`]; the screens it shows are [`crate::report::step`]'s.
+
+pub mod prompt;
+
+use crate::course::check::{check_lanes, hear_greeting, run_check};
+use crate::course::prediction::{comparison, parse_selection, Score};
+use crate::course::progress::{self, Attempt, ProbeRecord, Reflection};
+use crate::course::session::Session;
+use crate::exercise::{self, Exercise};
+use crate::lab_text::Language;
+use crate::matrix::Matrix;
+use crate::probe::{self, CheckOptions, Probe};
+use crate::report::check::{check_text, next_text};
+use crate::report::step as screen;
+use crate::runner::{RunOptions, WorkerCommand};
+use crate::subject::{Implementation, Subject, SubjectError};
+use crate::suite::{self, Case};
+use crate::variant::Variant;
+use colored::Colorize;
+pub use prompt::Console;
+use std::io;
+
+/// What `lab step --impl` and the progress file say to run: the lab's
+/// store whose mutant the exercise shows, and the student's own
+/// implementation.
+pub struct Chosen {
+    /// The lab's store whose mutants the exercises show.
+    pub store: Subject,
+    /// The student's own implementation, if any.
+    pub own: Option<Implementation>,
+}
+
+impl Chosen {
+    /// `rust` and `python` name the store; anything else is the student's
+    /// implementation, as is the one recorded. Without a store named, the
+    /// exercises follow the student's language
+    /// ([`Subject::exercise_store`]): Python mutants for a Python
+    /// implementation, the Rust store's otherwise.
+    pub fn of(given: Option<&Subject>, session: &Session) -> Chosen {
+        let recorded = session.progress().implementation.clone();
+        let (named, own) = match given {
+            Some(Subject::Own(own)) => (None, Some(own.clone())),
+            Some(store) => (Some(store.clone()), recorded),
+            None => (None, recorded),
+        };
+        let store = named.unwrap_or_else(|| {
+            own.clone()
+                .map_or(Subject::Rust, Subject::Own)
+                .exercise_store()
+        });
+        Chosen { store, own }
+    }
+
+    /// The language of the store's exercises, in which their texts are worded.
+    pub fn language(&self) -> Language {
+        self.store.language()
+    }
+
+    /// The exercise `key` among the store's.
+    ///
+    /// Errors: the store has no such exercise (the message lists those it
+    /// has), or its exercises cannot be made ready.
+    pub fn exercise(&self, key: &str) -> Result<Exercise, StepError> {
+        let exercises = exercise::exercises_of(&self.store).map_err(StepError::NotReady)?;
+        let keys: Vec<String> = exercises
+            .iter()
+            .map(|exercise| exercise.key.clone())
+            .collect();
+        exercise::find_among(exercises, key).ok_or_else(|| {
+            StepError::NoExercise(format!(
+                "no exercise {key:?} for the {} store; its exercises are: {}",
+                self.store.name(),
+                keys.join(", ")
+            ))
+        })
+    }
+}
+
+/// An exercise taken: the attempt recorded, and how the run of the
+/// student's own implementation after it went (`Ok` when there is none).
+#[derive(Debug)]
+pub struct Taken {
+    /// The attempt, recorded in the session.
+    pub attempt: Attempt,
+    /// The run of one's own implementation: it is made after the attempt
+    /// is recorded, so its failure loses nothing.
+    pub yours: Result<(), YoursError>,
+}
+
+/// Takes an exercise from start to end ([`step_through`]); then, when the
+/// student has an implementation of their own (`own`, with the workers
+/// that run it), runs the tests of steps 1 to N against it ([`yours`]).
+/// The caller saves the session either way.
+///
+/// Errors: the step did not go through ([`StepError`]); nothing is recorded.
+pub fn take(
+    exercise: &Exercise,
+    given: GivenPrediction,
+    console: &mut Console,
+    suite_runner: &SuiteRunner,
+    options: &RunOptions,
+    session: &mut Session,
+    own: Option<(&Implementation, &WorkerCommand)>,
+) -> Result<Taken, StepError> {
+    let attempt = step_through(exercise, given, console, suite_runner, options, session)?;
+    let yours = match own {
+        Some((own, worker)) => yours(own, exercise, worker, options, console, session),
+        None => Ok(()),
+    };
+    Ok(Taken { attempt, yours })
+}
+
+/// After the exercise, the student's own implementation against the tests
+/// of steps 1 to the exercise's step, as `lab check --step N` runs them, and
+/// recorded the same way.
+///
+/// Errors: the implementation cannot be made ready (a project that does
+/// not build), does not answer the lab's greeting, or the console fails.
+pub fn yours(
+    own: &Implementation,
+    exercise: &Exercise,
+    worker: &WorkerCommand,
+    options: &RunOptions,
+    console: &mut Console,
+    session: &mut Session,
+) -> Result<(), YoursError> {
+    let step = exercise.step();
+    let variant = own.variant()?;
+    let ready = hear_greeting(&variant, options, check_lanes())
+        .map_err(|fault| YoursError::Fault(fault.to_string()))?;
+    writeln!(
+        console.output,
+        "\n{}\n",
+        format!(
+            "Your implementation, {}, against the tests of steps 1 to {step}:",
+            own.describe()
+        )
+        .bold()
+    )?;
+    let report = run_check(worker, &ready, step, options);
+    write!(
+        console.output,
+        "{}",
+        check_text(&report, console.width, false)
+    )?;
+    report.record(session.edit(), own);
+    write!(
+        console.output,
+        "{}",
+        next_text(&report, &own.source(), step, &own.impl_arg())
+    )?;
+    Ok(())
+}
+
+/// How a step-through runs the suite: the variants and tests given, into
+/// a matrix (the lab's workers; a made-up matrix in tests).
+pub type SuiteRunner<'a> = dyn Fn(&[Variant], Vec<&'static Case>) -> Matrix + 'a;
+
+/// The prediction as far as the command line gave it.
+#[derive(Debug, Clone, Default)]
+pub struct GivenPrediction {
+    /// `--predict`: test numbers or names.
+    pub predict: Option<String>,
+    /// `--why`: the input, error or stored state that will reveal the mutant.
+    pub why: Option<String>,
+    /// A probe given as the prediction (`--probe FILE`).
+    pub probe: Option<Probe>,
+    /// `--why-kept` and `--not-guaranteed`, the closing reflection.
+    pub reflection: Option<(String, String)>,
+}
+
+/// Why a step-through stopped before its end.
+#[derive(Debug, thiserror::Error)]
+pub enum StepError {
+    /// The prediction is needed and cannot be asked for.
+    #[error("standard input is not a terminal, so the prediction cannot be asked for: give it with --predict NUMBERS-OR-NAMES --why \"TEXT\" (see `lab tests` for the names)")]
+    NoPrediction,
+    /// The prediction names no test the lab knows.
+    #[error("{0}")]
+    BadPrediction(String),
+    /// Input ended before the prediction was complete.
+    #[error("input ended before the prediction was given")]
+    InputEnded,
+    /// Reading or writing the console failed.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+    /// The store has no exercise of that key; the message lists its own.
+    #[error("{0}")]
+    NoExercise(String),
+    /// The store's exercises cannot be made ready (its files cannot be written).
+    #[error("{0}")]
+    NotReady(String),
+}
+
+/// Why the run of the student's own implementation after an exercise
+/// could not be made (the attempt is recorded all the same).
+#[derive(Debug, thiserror::Error)]
+pub enum YoursError {
+    /// The implementation cannot be made ready: a project that does not
+    /// build, files that cannot be written.
+    #[error(transparent)]
+    Subject(#[from] SubjectError),
+    /// It started but did not answer the lab's greeting as the protocol asks.
+    #[error("{0}")]
+    Fault(String),
+    /// Writing to the console failed.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+/// Runs one exercise from start to end and returns the attempt, recorded
+/// in `session` (which the caller saves).
+pub fn step_through(
+    exercise: &Exercise,
+    given: GivenPrediction,
+    console: &mut Console,
+    suite_runner: &SuiteRunner,
+    options: &RunOptions,
+    session: &mut Session,
+) -> Result<Attempt, StepError> {
+    if given.predict.is_none() && given.probe.is_none() && !console.interactive {
+        return Err(StepError::NoPrediction);
+    }
+    let step = exercise.step();
+    let menu: Vec<&'static Case> = suite::cases_through(step).collect();
+    write!(
+        console.output,
+        "{}",
+        screen::exercise(exercise, console.width)
+    )?;
+    let mut aids = prompt::Aids {
+        exercise,
+        hints: exercise.lab().hints,
+        hints_seen: session.hints_seen(&exercise.key),
+    };
+    let prediction = prediction(&given, &menu, &mut aids, console)?;
+    // Hints asked for at the prompt count as seen, as `lab hint` counts them.
+    session.saw_hints(&exercise.key, aids.hints_seen);
+    let probe = match given.probe.clone().or(prediction.typed_probe) {
+        Some(probe) => Some(run_probe(exercise, probe, options, console)?),
+        None => None,
+    };
+    writeln!(
+        console.output,
+        "\n{}",
+        format!(
+            "Running the {} tests of steps 1 to {step} against the reference and mutant {}...",
+            menu.len(),
+            exercise.mutant().spec.id
+        )
+        .bold()
+    )?;
+    let matrix = suite_runner(
+        &[exercise.reference.clone(), exercise.variant.clone()],
+        menu,
+    );
+    let (shown, caught) = screen::verdicts(&matrix, step, console.width);
+    write!(console.output, "{shown}")?;
+    let score = match &probe {
+        Some(probe) => Score::with_probe(&prediction.tests, &caught, &probe.file, probe.killed),
+        None => Score::of(&prediction.tests, &caught),
+    };
+    write!(console.output, "{}", comparison(&score, console.width))?;
+    write!(
+        console.output,
+        "{}",
+        screen::after_the_run(exercise, console.width)
+    )?;
+    let attempt = Attempt {
+        at: progress::now_stamp(),
+        mutant: exercise.mutant().spec.id.clone(),
+        predicted: prediction.tests,
+        why: prediction.why,
+        probe,
+        caught_by: caught,
+        score,
+    };
+    record(exercise, &attempt, &given, console, session)?;
+    Ok(attempt)
+}
+
+/// Records the attempt (and after the last exercise the closing reflection) in the
+/// student's progress, and says what to do next.
+fn record(
+    exercise: &Exercise,
+    attempt: &Attempt,
+    given: &GivenPrediction,
+    console: &mut Console,
+    session: &mut Session,
+) -> Result<(), StepError> {
+    session.record_attempt(&exercise.key, attempt.clone());
+    // The closing questions come after the last exercise; answers given
+    // on the command line are kept whenever they come.
+    if (exercise.last || given.reflection.is_some()) && session.progress().reflection.is_none() {
+        if let Some(reflection) = reflection(given, console)? {
+            session.edit().reflection = Some(reflection);
+        }
+    }
+    writeln!(
+        console.output,
+        "\nRecorded in {}.",
+        session.path().display()
+    )?;
+    match session.progress().next_exercise_after(&exercise.key) {
+        Some(next) => writeln!(
+            console.output,
+            "Next: {}",
+            format!("lab step {}", next.key).bold()
+        )?,
+        None => writeln!(
+            console.output,
+            "{}",
+            "Every exercise has a recorded prediction.".bold()
+        )?,
+    }
+    Ok(())
+}
+
+/// The prediction as made: at the prompt, or from the command line.
+struct Prediction {
+    /// The tests predicted to catch the mutant.
+    tests: Vec<String>,
+    /// The student's words: which input, error or stored state reveals it.
+    why: String,
+    /// A probe typed at the prompt, if any.
+    typed_probe: Option<Probe>,
+}
+
+fn prediction(
+    given: &GivenPrediction,
+    menu: &[&'static Case],
+    aids: &mut prompt::Aids,
+    console: &mut Console,
+) -> Result<Prediction, StepError> {
+    let mut typed_probe = None;
+    let chosen = match &given.predict {
+        Some(text) => parse_selection(text, menu)
+            .map_err(|problems| StepError::BadPrediction(problems.join("; ")))?,
+        None if given.probe.is_some() => Vec::new(),
+        // Without a terminal, step_through has refused already.
+        None => {
+            write!(
+                console.output,
+                "{}",
+                screen::menu(aids.exercise, menu, console.columns)
+            )?;
+            match prompt::ask_prediction(menu, aids, console)? {
+                prompt::Predicted::Tests(chosen) => chosen,
+                prompt::Predicted::Probe(probe) => {
+                    typed_probe = Some(probe);
+                    Vec::new()
+                }
+            }
+        }
+    };
+    let why = match &given.why {
+        Some(text) => text.clone(),
+        None if given.predict.is_some()
+            || given.probe.is_some()
+            || typed_probe.is_some()
+            || !console.interactive =>
+        {
+            String::new()
+        }
+        None => console
+            .ask("What input, error or stored state will reveal the difference?")?
+            .ok_or(StepError::InputEnded)?,
+    };
+    Ok(Prediction {
+        tests: chosen.into_iter().map(String::from).collect(),
+        why,
+        typed_probe,
+    })
+}
+
+/// Runs a probe against the reference and the exercise's mutant, shows the
+/// verdict, and returns what the progress file keeps of it.
+fn run_probe(
+    exercise: &Exercise,
+    probe: Probe,
+    options: &RunOptions,
+    console: &mut Console,
+) -> Result<ProbeRecord, StepError> {
+    let check_options = CheckOptions {
+        scratch: options.scratch.clone(),
+        timeout: options.timeout,
+    };
+    let check = probe::check(
+        &probe,
+        &exercise.reference,
+        std::slice::from_ref(&exercise.variant),
+        &check_options,
+    )?;
+    writeln!(console.output, "\n{}", "Your probe".bold())?;
+    write!(
+        console.output,
+        "{}",
+        probe::check_text(&probe, &check, console.width)
+    )?;
+    let verdict = match (check.wrong_reading(), check.mutants.first()) {
+        (Some(_), _) => "wrong reading".to_string(),
+        (None, Some(mutant)) => mutant.verdict.label().to_string(),
+        (None, None) => "not run".to_string(),
+    };
+    Ok(ProbeRecord {
+        file: probe.file_name.clone(),
+        text: probe.source.clone(),
+        verdict,
+        killed: check.kills_all() && !check.mutants.is_empty(),
+    })
+}
+
+/// The closing reflection after the last exercise: from the command line, or asked
+/// at a terminal; else how to give it later. Once answered, the example
+/// answers of the step's text are shown, to set beside the student's own.
+fn reflection(given: &GivenPrediction, console: &mut Console) -> io::Result<Option<Reflection>> {
+    let answers = match &given.reflection {
+        Some((kept, not_guaranteed)) => Some((kept.clone(), not_guaranteed.clone())),
+        None if console.interactive => prompt::ask_reflection(console)?,
+        None => {
+            writeln!(
+                console.output,
+                "\n{}",
+                crate::terminal::fill(
+                    "Closing questions: answer them with `lab reflect --why-kept \"...\" --not-guaranteed \"...\"`.",
+                    console.width,
+                    "",
+                    "  "
+                )
+            )?;
+            None
+        }
+    };
+    let Some(reflection) =
+        answers.and_then(|(kept, not_guaranteed)| Reflection::answered(&kept, &not_guaranteed))
+    else {
+        return Ok(None);
+    };
+    write!(console.output, "{}", closing_examples(console.width))?;
+    Ok(Some(reflection))
+}
+
+/// The example answers to the closing questions, shown once the student
+/// has answered them.
+pub fn closing_examples(width: usize) -> String {
+    beside_your_answers(&exercise::closing_examples(), width)
+}
+
+/// `examples` under their heading; nothing when there are none.
+fn beside_your_answers(examples: &str, width: usize) -> String {
+    if examples.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\n{}\n{}\n",
+        "Set beside your answers".bold(),
+        crate::terminal::reflow(examples, width)
+    )
+}
+
+#[cfg(test)]
+mod tests;
