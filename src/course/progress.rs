@@ -252,6 +252,16 @@ impl Progress {
         self.exercises.entry(key.to_string()).or_default()
     }
 
+    /// Whether the last check of the student's own implementation passed
+    /// every step of the worksheet.
+    pub fn all_steps_pass(&self) -> bool {
+        self.checks.len() == crate::operation::NAMES.len()
+            && self
+                .checks
+                .values()
+                .all(|check| check.status == StepStatus::Passed)
+    }
+
     /// The latest attempt at an exercise, if any.
     pub fn latest(&self, key: &str) -> Option<&Attempt> {
         self.exercises

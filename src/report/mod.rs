@@ -14,6 +14,7 @@ pub mod grade;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod progress;
 pub mod step;
 pub mod stryker;
 pub mod text;

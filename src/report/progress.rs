@@ -1,0 +1,378 @@
+//! The student's own screens around the exercises, as text: the overview
+//! (`lab` alone), the hints, the recorded progress and the answers of a
+//! reflection.
+
+use crate::course::progress::{Progress, Reflection, StepStatus};
+use crate::exercise;
+use crate::terminal::plural;
+use colored::Colorize;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// `lab` with no arguments: every exercise with the student's progress,
+/// and what to do next.
+pub fn overview_text(progress: &Progress, progress_path: &Path, width: usize) -> String {
+    // Running text no wider than 100 columns, which is easier to read.
+    let text_width = width.min(100);
+    let mut out = format!(
+        "{}\n{}\n",
+        wrapped(
+            "lease-lab: a lease alone does not stop a stalled worker; a fence checked at the moment of writing does.",
+            text_width,
+            "",
+            ""
+        )
+        .bold(),
+        wrapped(
+            "Each exercise shows a deliberately broken fragment of the store. Predict which tests catch it, then run them and compare.",
+            text_width,
+            "",
+            ""
+        )
+    );
+    let rows: Vec<(String, String, String, String)> = exercise::exercises()
+        .iter()
+        .map(|exercise| {
+            let (status, shown) = exercise_status(progress, &exercise.key);
+            (exercise.key.clone(), exercise.label(), status, shown)
+        })
+        .collect();
+    let longest = |column: fn(&(String, String, String, String)) -> &String| {
+        rows.iter()
+            .map(|row| column(row).chars().count())
+            .max()
+            .unwrap_or(0)
+    };
+    // Titles are padded to one column, as wide as the longest title and
+    // the longest status allow; a row whose title is longer puts its status
+    // on the line below.
+    let label_width = longest(|row| &row.1).min(width.saturating_sub(9 + longest(|row| &row.2)));
+    for (key, label, status, shown) in &rows {
+        let row = format!("  {key:>3}  {label:<label_width$}");
+        if row.chars().count() + 2 + status.chars().count() <= width {
+            writeln!(out, "{row}  {shown}").unwrap();
+        } else {
+            writeln!(out, "{}\n{:7}{shown}", row.trim_end(), "").unwrap();
+        }
+    }
+    match progress.next_exercise() {
+        Some(next) => writeln!(
+            out,
+            "\nNext: {}   (hints: lab hint {})",
+            format!("lab step {}", next.key).bold(),
+            next.key
+        ),
+        None if progress.reflection.is_none() => writeln!(
+            out,
+            "\nEvery exercise is done. Last:\n  {}",
+            "lab reflect --why-kept \"...\" --not-guaranteed \"...\"".bold()
+        ),
+        None => writeln!(
+            out,
+            "\n{}",
+            "Every exercise and the reflection are done.".green().bold()
+        ),
+    }
+    .unwrap();
+    out.push_str(&wrapped(
+        &implementation_text(progress),
+        text_width,
+        "",
+        "  ",
+    ));
+    let progress_line = match &progress.student {
+        Some(student) => format!(
+            "Progress: {}, of {student} (lab --student NAME changes the name)",
+            progress_path.display()
+        ),
+        None => format!("Progress: {}", progress_path.display()),
+    };
+    out.push_str(&wrapped(&progress_line, width, "", "  "));
+    out.push_str(&wrapped(
+        "Other commands: lab demo, lab matrix, lab tests, lab --help",
+        width,
+        "",
+        "  ",
+    ));
+    out
+}
+
+/// An exercise's status in the overview, plain and as shown: "not
+/// started", or "done", its latest score, its attempts and its probe's
+/// verdict.
+fn exercise_status(progress: &Progress, key: &str) -> (String, String) {
+    let Some(attempt) = progress.latest(key) else {
+        let text = "not started".to_string();
+        return (text.clone(), text.dimmed().to_string());
+    };
+    let attempts = progress.exercises.get(key).map_or(0, |e| e.attempts.len());
+    let probe = attempt
+        .probe
+        .as_ref()
+        .map_or(String::new(), |probe| format!(", probe {}", probe.verdict));
+    let rest = format!(
+        ": {}, {}{probe}",
+        found_and_precise(&attempt.score),
+        plural(attempts, "attempt")
+    );
+    (format!("done{rest}"), format!("{}{rest}", "done".green()))
+}
+
+/// A score's two parts in a few words: `found, 50% precise`.
+fn found_and_precise(score: &crate::course::prediction::Score) -> String {
+    let found = if score.found_a_killer() {
+        "found"
+    } else {
+        "missed"
+    };
+    format!("{found}, {}% precise", score.percent)
+}
+
+/// The student's own implementation and its last check, step by step, or
+/// how to start one.
+pub fn implementation_text(progress: &Progress) -> String {
+    let Some(implementation) = &progress.implementation else {
+        return "Write the steps yourself: lab new --lang python DIR (or rust), then lab check"
+            .to_string();
+    };
+    let steps_with = |status: StepStatus| -> Vec<&str> {
+        progress
+            .checks
+            .iter()
+            .filter(|(_, check)| check.status == status)
+            .map(|(step, _)| step.as_str())
+            .collect()
+    };
+    let mut parts = Vec::new();
+    for (status, label) in [
+        (StepStatus::Passed, "passed"),
+        (StepStatus::Failing, "failing"),
+        (StepStatus::NotImplemented, "not written"),
+    ] {
+        let steps = steps_with(status);
+        if !steps.is_empty() {
+            parts.push(format!("{label} {}", steps.join(" ")));
+        }
+    }
+    let checked = if parts.is_empty() {
+        "not checked yet".to_string()
+    } else {
+        format!("steps {}", parts.join("; "))
+    };
+    let next = if progress.all_steps_pass() {
+        format!(
+            ". Next: lab chaos --impl {}, your store under many workers, stalls, kills and skewed clocks",
+            implementation.impl_arg()
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "Your implementation, {}: {checked} (lab check){next}",
+        implementation.describe()
+    )
+}
+
+/// The first `shown` hints of an exercise, and whether more remain.
+pub fn hints_text(hints: &[String], shown: usize, key: &str, width: usize) -> String {
+    let mut out = String::new();
+    for (number, hint) in hints.iter().take(shown).enumerate() {
+        writeln!(
+            out,
+            "{}\n{}\n",
+            format!("Hint {}", number + 1).bold(),
+            crate::terminal::reflow(hint, width)
+        )
+        .unwrap();
+    }
+    if shown < hints.len() {
+        writeln!(
+            out,
+            "({} more: run `lab hint {key}` again)",
+            hints.len() - shown
+        )
+        .unwrap();
+    } else {
+        writeln!(out, "(that was the last hint)").unwrap();
+    }
+    out
+}
+
+/// The recorded predictions and scores, exercise by exercise.
+pub fn progress_text(progress: &Progress, width: usize) -> String {
+    let mut out = String::new();
+    if progress.exercises.is_empty() {
+        out.push_str("No prediction recorded yet: start with `lab step 1`.\n");
+    }
+    let item =
+        |label: &str, text: &str| wrapped(&format!("{label}: {text}"), width, "    ", "      ");
+    for exercise in exercise::exercises() {
+        let Some(record) = progress.exercises.get(&exercise.key) else {
+            continue;
+        };
+        let hints = exercise.lab().hints.len();
+        writeln!(
+            out,
+            "{}, hints seen: {} of {hints}",
+            format!(
+                "exercise {} (mutant {})",
+                exercise.key,
+                exercise.mutant().spec.id
+            )
+            .bold(),
+            record.hints_seen
+        )
+        .unwrap();
+        for attempt in &record.attempts {
+            writeln!(
+                out,
+                "  {}  {}",
+                attempt.at,
+                found_and_precise(&attempt.score)
+            )
+            .unwrap();
+            let listed = |names: &[String]| {
+                if names.is_empty() {
+                    "-".to_string()
+                } else {
+                    names.join(", ")
+                }
+            };
+            out.push_str(&item("predicted", &listed(&attempt.predicted)));
+            if let Some(probe) = &attempt.probe {
+                out.push_str(&item(
+                    "probe",
+                    &format!("{}, {}", probe.file, probe.verdict),
+                ));
+            }
+            if !attempt.why.is_empty() {
+                out.push_str(&item("why", &attempt.why));
+            }
+            out.push_str(&item("caught by", &listed(&attempt.caught_by)));
+        }
+    }
+    if progress.implementation.is_some() {
+        out.push_str(&wrapped(&implementation_text(progress), width, "", "  "));
+    }
+    for prediction in &progress.own_predictions {
+        writeln!(
+            out,
+            "{}  {}",
+            format!("your own break, steps 1 to {}", prediction.through).bold(),
+            found_and_precise(&prediction.score)
+        )
+        .unwrap();
+        out.push_str(&item("at", &prediction.at));
+        out.push_str(&item("predicted", &prediction.predicted.join(", ")));
+        if !prediction.why.is_empty() {
+            out.push_str(&item("why", &prediction.why));
+        }
+        out.push_str(&item("failed", &prediction.failed.join(", ")));
+    }
+    if let Some(reflection) = &progress.reflection {
+        writeln!(out, "{}", "reflection".bold()).unwrap();
+        out.push_str(&reflection_text(reflection, width));
+    }
+    out
+}
+
+/// The two answers of a reflection, one item each.
+pub fn reflection_text(reflection: &Reflection, width: usize) -> String {
+    wrapped(
+        &format!("why the tests are kept: {}", reflection.why_tests_are_kept),
+        width,
+        "  ",
+        "    ",
+    ) + &wrapped(
+        &format!("not guaranteed: {}", reflection.not_guaranteed),
+        width,
+        "  ",
+        "    ",
+    )
+}
+
+/// `text` wrapped at `width` between words, never inside one (a test name
+/// longer than the line stays whole), each line ending in a line break.
+pub fn wrapped(text: &str, width: usize, first: &str, rest: &str) -> String {
+    crate::terminal::fill(text, width, first, rest) + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::course::prediction::Score;
+    use crate::course::progress::{self, Attempt};
+
+    #[test]
+    fn the_implementation_line_gives_each_step_s_last_check() {
+        use crate::course::progress::StepCheck;
+        use crate::subject::Implementation;
+        let mut progress = Progress::default();
+        assert!(implementation_text(&progress).contains("lab new --lang python DIR"));
+        progress.implementation = Some(Implementation::Command {
+            line: "./mine".into(),
+        });
+        assert_eq!(
+            implementation_text(&progress),
+            "Your implementation, ./mine: not checked yet (lab check)"
+        );
+        for (step, status) in [
+            ("1", StepStatus::Passed),
+            ("2", StepStatus::Passed),
+            ("3", StepStatus::Failing),
+            ("4", StepStatus::NotImplemented),
+        ] {
+            progress.checks.insert(
+                step.into(),
+                StepCheck {
+                    at: progress::now_stamp(),
+                    status,
+                    failing: Vec::new(),
+                },
+            );
+        }
+        assert_eq!(
+            implementation_text(&progress),
+            "Your implementation, ./mine: steps passed 1 2; failing 3; not written 4 (lab check)"
+        );
+    }
+
+    #[test]
+    fn progress_lines_break_between_words_and_show_the_hints_seen() {
+        let mut progress = Progress::default();
+        let record = progress.exercise("4");
+        record.hints_seen = 2;
+        let predicted = vec![
+            "claim_at_exact_expiry_is_reassigned".to_string(),
+            "claim_just_before_expiry_is_refused".to_string(),
+        ];
+        record.attempts.push(Attempt {
+            at: "2026-01-01T00:00:00Z".into(),
+            mutant: "04".into(),
+            score: Score::of(&predicted, &predicted[..1]),
+            caught_by: predicted[..1].to_vec(),
+            predicted,
+            why: "a claim at exactly the end of the lease".into(),
+            probe: None,
+        });
+        let text = progress_text(&progress, 60);
+        assert!(text.contains("hints seen: 2 of 3"), "{text}");
+        for line in text.lines() {
+            for word in line.split_whitespace() {
+                assert!(
+                    text.contains(word) && !word.ends_with('-'),
+                    "a word was cut: {word}"
+                );
+            }
+        }
+        assert!(
+            text.contains("\n      claim_just_before_expiry_is_refused\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("    predicted: claim_at_exact_expiry_is_reassigned,"),
+            "{text}"
+        );
+        assert!(text.lines().all(|line| line.len() <= 60), "{text}");
+    }
+}
