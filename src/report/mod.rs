@@ -10,6 +10,7 @@
 
 pub mod analysis;
 pub mod check;
+pub mod demo;
 pub mod grade;
 pub mod html;
 pub mod json;
