@@ -3,7 +3,7 @@
 
 use crate::outcome::{MutantStatus, Outcome, TestRun};
 use crate::runner::{self, RunOptions, VariantRun, WorkerCommand};
-use crate::suite::{Case, Tag};
+use crate::suite::Case;
 use crate::variant::{Mutant, Variant};
 
 /// The outcome of every test against every variant; the reference first.
@@ -47,7 +47,7 @@ pub enum Verdict {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NotCounted {
     /// The test checks a promise of the Rust store's own
-    /// ([`Tag::Reference`]), and the variant is a program, which the
+    /// ([`Tag::Reference`](crate::suite::Tag::Reference)), and the variant is a program, which the
     /// worksheet's contract alone judges.
     BeyondTheWorksheet,
     /// The test fails on the reference too, so it cannot tell the mutant
@@ -184,7 +184,7 @@ impl Matrix {
     /// alone, since the protocol carries neither the Rust store's typed
     /// errors nor a power cut simulated in this process.
     pub fn judges(case: &Case, variant: &Variant) -> bool {
-        case.tag == Tag::Contract || variant.command().is_none()
+        case.judges_programs() || variant.command().is_none()
     }
 
     /// What `case`'s outcome in `run` counts for: the lab's one rule for
@@ -259,7 +259,7 @@ impl Matrix {
     }
 
     /// The reference's failures that do not count against it: tests of
-    /// the Rust store's own promises ([`Tag::Reference`]), failed by an
+    /// the Rust store's own promises ([`Tag::Reference`](crate::suite::Tag::Reference)), failed by an
     /// implementation that is not the Rust store. They are beyond the
     /// worksheet: shown, never a problem.
     pub fn beyond_the_worksheet(&self) -> Vec<&'static str> {
@@ -274,7 +274,7 @@ impl Matrix {
     }
 
     /// The tests beyond the worksheet for this matrix's implementation:
-    /// those of the Rust store's own promises ([`Tag::Reference`]) when the
+    /// those of the Rust store's own promises ([`Tag::Reference`](crate::suite::Tag::Reference)) when the
     /// reference is a program, which the worksheet's contract alone judges.
     /// Whatever they show of the program or its mutants counts for nothing
     /// (see [`Matrix::verdict`]); [`Matrix::beyond_the_worksheet`] is those
@@ -344,7 +344,7 @@ fn run_spread(
     if variant.command().is_some() {
         // A program's processes each cost a start: one a core keeps every
         // core busy, as a check's lanes do.
-        let lanes: Vec<_> = (0..crate::course::check::check_lanes())
+        let lanes: Vec<_> = (0..crate::runner::check_lanes())
             .map(|_| variant.open(runner::call_limit(options.timeout)))
             .collect();
         return VariantRun {
@@ -429,7 +429,7 @@ pub(crate) mod sample {
 mod tests {
     use super::sample::*;
     use super::*;
-    use crate::suite;
+    use crate::suite::{self, Tag};
 
     #[test]
     fn a_sound_matrix_has_no_problems() {

@@ -811,6 +811,19 @@ fn run_worker(
     }
 }
 
+/// How many processes of a program run a check's tests side by side: one
+/// per core, at most four. While one process waits for an answer
+/// to travel, or for a lock, another works; each more process costs a
+/// start of the program.
+pub fn check_lanes() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(MOST_LANES)
+}
+
+/// See [`check_lanes`].
+const MOST_LANES: usize = 4;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -175,7 +175,7 @@ pub fn matrix(args: &MatrixArgs) -> Outcome {
             let contract = matrix
                 .tests
                 .iter()
-                .filter(|case| case.tag == Tag::Contract)
+                .filter(|case| case.judges_programs())
                 .count();
             format!(
                 "passes all {contract} tests of the worksheet's contract and {} of the Rust store's own promises (the other {beyond}, beyond the worksheet, do not count)",

@@ -155,15 +155,7 @@ impl Command {
 /// Opens the student's progress for one command (see [`Session`]), saying
 /// on standard error when an unreadable file was set aside.
 pub fn session(path: &Path) -> Result<Session, CliError> {
-    let session = Session::open(path)?;
-    if let Some((aside, reason)) = session.set_aside() {
-        eprintln!(
-            "lab: warning: {} could not be read ({reason}); it was moved to {} and a new progress file was started",
-            path.display(),
-            aside.display()
-        );
-    }
-    Ok(session)
+    Ok(Session::open_saying(path)?)
 }
 
 /// Records `name` as the student's (`--student`), saying so when it

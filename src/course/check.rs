@@ -4,16 +4,20 @@
 //! in the student's progress. One check-and-record serves `lab check`,
 //! `lab watch` and the run after `lab step`.
 
+use super::prediction::parse_selection;
 use super::progress::{now_stamp, Progress, StepCheck, StepStatus};
 use crate::child_process::StderrWindow;
 use crate::external::ImplementationFault;
 use crate::job_store::JobStore;
 use crate::outcome::{Outcome as TestOutcome, TestRun};
-use crate::runner::{self, RunOptions, VariantRun, WorkerCommand};
-use crate::subject::Implementation;
-use crate::suite::{self, Case, Tag};
+use crate::runner::{self, check_lanes, RunOptions, VariantRun, WorkerCommand};
+use crate::subject::{Implementation, Subject, SubjectError};
+use crate::suite::{self, Case};
+use crate::terminal::cut;
 use crate::variant::Variant;
+use colored::Colorize;
 use std::collections::BTreeMap;
+use std::io::{self, IsTerminal, Write};
 use std::sync::Arc;
 
 /// One step of a check: its contract tests and what they gave.
@@ -53,7 +57,7 @@ impl CheckReport {
             .map(|step| {
                 let cases: Vec<&'static Case> = suite::CASES
                     .iter()
-                    .filter(|case| case.step == step && case.tag == Tag::Contract)
+                    .filter(|case| case.step == step && case.judges_programs())
                     .collect();
                 let failures: Vec<(&'static str, TestOutcome)> = cases
                     .iter()
@@ -89,7 +93,7 @@ impl CheckReport {
             })
             .collect();
         let beyond = suite::cases_through(through)
-            .filter(|case| case.tag == Tag::Reference)
+            .filter(|case| !case.judges_programs())
             .filter_map(|case| Some((case.name, run.outcome(case.name)?.clone())))
             .collect();
         CheckReport { steps, beyond }
@@ -158,19 +162,6 @@ impl Drop for Ready {
         }
     }
 }
-
-/// How many processes of a program run a check's tests side by side: one
-/// per core, at most four. While one process waits for an answer
-/// to travel, or for a lock, another works; each more process costs a
-/// start of the program.
-pub fn check_lanes() -> usize {
-    std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .min(MOST_LANES)
-}
-
-/// See [`check_lanes`].
-const MOST_LANES: usize = 4;
 
 /// Starts a program to hear its greeting, before a check: one that cannot
 /// start or greets wrongly fails the check at once, saying so, rather than
@@ -267,6 +258,155 @@ impl CheckReport {
                         .collect(),
                 },
             );
+        }
+    }
+}
+/// A `--predict` that cannot be used: the message says why and what to
+/// give instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadPrediction(pub String);
+
+/// Why a check could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    /// The implementation cannot be made ready (a project that does not
+    /// build, files that cannot be written, a command line that means nothing).
+    #[error(transparent)]
+    Subject(#[from] SubjectError),
+    /// The program started but did not greet as the protocol asks: what
+    /// went wrong, with the lines of its standard error.
+    #[error("{0}")]
+    Fault(String),
+    /// Writing the check's heading failed.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+/// The tests a `--predict` names, numbered as `lab tests` numbers them:
+/// contract tests of steps 1 to `through`, since only those judge a
+/// student's implementation.
+///
+/// Errors: the text names no such test, or a test beyond the worksheet;
+/// the message says what to give instead.
+pub fn predicted_tests(text: &str, through: u8) -> Result<Vec<&'static str>, BadPrediction> {
+    let menu: Vec<&'static Case> = suite::cases_through(through).collect();
+    let chosen =
+        parse_selection(text, &menu).map_err(|problems| BadPrediction(problems.join("; ")))?;
+    let beyond: Vec<&str> = chosen
+        .iter()
+        .copied()
+        .filter(|name| suite::case(name).is_some_and(|case| !case.judges_programs()))
+        .collect();
+    if !beyond.is_empty() {
+        return Err(BadPrediction(format!(
+            "{} beyond the worksheet (the Rust store's own promises, marked * by `lab tests`), which do not judge your implementation: predict among the contract tests",
+            if beyond.len() == 1 {
+                format!("{} is a test", beyond[0])
+            } else {
+                format!("{} are tests", beyond.join(", "))
+            }
+        )));
+    }
+    Ok(chosen)
+}
+
+/// Prepares the implementation and runs the check: `heading` is shown
+/// once the program greeted, and at a terminal the check's progress, step
+/// by step, on one line that the report then takes the place of.
+///
+/// Answers the report, and the implementation as it ran, which stops the
+/// program when it goes.
+///
+/// Errors: the implementation cannot be made ready; a program that does
+/// not greet, with the lines of its standard error as it wrote them (a
+/// traceback's caret in place), each cut to the terminal's width; the
+/// heading cannot be written.
+pub fn check_shown(
+    checked: &Subject,
+    through: u8,
+    options: &RunOptions,
+    worker: &WorkerCommand,
+    show_progress: bool,
+    heading: impl FnOnce() -> io::Result<()>,
+) -> Result<(CheckReport, Ready), CheckError> {
+    let variant = checked.reference()?;
+    let ready = hear_greeting(&variant, options, check_lanes()).map_err(|fault| {
+        let width = crate::terminal::width();
+        let message = fault.to_string();
+        let lines: Vec<String> = message
+            .lines()
+            .enumerate()
+            .map(|(at, line)| {
+                if at == 0 {
+                    line.to_string()
+                } else {
+                    cut(line, width)
+                }
+            })
+            .collect();
+        CheckError::Fault(lines.join("\n"))
+    })?;
+    heading()?;
+    let mut progress = ProgressLine::at_terminal(through, show_progress);
+    let report = run_check_showing(worker, &ready, through, options, &mut |run| {
+        progress.ran(run)
+    });
+    progress.clear();
+    Ok((report, ready))
+}
+
+/// A check's progress on one line rewritten in place, at a terminal only:
+/// piped, a check writes its report and nothing else.
+struct ProgressLine {
+    /// How many tests each step has, and how many of them ran.
+    steps: Vec<(usize, usize)>,
+    shown: bool,
+}
+
+impl ProgressLine {
+    fn at_terminal(through: u8, wanted: bool) -> ProgressLine {
+        let steps = if wanted && std::io::stdout().is_terminal() {
+            (1..=through)
+                .map(|step| {
+                    (
+                        suite::cases_through(through)
+                            .filter(|case| case.step == step)
+                            .count(),
+                        0,
+                    )
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        ProgressLine {
+            steps,
+            shown: false,
+        }
+    }
+
+    fn ran(&mut self, run: &crate::outcome::TestRun) {
+        let Some(step) = suite::case(&run.test).map(|case| usize::from(case.step)) else {
+            return;
+        };
+        let Some(counts) = self.steps.get_mut(step - 1) else {
+            return;
+        };
+        counts.1 += 1;
+        let (tests, ran) = *counts;
+        let line = format!(
+            "  step {step} of {}: {ran} of {tests} tests run",
+            self.steps.len()
+        );
+        let _ = write!(std::io::stdout(), "\r\x1b[K{}", line.dimmed());
+        let _ = std::io::stdout().flush();
+        self.shown = true;
+    }
+
+    fn clear(&self) {
+        if self.shown {
+            let _ = write!(std::io::stdout(), "\r\x1b[K");
         }
     }
 }

@@ -6,6 +6,7 @@
 //! - [`session`]: the progress for one command, loaded and saved once,
 //!   with a method for every change a command makes to it;
 //! - [`step`]: the step-through of `lab step N`, and the console it asks at;
+//! - [`watch`]: `lab watch`'s rounds, a check on every save;
 //! - [`prediction`]: a prediction of the tests that catch a mutant, and
 //!   its score;
 //! - [`check`]: a check of a student's own implementation, step by step,
@@ -28,3 +29,4 @@ pub mod progress;
 pub mod session;
 pub mod starter;
 pub mod step;
+pub mod watch;

@@ -19,7 +19,7 @@ pub struct Session {
 }
 
 impl Session {
-    /// Loads the progress file at `path` ([`load`](super::progress::load)): a missing file is an
+    /// Loads the progress file at `path` ([`load`]): a missing file is an
     /// empty progress, an unreadable one is set aside
     /// ([`Session::set_aside`] says where and why).
     ///
@@ -35,6 +35,22 @@ impl Session {
             set_aside: loaded.set_aside,
             changed: false,
         })
+    }
+
+    /// [`Session::open`], saying on standard error when an unreadable file
+    /// was set aside, and where.
+    ///
+    /// Errors: as for [`Session::open`].
+    pub fn open_saying(path: &Path) -> Result<Session, ProgressError> {
+        let session = Session::open(path)?;
+        if let Some((aside, reason)) = session.set_aside() {
+            eprintln!(
+                "lab: warning: {} could not be read ({reason}); it was moved to {} and a new progress file was started",
+                path.display(),
+                aside.display()
+            );
+        }
+        Ok(session)
     }
 
     /// The progress file.
@@ -59,7 +75,7 @@ impl Session {
         self.set_aside.as_ref()
     }
 
-    /// Saves the progress ([`save`](super::progress::save)) if it was changed.
+    /// Saves the progress ([`save`]) if it was changed.
     ///
     /// Errors: the file cannot be written.
     pub fn save(&mut self) -> Result<(), ProgressError> {

@@ -67,13 +67,13 @@ pub fn check_json(report: &CheckReport, implementation: &str, through: u8) -> se
     let ran: std::collections::BTreeSet<&str> =
         report.beyond.iter().map(|(test, _)| *test).collect();
     let tests: Vec<serde_json::Value> = crate::suite::cases_through(through)
-        .filter(|case| case.tag == crate::suite::Tag::Contract || ran.contains(case.name))
+        .filter(|case| case.judges_programs() || ran.contains(case.name))
         .map(|case| {
             let outcome = outcome_of(case.name);
             serde_json::json!({
                 "name": case.name,
                 "step": case.step,
-                "contract": case.tag == crate::suite::Tag::Contract,
+                "contract": case.judges_programs(),
                 "outcome": outcome.label(),
                 "reason": outcome.reason(),
             })

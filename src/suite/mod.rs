@@ -64,6 +64,17 @@ pub struct Case {
     pub run: fn(&Bench) -> Checked,
 }
 
+impl Case {
+    /// Whether the test judges every implementation, a program over the
+    /// protocol included: the worksheet's contract does; a promise of the
+    /// Rust store's own ([`Tag::Reference`]) judges only the stores
+    /// compiled into the lab. The one rule for "only contract tests judge
+    /// a program".
+    pub fn judges_programs(&self) -> bool {
+        self.tag == Tag::Contract
+    }
+}
+
 /// Whose promise a test checks, and so which implementations it judges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]

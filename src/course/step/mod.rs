@@ -10,7 +10,7 @@
 
 pub mod prompt;
 
-use crate::course::check::{check_lanes, hear_greeting, run_check};
+use crate::course::check::{hear_greeting, run_check};
 use crate::course::prediction::{comparison, parse_selection, Score};
 use crate::course::progress::{self, Attempt, ProbeRecord, Reflection};
 use crate::course::session::Session;
@@ -20,7 +20,7 @@ use crate::matrix::Matrix;
 use crate::probe::{self, CheckOptions, Probe};
 use crate::report::check::{check_text, next_text};
 use crate::report::step as screen;
-use crate::runner::{RunOptions, WorkerCommand};
+use crate::runner::{check_lanes, RunOptions, WorkerCommand};
 use crate::subject::{Implementation, Subject, SubjectError};
 use crate::suite::{self, Case};
 use crate::variant::Variant;
@@ -36,7 +36,12 @@ pub struct Chosen {
     pub store: Subject,
     /// The student's own implementation, if any.
     pub own: Option<Implementation>,
+    /// Whether `--impl` named the store (`rust`, `python`).
+    named: bool,
 }
+
+/// What `lab check` and `lab watch` say when there is nothing to check.
+pub const NOTHING_TO_CHECK: &str = "there is no implementation to check yet: start one with `lab new --lang python DIR` (or --lang rust), or name yours with --impl FILE-FOLDER-OR-COMMAND";
 
 impl Chosen {
     /// `rust` and `python` name the store; anything else is the student's
@@ -51,12 +56,26 @@ impl Chosen {
             Some(store) => (Some(store.clone()), recorded),
             None => (None, recorded),
         };
-        let store = named.unwrap_or_else(|| {
+        let store = named.clone().unwrap_or_else(|| {
             own.clone()
                 .map_or(Subject::Rust, Subject::Own)
                 .exercise_store()
         });
-        Chosen { store, own }
+        Chosen {
+            store,
+            own,
+            named: named.is_some(),
+        }
+    }
+
+    /// What `lab check` and `lab watch` run: the store `--impl` named,
+    /// else the student's own implementation (named, else recorded);
+    /// `None` when there is neither ([`NOTHING_TO_CHECK`]).
+    pub fn checked(&self) -> Option<Subject> {
+        if self.named {
+            return Some(self.store.clone());
+        }
+        self.own.clone().map(Subject::Own)
     }
 
     /// The language of the store's exercises, in which their texts are worded.

@@ -1,0 +1,272 @@
+//! `lab watch`'s rounds: a check of the student's own implementation now,
+//! and again each time one of its files is saved with other contents,
+//! each recorded as `lab check` records it.
+
+use super::check::{check_shown, CheckError};
+use super::progress::ProgressError;
+use super::session::Session;
+use crate::report::check::{next_text, watch_text};
+use crate::runner::{RunOptions, WorkerCommand};
+use crate::subject::{Implementation, Subject};
+use crate::terminal::fill;
+use colored::Colorize;
+use notify_debouncer_mini::notify::RecursiveMode;
+use std::io::{self, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Why a watch ended, or could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum WatchError {
+    /// It cannot watch what it was given: the message says what to give.
+    #[error("{0}")]
+    Usage(String),
+    /// The files cannot be watched.
+    #[error("{0}")]
+    Failed(String),
+    /// The progress file cannot be used.
+    #[error(transparent)]
+    Progress(#[from] ProgressError),
+    /// Writing the output failed (a closed output ends the watch).
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+/// Writes `text` to standard output and flushes it.
+fn say(text: &str) -> io::Result<()> {
+    let mut stdout = io::stdout().lock();
+    stdout.write_all(text.as_bytes())?;
+    stdout.flush()
+}
+
+/// How long `lab watch` waits after a change of a file for the next one,
+/// so that an editor's save (often several writes and a rename, within a
+/// few milliseconds) checks once. Each file's change is told as soon as it
+/// settled, not batched with others (which could double the wait): the
+/// check starts about this long after the save. A change that only renames
+/// or rewrites the same contents checks nothing (see [`fingerprint`]).
+const SETTLE: Duration = Duration::from_millis(50);
+
+/// `lab watch`: a check of `checked` (steps 1 to `through`) now, and again
+/// after each save of its files, until interrupted or the output is
+/// closed; each check is recorded in the progress file at `progress_path`.
+///
+/// Errors: `checked` is one of the lab's stores, or its files cannot be
+/// told or watched; the output was closed (an [`io::Error`] of kind
+/// `BrokenPipe`, which ends the watch).
+pub fn watch(
+    checked: &Subject,
+    through: u8,
+    options: &RunOptions,
+    worker: &WorkerCommand,
+    progress_path: &Path,
+) -> Result<(), WatchError> {
+    let Subject::Own(own) = checked else {
+        return Err(WatchError::Usage(
+            "the lab's own stores do not change: watch your implementation (--impl FILE-OR-FOLDER, or the one `lab new` recorded)".into(),
+        ));
+    };
+    let watched = own.watched();
+    if watched.is_empty() {
+        return Err(WatchError::Usage(format!(
+            "cannot tell which files to watch in `{}`: give --impl the .py file or the Rust project's folder",
+            own.describe()
+        )));
+    }
+    let (sender, changes) = std::sync::mpsc::channel();
+    let settle = notify_debouncer_mini::Config::default()
+        .with_timeout(SETTLE)
+        .with_batch_mode(false);
+    let mut debouncer =
+        notify_debouncer_mini::new_debouncer_opt::<_, notify::RecommendedWatcher>(settle, sender)
+            .map_err(|error| WatchError::Failed(format!("cannot watch files: {error}")))?;
+    for path in &watched {
+        // A file is watched through its folder: editors often save by
+        // writing a new file and renaming it over the old one.
+        let (target, mode) = if path.is_dir() {
+            (path.as_path(), RecursiveMode::Recursive)
+        } else {
+            (
+                path.parent().unwrap_or(Path::new(".")),
+                RecursiveMode::NonRecursive,
+            )
+        };
+        debouncer.watcher().watch(target, mode).map_err(|error| {
+            WatchError::Failed(format!("cannot watch {}: {error}", target.display()))
+        })?;
+    }
+    // Names, not paths: the heading of each run fits one line.
+    let names: Vec<String> = watched
+        .iter()
+        .map(|path| {
+            path.file_name()
+                .unwrap_or(path.as_os_str())
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    let round = WatchRound {
+        checked,
+        own,
+        through,
+        options,
+        worker,
+        progress_path,
+        watching: names.join(", "),
+        terminal: std::io::stdout().is_terminal(),
+    };
+    let mut last_seen: Vec<u64> = watched.iter().map(|path| fingerprint(path)).collect();
+    let mut runs = 1;
+    round.run(runs, None)?;
+    for batch in changes {
+        batch.map_err(|error| WatchError::Failed(format!("watching failed: {error}")))?;
+        // The watcher also reports files being opened and read (the check
+        // itself reads them) and files beside a watched one: only a change
+        // of what the watched files hold counts.
+        let now_seen: Vec<u64> = watched.iter().map(|path| fingerprint(path)).collect();
+        let Some(changed) = (0..watched.len()).find(|&at| now_seen[at] != last_seen[at]) else {
+            continue;
+        };
+        last_seen = now_seen;
+        runs += 1;
+        round.run(runs, Some(&watched[changed]))?;
+    }
+    Ok(())
+}
+
+/// A hash of what a watched file holds (a folder: its files, recursively,
+/// with their names): it changes exactly when a file is saved with other
+/// contents, added, removed or renamed.
+fn fingerprint(path: &Path) -> u64 {
+    fn visit(path: &Path, hasher: &mut std::collections::hash_map::DefaultHasher) {
+        use std::hash::Hash;
+        path.hash(hasher);
+        if path.is_dir() {
+            let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+                .into_iter()
+                .flatten()
+                .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+                .collect();
+            entries.sort();
+            for entry in entries {
+                visit(&entry, hasher);
+            }
+        } else {
+            std::fs::read(path).ok().hash(hasher);
+        }
+    }
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    visit(path, &mut hasher);
+    std::hash::Hasher::finish(&hasher)
+}
+
+/// What every check of `lab watch` needs.
+struct WatchRound<'a> {
+    checked: &'a Subject,
+    own: &'a Implementation,
+    through: u8,
+    options: &'a RunOptions,
+    worker: &'a WorkerCommand,
+    progress_path: &'a Path,
+    /// The files watched, said in the first check's heading.
+    watching: String,
+    /// Whether standard output is a terminal, whose screen each check
+    /// clears.
+    terminal: bool,
+}
+
+impl WatchRound<'_> {
+    /// Check number `run` (`changed`: the file whose save started it): at a
+    /// terminal on a cleared screen, else under a blank line; headed by
+    /// its time, then one line per step and the first failure in full. A
+    /// failure to build or run is shown, and the watch goes on; only a
+    /// closed output ends it.
+    fn run(&self, run: usize, changed: Option<&Path>) -> Result<(), WatchError> {
+        let width = crate::terminal::text_width();
+        let why = match changed {
+            None => format!(": watching {}", self.watching),
+            Some(file) => format!(
+                ", after {} changed",
+                file.file_name()
+                    .unwrap_or(file.as_os_str())
+                    .to_string_lossy()
+            ),
+        };
+        let heading = format!(
+            "Run {run} at {}{why} (Ctrl-C stops)",
+            clock_time_utc(std::time::SystemTime::now()),
+        );
+        let shown = check_shown(
+            self.checked,
+            self.through,
+            self.options,
+            self.worker,
+            true,
+            || {
+                let clear = if self.terminal { "\x1b[2J\x1b[H" } else { "\n" };
+                say(&format!(
+                    "{clear}{}\n",
+                    fill(&heading, width, "", "  ").bold()
+                ))
+            },
+        );
+        match shown {
+            Ok((report, _running)) => {
+                // A watch lasts: each round records what it found, as a
+                // command of its own would.
+                let mut session = Session::open_saying(self.progress_path)?;
+                report.record(session.edit(), self.own);
+                session.save()?;
+                say(&watch_text(&report, width))?;
+                say(&next_text(
+                    &report,
+                    &self.checked.source(),
+                    self.through,
+                    &self.checked.impl_arg(),
+                ))?;
+            }
+            Err(CheckError::Io(error)) if error.kind() == io::ErrorKind::BrokenPipe => {
+                return Err(WatchError::Io(error))
+            }
+            Err(error) => say(&format!(
+                "{}{}\n",
+                if self.terminal { "\x1b[2J\x1b[H" } else { "\n" },
+                fill(&format!("Run {run}, lab watch: {}", error), width, "", "  ").red()
+            ))?,
+        }
+        Ok(())
+    }
+}
+
+/// The time of day of `at` as `14:02:07 UTC`: the lab keeps no time zone
+/// data, so it says the zone it uses.
+fn clock_time_utc(at: std::time::SystemTime) -> String {
+    let stamp = humantime::format_rfc3339_seconds(at).to_string();
+    format!("{} UTC", &stamp[11..19])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fingerprint_changes_with_contents_and_names_but_not_with_reading() {
+        let folder = tempfile::tempdir().unwrap();
+        let file = folder.path().join("store.py");
+        let src = folder.path().join("src");
+        std::fs::create_dir(&src).unwrap();
+        std::fs::write(&file, "a").unwrap();
+        std::fs::write(src.join("store.rs"), "b").unwrap();
+        let (first, first_src) = (fingerprint(&file), fingerprint(&src));
+        let _ = std::fs::read(&file).unwrap();
+        assert_eq!(fingerprint(&file), first, "reading changes nothing");
+        std::fs::write(&file, "a2").unwrap();
+        assert_ne!(fingerprint(&file), first, "a save with other contents");
+        assert_eq!(fingerprint(&src), first_src, "a file outside the folder");
+        std::fs::write(src.join("other.rs"), "").unwrap();
+        let second_src = fingerprint(&src);
+        assert_ne!(second_src, first_src, "a new file in a watched folder");
+        std::fs::write(src.join("other.rs"), "x").unwrap();
+        assert_ne!(fingerprint(&src), second_src, "a file in the folder saved");
+    }
+}
