@@ -24,6 +24,266 @@
 //! assert_eq!(state(&db, "report")?.unwrap().result.as_deref(), Some("B's result"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! The rest of this page is the map for contributors: where each thing lives, the
+//! path two commands take through the code, and what to touch, and what checks it,
+//! to add an exercise, a mutant, a report format or a chaos fault. What the lab is
+//! for is in `README.md`; `labs/instructors.md` and `labs/reference.md` say what it
+//! does in detail.
+//!
+//! # Module map
+//!
+//! Outside the library:
+//!
+//! - `src/main.rs` and `src/cli/`: the `lab` binary's command line, a thin adapter:
+//!   the clap types, and one function per command that parses its arguments, calls
+//!   one library function and renders what it returns. `src/main.rs` picks the
+//!   command; the exit codes are decided in `src/cli/outcome.rs`, and only there.
+//! - `build.rs`: turns every `mutants/*.toml` of `src/store.rs` into a compiled
+//!   variant (a copy of the store with the fragment replaced, and what it reaches),
+//!   checks that each mutant of `src/store.py` applies, checks `labs/exercises.toml`
+//!   against `mutants/`, `labs/` and `labs/probes/`, and compiles the table and the
+//!   texts in. It includes [`mutant`], [`exercise_table`] and [`reach`] by path.
+//! - `src/store.py`: the Python store, which speaks the lab's protocol when run;
+//!   `src/bin/fault-worker.rs`: one worker process of the fault tests.
+//!
+//! The store:
+//!
+//! - [`store`]: the reference store, steps 1 to 8 in the worksheet's order.
+//! - [`job`]: the values the store hands out: a job's row and the [`Fence`].
+//! - [`operation`]: a call described once: a protocol line, a `lab db` command.
+//! - [`mutant`]: mutant files: one broken fragment of a reference store, as data.
+//!
+//! The suite:
+//!
+//! - [`suite`]: the contract suite by step, one list of tests for `cargo test` and `lab`.
+//!
+//! What runs:
+//!
+//! - [`subject`]: what `--impl` names: the Rust store, the Python store, or one's own.
+//! - [`variant`]: one column of the matrix: the reference or a mutant, and its engine.
+//! - [`job_store`]: the eight operations as one trait, whatever carries them out.
+//! - [`handle`]: the kept-connection [`Store`] handle seen through that trait.
+//! - [`external`]: a program in any language, driven over the protocol.
+//! - [`child_process`]: a child process read line by line, with a time limit.
+//! - [`program_threads`]: which threads of another program wait on a lock.
+//! - [`runner`]: the suite against variants: a worker process each, a thread a test.
+//! - [`outcome`]: what a test did against a variant, and what that means for a mutant.
+//!
+//! The course:
+//!
+//! - [`course`]: what the student's and the instructor's commands need beyond the
+//!   matrix: progress, prediction, checks, grading, demo, starters, one's own mutants.
+//!   - [`course::session`]: the progress for one command, with a method for every
+//!     change a command makes to it (rustlings' `AppState`, in the lab's words).
+//!   - [`course::step`]: the step-through of `lab step`: prediction, run,
+//!     comparison, record; [`course::step::prompt`]: the console that asks.
+//!   - [`course::check`] and [`course::watch`]: `lab check`, and its rounds on
+//!     every save.
+//! - [`exercise`]: the exercises, one per worksheet mutant, with their texts.
+//! - [`exercise_table`]: `labs/exercises.toml` and its check, shared with the build.
+//! - [`lab_text`]: an exercise's text in both languages, split into its sections.
+//! - [`probe`]: a prediction written as store operations, run on reference and mutants.
+//!
+//! Matrix and analysis:
+//!
+//! - [`matrix`]: the kill matrix, its one rule for "caught", what `--check` fails on.
+//! - [`analysis`]: what a matrix means: idle tests, subsumption, a minimum test set.
+//!
+//! Report:
+//!
+//! - [`report`]: every rendering of the matrix and the student's step and check screens.
+//!   - [`report::progress`]: the overview, hints and progress screens.
+//!   - [`report::demo`]: the demo stories as text.
+//!
+//! Chaos and faults:
+//!
+//! - [`chaos`]: `lab chaos`: many workers and faults, judged from the history.
+//! - [`fault`]: what a program can do wrong besides answering: end, hang, break protocol.
+//! - [`vfs_shim`]: a shim under SQLite: power cuts, I/O errors, the write-lock watch.
+//! - [`race`]: races that end the same way every time, queued behind a held lock.
+//! - [`reach`]: which operations can run a mutant's change: the matrix's coverage.
+//! - [`serve`]: a compiled store served over the protocol (`lab __serve`).
+//!
+//! Shared:
+//!
+//! - [`terminal`]: colour, width, and the text and diffs the screens share.
+//! - [`error`]: the store's errors, each naming what went wrong and what to do.
+//! - [`immutable`]: a file's immutable flag, which binds root too.
+//!
+//! # Trace: `lab matrix`
+//!
+//! 1. `src/main.rs` parses the command line, applies `--color`
+//!    ([`terminal::apply_color`]) and dispatches `Command::Matrix` to
+//!    `cli::kill_matrix::matrix` (`src/cli/kill_matrix.rs`).
+//! 2. That function parses each `--output` and plans the reports, a format and a
+//!    destination each (`cli::matrix_output::plan`); `--chaos` takes text and json only.
+//! 3. `cli::args::worker_command` finds this binary to start workers
+//!    ([`runner::WorkerCommand::current_lab`]); `ImplArgs::variants` asks
+//!    [`subject::Subject::variants`]: for `rust`, [`variant::Variant::all_compiled`]
+//!    (the reference, then [`variant::MUTANTS`], generated by `build.rs`), then one's
+//!    own mutants of `--mutants`; `--kind` filters them.
+//! 4. [`matrix::Matrix::build_covered`] (or [`matrix::Matrix::build`] with
+//!    `--every-test`) runs [`suite::CASES`]: the reference first, its tests spread
+//!    over the workers, each noting the operations it called; then each mutant runs
+//!    only the tests that called an operation its change reaches
+//!    ([`variant::Mutant::covered_by`]), through [`runner::run_planned`]. Every other
+//!    cell is the reference's run, marked not covered.
+//! 5. [`runner::run_planned`] runs `--jobs` variants at once, each through
+//!    [`runner::run_variant`]: a compiled variant in `lab __worker` processes
+//!    ([`runner::WorkerArgs`]), whose [`runner::WorkerEvent`] lines it reads through
+//!    [`child_process::LineChild`]; a worker that dies costs the running test (a
+//!    crash) and a new worker takes the rest. A program (`--impl python`, one's own)
+//!    runs from this process instead ([`runner::run_program`],
+//!    [`external::ExternalStore`]).
+//! 6. In each worker, `src/main.rs` dispatches to `cli::kill_matrix::worker`, then
+//!    [`runner::serve`]: [`variant::Variant::find`] and [`variant::Variant::open`]
+//!    give a [`job_store::JobStore`], [`runner::work`] runs the tests, and
+//!    [`runner::run_case`] gives each a fresh database, a [`suite::Bench`] and a
+//!    thread with a time limit; the result is an [`outcome::TestRun`].
+//! 7. With `--chaos`, [`chaos::beside::judge_variants`] gives every variant a chaos
+//!    run and [`chaos::beside::compare`] sets it beside the matrix.
+//! 8. Each planned report is rendered (`render` in `src/cli/kill_matrix.rs`):
+//!    [`report::text::matrix`] with [`report::survivor_advice`],
+//!    [`report::json::report`], [`report::markdown::report`],
+//!    [`report::stryker::report`] or [`report::html::page`], and written to standard
+//!    output or its file (`cli::outcome::say_or_write`).
+//! 9. With `--check`, [`matrix::Matrix::problems`] (and [`chaos::beside::problems`])
+//!    are printed and the command fails; `src/main.rs` turns that into exit code 1.
+//!
+//! # Trace: `lab step 4`
+//!
+//! The command line parses and saves; the step-through itself is [`course::step`].
+//!
+//! 1. `src/main.rs` records `--student` if given, and dispatches `Command::Step` to
+//!    `cli::step::run` (`src/cli/step.rs`).
+//! 2. `cli::session` opens the progress file once, as a [`course::session::Session`].
+//! 3. `course::step::Chosen::of` picks the store whose mutants the exercises show
+//!    (`--impl rust` or `python`, else the language of the student's own
+//!    implementation, else Rust) and that implementation, if any;
+//!    `Chosen::exercise` finds `4` with [`exercise::exercises_of`] (the rows of
+//!    `labs/exercises.toml`, compiled in) and [`exercise::find_among`].
+//! 4. The prediction given on the command line (`--predict`, `--why`, a `--probe`
+//!    file through [`probe::load`]) and the run's options ([`runner::RunOptions`])
+//!    are gathered; the suite runs through [`matrix::Matrix::build`].
+//! 5. `course::step::prompt::Console::with_terminal` wraps standard input and output,
+//!    and `course::step::take` calls `course::step::step_through`:
+//!    1. without a prediction and without a terminal it stops (a usage error);
+//!    2. the menu is [`suite::cases_through`]`(4)`, the tests of steps 1 to 4;
+//!    3. [`report::step::exercise`] shows the text and the broken fragment;
+//!    4. the prediction is parsed ([`course::prediction::parse_selection`]) or asked
+//!       for after [`report::step::menu`], with hints on request, then the why;
+//!    5. a probe, if any, runs against the reference and mutant `04`
+//!       ([`probe::check`], [`probe::check_text`]);
+//!    6. the tests run against the reference and mutant `04` ([`matrix::Matrix::build`],
+//!       steps 5 and 6 of the `lab matrix` trace);
+//!    7. [`report::step::verdicts`] shows which tests caught it; a
+//!       [`course::prediction::Score`] and [`course::prediction::comparison`] set
+//!       the prediction beside that; [`report::step::after_the_run`] explains;
+//!    8. the attempt is recorded in the session, with the next exercise to take.
+//! 6. With an implementation of the student's own, `course::step::yours` checks it
+//!    against the tests of steps 1 to 4 ([`course::check::hear_greeting`],
+//!    [`course::check::run_check`], [`report::check::check_text`]) and records it.
+//! 7. `cli::step::run` saves the session once, whatever that check gave; the error,
+//!    if any, becomes a message and an exit code in `src/main.rs`.
+//!
+//! # Adding an exercise
+//!
+//! Steps run 1 to 8 and each has its exercise, so a new one is a second exercise of
+//! a step, keyed as `8b` is.
+//!
+//! 1. A row in `labs/exercises.toml` (`key`, `step`, `mutant`, `python_mutant`,
+//!    `text`, `probe`), in step order. Checked by the build: [`exercise_table::check`]
+//!    refuses a duplicate key, one that does not fit its step, rows out of order, a
+//!    text or probe that is not there, and a mutant that is not a worksheet mutant
+//!    of the row's step and store.
+//! 2. Its mutants: a `kind = "worksheet"` mutant of each store (see the next list),
+//!    on `src/store.rs` and on `src/store.py`. The build refuses a worksheet mutant
+//!    that no row, or two rows, name; `lab matrix --check` and
+//!    `lab matrix --check --impl python` judge them.
+//! 3. Its text, `labs/NN-slug.md`: `# Step N: TITLE`, `## Contract`,
+//!    `## Why it matters`, `## Predict before you run`, three `## Hint N`,
+//!    `## After the run`, with `{rust: ... | python: ...}` where the languages differ
+//!    ([`lab_text`]). The last row's text also holds `## Closing reflection`.
+//!    Checked by the test
+//!    `exercise::tests::every_exercise_has_its_own_complete_text_in_both_languages`.
+//! 4. Its probe: the example probe of its step in `labs/probes/`, one per step and
+//!    named after the step's text, so a second exercise names its step's probe, as
+//!    `8b` does. Checked by the tests of `probe::judge`,
+//!    `there_is_one_example_probe_per_step_named_after_its_lab` and
+//!    `every_example_probe_holds_on_the_reference_and_kills_its_steps_mutants`: the
+//!    probe must kill the new worksheet mutant too.
+//! 5. What lists the exercises: the tests of `src/exercise.rs` (the keys, and `8b`
+//!    as the last), `KEYS` and the snapshots of `tests/lab/screens.rs` (insta), the
+//!    tests that take `8b` as the last (`tests/lab/cli.rs`, `tests/student_path.rs`),
+//!    and the README's list of texts. Checked by `cargo test`; the README by hand.
+//!
+//! # Adding a mutant
+//!
+//! 1. A file `mutants/ID-slug.toml` holding the fields of [`mutant::MutantSpec`]:
+//!    `id` (the name's part before the first `-`, lowercase letters and digits),
+//!    `step` (1 to 8), `kind` ([`mutant::MutantKind`]: `worksheet`, `hardening`,
+//!    `field`; `own` is never compiled in), `title`, `file` (`src/store.rs`, or
+//!    `src/store.py`, whose mutants are `pyNN`), `fragment` (it must occur exactly
+//!    once), `replacement`, `explanation`, and optionally `worksheet` and `story`
+//!    ([`mutant::DemoStory`]). Checked by the build: [`mutant::MutantSpec::parse`]
+//!    and [`mutant::MutantSpec::apply`] fail it with the file's name, as does an id
+//!    another mutant of `src/store.rs` has.
+//! 2. For a mutant of `src/store.rs`, `mutant-ID = []` under `[features]` in
+//!    `Cargo.toml` (a mutant of `src/store.py` has none). The build only warns when
+//!    it is missing; the test `variant::tests::the_cargo_features_are_the_compiled_mutants`
+//!    fails on a missing or an extra feature.
+//! 3. A test of its own step that kills it, in `src/suite/stepN.rs`, listed in
+//!    `for_each_suite_step!` (`src/suite/mod.rs`) with its tag and documented
+//!    (`suite::tests::every_test_says_what_it_checks`). Checked by
+//!    `lab matrix --check` (`--impl python` for a Python mutant): a survivor, or a
+//!    mutant only other steps' tests catch, fails it ([`matrix::Matrix::problems`]).
+//! 4. The counts. The matrix and `lab analyze` count at run time, but the figures
+//!    written down are not derived: `tests/lab/analyze.rs`
+//!    (`the_whole_suite_against_every_mutant_of_the_rust_store`) pins the number of
+//!    tests and mutants and the analysis, and `labs/instructors.md` and
+//!    `labs/reference.md` state them. Checked by `cargo test`; the docs by hand.
+//!
+//! # Adding a report format
+//!
+//! The matrix's formats are listed once, as the variants of `MatrixFormat` in
+//! `src/cli/matrix_output.rs`; `--format NAME`, `--output NAME=FILE` and the
+//! messages that list the formats all come from it.
+//!
+//! 1. A module in `src/report/` with a function of the [`matrix::Matrix`], as
+//!    [`report::markdown::report`] is, and its line in the `//!` list of
+//!    `src/report/mod.rs`. Checked by clippy and `cargo doc` with warnings denied.
+//! 2. A variant of `MatrixFormat` (its doc comment is the `--format` help), its file
+//!    extension in `extension` there, and its arm in `render` in
+//!    `src/cli/kill_matrix.rs`. Checked by the build: both matches are exhaustive.
+//! 3. The tests that list the formats: in `src/cli/matrix_output.rs`,
+//!    `an_output_is_format_equals_file_or_a_bare_file`; in
+//!    `tests/lab/matrix_outputs.rs`, `REPORTS`, which
+//!    `one_run_writes_every_format_each_as_its_format_alone_prints_it` runs. Checked
+//!    by `cargo test`.
+//! 4. `lab analyze` lists its own formats (`Format` in `src/cli/analyze.rs`, rendered
+//!    by [`report::analysis`]); a format for both goes in both.
+//!
+//! # Adding a chaos fault
+//!
+//! A chaos fault is something done to the workers of a run: it lives in [`chaos`].
+//! [`fault`] is another thing, what a program driven over the protocol did wrong
+//! ([`fault::FaultKind`], turned into a verdict by [`runner::outcome_of_fault`]).
+//!
+//! 1. A field of [`chaos::plan::Faults`], in [`chaos::plan::Faults::all`],
+//!    [`chaos::plan::Faults::none`] and [`chaos::plan::Faults::names`]. Checked by the
+//!    build: every `Faults { .. }` literal must name it.
+//! 2. Its injection: in a worker's plan ([`chaos::plan::Worker::step`]), as stalls
+//!    and skew are, or in the run ([`chaos::run`]), as kills, restarts and power cuts
+//!    (on [`vfs_shim`]'s shared disk) are; a count in [`chaos::run::Record`] and a line
+//!    in [`chaos::timeline`] when it is counted; in [`chaos::judge`], whether a run
+//!    with it still replays exactly (`replays_exactly`) and how the shrink treats it.
+//! 3. Its name on the command line: `FaultList`, `parse_faults` and the `--faults`
+//!    help in `src/cli/chaos.rs`, and the replay command ([`chaos::Chaos::replay`]).
+//! 4. Tests: `tests/lab/chaos.rs` (`the_rust_reference_under_every_fault_breaks_nothing`
+//!    pins the default faults) and a mutant caught under the new fault; with it in
+//!    `Faults::all`, `lab matrix --chaos` runs it too. Checked by `cargo test`;
+//!    `labs/reference.md` and `labs/students.md` describe the faults by hand.
 
 #![warn(missing_docs)]
 
