@@ -52,16 +52,13 @@ pub fn page(chaos: &Chaos) -> String {
             )
         })
         .unwrap_or_default();
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <title>lab chaos: {subject}</title><style>{STYLE}</style></head><body>\
-         <h1>lab chaos: {subject}</h1>\
+    let body = format!(
+        "<h1>lab chaos: {subject}</h1>\
          <p class=\"run\">{workers}, {operations} calls, seed {seed}; faults: {faults}</p>\
          <p class=\"verdict\">{verdict}</p><ul class=\"findings\">{findings}</ul>\
          <p class=\"model\">Model check: {model}</p>{replay}\
          {svg}{table}\
-         <p class=\"prefix\">The longest valid prefix: {prefix}.</p>\
-         </body></html>\n",
+         <p class=\"prefix\">The longest valid prefix: {prefix}.</p>\n",
         subject = text(&chaos.subject),
         workers = crate::terminal::plural(settings.workers, "worker"),
         operations = settings.operations,
@@ -71,6 +68,12 @@ pub fn page(chaos: &Chaos) -> String {
         svg = lanes(judged, &shown, &culprits),
         table = table(judged, &shown, &culprits),
         prefix = judged.valid_prefix_text(),
+    );
+    crate::report::html::shell(
+        &format!("lab chaos: {}", text(&chaos.subject)),
+        STYLE,
+        &body,
+        "lab chaos --format html",
     )
 }
 

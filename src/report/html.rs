@@ -75,25 +75,30 @@ ul.kills li { margin: 2px 0; }
 .advice { background: #fff8e1; border-left: 4px solid #f9a825; padding: 6px 12px; }
 "#;
 
+/// Every page the lab writes, around its `body`: a complete HTML document
+/// with no external resource, titled `title` (HTML already escaped), styled
+/// by `style`, and ending in a footer that names the command that made it.
+/// The lab's one page shell: the matrix, the analysis and a chaos run use it.
+pub fn shell(title: &str, style: &str, body: &str, made_by: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<link rel=\"icon\" href=\"data:,\">\n<title>{title}</title>\n<style>{style}</style>\n</head>\n<body>\n{body}<footer><p class=\"summary\">Made by <code>{}</code>, lease-lab {}.</p></footer>\n</body>\n</html>\n",
+        text(made_by),
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
 /// The whole page for `matrix`: a complete HTML document with no external
 /// resource.
 pub fn page(matrix: &Matrix) -> String {
-    let mut out = String::new();
-    writeln!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<link rel=\"icon\" href=\"data:,\">\n<title>lease-lab kill matrix</title>\n<style>{STYLE}</style>\n</head>\n<body>"
+    let mut body = header(matrix);
+    body.push_str(&matrix_section(matrix));
+    body.push_str(&mutants_section(matrix));
+    shell(
+        "lease-lab kill matrix",
+        STYLE,
+        &body,
+        "lab matrix --format html",
     )
-    .unwrap();
-    out.push_str(&header(matrix));
-    out.push_str(&matrix_section(matrix));
-    out.push_str(&mutants_section(matrix));
-    writeln!(
-        out,
-        "<footer><p class=\"summary\">Made by <code>lab matrix --format html</code>, lease-lab {}.</p></footer>\n</body>\n</html>",
-        env!("CARGO_PKG_VERSION")
-    )
-    .unwrap();
-    out
 }
 
 fn header(matrix: &Matrix) -> String {

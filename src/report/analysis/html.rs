@@ -178,7 +178,7 @@ pub fn page(analysis: &Analysis) -> String {
             .join(", ")
     };
     let mut out = format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<link rel=\"icon\" href=\"data:,\">\n<title>lease-lab: what the kill matrix means</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>lease-lab: what the kill matrix means</h1>\n<p class=\"summary\">{} tests against {} mutants; {} survived{}.</p>\n",
+        "<h1>lease-lab: what the kill matrix means</h1>\n<p class=\"summary\">{} tests against {} mutants; {} survived{}.</p>\n",
         analysis.tests,
         analysis.mutants,
         analysis.survived.len(),
@@ -295,13 +295,12 @@ pub fn page(analysis: &Analysis) -> String {
     chosen(&mut out, &analysis.minimum_tests);
     section(&mut out, "contract", headline::contract(analysis));
     chosen(&mut out, &analysis.contract_minimum.tests);
-    writeln!(
-        out,
-        "<footer><p class=\"summary\">Made by <code>lab analyze --format html</code>, lease-lab {}.</p></footer>\n</body>\n</html>",
-        env!("CARGO_PKG_VERSION")
+    crate::report::html::shell(
+        "lease-lab: what the kill matrix means",
+        STYLE,
+        &out,
+        "lab analyze --format html",
     )
-    .unwrap();
-    out
 }
 
 #[cfg(test)]
