@@ -117,7 +117,7 @@
 //!    ([`terminal::apply_color`]) and dispatches `Command::Matrix` to
 //!    `cli::kill_matrix::matrix` (`src/cli/kill_matrix.rs`).
 //! 2. That function parses each `--output` and plans the reports, a format and a
-//!    destination each (`cli::matrix_output::plan`); `--chaos` takes text and json only.
+//!    destination each ([`report::format::plan`]); `--chaos` takes text and json only.
 //! 3. `cli::args::worker_command` finds this binary to start workers
 //!    ([`runner::WorkerCommand::current_lab`]); `ImplArgs::variants` asks
 //!    [`subject::Subject::variants`]: for `rust`, [`variant::Variant::all_compiled`]
@@ -143,7 +143,7 @@
 //!    thread with a time limit; the result is an [`outcome::TestRun`].
 //! 7. With `--chaos`, [`chaos::beside::judge_variants`] gives every variant a chaos
 //!    run and [`chaos::beside::compare`] sets it beside the matrix.
-//! 8. Each planned report is rendered (`render` in `src/cli/kill_matrix.rs`):
+//! 8. Each planned report is rendered ([`report::format::MatrixFormat::render`]):
 //!    [`report::text::matrix`] with [`report::survivor_advice`],
 //!    [`report::json::report`], [`report::markdown::report`],
 //!    [`report::stryker::report`] or [`report::html::page`], and written to standard
@@ -246,23 +246,25 @@
 //!
 //! # Adding a report format
 //!
-//! The matrix's formats are listed once, as the variants of `MatrixFormat` in
-//! `src/cli/matrix_output.rs`; `--format NAME`, `--output NAME=FILE` and the
-//! messages that list the formats all come from it.
+//! Every report's formats are listed once, in [`report::format`]: the matrix's
+//! ([`report::format::MatrixFormat`]), the analysis's, a chaos run's, a grade's
+//! and the student's text-or-JSON. Each variant's doc comment is its `--format`
+//! help, and each enum knows its file extension and its renderer; `--format
+//! NAME`, `--output NAME=FILE` and the messages that list the formats all come
+//! from it.
 //!
-//! 1. A module in `src/report/` with a function of the [`matrix::Matrix`], as
-//!    [`report::markdown::report`] is, and its line in the `//!` list of
-//!    `src/report/mod.rs`. Checked by clippy and `cargo doc` with warnings denied.
-//! 2. A variant of `MatrixFormat` (its doc comment is the `--format` help), its file
-//!    extension in `extension` there, and its arm in `render` in
-//!    `src/cli/kill_matrix.rs`. Checked by the build: both matches are exhaustive.
-//! 3. The tests that list the formats: in `src/cli/matrix_output.rs`,
+//! 1. A module in `src/report/` with a function of what it renders (for the
+//!    matrix, a [`matrix::Matrix`], as [`report::markdown::report`] is), and its
+//!    line in the `//!` list of `src/report/mod.rs`. Checked by clippy and
+//!    `cargo doc` with warnings denied.
+//! 2. A variant of the format's enum in `src/report/format.rs`, its extension in
+//!    `extension` and its arm in `render` there. Checked by the build: both
+//!    matches are exhaustive.
+//! 3. The tests that list the formats: in `src/report/format.rs`,
 //!    `an_output_is_format_equals_file_or_a_bare_file`; in
 //!    `tests/lab/matrix_outputs.rs`, `REPORTS`, which
 //!    `one_run_writes_every_format_each_as_its_format_alone_prints_it` runs. Checked
 //!    by `cargo test`.
-//! 4. `lab analyze` lists its own formats (`Format` in `src/cli/analyze.rs`, rendered
-//!    by [`report::analysis`]); a format for both goes in both.
 //!
 //! # Adding a chaos fault
 //!

@@ -165,3 +165,7 @@ pub fn text(verdicts: &[ChaosVerdict], comparison: &Comparison, settings: &Setti
     text.push('\n');
     text
 }
+
+/// What a chaos run beside the matrix found (`lab matrix --chaos`): its
+/// settings, each variant's verdict, and how they compare with the suite's.
+pub type ChaosBeside = (super::plan::Settings, Vec<ChaosVerdict>, Comparison);

@@ -4,7 +4,7 @@ use super::args::{worker_command, ImplArgs, SuiteArgs};
 use super::outcome::{say_or_write, Outcome};
 use lease_lab::analysis::Analysis;
 use lease_lab::matrix::Matrix;
-use lease_lab::report::analysis;
+use lease_lab::report::format::AnalysisFormat;
 use lease_lab::suite;
 use std::path::PathBuf;
 
@@ -12,8 +12,8 @@ use std::path::PathBuf;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    format: Format,
+    #[arg(long, value_enum, default_value_t = AnalysisFormat::Text)]
+    format: AnalysisFormat,
     /// Write the report to this file instead of standard output.
     #[arg(long, short)]
     output: Option<PathBuf>,
@@ -21,18 +21,6 @@ pub struct Args {
     implementation: ImplArgs,
     #[command(flatten)]
     run: SuiteArgs,
-}
-
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-enum Format {
-    /// Text for the terminal.
-    Text,
-    /// JSON for tools.
-    Json,
-    /// Markdown.
-    Markdown,
-    /// One self-contained HTML page, with the subsumption graph.
-    Html,
 }
 
 /// `lab analyze`: builds the kill matrix as `lab matrix` does (a mutant
@@ -47,13 +35,6 @@ pub fn analyze(args: &Args) -> Outcome {
         &args.run.options(),
     );
     let found = Analysis::of(&matrix);
-    let rendered = match args.format {
-        Format::Text => analysis::text(&found, lease_lab::terminal::width()),
-        Format::Json => {
-            serde_json::to_string_pretty(&analysis::json(&found)).expect("a report is JSON") + "\n"
-        }
-        Format::Markdown => analysis::markdown(&found),
-        Format::Html => analysis::html::page(&found),
-    };
+    let rendered = args.format.render(&found, lease_lab::terminal::width());
     say_or_write("analyze", &rendered, args.output.as_deref())
 }

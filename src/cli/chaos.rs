@@ -6,6 +6,7 @@ use super::args::{worker_command, ImplArgs};
 use super::outcome::{say_or_write, CliError, Outcome};
 use lease_lab::chaos::plan::{Faults, Settings, TTL};
 use lease_lab::chaos::run::Workers;
+use lease_lab::report::format::ChaosFormat;
 use lease_lab::subject::Subject;
 use lease_lab::variant::{Variant, REFERENCE_ID};
 use std::path::PathBuf;
@@ -55,17 +56,6 @@ pub struct Args {
     /// Where to put the run's database.
     #[arg(long)]
     pub scratch: Option<PathBuf>,
-}
-
-/// How `lab chaos` writes its report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ChaosFormat {
-    /// Text for the terminal.
-    Text,
-    /// The whole history and what was found, as JSON.
-    Json,
-    /// A page that draws the timeline.
-    Html,
 }
 
 /// The faults named on the command line.
@@ -152,14 +142,7 @@ pub fn run(args: &Args) -> Outcome {
         !args.no_shrink,
     )
     .map_err(CliError::Failed)?;
-    let rendered = match args.format {
-        ChaosFormat::Text => lease_lab::chaos::timeline::report_text(&chaos),
-        ChaosFormat::Json => format!(
-            "{}\n",
-            serde_json::to_string_pretty(&chaos).expect("a chaos run is JSON")
-        ),
-        ChaosFormat::Html => lease_lab::chaos::html::page(&chaos),
-    };
+    let rendered = args.format.render(&chaos);
     say_or_write("chaos", &rendered, args.output.as_deref())?;
     if chaos.judged.failed() {
         Err(CliError::Reported)

@@ -9,6 +9,7 @@ use lease_lab::course::class_check;
 use lease_lab::course::grade::{grade, stores_needed, Killers, StudentFile};
 use lease_lab::course::progress;
 use lease_lab::matrix::Matrix;
+use lease_lab::report::format::GradeFormat;
 use lease_lab::report::grade as render;
 use lease_lab::subject::{Subject, PYTHON};
 use lease_lab::suite;
@@ -39,19 +40,6 @@ pub struct Args {
     time_limit_s: u64,
     #[command(flatten)]
     run: SuiteArgs,
-}
-
-/// How `lab grade` writes its report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum GradeFormat {
-    /// Text for the terminal.
-    Text,
-    /// JSON for tools.
-    Json,
-    /// Comma-separated values, a header row first (RFC 4180).
-    Csv,
-    /// Markdown (with --misconceptions).
-    Markdown,
 }
 
 /// `lab grade`: reads every file (an unreadable one is a warning naming
@@ -121,15 +109,11 @@ pub fn run(args: &Args) -> Outcome {
             }
         }
         let width = lease_lab::terminal::width();
-        match (args.format, args.misconceptions) {
-            (GradeFormat::Text, false) => say(&render::text(&graded, width))?,
-            (GradeFormat::Text, true) => say(&render::misconceptions_text(&graded, width))?,
-            (GradeFormat::Json, _) => {
-                say_line(&serde_json::to_string_pretty(&graded).expect("a grade is JSON"))?
-            }
-            (GradeFormat::Csv, _) => say(&render::csv(&graded))?,
-            (GradeFormat::Markdown, _) => say(&render::misconceptions_markdown(&graded))?,
-        }
+        let rendered = args
+            .format
+            .render(&graded, args.misconceptions, width)
+            .expect("the pairs the lab does not write were refused above");
+        say(&rendered)?;
     }
     if skipped.is_empty() {
         Ok(())

@@ -2,13 +2,13 @@
 //! against one variant, and the lists of tests and variants.
 
 use super::args::{worker_command, ImplArgs, SuiteArgs};
-use super::matrix_output::{self, Destination, MatrixFormat, OutputArg};
 use super::outcome::{say, say_or_write, CliError, Outcome};
 use colored::Colorize;
 use lease_lab::exercise::step_title;
 use lease_lab::matrix::Matrix;
 use lease_lab::mutant::MutantKind;
 use lease_lab::report;
+use lease_lab::report::format::{plan, Destination, MatrixFormat, OutputArg};
 use lease_lab::runner::{self, WorkerArgs};
 use lease_lab::suite::{self, Case, Tag};
 use lease_lab::variant::Variant;
@@ -101,7 +101,7 @@ pub fn matrix(args: &MatrixArgs) -> Outcome {
                 .map_err(|message| CliError::Usage(format!("--output {value}: {message}")))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let reports = matrix_output::plan(args.format, &outputs)?;
+    let reports = plan(args.format, &outputs).map_err(|clash| CliError::Usage(clash.0))?;
     if let Some((format, _)) = reports.iter().find(|(format, _)| {
         args.chaos && !matches!(format, MatrixFormat::Text | MatrixFormat::Json)
     }) {
@@ -151,7 +151,7 @@ pub fn matrix(args: &MatrixArgs) -> Outcome {
         None
     };
     for (format, destination) in &reports {
-        let rendered = render(*format, &matrix, chaos.as_ref());
+        let rendered = format.render(&matrix, chaos.as_ref(), lease_lab::terminal::width());
         match destination {
             Destination::Stdout => say_or_write("matrix", &rendered, None)?,
             Destination::File(path) => say_or_write("matrix", &rendered, Some(path))?,
@@ -188,55 +188,6 @@ pub fn matrix(args: &MatrixArgs) -> Outcome {
         );
     }
     Ok(())
-}
-
-/// What a chaos run beside the matrix found: its settings, each variant's
-/// verdict, and how they compare with the suite's.
-type ChaosBeside = (
-    lease_lab::chaos::plan::Settings,
-    Vec<lease_lab::chaos::beside::ChaosVerdict>,
-    lease_lab::chaos::beside::Comparison,
-);
-
-/// The matrix as a report of `format`, with the chaos run's findings in the
-/// formats that take them.
-fn render(format: MatrixFormat, matrix: &Matrix, chaos: Option<&ChaosBeside>) -> String {
-    match format {
-        MatrixFormat::Text => {
-            let width = lease_lab::terminal::width();
-            let mut text = report::text::matrix(matrix, width);
-            for summary in matrix.summaries() {
-                if let Some(advice) = report::survivor_advice(matrix, &summary.id) {
-                    let advice = lease_lab::terminal::fill(&advice, width.min(100), "", "");
-                    text.push_str(&format!("\n{advice}\n"));
-                }
-            }
-            if let Some((settings, verdicts, comparison)) = chaos {
-                text.push_str(&lease_lab::chaos::beside::text(
-                    verdicts, comparison, settings,
-                ));
-            }
-            text
-        }
-        MatrixFormat::Json => {
-            let mut report = report::json::report(matrix);
-            if let Some((settings, verdicts, comparison)) = chaos {
-                report["chaos"] = serde_json::json!({
-                    "settings": settings,
-                    "variants": verdicts,
-                    "comparison": comparison,
-                });
-            }
-            json_text(&report)
-        }
-        MatrixFormat::Markdown => report::markdown::report(matrix),
-        MatrixFormat::Stryker => json_text(&report::stryker::report(matrix)),
-        MatrixFormat::Html => report::html::page(matrix),
-    }
-}
-
-fn json_text(value: &serde_json::Value) -> String {
-    serde_json::to_string_pretty(value).expect("a report is JSON") + "\n"
 }
 
 /// `lab run ID`: the suite against one variant, test by test.

@@ -11,7 +11,6 @@ pub mod db;
 pub mod demo;
 pub mod grade;
 pub mod kill_matrix;
-pub mod matrix_output;
 pub mod outcome;
 pub mod own_impl;
 pub mod own_mutant;

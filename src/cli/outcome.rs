@@ -89,15 +89,6 @@ impl From<io::Error> for CliError {
 /// What every command returns.
 pub type Outcome = Result<(), CliError>;
 
-/// How a command's report is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ReportFormat {
-    /// Text for the terminal.
-    Text,
-    /// JSON for tools.
-    Json,
-}
-
 /// Writes `text` to standard output and flushes it.
 pub fn say(text: &str) -> Outcome {
     let mut stdout = io::stdout().lock();

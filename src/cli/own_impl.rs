@@ -10,7 +10,7 @@
 //! apart, beyond the worksheet; they never count against the student.
 
 use super::args::{worker_command, SuiteArgs};
-use super::outcome::{say, say_line, CliError, Outcome, ReportFormat};
+use super::outcome::{say, say_line, CliError, Outcome};
 use super::update;
 use colored::Colorize;
 use lease_lab::course::check::{check_shown, predicted_tests, CheckError};
@@ -22,6 +22,7 @@ use lease_lab::course::step::{Chosen, NOTHING_TO_CHECK};
 use lease_lab::course::watch::{watch as course_watch, WatchError};
 use lease_lab::lab_text::Language;
 use lease_lab::report::check::{check_json, check_text, next_text};
+use lease_lab::report::format::ReportFormat;
 use lease_lab::subject::own::write_once;
 use lease_lab::subject::{rust_project, Implementation, Subject};
 use lease_lab::terminal::fill;

@@ -1,8 +1,9 @@
 //! `lab probe`: runs a probe file against the reference and mutants.
 
 use super::args::{millis, ImplArgs};
-use super::outcome::{say, say_line, CliError, Outcome, ReportFormat};
+use super::outcome::{say, say_line, CliError, Outcome};
 use lease_lab::probe::{self, CheckOptions};
+use lease_lab::report::format::ReportFormat;
 use lease_lab::runner::DEFAULT_TIMEOUT;
 use lease_lab::variant::Variant;
 use std::path::PathBuf;

@@ -2,11 +2,12 @@
 //! alone), hints, reset, the closing reflection, and the recorded progress.
 
 use super::args::find_exercise;
-use super::outcome::{say, say_line, CliError, Outcome, ReportFormat};
+use super::outcome::{say, say_line, CliError, Outcome};
 use colored::Colorize;
 use lease_lab::course::progress::CLOSING_QUESTIONS;
 use lease_lab::course::session::Session;
 use lease_lab::course::step::{closing_examples, Chosen, Console};
+use lease_lab::report::format::ReportFormat;
 use lease_lab::report::progress::{
     hints_text, overview_text, progress_text, reflection_text, wrapped,
 };

@@ -4,13 +4,15 @@
 //! student's screens: an exercise's step-through ([`step`]) and the check
 //! of their own implementation ([`check`]).
 //!
-//! This module holds what they share: how an outcome looks ([`look`]),
+//! Every format, with its extension and its renderer, is listed in
+//! [`format`](mod@format). This module holds what they share: how an outcome looks ([`look`]),
 //! where each mutant's change sits in its reference source, which file
 //! each suite test lives in, and what to say about a survivor.
 
 pub mod analysis;
 pub mod check;
 pub mod demo;
+pub mod format;
 pub mod grade;
 pub mod html;
 pub mod json;

@@ -1,0 +1,416 @@
+//! The formats of every report the lab writes, each with its usual file
+//! extension and its renderer: the kill matrix's ([`MatrixFormat`]), the
+//! analysis's ([`AnalysisFormat`]), a chaos run's ([`ChaosFormat`]), a
+//! class's grade ([`GradeFormat`]), and the text-or-JSON of a student's
+//! own reports ([`ReportFormat`]). A new format is a variant here and its
+//! renderer in a module of its own under `report/`.
+//!
+//! And where `lab matrix` sends its reports: `--format F` to standard
+//! output or to `--output FILE`, and any number of `--output FORMAT=FILE`,
+//! each a report of its own format, all from one run of the matrix.
+//!
+//! The formats derive clap's `ValueEnum`, as every value type of the
+//! library that a command takes does: their doc comments are the
+//! `--format` help.
+
+use crate::analysis::Analysis;
+use crate::chaos::beside::ChaosBeside;
+use crate::chaos::Chaos;
+use crate::matrix::Matrix;
+use clap::ValueEnum;
+use std::path::PathBuf;
+
+/// A report as JSON text, pretty-printed, with a line end.
+pub fn json_text(value: &impl serde::Serialize) -> String {
+    serde_json::to_string_pretty(value).expect("a report is JSON") + "\n"
+}
+
+/// A format of the kill matrix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum MatrixFormat {
+    /// A grid for the terminal.
+    Text,
+    /// JSON for tools.
+    Json,
+    /// A Markdown table.
+    Markdown,
+    /// Stryker's mutation-testing-report schema, version 2.
+    Stryker,
+    /// One self-contained HTML page.
+    Html,
+}
+
+impl MatrixFormat {
+    /// The format's name, as `--format` and `FORMAT=FILE` take it.
+    pub fn name(self) -> String {
+        self.to_possible_value()
+            .map(|value| value.get_name().to_string())
+            .unwrap_or_default()
+    }
+
+    /// The file extension a report of this format usually has.
+    pub fn extension(self) -> &'static str {
+        match self {
+            MatrixFormat::Text => "txt",
+            MatrixFormat::Json | MatrixFormat::Stryker => "json",
+            MatrixFormat::Markdown => "md",
+            MatrixFormat::Html => "html",
+        }
+    }
+
+    /// `matrix` in this format, at `width` columns for text, with a chaos
+    /// run beside it (`lab matrix --chaos`: text and JSON only).
+    pub fn render(self, matrix: &Matrix, chaos: Option<&ChaosBeside>, width: usize) -> String {
+        match self {
+            MatrixFormat::Text => {
+                let mut text = super::text::matrix(matrix, width);
+                for summary in matrix.summaries() {
+                    if let Some(advice) = super::survivor_advice(matrix, &summary.id) {
+                        let advice = crate::terminal::fill(&advice, width.min(100), "", "");
+                        text.push_str(&format!("\n{advice}\n"));
+                    }
+                }
+                if let Some((settings, verdicts, comparison)) = chaos {
+                    text.push_str(&crate::chaos::beside::text(verdicts, comparison, settings));
+                }
+                text
+            }
+            MatrixFormat::Json => {
+                let mut report = super::json::report(matrix);
+                if let Some((settings, verdicts, comparison)) = chaos {
+                    report["chaos"] = serde_json::json!({
+                        "settings": settings,
+                        "variants": verdicts,
+                        "comparison": comparison,
+                    });
+                }
+                json_text(&report)
+            }
+            MatrixFormat::Markdown => super::markdown::report(matrix),
+            MatrixFormat::Stryker => json_text(&super::stryker::report(matrix)),
+            MatrixFormat::Html => super::html::page(matrix),
+        }
+    }
+
+    /// Every format's name, for messages: `text, json, ...`.
+    pub fn names() -> String {
+        MatrixFormat::value_variants()
+            .iter()
+            .map(|format| format.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// One `--output` value: `FORMAT=FILE`, a report of that format to that
+/// file, or a bare `FILE`, the `--format` report to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutputArg {
+    /// `FORMAT=FILE`.
+    Format(MatrixFormat, PathBuf),
+    /// `FILE`.
+    File(PathBuf),
+}
+
+impl OutputArg {
+    /// Parses an `--output` value. A value with `=` before any `/` is
+    /// `FORMAT=FILE`, and its format must be one the lab writes; a file
+    /// whose name holds `=` can be given as `./NAME`.
+    pub fn parse(value: &str) -> Result<OutputArg, String> {
+        let Some((name, file)) = value
+            .split_once('=')
+            .filter(|(name, _)| !name.contains('/'))
+        else {
+            return Ok(OutputArg::File(value.into()));
+        };
+        let format = MatrixFormat::from_str(name, false).map_err(|_| {
+            format!(
+                "`{name}` is not a format; FORMAT=FILE takes one of {} (a file whose name holds `=` is written ./{value})",
+                MatrixFormat::names()
+            )
+        })?;
+        if file.is_empty() {
+            return Err(format!(
+                "no file after `{name}=`: write FORMAT=FILE, such as {name}=matrix.{}",
+                format.extension()
+            ));
+        }
+        Ok(OutputArg::Format(format, file.into()))
+    }
+}
+
+/// `--output` values that cannot all be written: what to give instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct OutputClash(pub String);
+
+/// A format of `lab analyze`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AnalysisFormat {
+    /// Text for the terminal.
+    Text,
+    /// JSON for tools.
+    Json,
+    /// Markdown.
+    Markdown,
+    /// One self-contained HTML page, with the subsumption graph.
+    Html,
+}
+
+impl AnalysisFormat {
+    /// The file extension a report of this format usually has.
+    pub fn extension(self) -> &'static str {
+        match self {
+            AnalysisFormat::Text => "txt",
+            AnalysisFormat::Json => "json",
+            AnalysisFormat::Markdown => "md",
+            AnalysisFormat::Html => "html",
+        }
+    }
+
+    /// `analysis` in this format, at `width` columns for text.
+    pub fn render(self, analysis: &Analysis, width: usize) -> String {
+        match self {
+            AnalysisFormat::Text => super::analysis::text(analysis, width),
+            AnalysisFormat::Json => json_text(&super::analysis::json(analysis)),
+            AnalysisFormat::Markdown => super::analysis::markdown(analysis),
+            AnalysisFormat::Html => super::analysis::html::page(analysis),
+        }
+    }
+}
+
+/// How `lab chaos` writes its report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ChaosFormat {
+    /// Text for the terminal.
+    Text,
+    /// The whole history and what was found, as JSON.
+    Json,
+    /// A page that draws the timeline.
+    Html,
+}
+
+impl ChaosFormat {
+    /// The file extension a report of this format usually has.
+    pub fn extension(self) -> &'static str {
+        match self {
+            ChaosFormat::Text => "txt",
+            ChaosFormat::Json => "json",
+            ChaosFormat::Html => "html",
+        }
+    }
+
+    /// The chaos run in this format.
+    pub fn render(self, chaos: &Chaos) -> String {
+        match self {
+            ChaosFormat::Text => crate::chaos::timeline::report_text(chaos),
+            ChaosFormat::Json => json_text(chaos),
+            ChaosFormat::Html => crate::chaos::html::page(chaos),
+        }
+    }
+}
+
+/// How `lab grade` writes its report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GradeFormat {
+    /// Text for the terminal.
+    Text,
+    /// JSON for tools.
+    Json,
+    /// Comma-separated values, a header row first (RFC 4180).
+    Csv,
+    /// Markdown (with --misconceptions).
+    Markdown,
+}
+
+impl GradeFormat {
+    /// The file extension a report of this format usually has.
+    pub fn extension(self) -> &'static str {
+        match self {
+            GradeFormat::Text => "txt",
+            GradeFormat::Json => "json",
+            GradeFormat::Csv => "csv",
+            GradeFormat::Markdown => "md",
+        }
+    }
+
+    /// A class's grade in this format: the class, or with
+    /// `misconceptions` the wrong predictions it made, at `width` columns
+    /// for text; `None` for a pair the lab does not write (the class in
+    /// Markdown, the misconceptions in CSV).
+    pub fn render(
+        self,
+        graded: &crate::course::grade::ClassGrade,
+        misconceptions: bool,
+        width: usize,
+    ) -> Option<String> {
+        use super::grade as render;
+        Some(match (self, misconceptions) {
+            (GradeFormat::Text, false) => render::text(graded, width),
+            (GradeFormat::Text, true) => render::misconceptions_text(graded, width),
+            (GradeFormat::Json, _) => json_text(graded),
+            (GradeFormat::Csv, false) => render::csv(graded),
+            (GradeFormat::Markdown, true) => render::misconceptions_markdown(graded),
+            (GradeFormat::Csv, true) | (GradeFormat::Markdown, false) => return None,
+        })
+    }
+}
+
+/// How a student's own report (progress, a check) is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// Text for the terminal.
+    Text,
+    /// JSON for tools.
+    Json,
+}
+
+/// Where one report goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Destination {
+    /// Standard output.
+    Stdout,
+    /// This file.
+    File(PathBuf),
+}
+
+/// The reports one run writes, in the order given: each format with its
+/// destination.
+///
+/// With no `--output`, the `--format` report (text unless given) goes to
+/// standard output; a bare `--output FILE` takes it instead. Each
+/// `FORMAT=FILE` adds a report; with any of them, standard output gets a
+/// report only when `--format` is given and no bare `FILE` takes it.
+///
+/// Errors: two reports to one file, or two bare `FILE`s; the message says
+/// what to give instead.
+pub fn plan(
+    format: Option<MatrixFormat>,
+    outputs: &[OutputArg],
+) -> Result<Vec<(MatrixFormat, Destination)>, OutputClash> {
+    let bare: Vec<&PathBuf> = outputs
+        .iter()
+        .filter_map(|output| match output {
+            OutputArg::File(path) => Some(path),
+            OutputArg::Format(..) => None,
+        })
+        .collect();
+    if let [first, second, ..] = bare.as_slice() {
+        return Err(OutputClash(format!(
+            "--output {} and --output {}: only one file takes the --format report; name the format of the others as FORMAT=FILE (formats: {})",
+            first.display(),
+            second.display(),
+            MatrixFormat::names()
+        )));
+    }
+    let mut reports = Vec::new();
+    let named = outputs.len() > bare.len();
+    match (bare.first(), format) {
+        (Some(path), format) => reports.push((
+            format.unwrap_or(MatrixFormat::Text),
+            Destination::File((*path).clone()),
+        )),
+        (None, Some(format)) => reports.push((format, Destination::Stdout)),
+        (None, None) if !named => reports.push((MatrixFormat::Text, Destination::Stdout)),
+        (None, None) => {}
+    }
+    for output in outputs {
+        if let OutputArg::Format(format, path) = output {
+            reports.push((*format, Destination::File(path.clone())));
+        }
+    }
+    let mut files: Vec<&PathBuf> = Vec::new();
+    for (_, destination) in &reports {
+        if let Destination::File(path) = destination {
+            if files.contains(&path) {
+                return Err(OutputClash(format!(
+                    "two reports to one file, {}: give each report a file of its own",
+                    path.display()
+                )));
+            }
+            files.push(path);
+        }
+    }
+    Ok(reports)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(format: MatrixFormat, path: &str) -> (MatrixFormat, Destination) {
+        (format, Destination::File(path.into()))
+    }
+
+    #[test]
+    fn an_output_is_format_equals_file_or_a_bare_file() {
+        assert_eq!(
+            OutputArg::parse("json=m.json"),
+            Ok(OutputArg::Format(MatrixFormat::Json, "m.json".into()))
+        );
+        assert_eq!(
+            OutputArg::parse("m.html"),
+            Ok(OutputArg::File("m.html".into()))
+        );
+        assert_eq!(
+            OutputArg::parse("./a=b.txt"),
+            Ok(OutputArg::File("./a=b.txt".into()))
+        );
+        let unknown = OutputArg::parse("pdf=m.pdf").unwrap_err();
+        assert!(unknown.contains("`pdf` is not a format;"), "{unknown}");
+        assert!(
+            unknown.contains("text, json, markdown, stryker, html"),
+            "{unknown}"
+        );
+        let empty = OutputArg::parse("stryker=").unwrap_err();
+        assert!(empty.contains("stryker=matrix.json"), "{empty}");
+    }
+
+    #[test]
+    fn a_plan_sends_the_format_to_stdout_or_its_file_and_adds_each_named_report() {
+        use MatrixFormat::*;
+        assert_eq!(plan(None, &[]).unwrap(), [(Text, Destination::Stdout)]);
+        assert_eq!(
+            plan(Some(Html), &[OutputArg::File("m.html".into())]).unwrap(),
+            [file(Html, "m.html")]
+        );
+        let named = [
+            OutputArg::Format(Json, "m.json".into()),
+            OutputArg::Format(Stryker, "s.json".into()),
+        ];
+        assert_eq!(
+            plan(None, &named).unwrap(),
+            [file(Json, "m.json"), file(Stryker, "s.json")]
+        );
+        assert_eq!(
+            plan(Some(Markdown), &named).unwrap(),
+            [
+                (Markdown, Destination::Stdout),
+                file(Json, "m.json"),
+                file(Stryker, "s.json")
+            ]
+        );
+    }
+
+    #[test]
+    fn two_bare_files_or_two_reports_to_one_file_are_refused() {
+        let twice = plan(
+            None,
+            &[OutputArg::File("a".into()), OutputArg::File("b".into())],
+        )
+        .unwrap_err();
+        assert!(twice.0.contains("FORMAT=FILE"), "{twice:?}");
+        let clash = plan(
+            Some(MatrixFormat::Json),
+            &[
+                OutputArg::File("m.json".into()),
+                OutputArg::Format(MatrixFormat::Stryker, "m.json".into()),
+            ],
+        )
+        .unwrap_err();
+        assert!(
+            clash.0.contains("two reports to one file, m.json"),
+            "{clash:?}"
+        );
+    }
+}
