@@ -56,6 +56,52 @@ pub enum NotCounted {
 }
 
 impl Matrix {
+    /// The whole suite against `variants` as `lab matrix` runs it: every
+    /// test against every mutant with `every_test`, else only the tests
+    /// that can run a mutant's change ([`Matrix::build_covered`]).
+    pub fn of_suite(
+        command: &WorkerCommand,
+        variants: &[Variant],
+        every_test: bool,
+        options: &RunOptions,
+    ) -> Matrix {
+        let build = if every_test {
+            Matrix::build
+        } else {
+            Matrix::build_covered
+        };
+        build(
+            command,
+            variants,
+            crate::suite::CASES.iter().collect(),
+            options,
+        )
+    }
+
+    /// What `--check` says when it finds nothing wrong ([`Matrix::problems`]
+    /// is empty): what the reference passes, and that every mutant is
+    /// caught by a test of its own step.
+    pub fn check_passed(&self) -> String {
+        let beyond = self.beyond_the_worksheet().len();
+        let passes = if beyond == 0 {
+            format!("passes all {} tests", self.tests.len())
+        } else {
+            let contract = self
+                .tests
+                .iter()
+                .filter(|case| case.judges_programs())
+                .count();
+            format!(
+                "passes all {contract} tests of the worksheet's contract and {} of the Rust store's own promises (the other {beyond}, beyond the worksheet, do not count)",
+                self.tests.len() - contract - beyond
+            )
+        };
+        format!(
+            "the reference {passes} and every one of the {} mutants is caught by a test of its own step",
+            self.runs.len() - 1
+        )
+    }
+
     /// Runs `tests` against the reference and every variant of `variants`.
     pub fn build(
         command: &WorkerCommand,

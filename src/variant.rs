@@ -194,6 +194,18 @@ impl Variant {
         }
     }
 
+    /// `variants` less the mutants of another kind than `kind` (with
+    /// `None`, all of them); a reference is always kept.
+    pub fn of_kind(variants: Vec<Variant>, kind: Option<MutantKind>) -> Vec<Variant> {
+        variants
+            .into_iter()
+            .filter(|variant| match (kind, &variant.mutant) {
+                (Some(kind), Some(mutant)) => mutant.spec.kind == kind,
+                _ => true,
+            })
+            .collect()
+    }
+
     /// Whether `id` names this variant: its own id, or, for a reference
     /// (the lab's or a program), `reference` or its alias `correct`.
     pub fn is_named(&self, id: &str) -> bool {

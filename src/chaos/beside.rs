@@ -166,6 +166,22 @@ pub fn text(verdicts: &[ChaosVerdict], comparison: &Comparison, settings: &Setti
     text
 }
 
+/// Every variant of `variants` judged by a chaos run of
+/// [`Settings::beside_the_matrix`], and set beside `matrix`'s verdicts.
+///
+/// Errors: a run could not be made (its scratch folder, its workers).
+pub fn beside(
+    matrix: &Matrix,
+    variants: &[Variant],
+    lab: &WorkerCommand,
+    scratch: &Path,
+) -> Result<ChaosBeside, String> {
+    let settings = Settings::beside_the_matrix();
+    let verdicts = judge_variants(variants, lab, &settings, scratch)?;
+    let comparison = compare(matrix, &verdicts);
+    Ok((settings, verdicts, comparison))
+}
+
 /// What a chaos run beside the matrix found (`lab matrix --chaos`): its
 /// settings, each variant's verdict, and how they compare with the suite's.
 pub type ChaosBeside = (super::plan::Settings, Vec<ChaosVerdict>, Comparison);

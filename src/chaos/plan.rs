@@ -107,7 +107,26 @@ pub struct Settings {
     pub faults: Faults,
 }
 
+/// How many workers a chaos run has unless told otherwise (`lab chaos`,
+/// `lab matrix --chaos`).
+pub const DEFAULT_WORKERS: u16 = 8;
+
+/// How many store calls a chaos run makes unless told otherwise.
+pub const DEFAULT_CALLS: u32 = 2000;
+
 impl Settings {
+    /// The settings of a run beside the kill matrix (`lab matrix --chaos`):
+    /// the default workers and calls, seed 1, every fault (no skew), so
+    /// that every variant meets the same run.
+    pub fn beside_the_matrix() -> Settings {
+        Settings {
+            workers: usize::from(DEFAULT_WORKERS),
+            operations: DEFAULT_CALLS as usize,
+            seed: 1,
+            faults: Faults::all(false),
+        }
+    }
+
     /// How many jobs the workers crowd at a time: few, so that leases are
     /// taken over all the time.
     pub fn jobs(&self) -> usize {

@@ -4,7 +4,7 @@
 
 use super::args::{worker_command, ImplArgs};
 use super::outcome::{say_or_write, CliError, Outcome};
-use lease_lab::chaos::plan::{Faults, Settings, TTL};
+use lease_lab::chaos::plan::{Faults, Settings, DEFAULT_CALLS, DEFAULT_WORKERS, TTL};
 use lease_lab::chaos::run::Workers;
 use lease_lab::report::format::ChaosFormat;
 use lease_lab::subject::Subject;
@@ -23,10 +23,10 @@ pub struct Args {
     #[arg(long, default_value = REFERENCE_ID)]
     pub variant: String,
     /// How many workers run at once, each a process of its own.
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
+    #[arg(long, default_value_t = DEFAULT_WORKERS, value_parser = clap::value_parser!(u16).range(1..=64))]
     pub workers: u16,
     /// How many store calls the run makes in all.
-    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    #[arg(long, default_value_t = DEFAULT_CALLS, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub operations: u32,
     /// The seed of every random choice (default: one from the clock,
     /// printed so that the run can be replayed).

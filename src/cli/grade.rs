@@ -6,13 +6,10 @@
 use super::args::{worker_command, SuiteArgs};
 use super::outcome::{say, say_line, CliError, Outcome};
 use lease_lab::course::class_check;
-use lease_lab::course::grade::{grade, stores_needed, Killers, StudentFile};
+use lease_lab::course::grade::{grade, killers, StudentFile};
 use lease_lab::course::progress;
-use lease_lab::matrix::Matrix;
 use lease_lab::report::format::GradeFormat;
 use lease_lab::report::grade as render;
-use lease_lab::subject::{Subject, PYTHON};
-use lease_lab::suite;
 use std::path::PathBuf;
 
 /// `lab grade`'s arguments.
@@ -93,7 +90,7 @@ pub fn run(args: &Args) -> Outcome {
         check_implementations(dir, args)?;
     }
     if !class.is_empty() || args.impl_dir.is_none() {
-        let killers = killers(&class, &args.run)?;
+        let killers = killers(&class, &worker_command()?, &args.run.options());
         let graded = grade(&class, &killers);
         for duplicate in &graded.duplicates {
             if duplicate.graded == duplicate.ignored {
@@ -155,67 +152,4 @@ fn check_implementations(dir: &std::path::Path, args: &Args) -> Outcome {
         say("\n")?;
     }
     Ok(())
-}
-
-/// Which tests catch each mutant today: the kill matrix of each store the
-/// class's attempts are about, built as `lab matrix` builds it. A store
-/// whose matrix cannot be built is recorded with the reason, never left
-/// out silently.
-fn killers(class: &[StudentFile], run: &SuiteArgs) -> Result<Killers, CliError> {
-    let mut killers = Killers::default();
-    let stores = stores_needed(class.iter().map(|file| &file.progress));
-    if stores.is_empty() {
-        return Ok(killers);
-    }
-    let worker = worker_command()?;
-    for store in stores {
-        match store_matrix(&store, &worker, run) {
-            Ok(matrix) => killers.add_matrix(&matrix),
-            Err(reason) => {
-                eprintln!(
-                    "lab grade: warning: the {} store's scores are not recomputed: {reason}",
-                    store.name()
-                );
-                killers.add_unavailable(&store, reason);
-            }
-        }
-    }
-    Ok(killers)
-}
-
-/// The kill matrix of one of the lab's stores, or why it cannot be built
-/// (its interpreter does not start, its reference fails tests here).
-fn store_matrix(
-    subject: &Subject,
-    worker: &lease_lab::runner::WorkerCommand,
-    run: &SuiteArgs,
-) -> Result<Matrix, String> {
-    if *subject == Subject::Python {
-        std::process::Command::new(PYTHON)
-            .arg("--version")
-            .output()
-            .map_err(|error| format!("{PYTHON} cannot be started ({error})"))?;
-    }
-    let variants = subject
-        .built_in_variants()
-        .map_err(|error| error.to_string())?;
-    let matrix = Matrix::build_covered(
-        worker,
-        &variants,
-        suite::CASES.iter().collect(),
-        &run.options(),
-    );
-    let failures = matrix.reference_failures();
-    if !failures.is_empty() {
-        return Err(format!(
-            "its reference fails {} test(s) here ({}), so what catches its mutants is not known",
-            failures.len(),
-            failures
-                .iter()
-                .map(|(test, _)| *test)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
-    Ok(matrix)
 }

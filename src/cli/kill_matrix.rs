@@ -3,16 +3,14 @@
 
 use super::args::{worker_command, ImplArgs, SuiteArgs};
 use super::outcome::{say, say_or_write, CliError, Outcome};
-use colored::Colorize;
-use lease_lab::exercise::step_title;
+use lease_lab::chaos::beside::beside;
 use lease_lab::matrix::Matrix;
 use lease_lab::mutant::MutantKind;
 use lease_lab::report;
 use lease_lab::report::format::{plan, Destination, MatrixFormat, OutputArg};
 use lease_lab::runner::{self, WorkerArgs};
-use lease_lab::suite::{self, Case, Tag};
+use lease_lab::suite::{self, Case};
 use lease_lab::variant::Variant;
-use std::fmt::Write as _;
 
 /// `lab matrix`'s arguments.
 #[derive(Debug, clap::Args)]
@@ -33,8 +31,9 @@ pub struct MatrixArgs {
     #[arg(long)]
     every_test: bool,
     /// Also judge every variant by a chaos run (8 workers, 2000 calls, seed
-    /// 1, every fault), and say which mutants only the tests, or only
-    /// chaos, catch (with --format text or json).
+    /// 1, every fault: `chaos::plan::Settings::beside_the_matrix`), and say
+    /// which mutants only the tests, or only chaos, catch (with --format
+    /// text or json).
     #[arg(long)]
     chaos: bool,
     /// Write the --format report to FILE instead of standard output; or,
@@ -111,42 +110,14 @@ pub fn matrix(args: &MatrixArgs) -> Outcome {
         )));
     }
     let worker = worker_command()?;
-    let variants: Vec<Variant> = args
-        .implementation
-        .variants()?
-        .into_iter()
-        .filter(|variant| match (args.kind, &variant.mutant) {
-            (Some(kind), Some(mutant)) => mutant.spec.kind == kind.kind(),
-            _ => true,
-        })
-        .collect();
-    let build = if args.every_test {
-        Matrix::build
-    } else {
-        Matrix::build_covered
-    };
-    let matrix = build(
-        &worker,
-        &variants,
-        suite::CASES.iter().collect(),
-        &args.run.options(),
+    let variants = Variant::of_kind(
+        args.implementation.variants()?,
+        args.kind.map(KindFilter::kind),
     );
+    let options = args.run.options();
+    let matrix = Matrix::of_suite(&worker, &variants, args.every_test, &options);
     let chaos = if args.chaos {
-        let settings = lease_lab::chaos::plan::Settings {
-            workers: 8,
-            operations: 2000,
-            seed: 1,
-            faults: lease_lab::chaos::plan::Faults::all(false),
-        };
-        let verdicts = lease_lab::chaos::beside::judge_variants(
-            &variants,
-            &worker,
-            &settings,
-            &args.run.options().scratch,
-        )
-        .map_err(CliError::Failed)?;
-        let comparison = lease_lab::chaos::beside::compare(&matrix, &verdicts);
-        Some((settings, verdicts, comparison))
+        Some(beside(&matrix, &variants, &worker, &options.scratch).map_err(CliError::Failed)?)
     } else {
         None
     };
@@ -168,24 +139,7 @@ pub fn matrix(args: &MatrixArgs) -> Outcome {
             }
             return Err(CliError::Reported);
         }
-        let beyond = matrix.beyond_the_worksheet().len();
-        let passes = if beyond == 0 {
-            format!("passes all {} tests", matrix.tests.len())
-        } else {
-            let contract = matrix
-                .tests
-                .iter()
-                .filter(|case| case.judges_programs())
-                .count();
-            format!(
-                "passes all {contract} tests of the worksheet's contract and {} of the Rust store's own promises (the other {beyond}, beyond the worksheet, do not count)",
-                matrix.tests.len() - contract - beyond
-            )
-        };
-        eprintln!(
-            "lab matrix --check: ok: the reference {passes} and every one of the {} mutants is caught by a test of its own step",
-            matrix.runs.len() - 1
-        );
+        eprintln!("lab matrix --check: ok: {}", matrix.check_passed());
     }
     Ok(())
 }
@@ -208,72 +162,13 @@ pub fn run(args: &RunArgs) -> Outcome {
 /// `lab tests [--variants]`.
 pub fn tests(args: &TestsArgs) -> Outcome {
     if args.variants {
-        say(&variants_text(
+        say(&report::text::variants_text(
             &args.implementation.variants()?,
             lease_lab::terminal::width(),
         ))
     } else {
-        say(&tests_text(lease_lab::terminal::width()))
+        say(&report::text::tests_text(lease_lab::terminal::width()))
     }
-}
-
-/// The suite's tests, by step; those of the Rust store's own promises
-/// marked as beyond the worksheet.
-fn tests_text(width: usize) -> String {
-    let mut out = format!(
-        "{}\n",
-        lease_lab::terminal::fill(
-            "The contract suite by step (* beyond the worksheet: the Rust store's own stricter promises)",
-            width,
-            "",
-            ""
-        )
-        .dimmed()
-    );
-    let mut step = 0;
-    for (number, case) in suite::CASES.iter().enumerate() {
-        if case.step != step {
-            step = case.step;
-            let title = step_title(step);
-            writeln!(out, "{}", format!("step {step}: {title}").bold()).unwrap();
-        }
-        let mark = if case.tag == Tag::Reference { "*" } else { " " };
-        writeln!(out, "  {:>3}{mark} {}", number + 1, case.name).unwrap();
-    }
-    out
-}
-
-/// The variants, as `lab run` takes their ids: the reference (or a
-/// program of one's own), then every mutant with its step, kind and title.
-/// A title too long for the line goes on under itself.
-fn variants_text(variants: &[Variant], width: usize) -> String {
-    let mut out = String::new();
-    for variant in variants {
-        match (&variant.mutant, variant.command()) {
-            (Some(mutant), _) => writeln!(
-                out,
-                "{}",
-                lease_lab::terminal::fill(
-                    &format!(
-                        "{:>9}  step {}  {:<9}  {}",
-                        variant.id,
-                        mutant.spec.step,
-                        mutant.spec.kind.name(),
-                        mutant.spec.title
-                    ),
-                    width,
-                    "",
-                    &" ".repeat(30)
-                )
-            ),
-            (None, Some(command)) if !variant.is_lab_reference() => {
-                writeln!(out, "{:>9}  {}", variant.id, command.display())
-            }
-            (None, _) => writeln!(out, "{:>9}  the reference implementation", variant.id),
-        }
-        .unwrap();
-    }
-    out
 }
 
 /// The body of `lab __worker`.

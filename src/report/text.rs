@@ -2,10 +2,13 @@
 //! one variant's run test by test, and the summary of each mutant.
 
 use super::{cell_look, key_looks, status_look, tests_phrase};
+use crate::exercise::step_title;
 use crate::matrix::{Matrix, Verdict};
 use crate::outcome::Outcome;
 use crate::runner::VariantRun;
+use crate::suite;
 use crate::terminal::{failure_text, fill, reflow};
+use crate::variant::Variant;
 use colored::Colorize;
 use std::fmt::Write as _;
 
@@ -244,6 +247,65 @@ pub fn run(matrix: &Matrix, run: &VariantRun) -> String {
         .unwrap();
     }
     writeln!(out, "\n{}", reflow(&counts, crate::terminal::text_width())).unwrap();
+    out
+}
+
+/// The suite's tests, by step; those of the Rust store's own promises
+/// marked as beyond the worksheet.
+pub fn tests_text(width: usize) -> String {
+    let mut out = format!(
+        "{}\n",
+        crate::terminal::fill(
+            "The contract suite by step (* beyond the worksheet: the Rust store's own stricter promises)",
+            width,
+            "",
+            ""
+        )
+        .dimmed()
+    );
+    let mut step = 0;
+    for (number, case) in suite::CASES.iter().enumerate() {
+        if case.step != step {
+            step = case.step;
+            let title = step_title(step);
+            writeln!(out, "{}", format!("step {step}: {title}").bold()).unwrap();
+        }
+        let mark = if case.judges_programs() { " " } else { "*" };
+        writeln!(out, "  {:>3}{mark} {}", number + 1, case.name).unwrap();
+    }
+    out
+}
+
+/// The variants, as `lab run` takes their ids: the reference (or a
+/// program of one's own), then every mutant with its step, kind and title.
+/// A title too long for the line goes on under itself.
+pub fn variants_text(variants: &[Variant], width: usize) -> String {
+    let mut out = String::new();
+    for variant in variants {
+        match (&variant.mutant, variant.command()) {
+            (Some(mutant), _) => writeln!(
+                out,
+                "{}",
+                crate::terminal::fill(
+                    &format!(
+                        "{:>9}  step {}  {:<9}  {}",
+                        variant.id,
+                        mutant.spec.step,
+                        mutant.spec.kind.name(),
+                        mutant.spec.title
+                    ),
+                    width,
+                    "",
+                    &" ".repeat(30)
+                )
+            ),
+            (None, Some(command)) if !variant.is_lab_reference() => {
+                writeln!(out, "{:>9}  {}", variant.id, command.display())
+            }
+            (None, _) => writeln!(out, "{:>9}  the reference implementation", variant.id),
+        }
+        .unwrap();
+    }
     out
 }
 

@@ -12,7 +12,10 @@ use super::prediction::Score;
 use super::progress::{Attempt, Progress};
 use crate::exercise;
 use crate::matrix::Matrix;
+use crate::runner::{RunOptions, WorkerCommand};
 use crate::subject::Subject;
+use crate::subject::PYTHON;
+use crate::suite;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -500,247 +503,58 @@ fn misconceptions(class: &[&StudentFile], killers: &Killers) -> Vec<Misconceptio
         .collect()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::course::progress::{ProbeRecord, Reflection};
-
-    fn strings(names: &[&str]) -> Vec<String> {
-        names.iter().map(|name| name.to_string()).collect()
-    }
-
-    /// Mutant `key` is caught by `killers`, all tests of step 1.
-    fn killers(key: &str, caught: &[&str]) -> Killers {
-        let mut killers = Killers::default();
-        killers.add_mutant(
-            key,
-            caught.iter().map(|name| (name.to_string(), 1)).collect(),
-        );
-        killers
-    }
-
-    /// A student whose attempts at `key` predicted as given, with the
-    /// scores the files claim.
-    fn student(
-        file: &str,
-        key: &str,
-        attempts: &[(&[&str], u8, &str)],
-        probe_killed: bool,
-    ) -> StudentFile {
-        let mut progress = Progress::default();
-        for (predicted, claimed, why) in attempts {
-            let mut score = Score::of(&strings(predicted), &[]);
-            score.percent = *claimed;
-            progress.exercise(key).attempts.push(Attempt {
-                at: "2026-01-01T00:00:00Z".into(),
-                mutant: key.into(),
-                predicted: strings(predicted),
-                why: why.to_string(),
-                probe: probe_killed.then(|| ProbeRecord {
-                    file: "p.probe".into(),
-                    text: String::new(),
-                    verdict: String::new(),
-                    killed: true,
-                }),
-                caught_by: Vec::new(),
-                score,
-            });
-        }
-        StudentFile {
-            file: file.into(),
-            progress,
-        }
-    }
-
-    fn entry<'a>(grade: &'a ClassGrade, key: &str) -> &'a ExerciseGrade {
-        grade.exercises.iter().find(|e| e.exercise == key).unwrap()
-    }
-
-    #[test]
-    fn each_exercise_is_judged_on_every_students_latest_recomputed_attempt() {
-        let mut reflected = student("r", "4", &[(&["x"], 0, ""), (&["a", "b"], 50, "")], false);
-        reflected.progress.reflection = Some(Reflection {
-            at: String::new(),
-            why_tests_are_kept: "regressions".into(),
-            not_guaranteed: "clocks".into(),
-        });
-        let class = [
-            reflected,
-            // Claims 100%, earns 0%.
-            student("s", "4", &[(&["b", "c"], 100, "")], false),
-            student("t", "4", &[(&["a"], 100, "")], true),
-            StudentFile {
-                file: "u".into(),
-                progress: Progress::default(),
-            },
-        ];
-        let grade = grade(&class, &killers("4", &["a"]));
-        assert_eq!((grade.students.len(), grade.reflected), (4, 1));
-        assert_eq!(grade.exercises.len(), exercise::exercises().len());
-        assert_eq!(
-            entry(&grade, "4"),
-            &ExerciseGrade {
-                exercise: "4".into(),
-                attempted: 3,
-                predicted_a_killer: 2,
-                probe_killed: 1,
-                // 50% (a of a, b), 0% and 100% (a and the probe).
-                mean_score: 50,
-                most_common_wrong_guess: Some(("b".into(), 2)),
+/// Which tests catch each mutant today: the kill matrix of each store the
+/// class's attempts are about, built as `lab matrix` builds it. A store
+/// whose matrix cannot be built is recorded with the reason, and said on
+/// standard error, never left out silently.
+pub fn killers(class: &[StudentFile], worker: &WorkerCommand, options: &RunOptions) -> Killers {
+    let mut killers = Killers::default();
+    for store in stores_needed(class.iter().map(|file| &file.progress)) {
+        match store_matrix(&store, worker, options) {
+            Ok(matrix) => killers.add_matrix(&matrix),
+            Err(reason) => {
+                eprintln!(
+                    "lab grade: warning: the {} store's scores are not recomputed: {reason}",
+                    store.name()
+                );
+                killers.add_unavailable(&store, reason);
             }
-        );
-        let untried = entry(&grade, "5");
-        assert_eq!((untried.attempted, untried.mean_score), (0, 0));
-        assert_eq!(grade.reflections[0].not_guaranteed, "clocks");
-    }
-
-    /// The first attempt beside the latest, recomputed; a claimed score
-    /// the prediction does not earn is flagged; totals add the scores.
-    #[test]
-    fn a_row_recomputes_the_first_and_the_latest_attempt() {
-        let class = [
-            student("a.json", "4", &[(&["x"], 0, ""), (&["a"], 100, "")], false),
-            student("b.json", "4", &[(&["x"], 100, "")], false),
-        ];
-        let grade = grade(&class, &killers("4", &["a"]));
-        let first = &grade.students[0];
-        let attempts = first.exercise("4").unwrap();
-        assert_eq!(attempts.attempts, 2);
-        assert_eq!(
-            (attempts.first.recomputed, attempts.latest.recomputed),
-            (Some(0), Some(100))
-        );
-        assert_eq!((first.first_total, first.latest_total), (0, 100));
-        assert!(first.flags.is_empty(), "{:?}", first.flags);
-        let edited = &grade.students[1];
-        assert!(edited.exercise("4").unwrap().first.differs());
-        assert_eq!(
-            edited.flags,
-            ["exercise 4 first: the file says 100%, the prediction earns 0%"]
-        );
-        assert_eq!(edited.latest_total, 0);
-    }
-
-    /// A store whose matrix could not be built: the stored score, marked
-    /// and flagged as not recomputed.
-    #[test]
-    fn a_score_without_a_matrix_is_shown_as_stored_and_flagged() {
-        let mut killers = Killers::default();
-        killers.add_unavailable(&Subject::Python, "python3 not found".into());
-        let class = [student("a", "4", &[(&["x"], 100, "")], false)];
-        let mut class = class.to_vec();
-        for attempt in &mut class[0].progress.exercise("4").attempts {
-            attempt.mutant = "py04".into();
         }
-        assert_eq!(
-            stores_needed(class.iter().map(|file| &file.progress)),
-            vec![Subject::Python]
-        );
-        let grade = grade(&class, &killers);
-        let row = &grade.students[0];
-        let attempt = &row.exercise("4").unwrap().first;
-        assert_eq!((attempt.recomputed, attempt.shown()), (None, 100));
-        assert_eq!(
-            row.flags,
-            ["exercise 4 first: stored 100%, not recomputed (python3 not found)"]
-        );
-        assert_eq!(grade.not_recomputed["python"], "python3 not found");
     }
-
-    /// The same student twice counts once, and is reported.
-    #[test]
-    fn a_student_given_twice_is_graded_once() {
-        let mut named = student("a.json", "4", &[(&["a"], 100, "")], false);
-        named.progress.student = Some("Ada".into());
-        let mut copy = named.clone();
-        copy.file = "copy.json".into();
-        let class = [
-            named,
-            copy,
-            student("b.json", "4", &[], false),
-            student("b.json", "4", &[], false),
-        ];
-        let grade = grade(&class, &killers("4", &["a"]));
-        let rows: Vec<&str> = grade.students.iter().map(|s| s.student.as_str()).collect();
-        assert_eq!(rows, ["Ada", "b.json"]);
-        assert_eq!(
-            grade.duplicates,
-            [
-                Duplicate {
-                    student: "Ada".into(),
-                    graded: "a.json".into(),
-                    ignored: "copy.json".into()
-                },
-                Duplicate {
-                    student: "b.json".into(),
-                    graded: "b.json".into(),
-                    ignored: "b.json".into()
-                }
-            ]
-        );
-    }
-
-    /// Wrong guesses grouped by test across every attempt: how many
-    /// students, and their reasons, each once.
-    #[test]
-    fn misconceptions_group_wrong_guesses_by_test_with_the_reasons() {
-        let class = [
-            student(
-                "a",
-                "6",
-                &[
-                    (&["z"], 0, "the fence, \"surely\""),
-                    (&["z", "y"], 0, "the fence, \"surely\""),
-                    (&["a"], 100, "right"),
-                ],
-                false,
-            ),
-            student("b", "6", &[(&["z"], 0, "")], false),
-            student("c", "6", &[(&["a"], 100, "right")], false),
-        ];
-        let grade = grade(&class, &killers("6", &["a"]));
-        assert_eq!(
-            grade.misconceptions,
-            [Misconceptions {
-                exercise: "6".into(),
-                wrong: vec![
-                    WrongGuess {
-                        test: "z".into(),
-                        students: 2,
-                        reasons: vec![Reason {
-                            student: "a".into(),
-                            why: "the fence, \"surely\"".into()
-                        }],
-                    },
-                    WrongGuess {
-                        test: "y".into(),
-                        students: 1,
-                        reasons: vec![Reason {
-                            student: "a".into(),
-                            why: "the fence, \"surely\"".into()
-                        }],
-                    },
-                ],
-            }]
-        );
-        assert_eq!(
-            entry(&grade, "6").most_common_wrong_guess,
-            Some(("z".into(), 1)),
-            "a's latest attempt is right: only b's counts"
-        );
-    }
-
-    /// Killers are counted as the exercise's run counts them: only the
-    /// tests in force at its step.
-    #[test]
-    fn only_the_tests_in_force_at_the_step_catch() {
-        let mut killers = Killers::default();
-        killers.add_mutant("04", vec![("early".into(), 1), ("late".into(), 8)]);
-        assert_eq!(killers.caught_at("04", 4).unwrap(), ["early"]);
-        assert_eq!(killers.caught_at("04", 8).unwrap(), ["early", "late"]);
-        assert_eq!(
-            killers.caught_at("zz", 4).unwrap_err(),
-            "the lab has no mutant zz"
-        );
-    }
+    killers
 }
+
+/// The kill matrix of one of the lab's stores, or why it cannot be built
+/// (its interpreter does not start, its reference fails tests here).
+fn store_matrix(
+    subject: &Subject,
+    worker: &WorkerCommand,
+    options: &RunOptions,
+) -> Result<Matrix, String> {
+    if *subject == Subject::Python {
+        std::process::Command::new(PYTHON)
+            .arg("--version")
+            .output()
+            .map_err(|error| format!("{PYTHON} cannot be started ({error})"))?;
+    }
+    let variants = subject
+        .built_in_variants()
+        .map_err(|error| error.to_string())?;
+    let matrix = Matrix::build_covered(worker, &variants, suite::CASES.iter().collect(), options);
+    let failures = matrix.reference_failures();
+    if !failures.is_empty() {
+        return Err(format!(
+            "its reference fails {} test(s) here ({}), so what catches its mutants is not known",
+            failures.len(),
+            failures
+                .iter()
+                .map(|(test, _)| *test)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    Ok(matrix)
+}
+
+#[cfg(test)]
+mod tests;
