@@ -34,6 +34,20 @@ pub mod run;
 pub mod sink;
 pub mod timeline;
 
+/// What ran, in words: `the Rust store`, `the Python store's mutant 07`.
+pub fn subject_text(subject: &Subject, variant: &Variant) -> String {
+    let subject = match subject {
+        Subject::Rust => "the Rust store".to_string(),
+        Subject::Python => "the Python store".to_string(),
+        own => own.describe(),
+    };
+    if variant.is_reference() {
+        format!("{subject}, reference")
+    } else {
+        format!("{subject}, mutant {}", variant.id)
+    }
+}
+
 #[cfg(test)]
 mod testing;
 
@@ -41,6 +55,8 @@ pub use history::{error_may_have_taken_effect, Call, Returned};
 pub use linearize::{check, check_job, Malformation, Placement, Verdict, Witness};
 pub use model::{check_arguments, Expected, JobModel, Refusal, Row};
 
+use crate::subject::Subject;
+use crate::variant::Variant;
 use judge::{Judgement, Shrunk};
 use plan::Settings;
 use run::Workers;

@@ -553,6 +553,14 @@ impl Worker {
     }
 }
 
+/// A seed that differs from run to run.
+pub fn seed_from_clock() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_nanos());
+    u64::try_from(nanos % 1_000_000).unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

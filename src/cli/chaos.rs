@@ -113,7 +113,9 @@ pub fn run(args: &Args) -> Outcome {
                 .into(),
         ));
     }
-    let seed = args.seed.unwrap_or_else(seed_from_clock);
+    let seed = args
+        .seed
+        .unwrap_or_else(lease_lab::chaos::plan::seed_from_clock);
     let settings = Settings {
         workers: usize::from(args.workers),
         operations: usize::try_from(args.operations).unwrap_or(usize::MAX),
@@ -131,7 +133,7 @@ pub fn run(args: &Args) -> Outcome {
         .scratch
         .clone()
         .unwrap_or_else(lease_lab::runner::default_scratch);
-    let subject = subject_text(args, &variant);
+    let subject = lease_lab::chaos::subject_text(&args.implementation.subject, &variant);
     let replay = replay_prefix(args);
     let chaos = lease_lab::chaos::chaos(
         subject,
@@ -151,20 +153,6 @@ pub fn run(args: &Args) -> Outcome {
     }
 }
 
-/// What ran, in words: `the Rust store`, `the Python store's mutant 07`.
-fn subject_text(args: &Args, variant: &Variant) -> String {
-    let subject = match &args.implementation.subject {
-        Subject::Rust => "the Rust store".to_string(),
-        Subject::Python => "the Python store".to_string(),
-        own => own.describe(),
-    };
-    if variant.is_reference() {
-        format!("{subject}, reference")
-    } else {
-        format!("{subject}, mutant {}", variant.id)
-    }
-}
-
 /// The command that replays a run, up to its seed and sizes.
 fn replay_prefix(args: &Args) -> String {
     let mut words = vec!["lab chaos".to_string()];
@@ -175,14 +163,6 @@ fn replay_prefix(args: &Args) -> String {
         words.push(format!("--variant {}", args.variant));
     }
     words.join(" ")
-}
-
-/// A seed that differs from run to run.
-fn seed_from_clock() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |since| since.as_nanos());
-    u64::try_from(nanos % 1_000_000).unwrap_or(0)
 }
 
 /// `lab __serve`'s arguments.

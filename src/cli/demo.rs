@@ -23,10 +23,10 @@
 
 use super::args::ImplArgs;
 use super::outcome::{say, CliError, Outcome};
-use lease_lab::course::demo::{play_power_cut, tell, DemoStory, Told};
+use lease_lab::course::demo::{play_power_cut, story_for, tell, DemoStory, Told};
 use lease_lab::report::demo::{power_cut_text, restart_text, story_text};
 use lease_lab::runner::DEFAULT_TIMEOUT;
-use lease_lab::variant::{Variant, REFERENCE_ID};
+use lease_lab::variant::REFERENCE_ID;
 use std::path::PathBuf;
 
 /// `lab demo`'s arguments.
@@ -96,8 +96,12 @@ pub fn run(args: &Args) -> Outcome {
             lease_lab::terminal::text_width(),
         ));
     }
-    let told = tell(chosen_story(args, &variant), store.as_ref(), &path)
-        .map_err(|error| CliError::Failed(error.to_string()))?;
+    let told = tell(
+        story_for(args.story.map(StoryName::story), &variant),
+        store.as_ref(),
+        &path,
+    )
+    .map_err(|error| CliError::Failed(error.to_string()))?;
     let width = lease_lab::terminal::text_width();
     say(&match told {
         Told::Takeover(story) => story_text(&story, &variant, width),
@@ -105,23 +109,10 @@ pub fn run(args: &Args) -> Outcome {
     })
 }
 
-/// The story to tell: the one `--story` names, else the one the mutant's
-/// file names, else the worksheet's (`takeover`).
-fn chosen_story(args: &Args, variant: &Variant) -> DemoStory {
-    args.story
-        .map(StoryName::story)
-        .or_else(|| {
-            variant
-                .mutant
-                .as_deref()
-                .and_then(|mutant| mutant.spec.story)
-        })
-        .unwrap_or(DemoStory::Takeover)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lease_lab::variant::Variant;
     use crate::cli::{Cli, Command};
     use clap::Parser;
     use lease_lab::vfs_shim::Disk;
@@ -152,7 +143,13 @@ mod tests {
             };
             let variant = Variant::find(&args.variant).unwrap();
             let store = variant.open(DEFAULT_TIMEOUT);
-            match tell(chosen_story(&args, &variant), store.as_ref(), &db).unwrap() {
+            match tell(
+                story_for(args.story.map(StoryName::story), &variant),
+                store.as_ref(),
+                &db,
+            )
+            .unwrap()
+            {
                 Told::Takeover(story) => story_text(&story, &variant, 80),
                 Told::Restart(story) => restart_text(&story, &variant, 80),
             }

@@ -23,8 +23,7 @@ use lease_lab::course::watch::{watch as course_watch, WatchError};
 use lease_lab::lab_text::Language;
 use lease_lab::report::check::{check_json, check_text, next_text};
 use lease_lab::report::format::ReportFormat;
-use lease_lab::subject::own::write_once;
-use lease_lab::subject::{rust_project, Implementation, Subject};
+use lease_lab::subject::Subject;
 use lease_lab::terminal::fill;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -89,28 +88,8 @@ pub struct WhichArgs {
 /// `lab new`: writes a starter and records it as the implementation that
 /// `lab check` and `lab watch` run.
 pub fn new(args: &NewArgs, progress_path: &Path) -> Outcome {
-    let unwritable = |error: std::io::Error| {
-        CliError::Failed(format!(
-            "cannot write the starter in {}: {error}",
-            args.dir.display()
-        ))
-    };
-    let (implementation, start) = match args.lang {
-        Language::Python => {
-            std::fs::create_dir_all(&args.dir).map_err(unwritable)?;
-            let file = args.dir.join("store.py");
-            write_once(&file, &starter::python()).map_err(unwritable)?;
-            let implementation =
-                Implementation::parse(&file.display().to_string()).map_err(CliError::Failed)?;
-            (implementation, file)
-        }
-        Language::Rust => {
-            rust_project::write(&args.dir, rust_project::STUBS).map_err(unwritable)?;
-            let implementation =
-                Implementation::parse(&args.dir.display().to_string()).map_err(CliError::Failed)?;
-            (implementation, args.dir.join("src").join("store.rs"))
-        }
-    };
+    let (implementation, start) =
+        starter::write_starter(args.lang, &args.dir).map_err(CliError::Failed)?;
     update(progress_path, |progress| {
         progress.implementation = Some(implementation.clone());
     })?;
@@ -275,6 +254,7 @@ fn check_error(error: CheckError) -> CliError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lease_lab::subject::Implementation;
 
     /// `--impl rust` and `--impl python` check the lab's own stores, any
     /// other text the student's; without `--impl`, the one recorded, and

@@ -129,6 +129,19 @@ const JOB: &str = "report";
 const B_RESULT: &str = "B's result";
 const A_RESULT: &str = "A's stale result";
 
+/// The story to tell on `variant`: the one `asked` for (`--story`), else
+/// the one the mutant's file names, else the worksheet's (`takeover`).
+pub fn story_for(asked: Option<DemoStory>, variant: &crate::variant::Variant) -> DemoStory {
+    asked
+        .or_else(|| {
+            variant
+                .mutant
+                .as_deref()
+                .and_then(|mutant| mutant.spec.story)
+        })
+        .unwrap_or(DemoStory::Takeover)
+}
+
 /// Plays the worksheet's story (`takeover`) on `store` with a new
 /// database at `db`: B completes, then A comes back.
 pub fn play(store: &dyn JobStore, db: &Path) -> Result<Story, StoreError> {

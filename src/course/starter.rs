@@ -27,7 +27,10 @@
 //! A helper's stub names the step of its first caller (`check_schema`
 //! step 1, `check_args` step 2): the step whose tests first need it.
 
-use crate::subject::PYTHON_SOURCE;
+use crate::lab_text::Language;
+use crate::subject::own::write_once;
+use crate::subject::{rust_project, Implementation, PYTHON_SOURCE};
+use std::path::{Path, PathBuf};
 
 pub use crate::operation::NAMES as OPERATIONS;
 
@@ -135,6 +138,33 @@ fn skip_docstring<'a>(mut lines: impl Iterator<Item = &'a str>) -> impl Iterator
 fn stub(line: &str) -> Option<(&'static str, u8)> {
     let name = line.strip_prefix("def ")?.split('(').next()?;
     PYTHON_STUBS.into_iter().find(|(stub, _)| *stub == name)
+}
+
+/// Writes a starter in `language` into `dir` (made if missing; a file
+/// already there is never overwritten), and returns the implementation
+/// to record for `lab check` and `lab watch`, and the file where step 1 is
+/// written: a Python starter is `dir/store.py`, a Rust one a cargo project
+/// whose operations are in `src/store.rs`.
+///
+/// Errors: the folder or a file cannot be written; the message names the
+/// folder.
+pub fn write_starter(language: Language, dir: &Path) -> Result<(Implementation, PathBuf), String> {
+    let unwritable =
+        |error: std::io::Error| format!("cannot write the starter in {}: {error}", dir.display());
+    match language {
+        Language::Python => {
+            std::fs::create_dir_all(dir).map_err(unwritable)?;
+            let file = dir.join("store.py");
+            write_once(&file, &python()).map_err(unwritable)?;
+            let implementation = Implementation::parse(&file.display().to_string())?;
+            Ok((implementation, file))
+        }
+        Language::Rust => {
+            rust_project::write(dir, rust_project::STUBS).map_err(unwritable)?;
+            let implementation = Implementation::parse(&dir.display().to_string())?;
+            Ok((implementation, dir.join("src").join("store.rs")))
+        }
+    }
 }
 
 #[cfg(test)]
