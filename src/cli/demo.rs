@@ -112,9 +112,9 @@ pub fn run(args: &Args) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lease_lab::variant::Variant;
     use crate::cli::{Cli, Command};
     use clap::Parser;
+    use lease_lab::variant::Variant;
     use lease_lab::vfs_shim::Disk;
 
     /// `lab demo` with `args`, through the command line's own parsing.

@@ -1,0 +1,433 @@
+//! A check of a student's own implementation as terminal text: each step
+//! passed, failing (with the call, the contract's answer and the
+//! implementation's, for the first failures) or not written, the reference
+//! tests apart, and what to do next.
+
+use crate::child_process::StderrWindow;
+use crate::course::check::{CheckReport, StepResult};
+use crate::course::progress::StepStatus;
+use crate::course::starter::OPERATIONS;
+use crate::exercise;
+use crate::fault::STDERR_INTRO;
+use crate::outcome::Outcome as TestOutcome;
+use crate::terminal::{cut, failure_text, fill};
+use colored::Colorize;
+use std::fmt::Write as _;
+
+/// How a check shows a step's status.
+fn status_label(status: StepStatus) -> String {
+    match status {
+        StepStatus::Passed => "passed     ".green().to_string(),
+        StepStatus::Failing => "failing    ".red().bold().to_string(),
+        StepStatus::NotImplemented => "not written".yellow().to_string(),
+    }
+}
+
+/// The check as JSON, for tools: the implementation and how far it was
+/// checked; each step with its status, its contract tests, how many
+/// passed, and each failure with its outcome and reason (and what the
+/// program wrote on standard error meanwhile); then every test that ran,
+/// contract and reference, with its outcome.
+pub fn check_json(report: &CheckReport, implementation: &str, through: u8) -> serde_json::Value {
+    let outcome_of = |name: &str| -> TestOutcome {
+        report
+            .steps
+            .iter()
+            .flat_map(|step| &step.failures)
+            .chain(&report.beyond)
+            .find(|(test, _)| *test == name)
+            .map_or(TestOutcome::Pass, |(_, outcome)| outcome.clone())
+    };
+    let steps: Vec<serde_json::Value> = report
+        .steps
+        .iter()
+        .map(|step| {
+            let failures: Vec<serde_json::Value> = step
+                .failures
+                .iter()
+                .map(|(test, outcome)| {
+                    serde_json::json!({
+                        "test": test,
+                        "result": outcome,
+                        "reason": outcome.reason(),
+                        "stderr": step.stderr.get(test).map(|window| &window.last),
+                    })
+                })
+                .collect();
+            serde_json::json!({
+                "step": step.step,
+                "title": exercise::step_title(step.step),
+                "status": step.status,
+                "tests": step.tests,
+                "passed": step.tests - step.failures.len(),
+                "failures": failures,
+            })
+        })
+        .collect();
+    let ran: std::collections::BTreeSet<&str> =
+        report.beyond.iter().map(|(test, _)| *test).collect();
+    let tests: Vec<serde_json::Value> = crate::suite::cases_through(through)
+        .filter(|case| case.judges_programs() || ran.contains(case.name))
+        .map(|case| {
+            let outcome = outcome_of(case.name);
+            serde_json::json!({
+                "name": case.name,
+                "step": case.step,
+                "contract": case.judges_programs(),
+                "outcome": outcome.label(),
+                "reason": outcome.reason(),
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "implementation": implementation,
+        "through": through,
+        "all_pass": report.all_pass(),
+        "steps_passed": report
+            .steps
+            .iter()
+            .filter(|step| step.status == StepStatus::Passed)
+            .count(),
+        "steps": steps,
+        "tests": tests,
+    })
+}
+
+/// How many failures of one step a check shows in full.
+const SHOWN_FAILURES: usize = 2;
+
+/// Where a failing step's details start: under the step's title.
+const DETAIL_INDENT: &str = "                       ";
+
+/// The check step by step: each step passed, failing (with the call, the
+/// expected answer and what came back, for the first failures, and what
+/// the program wrote on standard error meanwhile) or not written, then the
+/// reference tests apart: counted in one line, or listed with `all`.
+pub fn check_text(report: &CheckReport, width: usize, all: bool) -> String {
+    let mut out = String::new();
+    // A stub's answer is shown once: the steps after it that fail on the
+    // same stub wait for it.
+    let mut last_said = "";
+    for step in &report.steps {
+        out.push_str(&step_line(step, width));
+        match step.status {
+            StepStatus::Passed => {}
+            StepStatus::NotImplemented => {
+                let said = step.failures[0].1.not_implemented().unwrap_or_default();
+                if said != last_said {
+                    out.push_str(&stub_text(said, width));
+                    last_said = said;
+                }
+            }
+            StepStatus::Failing => out.push_str(&failures_text(step, width)),
+        }
+    }
+    out.push_str(&beyond_text(report, width, all));
+    out
+}
+
+/// How many of the last lines of standard error `lab watch` shows under
+/// the first failure, so that a run fits a screen of 24 rows.
+const WATCH_STDERR_LINES: usize = 3;
+
+/// A check as `lab watch` shows it: one line per step, then the first
+/// failure in full (with the last `WATCH_STDERR_LINES` lines the program
+/// wrote on standard error during it).
+pub fn watch_text(report: &CheckReport, width: usize) -> String {
+    let mut out: String = report
+        .steps
+        .iter()
+        .map(|step| step_line(step, width))
+        .collect();
+    let Some(open) = report.first_open() else {
+        return out;
+    };
+    let title = format!("First failure, step {}:", open.step);
+    write!(out, "\n{}\n", title.bold()).unwrap();
+    match open
+        .failures
+        .iter()
+        .find(|(_, outcome)| outcome.not_implemented().is_none())
+    {
+        Some((name, outcome)) => {
+            let stderr = open
+                .stderr
+                .get(name)
+                .map(|window| StderrWindow::default().then(window.clone(), WATCH_STDERR_LINES));
+            out.push_str(&failure_text_of(name, outcome, stderr.as_ref(), width))
+        }
+        None => {
+            let said = open.failures[0].1.not_implemented().unwrap_or_default();
+            writeln!(out, "      {}", open.failures[0].0.bold()).unwrap();
+            out.push_str(&stub_text(said, width));
+        }
+    }
+    out
+}
+
+/// A step's line: its number, status and title, and how many of its
+/// tests pass or fail.
+fn step_line(step: &StepResult, width: usize) -> String {
+    let title = exercise::step_title(step.step);
+    let detail = match step.status {
+        StepStatus::Passed => format!(" ({} tests)", step.tests).dimmed().to_string(),
+        StepStatus::Failing => {
+            format!(": {} of {} fail", step.failures.len(), step.tests)
+        }
+        StepStatus::NotImplemented => String::new(),
+    };
+    let line = format!(
+        "  step {}  {}  {title}{detail}",
+        step.step,
+        status_label(step.status)
+    );
+    format!("{}\n", fill(&line, width, "", DETAIL_INDENT))
+}
+
+/// What a stub answered, under its step.
+fn stub_text(said: &str, width: usize) -> String {
+    let line = format!(
+        "it answers: {}",
+        if said.is_empty() {
+            "not implemented"
+        } else {
+            said
+        }
+    );
+    format!(
+        "{}\n",
+        fill(&line, width, DETAIL_INDENT, DETAIL_INDENT).dimmed()
+    )
+}
+
+/// The reference tests: how many hold, in one line; with `all`, each of
+/// them, and why one does not hold.
+fn beyond_text(report: &CheckReport, width: usize, all: bool) -> String {
+    let ran = report.beyond.len();
+    if ran == 0 {
+        return String::new();
+    }
+    let failing = report.beyond_failing();
+    let more = if all {
+        ":"
+    } else {
+        " (`lab check --all` lists them)."
+    };
+    let line = format!(
+        "Beyond the worksheet, not counted: {} of {ran} of the Rust store's stricter promises hold{more}",
+        ran - failing.len(),
+    );
+    let mut out = format!("\n{}\n", fill(&line, width, "", "  ").dimmed());
+    if all {
+        for (name, outcome) in &report.beyond {
+            let line = match outcome.reason() {
+                None => format!("holds  {name}"),
+                Some(reason) => format!("fails  {name}: {reason}"),
+            };
+            writeln!(out, "{}", fill(&line, width, "  ", "         ")).unwrap();
+        }
+    }
+    out
+}
+
+/// The first failures of a failing step, in full, and the names of the rest.
+/// A crash or a hang comes first: what the program did (broke the protocol,
+/// ended, stopped answering) explains the failures around it, and which
+/// test meets it first depends on which process of the program ran it.
+fn failures_text(step: &StepResult, width: usize) -> String {
+    let mut out = String::new();
+    let (broken, failed): (Vec<_>, Vec<_>) = step
+        .failures
+        .iter()
+        .filter(|(_, outcome)| outcome.not_implemented().is_none())
+        .partition(|(_, outcome)| {
+            matches!(
+                outcome,
+                TestOutcome::Crash { .. } | TestOutcome::Timeout { .. }
+            )
+        });
+    let shown = broken.into_iter().chain(failed).take(SHOWN_FAILURES);
+    for (name, outcome) in shown {
+        out.push_str(&failure_text_of(
+            name,
+            outcome,
+            step.stderr.get(name),
+            width,
+        ));
+    }
+    let rest: Vec<&str> = step
+        .failures
+        .iter()
+        .map(|(name, _)| *name)
+        .filter(|name| !out.contains(name))
+        .collect();
+    if !rest.is_empty() {
+        let line = format!("also failing: {}", rest.join(", "));
+        out.push_str(&fill(&line, width, "      ", "        "));
+        out.push('\n');
+    }
+    out
+}
+
+/// How many columns a failure's lines are indented.
+const FAILURE_INDENT: usize = 8;
+
+/// One failure in full: the test's name, the call with the contract's
+/// answer and the program's (or how it crashed or hung), then the last
+/// lines the program wrote on standard error during the test, as written
+/// (a traceback's caret in place), each cut to the width. Those replace
+/// the lines a crash's message quotes, which are the program's last
+/// whatever test wrote them; a test that wrote none shows those.
+fn failure_text_of(
+    name: &str,
+    outcome: &TestOutcome,
+    stderr: Option<&StderrWindow>,
+    width: usize,
+) -> String {
+    let pad = " ".repeat(FAILURE_INDENT);
+    let mut out = format!("      {}\n", name.bold());
+    let own = stderr.filter(|window| !window.last.is_empty());
+    match outcome {
+        TestOutcome::Fail {
+            check,
+            expected,
+            actual,
+            state,
+        } => out.push_str(&failure_text(
+            check,
+            expected,
+            actual,
+            state.as_ref().map(ToString::to_string).as_deref(),
+            FAILURE_INDENT,
+            width,
+        )),
+        TestOutcome::Timeout {
+            detail: Some(message),
+            ..
+        }
+        | TestOutcome::Crash { message } => {
+            let mut lines = message.lines();
+            let first = lines.next().unwrap_or_default();
+            // The test's own lines, when it has any, replace the last lines
+            // of the program that the message quotes.
+            let first = match own {
+                Some(_) => first.strip_suffix(STDERR_INTRO).unwrap_or(first),
+                None => first,
+            };
+            let said = match outcome {
+                TestOutcome::Crash { .. } => format!("crashed: {first}"),
+                _ => format!("timed out: {first}"),
+            };
+            writeln!(out, "{}", fill(&said, width, &pad, &pad)).unwrap();
+            if own.is_none() {
+                for line in lines {
+                    writeln!(out, "{}", cut(&format!("{pad}{line}"), width)).unwrap();
+                }
+            }
+        }
+        other => {
+            let reason = other.reason().unwrap_or_default();
+            writeln!(out, "{}", fill(&reason, width, &pad, &pad)).unwrap();
+        }
+    }
+    let Some(stderr) = own else {
+        return out;
+    };
+    let heading = match stderr.earlier {
+        0 => "it wrote on standard error:".to_string(),
+        earlier => format!(
+            "it wrote on standard error ({earlier} earlier {} left out):",
+            if earlier == 1 { "line" } else { "lines" }
+        ),
+    };
+    writeln!(out, "{}", fill(&heading, width, &pad, &pad).dimmed()).unwrap();
+    for line in &stderr.last {
+        writeln!(out, "{}", cut(&format!("{pad}  {line}"), width)).unwrap();
+    }
+    out
+}
+
+/// How many racing claims won, when a failure says several did (step 8's
+/// `N winners: ...`).
+fn several_winners(outcome: &TestOutcome) -> Option<usize> {
+    let TestOutcome::Fail { actual, .. } = outcome else {
+        return None;
+    };
+    let (count, rest) = actual.split_once(' ')?;
+    let count: usize = count.parse().ok()?;
+    (count > 1 && rest.starts_with("winners")).then_some(count)
+}
+
+/// What to do next after a check.
+/// (`impl_arg` is how `--impl` names the implementation, for the last
+/// step: `lab chaos`.)
+pub fn next_text(report: &CheckReport, source: &str, through: u8, impl_arg: &str) -> String {
+    let line = match report.first_open() {
+        Some(open) if open.status == StepStatus::NotImplemented => {
+            // The stub that answered names its own step: a step's tests
+            // may call the operations of later steps (step 1's call
+            // `enqueue` and `claim` to see that init_db keeps the fence).
+            let said = open.failures[0].1.not_implemented();
+            let stub = said.and_then(stub_step);
+            let step = stub.unwrap_or(open.step);
+            // A stub of a helper (the Python starter's check_args) names
+            // itself; an operation's stub may say what to do instead.
+            let name = said
+                .and_then(stub_name)
+                .unwrap_or(OPERATIONS[usize::from(step) - 1]);
+            let also = match stub {
+                Some(stub) if stub != open.step => {
+                    format!("; step {}'s tests need it too", open.step)
+                }
+                _ => String::new(),
+            };
+            format!(
+                "Next: write step {step}, {name} (its contract is its documentation in {source}){also}. Then `lab check` again, or keep `lab watch` running."
+            )
+        }
+        Some(open) => match open
+            .failures
+            .iter()
+            .find_map(|(_, outcome)| several_winners(outcome))
+        {
+            Some(winners) => format!(
+                "Next: {winners} claims won one job. The race is in claim: its read and its write are not under one write lock, as step 4's contract asks (one BEGIN IMMEDIATE)."
+            ),
+            None => format!(
+                "Next: make step {} pass: each failure above gives the call, the contract's answer and yours. Every earlier step's tests stay in force, as the worksheet insists.",
+                open.step
+            ),
+        },
+        None if through < 8 => format!(
+            "Steps 1 to {through} pass. Next: step {}, `lab check --step {}` (or `lab check` for all eight).",
+            through + 1,
+            through + 1
+        ),
+        None => format!("All eight steps pass. Next: `lab chaos --impl {impl_arg}` runs your store under 8 workers that stall, get killed mid-call and disagree about the time, and judges every answer. Then the worksheet's last instruction: break your code on purpose (a boundary comparison, the cleanup code), predict which tests fail, and let the lab score it: `lab check --predict TEST,TEST --why \"...\"`."),
+    };
+    format!(
+        "\n{}\n",
+        fill(&line, crate::terminal::text_width(), "", "").bold()
+    )
+}
+
+/// The step a stub's answer names: the starters' stubs answer `step N: ...`.
+fn stub_step(message: &str) -> Option<u8> {
+    let number: String = message
+        .strip_prefix("step ")?
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    number.parse().ok().filter(|step| (1..=8).contains(step))
+}
+
+/// The function a stub's answer names, when it says `step N: NAME is not
+/// written yet` (as the Python starter's stubs do) and NAME is one word.
+fn stub_name(message: &str) -> Option<&str> {
+    let (_, rest) = message.split_once(": ")?;
+    let (name, _) = rest.split_once(" is not written yet")?;
+    Some(name).filter(|name| !name.is_empty() && !name.contains(' '))
+}
+
+#[cfg(test)]
+mod tests;
