@@ -14,7 +14,8 @@
 //!
 //! [`JobStore`]: crate::job_store::JobStore
 
-mod check;
+mod bench;
+mod failure;
 pub(crate) mod reader;
 pub mod step1;
 pub mod step2;
@@ -25,11 +26,11 @@ pub mod step6;
 pub mod step7;
 pub mod step8;
 
-pub use check::{
-    completed, expect_eq, expect_error, expect_invalid, expect_that, fresh, held, Answered, Bench,
-    Checked, Failure, RowState,
+pub use bench::{completed, fresh, held, Bench};
+pub use failure::{
+    expect_eq, expect_error, expect_invalid, expect_rows, expect_that, row_diff, Answered, Checked,
+    Failure, RowState,
 };
-pub use check::{expect_rows, row_diff};
 
 mod descriptions {
     include!(concat!(env!("OUT_DIR"), "/test_descriptions.rs"));

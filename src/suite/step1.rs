@@ -1,7 +1,8 @@
 //! Step 1. Create the lease state table: `init_db` is idempotent, creates
 //! exactly the schema, and refuses what it cannot use without touching it.
 
-use super::check::*;
+use super::bench::*;
+use super::failure::*;
 use crate::error::StoreError;
 use crate::job::{Fence, Job};
 use std::fs;

@@ -1,7 +1,8 @@
 //! Step 2. Register only the first job: `enqueue` adds a new id and never
 //! changes an existing one.
 
-use super::check::*;
+use super::bench::*;
+use super::failure::*;
 use crate::error::StoreError;
 use std::fs;
 

@@ -1,7 +1,8 @@
 //! Step 3. Read the current state: `state` answers the stored row, or `None`
 //! for a job that does not exist.
 
-use super::check::*;
+use super::bench::*;
+use super::failure::*;
 use crate::job::{Fence, Job};
 
 /// A job that was never enqueued has no state: `None`, not an empty row.

@@ -1,7 +1,8 @@
 //! Step 4. Take an expired lease atomically: `claim` hands out the next
 //! fence for a job nobody holds, and changes nothing otherwise.
 
-use super::check::*;
+use super::bench::*;
+use super::failure::*;
 use crate::error::StoreError;
 use std::time::Duration;
 

@@ -1,7 +1,8 @@
 //! Step 5. Only the current generation renews the lease: `renew` needs the
 //! stored owner and fence, a job not done, and a lease still valid.
 
-use super::check::*;
+use super::bench::*;
+use super::failure::*;
 
 /// The holder renews a valid lease: `true`, and the lease ends at now + ttl.
 pub fn renew_by_the_holder_extends_the_lease(bench: &Bench) -> Checked {

@@ -1,7 +1,8 @@
 //! Step 6. Reject a stale completion: `complete` writes only for the current
 //! lease, and a refused completion keeps the stored result.
 
-use super::check::*;
+use super::bench::*;
+use super::failure::*;
 use crate::job::Fence;
 
 /// The holder completes within its lease: `true`, the result is stored and

@@ -1,7 +1,8 @@
 //! Step 7. Only the current worker returns the lease: `release` frees the
 //! lease of the stored owner and fence, and keeps the fence.
 
-use super::check::*;
+use super::bench::*;
+use super::failure::*;
 use crate::job::Fence;
 
 /// The holder releases: `true`, no owner, until 0, and the fence is kept.

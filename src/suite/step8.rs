@@ -1,7 +1,8 @@
 //! Step 8. There is one winner among concurrent claims: `claim_many` races
 //! one claim per owner and answers every owner, in order.
 
-use super::check::*;
+use super::bench::*;
+use super::failure::*;
 use crate::job::Fence;
 
 /// Checks the answers of racing claims (`claim_many`'s, or `claim`'s on
