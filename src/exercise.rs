@@ -158,6 +158,12 @@ pub fn exercises() -> Vec<Exercise> {
         .collect()
 }
 
+/// The Python store's files cannot be written where it runs, so its
+/// exercises cannot be made ready.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write the Python store to run it: {0}")]
+pub struct NotReady(pub std::io::Error);
+
 /// The exercises of a subject, those of its exercise store
 /// ([`Subject::exercise_store`]): the Rust store's ([`exercises`]), or the
 /// Python store's, each about its row's `python_mutant`, the worksheet's
@@ -165,11 +171,10 @@ pub fn exercises() -> Vec<Exercise> {
 /// `py08b`, its check-then-act race, exercise `8b`).
 ///
 /// Errors: the Python store's files cannot be written.
-pub fn exercises_of(subject: &Subject) -> Result<Vec<Exercise>, String> {
+pub fn exercises_of(subject: &Subject) -> Result<Vec<Exercise>, NotReady> {
     match subject.exercise_store() {
         Subject::Python => {
-            let unwritable =
-                |error: std::io::Error| format!("cannot write the Python store to run it: {error}");
+            let unwritable = NotReady;
             let reference = subject::python_variant(REFERENCE_ID, None).map_err(unwritable)?;
             let mut mutants = subject::python_mutants();
             let mut exercises = Vec::new();

@@ -88,8 +88,8 @@ pub struct WhichArgs {
 /// `lab new`: writes a starter and records it as the implementation that
 /// `lab check` and `lab watch` run.
 pub fn new(args: &NewArgs, progress_path: &Path) -> Outcome {
-    let (implementation, start) =
-        starter::write_starter(args.lang, &args.dir).map_err(CliError::Failed)?;
+    let (implementation, start) = starter::write_starter(args.lang, &args.dir)
+        .map_err(|error| CliError::Failed(error.to_string()))?;
     update(progress_path, |progress| {
         progress.implementation = Some(implementation.clone());
     })?;

@@ -94,7 +94,7 @@ pub fn run(args: Args, progress_path: &Path) -> Outcome {
 fn step_error(error: StepError) -> CliError {
     match error {
         StepError::Io(error) => CliError::from(error),
-        StepError::NotReady(reason) => CliError::Failed(reason),
+        error @ StepError::NotReady(_) => CliError::Failed(error.to_string()),
         error => CliError::Usage(error.to_string()),
     }
 }

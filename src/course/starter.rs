@@ -140,6 +140,22 @@ fn stub(line: &str) -> Option<(&'static str, u8)> {
     PYTHON_STUBS.into_iter().find(|(stub, _)| *stub == name)
 }
 
+/// Why a starter was not written.
+#[derive(Debug, thiserror::Error)]
+pub enum StarterError {
+    /// The folder or a file in it cannot be written.
+    #[error("cannot write the starter in {}: {error}", dir.display())]
+    Unwritable {
+        /// The folder.
+        dir: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// What was written cannot be named as an implementation.
+    #[error(transparent)]
+    Invalid(#[from] crate::subject::InvalidImpl),
+}
+
 /// Writes a starter in `language` into `dir` (made if missing; a file
 /// already there is never overwritten), and returns the implementation
 /// to record for `lab check` and `lab watch`, and the file where step 1 is
@@ -148,9 +164,14 @@ fn stub(line: &str) -> Option<(&'static str, u8)> {
 ///
 /// Errors: the folder or a file cannot be written; the message names the
 /// folder.
-pub fn write_starter(language: Language, dir: &Path) -> Result<(Implementation, PathBuf), String> {
-    let unwritable =
-        |error: std::io::Error| format!("cannot write the starter in {}: {error}", dir.display());
+pub fn write_starter(
+    language: Language,
+    dir: &Path,
+) -> Result<(Implementation, PathBuf), StarterError> {
+    let unwritable = |error: std::io::Error| StarterError::Unwritable {
+        dir: dir.to_path_buf(),
+        error,
+    };
     match language {
         Language::Python => {
             std::fs::create_dir_all(dir).map_err(unwritable)?;

@@ -47,16 +47,25 @@ pub struct ImplCommand {
     pub dir: Option<PathBuf>,
 }
 
+/// What `--impl` names cannot run: an empty or unbalanced command line, a
+/// folder without `Cargo.toml`. The message says what to give instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidImpl(pub String);
+
 impl ImplCommand {
     /// A command line as a person types it (`python3 my_store.py`, with
     /// quotes for arguments that hold spaces).
     ///
     /// Errors: an empty line, or unbalanced quotes.
-    pub fn parse(line: &str) -> std::result::Result<ImplCommand, String> {
-        let argv = shell_words::split(line)
-            .map_err(|error| format!("cannot read the command line {line:?}: {error}"))?;
+    pub fn parse(line: &str) -> std::result::Result<ImplCommand, InvalidImpl> {
+        let argv = shell_words::split(line).map_err(|error| {
+            InvalidImpl(format!("cannot read the command line {line:?}: {error}"))
+        })?;
         if argv.is_empty() {
-            return Err("the command line is empty: name the program that runs your store".into());
+            return Err(InvalidImpl(
+                "the command line is empty: name the program that runs your store".into(),
+            ));
         }
         Ok(ImplCommand { argv, dir: None })
     }

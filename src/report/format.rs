@@ -116,7 +116,7 @@ impl OutputArg {
     /// Parses an `--output` value. A value with `=` before any `/` is
     /// `FORMAT=FILE`, and its format must be one the lab writes; a file
     /// whose name holds `=` can be given as `./NAME`.
-    pub fn parse(value: &str) -> Result<OutputArg, String> {
+    pub fn parse(value: &str) -> Result<OutputArg, OutputClash> {
         let Some((name, file)) = value
             .split_once('=')
             .filter(|(name, _)| !name.contains('/'))
@@ -124,22 +124,23 @@ impl OutputArg {
             return Ok(OutputArg::File(value.into()));
         };
         let format = MatrixFormat::from_str(name, false).map_err(|_| {
-            format!(
+            OutputClash(format!(
                 "`{name}` is not a format; FORMAT=FILE takes one of {} (a file whose name holds `=` is written ./{value})",
                 MatrixFormat::names()
-            )
+            ))
         })?;
         if file.is_empty() {
-            return Err(format!(
+            return Err(OutputClash(format!(
                 "no file after `{name}=`: write FORMAT=FILE, such as {name}=matrix.{}",
                 format.extension()
-            ));
+            )));
         }
         Ok(OutputArg::Format(format, file.into()))
     }
 }
 
-/// `--output` values that cannot all be written: what to give instead.
+/// An `--output` value that cannot be used, or values that cannot all be
+/// written: what to give instead.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct OutputClash(pub String);
@@ -356,13 +357,13 @@ mod tests {
             OutputArg::parse("./a=b.txt"),
             Ok(OutputArg::File("./a=b.txt".into()))
         );
-        let unknown = OutputArg::parse("pdf=m.pdf").unwrap_err();
+        let unknown = OutputArg::parse("pdf=m.pdf").unwrap_err().0;
         assert!(unknown.contains("`pdf` is not a format;"), "{unknown}");
         assert!(
             unknown.contains("text, json, markdown, stryker, html"),
             "{unknown}"
         );
-        let empty = OutputArg::parse("stryker=").unwrap_err();
+        let empty = OutputArg::parse("stryker=").unwrap_err().0;
         assert!(empty.contains("stryker=matrix.json"), "{empty}");
     }
 

@@ -12,6 +12,7 @@ pub mod own_mutants;
 pub mod rust_project;
 
 use crate::external::ImplCommand;
+pub use crate::external::InvalidImpl;
 use crate::lab_text::Language;
 use crate::mutant::{MutantSpec, SpecError, PYTHON_STORE};
 use crate::operation::NAMES;
@@ -90,7 +91,7 @@ impl Subject {
     ///
     /// Errors: the text names nothing that can run; the message says what
     /// to give instead.
-    pub fn parse(text: &str) -> Result<Subject, String> {
+    pub fn parse(text: &str) -> Result<Subject, InvalidImpl> {
         match text.trim() {
             "rust" => Ok(Subject::Rust),
             "python" => Ok(Subject::Python),

@@ -4,7 +4,7 @@
 
 use super::rust_project;
 use super::{SubjectError, PROGRAM_ID};
-use crate::external::ImplCommand;
+use crate::external::{ImplCommand, InvalidImpl};
 use crate::variant::Variant;
 use serde::{Deserialize, Serialize};
 use std::fs;
@@ -40,14 +40,14 @@ impl Implementation {
     ///
     /// Errors: an empty command line, unbalanced quotes, or a folder
     /// without `Cargo.toml`.
-    pub fn parse(text: &str) -> Result<Implementation, String> {
+    pub fn parse(text: &str) -> Result<Implementation, InvalidImpl> {
         let path = Path::new(text.trim());
         if path.is_dir() {
             if !path.join("Cargo.toml").is_file() {
-                return Err(format!(
+                return Err(InvalidImpl(format!(
                     "{} is a folder without Cargo.toml: name a Rust project (lab new --lang rust DIR makes one), a .py file, or a command line",
                     path.display()
-                ));
+                )));
             }
             return Ok(Implementation::Rust {
                 project: absolute(path),
@@ -132,7 +132,7 @@ impl Implementation {
                 })
             }
             Implementation::Command { line } => {
-                ImplCommand::parse(line).map_err(SubjectError::Invalid)
+                ImplCommand::parse(line).map_err(|error| SubjectError::Invalid(error.0))
             }
         }
     }
@@ -179,7 +179,7 @@ mod tests {
         let project = folder.path().join("mine-rs");
         std::fs::create_dir_all(project.join("src")).unwrap();
         let error = Implementation::parse(&project.display().to_string()).unwrap_err();
-        assert!(error.contains("a folder without Cargo.toml"), "{error}");
+        assert!(error.0.contains("a folder without Cargo.toml"), "{error}");
         std::fs::write(project.join("Cargo.toml"), "").unwrap();
         let rust = Implementation::parse(&project.display().to_string()).unwrap();
         assert_eq!(

@@ -81,24 +81,30 @@ impl Killers {
     ///
     /// Errors: why they are not known (its store's matrix could not be
     /// built, or no such mutant exists).
-    pub fn caught_at(&self, mutant: &str, step: u8) -> Result<Vec<String>, String> {
+    pub fn caught_at(&self, mutant: &str, step: u8) -> Result<Vec<String>, NotKnown> {
         match self.caught.get(mutant) {
             Some(killers) => Ok(killers
                 .iter()
                 .filter(|(_, at)| *at <= step)
                 .map(|(test, _)| test.clone())
                 .collect()),
-            None => Err(
+            None => Err(NotKnown(
                 match Subject::of_mutant(mutant)
                     .and_then(|store| self.unavailable.get(&store.name()))
                 {
                     Some(reason) => reason.clone(),
                     None => format!("the lab has no mutant {mutant}"),
                 },
-            ),
+            )),
         }
     }
 }
+
+/// Why the tests that catch a mutant are not known: its store's matrix
+/// could not be built (the reason), or the lab has no such mutant.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct NotKnown(pub String);
 
 /// One attempt's score: the one its file records, and the one its
 /// prediction earns against today's matrix.
@@ -146,7 +152,7 @@ impl AttemptGrade {
                 mutant: attempt.mutant.clone(),
                 stored,
                 recomputed: None,
-                not_recomputed: Some(reason),
+                not_recomputed: Some(reason.0),
                 score: attempt.score.clone(),
             },
         }

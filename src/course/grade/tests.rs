@@ -237,7 +237,7 @@ fn only_the_tests_in_force_at_the_step_catch() {
     assert_eq!(killers.caught_at("04", 4).unwrap(), ["early"]);
     assert_eq!(killers.caught_at("04", 8).unwrap(), ["early", "late"]);
     assert_eq!(
-        killers.caught_at("zz", 4).unwrap_err(),
+        killers.caught_at("zz", 4).unwrap_err().0,
         "the lab has no mutant zz"
     );
 }

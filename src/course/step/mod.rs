@@ -215,8 +215,8 @@ pub enum StepError {
     #[error("{0}")]
     NoExercise(String),
     /// The store's exercises cannot be made ready (its files cannot be written).
-    #[error("{0}")]
-    NotReady(String),
+    #[error(transparent)]
+    NotReady(#[from] exercise::NotReady),
 }
 
 /// Why the run of the student's own implementation after an exercise
