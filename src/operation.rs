@@ -286,8 +286,8 @@ impl Answer {
     /// Reads the JSON answer to an operation whose answer is of `kind`;
     /// `Err` says what was expected. `done` may be a boolean or 0/1, and a
     /// fence or `until` any JSON number that has its value exactly.
-    pub fn from_json(kind: AnswerKind, value: &Value) -> Result<Answer, String> {
-        let wrong = || Err(format!("expected {}", kind.json_shape()));
+    pub fn from_json(kind: AnswerKind, value: &Value) -> Result<Answer, BadAnswer> {
+        let wrong = || Err(BadAnswer(format!("expected {}", kind.json_shape())));
         match kind {
             AnswerKind::Done => match value {
                 Value::Bool(true) | Value::Null => Ok(Answer::Done),
@@ -303,7 +303,9 @@ impl Answer {
                 // An empty object is an empty row (Python's `{}`): a wrong
                 // answer the tests judge, not a broken protocol.
                 Value::Object(fields) if fields.is_empty() => Ok(Answer::Row(Some(Job::default()))),
-                Value::Object(_) => row_of(value).map(|row| Answer::Row(Some(row))),
+                Value::Object(_) => row_of(value)
+                    .map(|row| Answer::Row(Some(row)))
+                    .map_err(BadAnswer),
                 _ => wrong(),
             },
             AnswerKind::Fences => {
@@ -331,6 +333,12 @@ impl Answer {
         }
     }
 }
+
+/// An answer that is not of the shape its operation's answers have: what
+/// was expected, or what is wrong with the row.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadAnswer(pub String);
 
 /// A fence or `null` in JSON; `None` for anything else. A fence written as
 /// a float (`2.0`) is accepted when it is a whole number.
@@ -546,7 +554,9 @@ mod tests {
     fn a_json_answer_of_the_wrong_shape_says_what_was_expected() {
         assert_eq!(
             Answer::from_json(AnswerKind::Fence, &json!("1")),
-            Err("expected a fence (a whole number) or null".into())
+            Err(BadAnswer(
+                "expected a fence (a whole number) or null".into()
+            ))
         );
         assert_eq!(
             Answer::from_json(AnswerKind::Fence, &json!(2.0)),
@@ -573,7 +583,7 @@ mod tests {
         let no_fence = json!({"id": "j", "owner": null, "until": 0, "result": null, "done": 0});
         assert_eq!(
             Answer::from_json(AnswerKind::Row, &no_fence),
-            Err("the row has no `fence`".into())
+            Err(BadAnswer("the row has no `fence`".into()))
         );
         let bad_done =
             json!({"id": "j", "owner": null, "until": 0, "fence": 0, "result": null, "done": 2});

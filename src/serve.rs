@@ -56,7 +56,7 @@ pub fn serve(
                     Err(error) => error_answer(&error),
                 }
             }
-            Err(why) => json!({"error": "other", "message": why}),
+            Err(why) => json!({"error": "other", "message": why.0}),
         };
         writeln!(output, "{answer}")?;
         output.flush()?;
@@ -73,20 +73,26 @@ fn error_answer(error: &StoreError) -> Value {
     answer
 }
 
+/// A request line that is not one the protocol allows: what was wrong,
+/// in the words of the protocol's fields.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadRequest(pub String);
+
 /// Reads one request line; `Err` says what was wrong with it, in the
 /// words of the protocol's fields.
-pub fn parse_request(line: &str) -> Result<Request, String> {
-    let value: Value =
-        serde_json::from_str(line).map_err(|error| format!("not a JSON request: {error}"))?;
+pub fn parse_request(line: &str) -> Result<Request, BadRequest> {
+    let value: Value = serde_json::from_str(line)
+        .map_err(|error| BadRequest(format!("not a JSON request: {error}")))?;
     let Value::Object(fields) = value else {
-        return Err("a request is a JSON object".into());
+        return Err(BadRequest("a request is a JSON object".into()));
     };
     let fields = Fields(&fields);
     let path = PathBuf::from(fields.string("path")?);
     let busy_timeout = match fields.0.get("busy_timeout_ms") {
         None | Some(Value::Null) => None,
         Some(value) => Some(Duration::from_millis(value.as_u64().ok_or_else(|| {
-            "busy_timeout_ms must be a whole number of milliseconds".to_string()
+            BadRequest("busy_timeout_ms must be a whole number of milliseconds".into())
         })?)),
     };
     let operation = match fields.string("op")?.as_str() {
@@ -128,7 +134,7 @@ pub fn parse_request(line: &str) -> Result<Request, String> {
             now: fields.number("now")?,
             ttl: fields.number("ttl")?,
         },
-        other => return Err(format!("unknown op {other:?}")),
+        other => return Err(BadRequest(format!("unknown op {other:?}"))),
     };
     Ok(Request {
         path,
@@ -141,21 +147,21 @@ pub fn parse_request(line: &str) -> Result<Request, String> {
 struct Fields<'a>(&'a Map<String, Value>);
 
 impl Fields<'_> {
-    fn get(&self, name: &str) -> Result<&Value, String> {
+    fn get(&self, name: &str) -> Result<&Value, BadRequest> {
         self.0
             .get(name)
-            .ok_or_else(|| format!("the request has no {name:?}"))
+            .ok_or_else(|| BadRequest(format!("the request has no {name:?}")))
     }
 
-    fn string(&self, name: &str) -> Result<String, String> {
+    fn string(&self, name: &str) -> Result<String, BadRequest> {
         self.get(name)?
             .as_str()
             .map(str::to_string)
-            .ok_or_else(|| format!("{name:?} must be a string"))
+            .ok_or_else(|| BadRequest(format!("{name:?} must be a string")))
     }
 
-    fn strings(&self, name: &str) -> Result<Vec<String>, String> {
-        let wrong = || format!("{name:?} must be a list of strings");
+    fn strings(&self, name: &str) -> Result<Vec<String>, BadRequest> {
+        let wrong = || BadRequest(format!("{name:?} must be a list of strings"));
         self.get(name)?
             .as_array()
             .ok_or_else(wrong)?
@@ -165,20 +171,20 @@ impl Fields<'_> {
     }
 
     /// A number; `null` stands for one that is not finite (JSON has none).
-    fn number(&self, name: &str) -> Result<f64, String> {
+    fn number(&self, name: &str) -> Result<f64, BadRequest> {
         match self.get(name)? {
             Value::Null => Ok(f64::NAN),
             value => value
                 .as_f64()
-                .ok_or_else(|| format!("{name:?} must be a number")),
+                .ok_or_else(|| BadRequest(format!("{name:?} must be a number"))),
         }
     }
 
-    fn fence(&self) -> Result<Fence, String> {
+    fn fence(&self) -> Result<Fence, BadRequest> {
         self.get("fence")?
             .as_i64()
             .map(Fence)
-            .ok_or_else(|| "\"fence\" must be an integer".to_string())
+            .ok_or_else(|| BadRequest("\"fence\" must be an integer".into()))
     }
 }
 
@@ -291,7 +297,7 @@ mod tests {
         ];
         for (line, why) in cases {
             let error = parse_request(line).expect_err(line);
-            assert!(error.starts_with(why), "{line}: {error}");
+            assert!(error.0.starts_with(why), "{line}: {error}");
         }
     }
 
