@@ -111,7 +111,7 @@ pub const LOOKS: [Look; 9] = [
         glyph: "o",
         class: "not-counted",
         meaning: "the test fails but does not count: a promise of the Rust store's own, which the worksheet does not make, or a test the reference fails too",
-        color: Some((Color::Cyan, false)),
+        color: None,
     },
 ];
 
@@ -128,8 +128,19 @@ pub fn cell_look(matrix: &Matrix, case: &Case, run: &VariantRun) -> Look {
         return NOT_COVERED;
     }
     match matrix.verdict(case, run) {
-        Some(Verdict::NotCounted(_)) => NOT_COUNTED,
-        _ => look(Some(&test_run.outcome), run.variant.is_reference()),
+        Some(verdict) => verdict_look(&test_run.outcome, verdict, run.variant.is_reference()),
+        None => NOT_RUN,
+    }
+}
+
+/// How a test's outcome looks, by what it counts for ([`Matrix::verdict`]):
+/// a failure that does not count is dimmed, never painted as a kill or a
+/// broken reference. The one colouring of an outcome, for the grids, the
+/// run of one variant and the step screen.
+pub fn verdict_look(outcome: &Outcome, verdict: Verdict, reference: bool) -> Look {
+    match verdict {
+        Verdict::NotCounted(_) => NOT_COUNTED,
+        _ => look(Some(outcome), reference),
     }
 }
 

@@ -1,7 +1,7 @@
 //! The kill matrix as terminal text: a grid of tests against variants,
 //! one variant's run test by test, and the summary of each mutant.
 
-use super::{cell_look, key_looks, status_look, tests_phrase};
+use super::{cell_look, key_looks, status_look, tests_phrase, verdict_look};
 use crate::exercise::step_title;
 use crate::matrix::{Matrix, Verdict};
 use crate::outcome::Outcome;
@@ -197,13 +197,18 @@ pub fn run(matrix: &Matrix, run: &VariantRun) -> String {
         else {
             continue;
         };
-        let mark = match (outcome, verdict) {
-            (_, Verdict::NotCounted(_)) => format!("{:>5}", "fail*").dimmed().to_string(),
-            (Outcome::Pass, _) => "pass".green().to_string(),
-            (Outcome::Fail { .. }, _) => "FAIL".red().bold().to_string(),
-            (Outcome::Timeout { .. }, _) => "TIME".magenta().bold().to_string(),
-            (Outcome::Crash { .. }, _) => "CRASH".magenta().bold().to_string(),
+        let word = match (outcome, verdict) {
+            (_, Verdict::NotCounted(_)) => "fail*",
+            (Outcome::Pass, _) => "pass",
+            (Outcome::Fail { .. }, _) => "FAIL",
+            (Outcome::Timeout { .. }, _) => "TIME",
+            (Outcome::Crash { .. }, _) => "CRASH",
         };
+        // A run of one variant is read as a reference is: a failure that
+        // counts is the implementation's, painted as a broken reference.
+        let mark = verdict_look(outcome, verdict, true)
+            .paint(&format!("{word:>5}"))
+            .to_string();
         writeln!(out, "  {mark:>5}  {}", case.name).unwrap();
         match (outcome, verdict) {
             (_, Verdict::Pass) => passed += 1,
