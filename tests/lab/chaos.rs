@@ -30,8 +30,8 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use crate::common::Sandbox;
-use crate::own_impl::{filled_in_python_starter, run_bounded, Ran};
+use crate::common::{run_bounded, Ran, Sandbox};
+use crate::own_impl::filled_in_python_starter;
 
 /// The longest one `lab chaos` may take, shrinking included: a bound that
 /// only proves the command ends (the runs here take seconds).
