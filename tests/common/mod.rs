@@ -10,6 +10,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
+use std::sync::OnceLock;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -208,4 +209,40 @@ pub fn run_bounded(command: &mut Command, bound: Duration) -> Ran {
         stdout: collect(stdout, "standard output"),
         stderr: collect(stderr, "standard error"),
     }
+}
+
+/// One run of `lab matrix --output json=matrix.json` over the Rust store,
+/// on a terminal 80 columns wide: what it printed (the text report, laid
+/// out for 80 columns) and the JSON report it wrote, from the same run.
+pub struct RustMatrix {
+    /// The run: the text report on standard output.
+    pub ran: Ran,
+    /// The JSON report, as `lab matrix --format json` prints it.
+    pub json: serde_json::Value,
+}
+
+impl RustMatrix {
+    /// The command line the run was made with, after `lab`.
+    pub const ARGS: [&'static str; 3] = ["matrix", "--output", "json=matrix.json"];
+}
+
+/// The Rust store's kill matrix as `lab matrix` reports it, run once for
+/// every test of a binary that reads it: the widths of the text report
+/// (tests/lab/widths.rs), the killers the grade recomputes scores against
+/// (tests/lab/grade.rs).
+pub fn rust_matrix() -> &'static RustMatrix {
+    static MATRIX: OnceLock<RustMatrix> = OnceLock::new();
+    MATRIX.get_or_init(|| {
+        let sandbox = Sandbox::new();
+        let mut command = sandbox.command(&RustMatrix::ARGS);
+        command.env("COLUMNS", "80");
+        // A bound that only proves the run ends: it takes seconds.
+        let ran = run_bounded(&mut command, Duration::from_secs(300));
+        ran.assert_success();
+        let written = std::fs::read_to_string(sandbox.path("matrix.json"))
+            .unwrap_or_else(|e| panic!("no matrix.json ({e}):\n{}", ran.shown()));
+        let json = serde_json::from_str(&written)
+            .unwrap_or_else(|e| panic!("matrix.json is not JSON ({e}):\n{written}"));
+        RustMatrix { ran, json }
+    })
 }
