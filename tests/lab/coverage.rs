@@ -33,8 +33,8 @@ fn same_verdicts(every: &Matrix, covered: &Matrix) {
         for case in CASES {
             let caught = |matrix: &Matrix, run| matrix.verdict(case, run) == Some(Verdict::Fail);
             assert_eq!(
-                caught(&every, all),
-                caught(&covered, some),
+                caught(every, all),
+                caught(covered, some),
                 "{} × {}: {:?} with every test, {:?} with skipping",
                 all.variant.id,
                 case.name,
