@@ -23,7 +23,7 @@ use std::fmt::Write as _;
 
 mod common;
 
-use common::Sandbox;
+use common::{Ran, Sandbox};
 
 /// The student's answer to the first closing question after step 8: why
 /// the tests of the earlier steps are kept.
@@ -31,32 +31,21 @@ const WHY_KEPT: &str = "each step relies on what the earlier steps promise";
 /// The answer to the second: a condition the lab does not guarantee.
 const NOT_GUARANTEED: &str = "the callers' clocks are not synchronised";
 
-/// How `lab ARGS` ended and what it wrote.
-struct Ran {
-    args: Vec<String>,
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
+/// What a step's screen shows, read from how `lab` ended.
+trait Screen {
+    /// The lines of either stream that start with `warning`.
+    fn warnings(&self) -> Vec<&str>;
+
+    /// The precision the step's comparison shows (`precision: 50%, 1 of
+    /// the 2 you named caught it`).
+    fn shown_score(&self) -> Option<u64>;
+
+    /// The part of a step's screen after the prediction: the run, the
+    /// verdicts and the comparison (the whole output when it has none).
+    fn run_and_comparison(&self) -> String;
 }
 
-impl Ran {
-    /// The command and both streams as written, for failure messages.
-    fn shown(&self) -> String {
-        format!(
-            "lab {}\nexit code {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-            self.args.join(" "),
-            self.code,
-            self.stdout,
-            self.stderr
-        )
-    }
-
-    /// Asserts that the command exited with 0, showing it if not.
-    fn assert_success(&self) {
-        assert_eq!(self.code, Some(0), "{}", self.shown());
-    }
-
-    /// The lines of either stream that start with `warning`.
+impl Screen for Ran {
     fn warnings(&self) -> Vec<&str> {
         self.stdout
             .lines()
@@ -65,8 +54,6 @@ impl Ran {
             .collect()
     }
 
-    /// The precision the step's comparison shows (`precision: 50%, 1 of
-    /// the 2 you named caught it`).
     fn shown_score(&self) -> Option<u64> {
         self.stdout.lines().find_map(|line| {
             line.trim()
@@ -79,8 +66,6 @@ impl Ran {
         })
     }
 
-    /// The part of a step's screen after the prediction: the run, the
-    /// verdicts and the comparison (the whole output when it has none).
     fn run_and_comparison(&self) -> String {
         let lines: Vec<&str> = self.stdout.lines().collect();
         let start = lines
@@ -94,32 +79,25 @@ impl Ran {
             _ => self.stdout.clone(),
         }
     }
-
-    /// Standard output parsed as JSON.
-    fn json(&self) -> Value {
-        self.assert_success();
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|error| panic!("not JSON ({error}):\n{}", self.shown()))
-    }
 }
 
-impl Sandbox {
-    /// `lab ARGS --color never` in the sandbox, with its own progress file.
-    fn lab(&self, args: &[&str]) -> Ran {
-        let mut full: Vec<&str> = args.to_vec();
-        full.extend(["--color", "never"]);
-        let output = self.command(&full).output().expect("lab runs");
-        Ran {
-            args: full.iter().map(|arg| arg.to_string()).collect(),
-            code: output.status.code(),
-            stdout: String::from_utf8(output.stdout).expect("UTF-8"),
-            stderr: String::from_utf8(output.stderr).expect("UTF-8"),
-        }
-    }
+/// `lab ARGS --color never` in a sandbox, with its own progress file, and
+/// the progress file as `lab` shows it.
+trait Student {
+    /// `lab ARGS --color never`.
+    fn plain_lab(&self, args: &[&str]) -> Ran;
 
     /// The progress file, as `lab progress --format json` shows it.
+    fn progress(&self) -> Value;
+}
+
+impl Student for Sandbox {
+    fn plain_lab(&self, args: &[&str]) -> Ran {
+        self.lab(&[args, &["--color", "never"]].concat())
+    }
+
     fn progress(&self) -> Value {
-        self.lab(&["progress", "--format", "json"]).json()
+        self.plain_lab(&["progress", "--format", "json"]).json()
     }
 }
 
@@ -154,7 +132,7 @@ fn key_of(mutant: &str) -> String {
 /// the worksheet's mutants, as JSON.
 fn worksheet_matrix(sandbox: &Sandbox, family: &str) -> Value {
     sandbox
-        .lab(&[
+        .plain_lab(&[
             "matrix",
             "--impl",
             family,
@@ -236,7 +214,7 @@ fn exercises_of(matrix: &Value) -> Vec<Exercise> {
 /// The exercise keys of the Rust store, from `lab tests --variants`: its
 /// worksheet mutants, in order.
 fn rust_exercise_keys(sandbox: &Sandbox) -> Vec<String> {
-    let listed = sandbox.lab(&["tests", "--variants"]);
+    let listed = sandbox.plain_lab(&["tests", "--variants"]);
     listed.assert_success();
     let keys: Vec<String> = listed
         .stdout
@@ -300,7 +278,7 @@ fn step(sandbox: &Sandbox, exercise: &Exercise, family: Option<&str>, predicted:
     if exercise.key == "8b" {
         args.extend(["--why-kept", WHY_KEPT, "--not-guaranteed", NOT_GUARANTEED]);
     }
-    sandbox.lab(&args)
+    sandbox.plain_lab(&args)
 }
 
 /// The first 100 characters of `line`, for a summary (the screen shown
@@ -420,9 +398,9 @@ fn walk_naming_every_killer(
     for failure in &failed {
         writeln!(
             message,
-            "\n===== exercise {}: lab {}\n{}",
+            "\n===== exercise {}: {}\n{}",
             failure.exercise.key,
-            failure.ran.args.join(" "),
+            failure.ran.command,
             failure.ran.run_and_comparison()
         )
         .unwrap();
@@ -495,7 +473,7 @@ fn not_all_passed(lines: &[&str], through: u64) -> Option<String> {
 #[test]
 fn a_correct_python_store_of_the_student_s_own_walks_the_python_exercises_with_full_marks() {
     let sandbox = Sandbox::new();
-    let new = sandbox.lab(&["new", "--lang", "python", "mine"]);
+    let new = sandbox.plain_lab(&["new", "--lang", "python", "mine"]);
     new.assert_success();
     let file = sandbox.path("mine").join("store.py");
     assert!(file.is_file(), "no mine/store.py:\n{}", new.shown());
@@ -507,7 +485,7 @@ fn a_correct_python_store_of_the_student_s_own_walks_the_python_exercises_with_f
     std::fs::write(&file, include_str!("../src/store.py")).unwrap();
 
     let matrix = worksheet_matrix(&sandbox, "python");
-    let check = sandbox.lab(&["check"]);
+    let check = sandbox.plain_lab(&["check"]);
     check.assert_success();
     let through = last_step(&matrix);
     if let Some(problem) = not_all_passed(&step_lines(&check.stdout), through) {

@@ -11,9 +11,9 @@
 //! - `lab watch` heads each run with its number and time, shows a line per
 //!   step and then the first failure in full.
 
-use crate::common::Sandbox;
+use crate::common::{Sandbox, NO_HANG};
 use crate::own_impl::{
-    every_stub_but, fill_in, filled_in_python_starter, python_starter, Watched, Watching, NO_HANG,
+    every_stub_but, fill_in, filled_in_python_starter, python_starter, Watching,
 };
 use std::path::Path;
 use std::time::Duration;

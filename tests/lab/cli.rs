@@ -3,15 +3,13 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::Stdio;
 
-use crate::common::Sandbox;
+use crate::common::{run_bounded, Ran, Sandbox, NO_HANG};
 
-/// `lab` in a sandbox, as these tests run it. (A trait of this module's
+/// `lab db` in a sandbox, as these tests run it. (A trait of this module's
 /// own: the other modules of this binary give `Sandbox` methods of theirs.)
 trait CommandLine {
-    fn lab(&self, args: &[&str]) -> Output;
-
     /// `lab db OP ... --db jobs.db`, returning exit code, stdout, stderr.
     fn db(&self, args: &[&str]) -> (i32, String, String);
 
@@ -19,18 +17,14 @@ trait CommandLine {
 }
 
 impl CommandLine for Sandbox {
-    fn lab(&self, args: &[&str]) -> Output {
-        self.command(args).output().expect("lab runs")
-    }
-
     fn db(&self, args: &[&str]) -> (i32, String, String) {
         let mut full = vec!["db", "--db", "jobs.db"];
         full.extend_from_slice(args);
         let output = self.lab(&full);
         (
-            output.status.code().expect("an exit code"),
-            String::from_utf8(output.stdout).expect("UTF-8"),
-            String::from_utf8(output.stderr).expect("UTF-8"),
+            output.code.expect("an exit code"),
+            output.stdout,
+            output.stderr,
         )
     }
 
@@ -41,8 +35,10 @@ impl CommandLine for Sandbox {
     }
 }
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8(bytes.to_vec()).expect("UTF-8")
+/// A stream of a [`Ran`] (UTF-8, as [`Sandbox::lab`] checks), or the bytes
+/// of an `Output`, which must be UTF-8.
+fn text(bytes: impl AsRef<[u8]>) -> String {
+    String::from_utf8(bytes.as_ref().to_vec()).expect("UTF-8")
 }
 
 /// The eight operations on the Rust store and on the Python store, each
@@ -213,7 +209,7 @@ fn db_can_drive_a_mutant() {
 fn step_without_a_terminal_or_prediction_says_so_and_exits() {
     let lab = Sandbox::new();
     let output = lab.lab(&["step", "4"]);
-    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(output.code, Some(2));
     assert!(
         text(&output.stderr).contains("--predict"),
         "{}",
@@ -237,7 +233,7 @@ fn step_with_a_prediction_runs_compares_and_records() {
         "--why",
         "a claim at now == until",
     ]);
-    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(output.success(), "{}", text(&output.stderr));
     let shown = text(&output.stdout);
     for expected in [
         "-        if done || held_until > now {",
@@ -298,13 +294,13 @@ fn step_reads_the_prediction_from_standard_input_when_interactive_input_is_piped
 fn step_rejects_an_unknown_test_or_exercise() {
     let lab = Sandbox::new();
     let output = lab.lab(&["step", "4", "--predict", "no_such_test"]);
-    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(output.code, Some(2));
     assert!(text(&output.stderr).contains("\"no_such_test\" is not a test"));
     let output = lab.lab(&["step", "2", "--predict", "99"]);
-    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(output.code, Some(2));
     assert!(text(&output.stderr).contains("there is no test number 99"));
     let output = lab.lab(&["step", "9"]);
-    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(output.code, Some(2));
     assert!(text(&output.stderr).contains("its exercises are: 1, 2, 3, 4, 5, 6, 7, 8, 8b"));
 }
 
@@ -319,7 +315,7 @@ fn a_failed_command_names_itself_before_its_message() {
         (&["db", "--db", "jobs.db", "state", "j"], 1, "lab db: "),
     ] {
         let output = lab.lab(args);
-        assert_eq!(output.status.code(), Some(code), "lab {args:?}");
+        assert_eq!(output.code, Some(code), "lab {args:?}");
         let stderr = text(&output.stderr);
         assert!(stderr.starts_with(start), "lab {args:?} said: {stderr}");
     }
@@ -338,7 +334,7 @@ fn step_8_records_the_closing_reflection() {
         "--not-guaranteed",
         "clocks are given by the caller and not synchronised",
     ]);
-    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(output.success(), "{}", text(&output.stderr));
     let progress = text(&lab.lab(&["progress", "--format", "json"]).stdout);
     let progress: Value = serde_json::from_str(&progress).unwrap();
     assert_eq!(
@@ -367,7 +363,7 @@ fn a_corrupt_progress_file_is_set_aside_not_lost() {
     let lab = Sandbox::new();
     std::fs::write(lab.path("lease-lab-progress.json"), "{ half a file").unwrap();
     let output = lab.lab(&[]);
-    assert!(output.status.success());
+    assert!(output.success());
     let warning = text(&output.stderr);
     assert!(
         warning.contains("could not be read") && warning.contains(".corrupt-"),
@@ -424,7 +420,7 @@ fn a_wrong_answer_shows_the_row_it_left_behind() {
             "never",
         ]);
         let shown = text(&output.stdout);
-        assert!(output.status.success(), "{store}: {}", text(&output.stderr));
+        assert!(output.success(), "{store}: {}", text(&output.stderr));
         assert!(
             shown.contains(
                 "stored:   \"j\": owner \"A\" -> none, until 110 -> 0, fence 1 -> 0, left behind by the call\n"
@@ -448,7 +444,7 @@ fn hints_speak_the_student_s_language() {
     assert!(python.contains("-> 2       (broken: None)"), "{python}");
     assert!(!python.contains("Ok("), "{python}");
     let made = lab.lab(&["new", "--lang", "python", "mine"]);
-    assert!(made.status.success(), "{}", text(&made.stderr));
+    assert!(made.success(), "{}", text(&made.stderr));
     let recorded = text(&lab.lab(&["hint", "4", "--all"]).stdout);
     assert_eq!(recorded, python);
 }
@@ -456,13 +452,13 @@ fn hints_speak_the_student_s_language() {
 #[test]
 fn colours_follow_the_flag_and_no_color() {
     let lab = Sandbox::new();
-    let escape = |output: Output| text(&output.stdout).contains('\u{1b}');
+    let escape = |output: Ran| text(&output.stdout).contains('\u{1b}');
     assert!(escape(lab.lab(&["tests", "--color", "always"])));
     assert!(!escape(lab.lab(&["tests", "--color", "never"])));
     assert!(!escape(lab.lab(&["tests"])), "auto is off when piped");
     let mut no_color = lab.command(&["tests", "--color", "auto"]);
     no_color.env("NO_COLOR", "1");
-    assert!(!escape(no_color.output().unwrap()));
+    assert!(!escape(run_bounded(&mut no_color, NO_HANG)));
 }
 
 #[test]
@@ -485,11 +481,11 @@ fn demo_shows_the_stale_write_refused_then_landing_on_the_lease_alone() {
 fn demo_power_cut_tells_the_fence_surviving_and_refuses_a_program_of_its_own() {
     let lab = Sandbox::new();
     let output = lab.lab(&["demo", "--power-cut"]);
-    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(output.success(), "{}", text(&output.stderr));
     let story = text(&output.stdout);
     assert!(story.contains("survived the power cut"), "{story}");
     let output = lab.lab(&["demo", "--power-cut", "--impl", "python"]);
-    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    assert_eq!(output.code, Some(2), "{}", text(&output.stderr));
     let refusal = text(&output.stderr);
     assert!(
         refusal.contains("runs in a program of its own: use --impl rust"),
@@ -505,7 +501,7 @@ fn the_python_matrix_check_passes_with_every_fragment_killed_in_its_step() {
     let lab = Sandbox::new();
     let output = lab.lab(&["matrix", "--impl", "python", "--check", "--color", "never"]);
     let stderr = text(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
+    assert!(output.success(), "{stderr}");
     let contract = lease_lab::suite::CASES
         .iter()
         .filter(|case| case.tag == lease_lab::suite::Tag::Contract)
@@ -533,8 +529,8 @@ fn matrix_json_has_the_documented_shape_and_check_passes() {
         "--kind",
         "worksheet",
     ]);
-    assert!(output.status.success(), "{}", text(&output.stderr));
-    let matrix: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(output.success(), "{}", text(&output.stderr));
+    let matrix: Value = serde_json::from_str(&output.stdout).unwrap();
     let tests = matrix["tests"].as_array().unwrap();
     assert_eq!(tests.len(), lease_lab::suite::CASES.len());
     assert_eq!(tests[0]["step"], 1);
@@ -565,7 +561,7 @@ fn matrix_json_has_the_documented_shape_and_check_passes() {
 fn run_lists_every_test_with_its_verdict() {
     let lab = Sandbox::new();
     let output = lab.lab(&["run", "06", "--color", "never"]);
-    assert!(output.status.success());
+    assert!(output.success());
     let shown = text(&output.stdout);
     assert!(
         shown.contains("FAIL  second_completion_is_refused_and_keeps_the_result"),
@@ -577,11 +573,11 @@ fn run_lists_every_test_with_its_verdict() {
         "{shown}"
     );
     let output = lab.lab(&["run", "nope"]);
-    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(output.code, Some(2));
     // A mutant is meant to fail tests (06 above exits 0); the reference
     // passing every test exits 0 too.
     let output = lab.lab(&["run", "reference", "--color", "never"]);
-    assert!(output.status.success(), "{}", text(&output.stdout));
+    assert!(output.success(), "{}", text(&output.stdout));
     let passed = lease_lab::suite::CASES.len();
     assert!(
         text(&output.stdout).contains(&format!("{passed} passed, 0 failed")),
@@ -626,12 +622,13 @@ fn a_progress_file_can_be_chosen() {
         "--not-guaranteed",
         "y",
     ]);
-    assert!(output.status.success());
+    assert!(output.success());
     assert!(chosen.exists());
     assert!(!Path::new(&lab.path("lease-lab-progress.json")).exists());
     let mut by_variable = lab.command(&["progress", "--format", "json"]);
     by_variable.env("LEASE_LAB_PROGRESS", &chosen);
-    let progress: Value = serde_json::from_slice(&by_variable.output().unwrap().stdout).unwrap();
+    let progress: Value =
+        serde_json::from_str(&run_bounded(&mut by_variable, NO_HANG).stdout).unwrap();
     assert_eq!(progress["reflection"]["why_tests_are_kept"], "x");
 }
 
@@ -641,7 +638,7 @@ fn every_command_that_reads_progress_reports_a_corrupt_file() {
         let lab = Sandbox::new();
         std::fs::write(lab.path("lease-lab-progress.json"), "[]").unwrap();
         let output = lab.lab(&args);
-        assert!(output.status.success(), "{args:?}");
+        assert!(output.success(), "{args:?}");
         let warning = text(&output.stderr);
         assert!(
             warning.contains("could not be read") && warning.contains(".corrupt-"),
@@ -664,7 +661,7 @@ fn a_probe_that_kills_scores_as_a_right_prediction_in_every_view() {
     let lab = Sandbox::new();
     let probe = example_probe("04-claim-expired.probe");
     let output = lab.lab(&["step", "4", "--probe", &probe, "--color", "never"]);
-    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(output.success(), "{}", text(&output.stderr));
     let shown = text(&output.stdout);
     assert!(shown.contains("mutant 04 killed:"), "{shown}");
     assert!(
@@ -676,7 +673,7 @@ fn a_probe_that_kills_scores_as_a_right_prediction_in_every_view() {
         "{shown}"
     );
     let progress: Value =
-        serde_json::from_slice(&lab.lab(&["progress", "--format", "json"]).stdout).unwrap();
+        serde_json::from_str(&lab.lab(&["progress", "--format", "json"]).stdout).unwrap();
     let attempt = &progress["exercises"]["4"]["attempts"][0];
     assert_eq!(attempt["score"]["percent"], 100);
     assert_eq!(attempt["probe"]["killed"], true);
@@ -711,7 +708,7 @@ fn every_wrong_entry_of_a_prediction_is_reported_at_once() {
         "--predict",
         "99,claim_at_exact_expiry,claim_many_answers_every_owner_in_order",
     ]);
-    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(output.code, Some(2));
     let error = text(&output.stderr);
     assert!(error.contains("there is no test number 99"), "{error}");
     assert!(
@@ -753,15 +750,11 @@ fn a_probe_exits_0_only_when_it_holds_and_kills_what_it_ran_against() {
     let lab = Sandbox::new();
     let probe = example_probe("04-claim-expired.probe");
     let killed = lab.lab(&["probe", &probe, "--variant", "04"]);
-    assert_eq!(killed.status.code(), Some(0), "{}", text(&killed.stderr));
+    assert_eq!(killed.code, Some(0), "{}", text(&killed.stderr));
     let survived = lab.lab(&["probe", &probe, "--variant", "07"]);
-    assert_eq!(survived.status.code(), Some(1));
+    assert_eq!(survived.code, Some(1));
     let every = lab.lab(&["probe", &probe, "--color", "never"]);
-    assert_eq!(
-        every.status.code(),
-        Some(1),
-        "most mutants survive a step-4 probe"
-    );
+    assert_eq!(every.code, Some(1), "most mutants survive a step-4 probe");
     assert!(text(&every.stdout).contains("mutant 04 killed:"));
     std::fs::write(lab.path("one.probe"), "enqueue j1 -> true\n").unwrap();
     let one = lab.lab(&["probe", "one.probe", "--variant", "04", "--color", "never"]);
@@ -771,20 +764,20 @@ fn a_probe_exits_0_only_when_it_holds_and_kills_what_it_ran_against() {
         text(&one.stdout)
     );
     std::fs::write(lab.path("bad.probe"), "grab j1\n").unwrap();
-    assert_eq!(lab.lab(&["probe", "bad.probe"]).status.code(), Some(2));
+    assert_eq!(lab.lab(&["probe", "bad.probe"]).code, Some(2));
 }
 
 #[test]
 fn a_mutant_file_can_be_started_outside_the_lab_s_folder() {
     let lab = Sandbox::new();
     let output = lab.lab(&["mutant", "new", "--step", "4"]);
-    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(output.success(), "{}", text(&output.stderr));
     assert!(lab.path("mutants/o04a-own.toml").is_file());
     let output = lab.lab(&["mutant", "new", "--step", "4", "--dir", "mine/deeper"]);
-    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(output.success(), "{}", text(&output.stderr));
     assert!(lab.path("mine/deeper/o04a-own.toml").is_file());
     let output = lab.lab(&["mutant", "new", "--step", "9"]);
-    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    assert_eq!(output.code, Some(2), "{}", text(&output.stderr));
     assert!(
         text(&output.stderr).contains("step 9"),
         "{}",
@@ -792,7 +785,7 @@ fn a_mutant_file_can_be_started_outside_the_lab_s_folder() {
     );
     std::fs::write(lab.path("blocked"), "a file, not a folder").unwrap();
     let output = lab.lab(&["mutant", "new", "--step", "4", "--dir", "blocked"]);
-    assert_eq!(output.status.code(), Some(3), "could not run");
+    assert_eq!(output.code, Some(3), "could not run");
     assert!(
         text(&output.stderr).contains("blocked"),
         "{}",
@@ -854,11 +847,7 @@ fn a_reflection_needs_both_answers_and_a_blank_one_records_nothing() {
             "--not-guaranteed",
             not_guaranteed,
         ]);
-        assert_eq!(
-            output.status.code(),
-            Some(2),
-            "{why_kept:?}, {not_guaranteed:?}"
-        );
+        assert_eq!(output.code, Some(2), "{why_kept:?}, {not_guaranteed:?}");
         let error = text(&output.stderr);
         assert!(error.contains("give both answers"), "{error}");
         assert!(
@@ -874,7 +863,7 @@ fn a_reflection_needs_both_answers_and_a_blank_one_records_nothing() {
 fn tests_variants_lists_the_chosen_implementations_variants() {
     let lab = Sandbox::new();
     let output = lab.lab(&["tests", "--variants", "--impl", "python"]);
-    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(output.success(), "{}", text(&output.stderr));
     let ids: Vec<String> = text(&output.stdout)
         .lines()
         .filter_map(|line| line.split_whitespace().next().map(String::from))
@@ -937,11 +926,6 @@ fn the_exit_codes_tell_a_problem_found_from_a_command_that_could_not_run() {
         "-o",
         "blocked/report.json",
     ]);
-    assert_eq!(
-        unwritable.status.code(),
-        Some(3),
-        "{}",
-        text(&unwritable.stderr)
-    );
+    assert_eq!(unwritable.code, Some(3), "{}", text(&unwritable.stderr));
     assert!(text(&unwritable.stderr).contains("cannot write blocked/report.json"));
 }

@@ -1,27 +1,19 @@
 //! The kill matrix's skipping is sound: a mutant run only against the
 //! tests that call an operation its change reaches is caught by the same
 //! tests, and given the same status, as when every test runs against it.
+//!
+//! Both matrices of each store are the ones the other tests of this binary
+//! read (`crate::matrices`), each built once.
 
+use crate::matrices::{covered_matrix, matrix, python_covered_matrix, python_matrix};
 use lease_lab::matrix::{Matrix, Verdict};
-use lease_lab::runner::{RunOptions, WorkerCommand};
-use lease_lab::subject::Subject;
 use lease_lab::suite::CASES;
-use lease_lab::variant::Variant;
-
-fn workers() -> WorkerCommand {
-    WorkerCommand {
-        program: env!("CARGO_BIN_EXE_lab").into(),
-        args: vec!["__worker".into()],
-    }
-}
 
 /// Every cell's verdict (caught or not) and every mutant's status agree
-/// between the matrix with skipping and the one with every test, and the
-/// skipped cells are the reference's runs, marked as not covered.
-fn same_verdicts(variants: &[Variant]) {
-    let options = RunOptions::default();
-    let every = Matrix::build(&workers(), variants, CASES.iter().collect(), &options);
-    let covered = Matrix::build_covered(&workers(), variants, CASES.iter().collect(), &options);
+/// between the matrix with skipping, `covered`, and the one with every
+/// test, `every`, of the same variants, and the skipped cells are the
+/// reference's runs, marked as not covered.
+fn same_verdicts(every: &Matrix, covered: &Matrix) {
     assert_eq!(every.not_covered(), 0);
     assert!(
         covered.not_covered() > covered.runs.len() * CASES.len() / 4,
@@ -29,6 +21,7 @@ fn same_verdicts(variants: &[Variant]) {
         covered.not_covered()
     );
     let reference = covered.reference().expect("the reference ran");
+    assert_eq!(every.runs.len(), covered.runs.len(), "the same variants");
     for (all, some) in every.runs.iter().zip(&covered.runs) {
         assert_eq!(all.variant, some.variant);
         assert_eq!(
@@ -40,8 +33,8 @@ fn same_verdicts(variants: &[Variant]) {
         for case in CASES {
             let caught = |matrix: &Matrix, run| matrix.verdict(case, run) == Some(Verdict::Fail);
             assert_eq!(
-                caught(&every, all),
-                caught(&covered, some),
+                caught(every, all),
+                caught(covered, some),
                 "{} × {}: {:?} with every test, {:?} with skipping",
                 all.variant.id,
                 case.name,
@@ -67,10 +60,10 @@ fn same_verdicts(variants: &[Variant]) {
 
 #[test]
 fn skipping_the_tests_that_cannot_run_a_rust_mutant_changes_no_verdict() {
-    same_verdicts(&Variant::all_compiled());
+    same_verdicts(matrix(), covered_matrix());
 }
 
 #[test]
 fn skipping_the_tests_that_cannot_run_a_python_mutant_changes_no_verdict() {
-    same_verdicts(&Subject::Python.built_in_variants().unwrap());
+    same_verdicts(python_matrix(), python_covered_matrix());
 }

@@ -4,7 +4,7 @@
 //! CSV and checked against the kill matrix `lab matrix` prints; the
 //! student's name; the misconceptions.
 
-use crate::common::Sandbox;
+use crate::common::{rust_matrix, Sandbox};
 use lease_lab::course::prediction::Score;
 use lease_lab::course::progress::{Attempt, Progress};
 use lease_lab::exercise;
@@ -17,14 +17,11 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// Per mutant id, its killers with their steps, as `lab matrix --format
-/// json` reports them: what the grade must recompute against.
-fn killers(lab: &Sandbox) -> BTreeMap<String, Vec<(String, u8)>> {
-    let output = lab
-        .command(&["matrix", "--format", "json"])
-        .output()
-        .unwrap();
-    let matrix: Value = serde_json::from_slice(&output.stdout).unwrap();
+/// Per mutant id, its killers with their steps, as `lab matrix`'s JSON
+/// report gives them (the run shared with the other tests of this binary):
+/// what the grade must recompute against.
+fn killers() -> BTreeMap<String, Vec<(String, u8)>> {
+    let matrix = &rust_matrix().json;
     let step_of = |name: &str| CASES.iter().find(|case| case.name == name).unwrap().step;
     matrix["variants"]
         .as_array()
@@ -154,7 +151,7 @@ fn attempt(
 #[test]
 fn a_class_of_200_is_graded_as_csv_with_every_score_recomputed() {
     let lab = Sandbox::new();
-    let killers = killers(&lab);
+    let killers = killers();
     let class = write_class(lab.dir.path(), &killers);
     let bad = lab.path("broken.json");
     std::fs::write(&bad, "{ \"version\": 1, ").unwrap();

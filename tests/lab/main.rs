@@ -21,6 +21,7 @@ mod cli;
 mod coverage;
 mod grade;
 mod html_browser;
+mod matrices;
 mod matrix_outputs;
 mod own_impl;
 mod power_loss;

@@ -4,7 +4,6 @@
 //! before; a bad `FORMAT=FILE` is a usage error that names what is wrong.
 
 use crate::common::Sandbox;
-use std::process::Output;
 
 /// Every format, with the file one run writes it to.
 const REPORTS: [(&str, &str); 5] = [
@@ -14,14 +13,6 @@ const REPORTS: [(&str, &str); 5] = [
     ("stryker", "stryker.json"),
     ("html", "matrix.html"),
 ];
-
-fn lab(sandbox: &Sandbox, args: &[&str]) -> Output {
-    sandbox.command(args).output().expect("lab runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 /// `report` less what differs from one run to the next: how long each
 /// mutant took (Stryker's `duration`), what a failing test saw (`..., got
@@ -127,22 +118,19 @@ fn one_run_writes_every_format_each_as_its_format_alone_prints_it() {
     for output in &outputs {
         args.extend(["--output", output]);
     }
-    let ran = lab(&lab_folder, &args);
-    assert!(ran.status.success(), "{}", text(&ran.stderr));
-    assert_eq!(text(&ran.stdout), "", "every report went to its file");
+    let ran = lab_folder.lab(&args);
+    assert!(ran.success(), "{}", ran.stderr);
+    assert_eq!(ran.stdout, "", "every report went to its file");
     for (format, file) in REPORTS {
         assert!(
-            text(&ran.stderr).contains(&format!("lab matrix: wrote {file}")),
+            ran.stderr.contains(&format!("lab matrix: wrote {file}")),
             "{}",
-            text(&ran.stderr)
+            ran.stderr
         );
         let written = std::fs::read_to_string(lab_folder.path(file)).expect("the report");
-        let alone = lab(
-            &lab_folder,
-            &["matrix", "--kind", "hardening", "--format", format],
-        );
-        assert!(alone.status.success(), "{}", text(&alone.stderr));
-        let (written, alone) = (steady(&written), steady(&text(&alone.stdout)));
+        let alone = lab_folder.lab(&["matrix", "--kind", "hardening", "--format", format]);
+        assert!(alone.success(), "{}", alone.stderr);
+        let (written, alone) = (steady(&written), steady(&alone.stdout));
         let first_difference = written
             .lines()
             .zip(alone.lines())
@@ -160,40 +148,34 @@ fn one_run_writes_every_format_each_as_its_format_alone_prints_it() {
 #[test]
 fn format_and_a_bare_output_file_work_as_before_beside_a_named_report() {
     let lab_folder = Sandbox::new();
-    let ran = lab(
-        &lab_folder,
-        &[
-            "matrix",
-            "--kind",
-            "worksheet",
-            "--format",
-            "markdown",
-            "--output",
-            "m.md",
-            "--output",
-            "json=m.json",
-        ],
-    );
-    assert!(ran.status.success(), "{}", text(&ran.stderr));
-    assert_eq!(text(&ran.stdout), "");
+    let ran = lab_folder.lab(&[
+        "matrix",
+        "--kind",
+        "worksheet",
+        "--format",
+        "markdown",
+        "--output",
+        "m.md",
+        "--output",
+        "json=m.json",
+    ]);
+    assert!(ran.success(), "{}", ran.stderr);
+    assert_eq!(ran.stdout, "");
     let markdown = std::fs::read_to_string(lab_folder.path("m.md")).unwrap();
     assert!(markdown.starts_with("| "), "{markdown}");
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(lab_folder.path("m.json")).unwrap()).unwrap();
     assert_eq!(json["variants"][0]["id"], "reference");
-    let alone = lab(
-        &lab_folder,
-        &[
-            "matrix",
-            "--kind",
-            "worksheet",
-            "--format",
-            "markdown",
-            "--output",
-            "alone.md",
-        ],
-    );
-    assert!(alone.status.success(), "{}", text(&alone.stderr));
+    let alone = lab_folder.lab(&[
+        "matrix",
+        "--kind",
+        "worksheet",
+        "--format",
+        "markdown",
+        "--output",
+        "alone.md",
+    ]);
+    assert!(alone.success(), "{}", alone.stderr);
     assert_eq!(
         steady(&std::fs::read_to_string(lab_folder.path("alone.md")).unwrap()),
         steady(&markdown)
@@ -213,47 +195,39 @@ fn a_bad_format_equals_file_names_what_is_wrong_and_the_formats() {
             "no file after `json=`: write FORMAT=FILE, such as json=matrix.json",
         ),
     ] {
-        let ran = lab(
-            &lab_folder,
-            &[
-                "matrix",
-                "--kind",
-                "worksheet",
-                "--output",
-                "html=m.html",
-                "--output",
-                output,
-            ],
-        );
-        assert_eq!(ran.status.code(), Some(2), "{}", text(&ran.stderr));
+        let ran = lab_folder.lab(&[
+            "matrix",
+            "--kind",
+            "worksheet",
+            "--output",
+            "html=m.html",
+            "--output",
+            output,
+        ]);
+        assert_eq!(ran.code, Some(2), "{}", ran.stderr);
         assert!(
-            text(&ran.stderr).contains(&format!("--output {output}: {says}")),
+            ran.stderr.contains(&format!("--output {output}: {says}")),
             "{}",
-            text(&ran.stderr)
+            ran.stderr
         );
         assert!(!lab_folder.path("m.html").exists(), "nothing is written");
     }
-    let clash = lab(
-        &lab_folder,
-        &[
-            "matrix",
-            "--output",
-            "json=m.json",
-            "--output",
-            "stryker=m.json",
-        ],
-    );
-    assert_eq!(clash.status.code(), Some(2));
-    assert!(text(&clash.stderr).contains("two reports to one file, m.json"));
-    let chaos = lab(
-        &lab_folder,
-        &["matrix", "--chaos", "--output", "html=m.html"],
-    );
-    assert_eq!(chaos.status.code(), Some(2));
+    let clash = lab_folder.lab(&[
+        "matrix",
+        "--output",
+        "json=m.json",
+        "--output",
+        "stryker=m.json",
+    ]);
+    assert_eq!(clash.code, Some(2));
+    assert!(clash.stderr.contains("two reports to one file, m.json"));
+    let chaos = lab_folder.lab(&["matrix", "--chaos", "--output", "html=m.html"]);
+    assert_eq!(chaos.code, Some(2));
     assert!(
-        text(&chaos.stderr)
+        chaos
+            .stderr
             .contains("--chaos adds its column to the text and json reports only, not to html"),
         "{}",
-        text(&chaos.stderr)
+        chaos.stderr
     );
 }

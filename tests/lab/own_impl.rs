@@ -24,14 +24,10 @@
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
-
-/// The longest a command that builds nothing may take. Each needs a second
-/// or two; the bound only proves that it ends.
-pub(crate) const NO_HANG: Duration = Duration::from_secs(60);
 
 /// The longest a command that runs `cargo build` may take: a cold build of
 /// rusqlite on a small machine takes minutes.
@@ -40,134 +36,21 @@ const BUILD_BOUND: Duration = Duration::from_secs(20 * 60);
 /// The functions the Python starter leaves to the student, and their stubs.
 use lease_lab::course::starter::{python_stub, PYTHON_STUBS};
 
-use crate::common::Sandbox;
+use crate::common::{run_bounded, Ran, Sandbox, NO_HANG};
 
-/// `lab` in a sandbox under the watchdog, and the progress file it keeps.
-/// (A trait of this module's own: the other modules of this binary give
-/// `Sandbox` methods of theirs.)
+/// The progress file `lab` keeps in a sandbox. (A trait of this module's
+/// own: the other modules of this binary give `Sandbox` methods of theirs.)
 pub(crate) trait Watched {
-    /// `lab ARGS`, which must end within [`NO_HANG`].
-    fn lab(&self, args: &[&str]) -> Ran;
-
     /// The progress file `lab` keeps in the sandbox, as JSON.
     fn progress(&self) -> Value;
 }
 
 impl Watched for Sandbox {
-    fn lab(&self, args: &[&str]) -> Ran {
-        run_bounded(&mut self.command(args), NO_HANG)
-    }
-
     fn progress(&self) -> Value {
         let path = self.path("lease-lab-progress.json");
         let text = std::fs::read_to_string(&path)
             .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
-    }
-}
-
-/// How a command ended and what it wrote.
-pub(crate) struct Ran {
-    pub(crate) code: Option<i32>,
-    pub(crate) stdout: String,
-    pub(crate) stderr: String,
-}
-
-impl Ran {
-    /// Standard output and error together, every run of spaces and line
-    /// breaks made one space: `lab` fills its messages to the terminal's
-    /// width, breaking lines only at spaces.
-    pub(crate) fn text(&self) -> String {
-        words(&format!("{}\n{}", self.stdout, self.stderr))
-    }
-
-    /// Both streams as written, for failure messages.
-    pub(crate) fn shown(&self) -> String {
-        format!(
-            "exit code {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-            self.code, self.stdout, self.stderr
-        )
-    }
-
-    /// Asserts the exit code, showing the output if it differs.
-    pub(crate) fn assert_code(&self, expected: i32) {
-        assert_eq!(self.code, Some(expected), "{}", self.shown());
-    }
-
-    /// Asserts that the output holds each of `expected`, spacing aside.
-    pub(crate) fn assert_says(&self, expected: &[&str]) {
-        let text = self.text();
-        for words_expected in expected {
-            assert!(
-                text.contains(&words(words_expected)),
-                "missing {words_expected:?} in:\n{}",
-                self.shown()
-            );
-        }
-    }
-}
-
-/// `text` with every run of whitespace made one space.
-fn words(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// Reads all of `stream` on a thread of its own; the text arrives on the
-/// receiver when the stream closes.
-fn read_all(mut stream: impl Read + Send + 'static) -> Receiver<String> {
-    let (sender, receiver) = mpsc::channel();
-    thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = stream.read_to_end(&mut bytes);
-        let _ = sender.send(String::from_utf8_lossy(&bytes).into_owned());
-    });
-    receiver
-}
-
-/// Runs `command` to its end, which must come within `bound`: if it does
-/// not, the command is killed and the test fails with what it wrote so far.
-pub(crate) fn run_bounded(command: &mut Command, bound: Duration) -> Ran {
-    let started = Instant::now();
-    let mut child = command
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("lab starts");
-    let stdout = read_all(child.stdout.take().expect("piped"));
-    let stderr = read_all(child.stderr.take().expect("piped"));
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("the child can be waited for") {
-            break status;
-        }
-        if started.elapsed() > bound {
-            let _ = child.kill();
-            let _ = child.wait();
-            let partial = |receiver: &Receiver<String>| {
-                receiver
-                    .recv_timeout(Duration::from_secs(5))
-                    .unwrap_or_default()
-            };
-            panic!(
-                "{command:?} did not end within {} s (killed)\n--- stdout ---\n{}\n--- stderr ---\n{}",
-                bound.as_secs(),
-                partial(&stdout),
-                partial(&stderr)
-            );
-        }
-        thread::sleep(Duration::from_millis(20));
-    };
-    // Its output closes with it, unless a process it started outlives it
-    // holding the streams: that too is a hang.
-    let rest = bound.saturating_sub(started.elapsed()) + Duration::from_secs(5);
-    let collect = |receiver: Receiver<String>, name: &str| {
-        receiver.recv_timeout(rest).unwrap_or_else(|_| {
-            panic!("{command:?} ended but its {name} stayed open: a process it started still runs")
-        })
-    };
-    Ran {
-        code: status.code(),
-        stdout: collect(stdout, "standard output"),
-        stderr: collect(stderr, "standard error"),
     }
 }
 

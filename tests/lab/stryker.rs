@@ -5,15 +5,15 @@
 //! these tests need no network. One ignored test checks that the copy still
 //! equals the current release of the package it came from; CI runs it.
 
-use lease_lab::matrix::Matrix;
 use lease_lab::outcome::Outcome;
 use lease_lab::report::stryker;
-use lease_lab::runner::{RunOptions, WorkerCommand};
 use lease_lab::suite::CASES;
-use lease_lab::variant::{self, Variant};
+use lease_lab::variant;
 use serde_json::{json, Value};
 use std::process::Command;
 use std::sync::OnceLock;
+
+use crate::matrices::{matrix, python_matrix};
 
 /// The package the schema ships in, and the version of the pinned copy.
 const SCHEMA_PACKAGE: &str = "mutation-testing-report-schema";
@@ -85,27 +85,6 @@ fn schema_errors(report: &Value) -> Vec<String> {
         .iter_errors(report)
         .map(|error| format!("{}: {error}", error.instance_path))
         .collect()
-}
-
-/// The `lab` binary's workers, which run the variants.
-fn workers() -> WorkerCommand {
-    WorkerCommand {
-        program: env!("CARGO_BIN_EXE_lab").into(),
-        args: vec!["__worker".into()],
-    }
-}
-
-/// Every suite test against every variant, run by the `lab` binary's workers.
-pub(crate) fn matrix() -> &'static Matrix {
-    static MATRIX: OnceLock<Matrix> = OnceLock::new();
-    MATRIX.get_or_init(|| {
-        Matrix::build(
-            &workers(),
-            &Variant::all_compiled(),
-            CASES.iter().collect(),
-            &RunOptions::default(),
-        )
-    })
 }
 
 #[test]
@@ -215,22 +194,6 @@ fn statuses_and_killers_are_the_matrix_s_and_name_known_tests() {
             assert!(test_ids.contains(&test.as_str().unwrap()), "{test}");
         }
     }
-}
-
-/// Every suite test against the Python store and its mutants.
-pub(crate) fn python_matrix() -> &'static Matrix {
-    static MATRIX: OnceLock<Matrix> = OnceLock::new();
-    MATRIX.get_or_init(|| {
-        let variants = lease_lab::subject::Subject::Python
-            .built_in_variants()
-            .expect("the Python store's variants");
-        Matrix::build(
-            &workers(),
-            &variants,
-            CASES.iter().collect(),
-            &RunOptions::default(),
-        )
-    })
 }
 
 /// The Python store's report: valid, and every `killedBy` names only tests

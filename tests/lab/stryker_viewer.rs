@@ -9,7 +9,8 @@
 //! a plain `cargo test`; `.ci/run` provides them and runs the ignored tests.
 
 use crate::html_browser::{browse, console_messages, write_page};
-use crate::stryker::{matrix, npm, python_matrix};
+use crate::matrices::{matrix, python_matrix};
+use crate::stryker::npm;
 use lease_lab::report::stryker;
 use scraper::{Html, Selector};
 use serde_json::{json, Value};

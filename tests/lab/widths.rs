@@ -6,7 +6,7 @@
 //! tool that knows nothing of Unicode would count it, so a wide character
 //! cannot hide a long line.
 
-use crate::common::Sandbox;
+use crate::common::{rust_matrix, RustMatrix, Sandbox};
 use std::path::Path;
 
 /// The terminal's width under test.
@@ -111,12 +111,24 @@ fn the_demo_the_probes_the_lists_and_the_help_fit_80_columns() {
     assert_fit(&Sandbox::new(), &commands);
 }
 
+/// The Rust store's matrix is the run the other tests of this binary read
+/// (`lab matrix --output json=matrix.json` at 80 columns: its text report
+/// on standard output).
 #[test]
 fn the_matrix_its_analysis_and_a_run_fit_80_columns() {
+    let matrix = rust_matrix();
+    let wide = too_wide_in(
+        &RustMatrix::ARGS.join(" "),
+        &format!("{}{}", matrix.ran.stdout, matrix.ran.stderr),
+    );
+    assert!(
+        wide.is_empty(),
+        "lines wider than {WIDTH}:\n{}",
+        wide.join("\n")
+    );
     assert_fit(
         &Sandbox::new(),
         &[
-            args("matrix"),
             args("matrix --impl python"),
             args("analyze"),
             args("analyze --impl python"),

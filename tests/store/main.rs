@@ -7,6 +7,9 @@
 //! `contract` and `lab` binaries, never this one, so that no mutant waits
 //! for these.
 
+#[path = "../common/mod.rs"]
+mod common;
+
 mod bad_input;
 mod faults;
 mod interop;

@@ -6,26 +6,30 @@
 //! of them wait (see `src/race.rs`), so a check-then-act claim is caught on
 //! every run, not on some.
 
+use crate::common::run_bounded;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::process::Command;
+use std::time::Duration;
 
 /// Every cell of one run of the matrix: (variant, test) → outcome.
 type Cells = BTreeMap<(String, String), String>;
 
+/// The longest one run of the whole matrix may take: a bound that only
+/// proves it ends (a run takes seconds).
+const ONE_RUN: Duration = Duration::from_secs(600);
+
+/// The standard output of `lab ARGS --color never`, run here, which must
+/// succeed.
 fn lab(args: &[&str]) -> String {
-    let output = Command::new(env!("CARGO_BIN_EXE_lab"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_lab"));
+    command
         .args(args)
         .args(["--color", "never"])
-        .env_remove("NO_COLOR")
-        .output()
-        .expect("lab runs");
-    assert!(
-        output.status.success(),
-        "lab {args:?} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).expect("UTF-8")
+        .env_remove("NO_COLOR");
+    let ran = run_bounded(&mut command, ONE_RUN);
+    ran.assert_success();
+    ran.stdout
 }
 
 fn matrix_cells() -> Cells {
