@@ -165,146 +165,29 @@ impl ContractMinimum {
 impl Analysis {
     /// Analyses `matrix`: which tests kill which mutants, by its rule.
     pub fn of(matrix: &Matrix) -> Analysis {
-        let summaries = matrix.summaries();
-        let ids: Vec<String> = summaries.iter().map(|s| s.id.clone()).collect();
+        let table = KillTable::of(matrix);
         let tests = &matrix.tests;
-        // kills[t]: the mutants (by index) that test t kills.
-        let kills: Vec<Elements> = tests
-            .iter()
-            .map(|case| {
-                summaries
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, summary)| summary.killers.contains(&case.name))
-                    .map(|(mutant, _)| mutant)
-                    .collect()
-            })
-            .collect();
-        let killers: Vec<Elements> = (0..ids.len())
-            .map(|mutant| {
-                (0..tests.len())
-                    .filter(|&test| kills[test].contains(&mutant))
-                    .collect()
-            })
-            .collect();
-        let names =
-            |set: &Elements| -> Vec<String> { set.iter().map(|&m| ids[m].clone()).collect() };
-        let test_names =
-            |set: &[usize]| -> Vec<&'static str> { set.iter().map(|&t| tests[t].name).collect() };
-
         let idle_tests = (0..tests.len())
-            .filter(|&test| kills[test].is_empty())
+            .filter(|&test| table.kills[test].is_empty())
             .map(|test| idle_test(matrix, tests[test]))
             .collect();
-
-        let active: Vec<usize> = (0..tests.len()).filter(|&t| !kills[t].is_empty()).collect();
-        let test_groups = groups(&active, |&t| &kills[t]);
-        let equivalent_tests = test_groups
-            .iter()
-            .filter(|group| group.len() > 1)
-            .map(|group| test_names(group))
-            .collect();
-        let dominated_tests = active
-            .iter()
-            .filter_map(|&test| {
-                let by: Vec<usize> = active
-                    .iter()
-                    .copied()
-                    .filter(|&other| is_strict_subset(&kills[test], &kills[other]))
-                    .collect();
-                (!by.is_empty()).then(|| DominatedTest {
-                    name: tests[test].name,
-                    kills: names(&kills[test]),
-                    dominated_by: test_names(&by),
-                })
-            })
-            .collect();
-        let undominated_tests = test_groups
-            .iter()
-            .filter(|group| {
-                !active
-                    .iter()
-                    .any(|&other| is_strict_subset(&kills[group[0]], &kills[other]))
-            })
-            .map(|group| test_names(group))
-            .collect();
-
-        let killed: Vec<usize> = (0..ids.len()).filter(|&m| !killers[m].is_empty()).collect();
-        let survived = (0..ids.len())
-            .filter(|&m| killers[m].is_empty())
-            .map(|m| ids[m].clone())
-            .collect();
-        let mutant_groups_by_index = groups(&killed, |&m| &killers[m]);
-        let group_killers: Vec<&Elements> = mutant_groups_by_index
-            .iter()
-            .map(|group| &killers[group[0]])
-            .collect();
-        // Group a strictly subsumes group b when kills(a) ⊂ kills(b).
-        let subsumes = |a: usize, b: usize| is_strict_subset(group_killers[a], group_killers[b]);
-        let count = mutant_groups_by_index.len();
-        let mutant_groups = mutant_groups_by_index
-            .iter()
-            .enumerate()
-            .map(|(index, group)| MutantGroup {
-                mutants: group.iter().map(|&m| ids[m].clone()).collect(),
-                killers: group_killers[index]
-                    .iter()
-                    .map(|&t| tests[t].name)
-                    .collect(),
-                dominator: !(0..count).any(|other| subsumes(other, index)),
-            })
-            .collect();
-        let subsumption = (0..count)
-            .flat_map(|from| (0..count).map(move |to| Edge { from, to }))
-            .filter(|edge| {
-                subsumes(edge.from, edge.to)
-                    && !(0..count)
-                        .any(|between| subsumes(edge.from, between) && subsumes(between, edge.to))
-            })
-            .collect();
-        let subsumed_mutants = killed
-            .iter()
-            .filter_map(|&mutant| {
-                let by: Vec<String> = killed
-                    .iter()
-                    .filter(|&&other| is_strict_subset(&killers[other], &killers[mutant]))
-                    .map(|&other| ids[other].clone())
-                    .collect();
-                (!by.is_empty()).then(|| SubsumedMutant {
-                    id: ids[mutant].clone(),
-                    subsumed_by: by,
-                })
-            })
-            .collect();
-
-        let minimum_tests = chosen(tests, &(0..tests.len()).collect::<Vec<_>>(), &kills);
-        let contract: Vec<usize> = (0..tests.len())
-            .filter(|&t| tests[t].tag == Tag::Contract)
-            .collect();
-        let survivors = killed
-            .iter()
-            .filter(|&&m| !contract.iter().any(|&t| kills[t].contains(&m)))
-            .map(|&m| ids[m].clone())
-            .collect();
-        let contract_minimum = ContractMinimum {
-            contract_tests: contract.len(),
-            tests: chosen(tests, &contract, &kills),
-            survivors,
-        };
-
+        let active = table.active();
+        let test_groups = groups(&active, |&t| &table.kills[t]);
+        let killed = table.killed();
+        let group_killers = table.group_killers(&killed);
         Analysis {
             tests: tests.len(),
-            mutants: ids.len(),
+            mutants: table.ids.len(),
             idle_tests,
-            equivalent_tests,
-            dominated_tests,
-            undominated_tests,
-            survived,
-            mutant_groups,
-            subsumption,
-            subsumed_mutants,
-            minimum_tests,
-            contract_minimum,
+            equivalent_tests: table.equivalent_tests(&test_groups),
+            dominated_tests: table.dominated_tests(&active),
+            undominated_tests: table.undominated_tests(&test_groups, &active),
+            survived: table.survived(),
+            mutant_groups: table.mutant_groups(&group_killers),
+            subsumption: subsumption(&group_killers),
+            subsumed_mutants: table.subsumed_mutants(&killed),
+            minimum_tests: chosen(tests, &(0..tests.len()).collect::<Vec<_>>(), &table.kills),
+            contract_minimum: table.contract_minimum(&killed),
         }
     }
 
@@ -325,6 +208,216 @@ impl Analysis {
             .map(|group| group.mutants[0].as_str())
             .collect()
     }
+}
+
+/// Which tests kill which mutants in a matrix, both ways, by index: tests
+/// in suite order, mutants in matrix order.
+struct KillTable<'a> {
+    /// The mutants' ids.
+    ids: Vec<String>,
+    /// The matrix's tests.
+    tests: &'a [&'static Case],
+    /// `kills[t]`: the mutants (by index) that test `t` kills.
+    kills: Vec<Elements>,
+    /// `killers[m]`: the tests (by index) that kill mutant `m`.
+    killers: Vec<Elements>,
+}
+
+impl<'a> KillTable<'a> {
+    /// The table of `matrix`, by its rule.
+    fn of(matrix: &'a Matrix) -> KillTable<'a> {
+        let summaries = matrix.summaries();
+        let ids: Vec<String> = summaries.iter().map(|s| s.id.clone()).collect();
+        let tests = &matrix.tests;
+        let kills: Vec<Elements> = tests
+            .iter()
+            .map(|case| {
+                summaries
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, summary)| summary.killers.contains(&case.name))
+                    .map(|(mutant, _)| mutant)
+                    .collect()
+            })
+            .collect();
+        let killers: Vec<Elements> = (0..ids.len())
+            .map(|mutant| {
+                (0..tests.len())
+                    .filter(|&test| kills[test].contains(&mutant))
+                    .collect()
+            })
+            .collect();
+        KillTable {
+            ids,
+            tests,
+            kills,
+            killers,
+        }
+    }
+
+    /// The ids of the mutants in `set`.
+    fn names(&self, set: &Elements) -> Vec<String> {
+        set.iter().map(|&m| self.ids[m].clone()).collect()
+    }
+
+    /// The names of the tests in `set`.
+    fn test_names(&self, set: &[usize]) -> Vec<&'static str> {
+        set.iter().map(|&t| self.tests[t].name).collect()
+    }
+
+    /// The tests that kill something.
+    fn active(&self) -> Vec<usize> {
+        (0..self.tests.len())
+            .filter(|&t| !self.kills[t].is_empty())
+            .collect()
+    }
+
+    /// The mutants some test kills.
+    fn killed(&self) -> Vec<usize> {
+        (0..self.ids.len())
+            .filter(|&m| !self.killers[m].is_empty())
+            .collect()
+    }
+
+    /// The ids of the mutants no test kills.
+    fn survived(&self) -> Vec<String> {
+        (0..self.ids.len())
+            .filter(|&m| self.killers[m].is_empty())
+            .map(|m| self.ids[m].clone())
+            .collect()
+    }
+
+    /// The `test_groups` of two or more tests, by name.
+    fn equivalent_tests(&self, test_groups: &[Vec<usize>]) -> Vec<Vec<&'static str>> {
+        test_groups
+            .iter()
+            .filter(|group| group.len() > 1)
+            .map(|group| self.test_names(group))
+            .collect()
+    }
+
+    /// The `active` tests whose kills another active test's strictly
+    /// include, with those others.
+    fn dominated_tests(&self, active: &[usize]) -> Vec<DominatedTest> {
+        active
+            .iter()
+            .filter_map(|&test| {
+                let by: Vec<usize> = active
+                    .iter()
+                    .copied()
+                    .filter(|&other| is_strict_subset(&self.kills[test], &self.kills[other]))
+                    .collect();
+                (!by.is_empty()).then(|| DominatedTest {
+                    name: self.tests[test].name,
+                    kills: self.names(&self.kills[test]),
+                    dominated_by: self.test_names(&by),
+                })
+            })
+            .collect()
+    }
+
+    /// The `test_groups` that no `active` test dominates, by name.
+    fn undominated_tests(
+        &self,
+        test_groups: &[Vec<usize>],
+        active: &[usize],
+    ) -> Vec<Vec<&'static str>> {
+        test_groups
+            .iter()
+            .filter(|group| {
+                !active
+                    .iter()
+                    .any(|&other| is_strict_subset(&self.kills[group[0]], &self.kills[other]))
+            })
+            .map(|group| self.test_names(group))
+            .collect()
+    }
+
+    /// The `killed` mutants grouped by the tests that kill them: each
+    /// group's mutants, with its killers.
+    fn group_killers(&self, killed: &[usize]) -> Vec<(Vec<usize>, &Elements)> {
+        groups(killed, |&m| &self.killers[m])
+            .into_iter()
+            .map(|group| {
+                let killers = &self.killers[group[0]];
+                (group, killers)
+            })
+            .collect()
+    }
+
+    /// The groups of `group_killers` as the analysis lists them, each
+    /// marked when no other group strictly subsumes it.
+    fn mutant_groups(&self, group_killers: &[(Vec<usize>, &Elements)]) -> Vec<MutantGroup> {
+        let count = group_killers.len();
+        group_killers
+            .iter()
+            .enumerate()
+            .map(|(index, (group, killers))| MutantGroup {
+                mutants: group.iter().map(|&m| self.ids[m].clone()).collect(),
+                killers: killers.iter().map(|&t| self.tests[t].name).collect(),
+                dominator: !(0..count).any(|other| group_subsumes(group_killers, other, index)),
+            })
+            .collect()
+    }
+
+    /// The `killed` mutants that another killed mutant strictly subsumes,
+    /// with those others.
+    fn subsumed_mutants(&self, killed: &[usize]) -> Vec<SubsumedMutant> {
+        killed
+            .iter()
+            .filter_map(|&mutant| {
+                let by: Vec<String> = killed
+                    .iter()
+                    .filter(|&&other| is_strict_subset(&self.killers[other], &self.killers[mutant]))
+                    .map(|&other| self.ids[other].clone())
+                    .collect();
+                (!by.is_empty()).then(|| SubsumedMutant {
+                    id: self.ids[mutant].clone(),
+                    subsumed_by: by,
+                })
+            })
+            .collect()
+    }
+
+    /// The minimum over the contract tests alone, and the `killed`
+    /// mutants none of them kills.
+    fn contract_minimum(&self, killed: &[usize]) -> ContractMinimum {
+        let contract: Vec<usize> = (0..self.tests.len())
+            .filter(|&t| self.tests[t].tag == Tag::Contract)
+            .collect();
+        let survivors = killed
+            .iter()
+            .filter(|&&m| !contract.iter().any(|&t| self.kills[t].contains(&m)))
+            .map(|&m| self.ids[m].clone())
+            .collect();
+        ContractMinimum {
+            contract_tests: contract.len(),
+            tests: chosen(self.tests, &contract, &self.kills),
+            survivors,
+        }
+    }
+}
+
+/// Whether group `a` of `group_killers` strictly subsumes group `b`:
+/// kills(a) ⊂ kills(b).
+fn group_subsumes(group_killers: &[(Vec<usize>, &Elements)], a: usize, b: usize) -> bool {
+    is_strict_subset(group_killers[a].1, group_killers[b].1)
+}
+
+/// The subsumption graph over the groups of `group_killers`, reduced
+/// transitively: an edge for each strict subsumption with no group
+/// between.
+fn subsumption(group_killers: &[(Vec<usize>, &Elements)]) -> Vec<Edge> {
+    let count = group_killers.len();
+    let subsumes = |a: usize, b: usize| group_subsumes(group_killers, a, b);
+    (0..count)
+        .flat_map(|from| (0..count).map(move |to| Edge { from, to }))
+        .filter(|edge| {
+            subsumes(edge.from, edge.to)
+                && !(0..count)
+                    .any(|between| subsumes(edge.from, between) && subsumes(between, edge.to))
+        })
+        .collect()
 }
 
 /// A test that kills nothing, with why, what it guards and what it runs.

@@ -309,54 +309,12 @@ fn replays_exactly(settings: &Settings) -> bool {
 ///
 /// Errors: a run that could not be made.
 pub fn shrink(workers: &Workers, failing: &Judgement, scratch: &Path) -> Result<Shrunk, String> {
-    let mut best = failing.clone();
-    // Every candidate that counted, smallest last.
-    let mut chosen = Vec::new();
-    let mut runs = 0;
-    // A candidate counts only when it fails in every one of a few runs in a
-    // row, so that the printed replay shows the failure again (a failure
-    // that needs one lucky interleaving of a round is not shrunk to): twice
-    // for a run that takes the seed's course every time, three times for
-    // one the operating system can steer (see [`replays_exactly`]). No run
-    // is made past `most` runs in all.
-    let attempt =
-        |settings: Settings, runs: &mut usize, most: usize| -> Result<Option<Judgement>, String> {
-            let mut failing = None;
-            let tries = if replays_exactly(&settings) { 2 } else { 3 };
-            for _ in 0..tries {
-                if *runs >= most {
-                    return Ok(None);
-                }
-                *runs += 1;
-                // A candidate that takes the seed's course every time stops once
-                // it has failed: only whether it fails, and where, is wanted of
-                // it, and a run stopped there is the run of that many calls.
-                // (Any other run goes to its end: the pause to look at the run
-                // so far changes how the next round's calls race, and a failure
-                // found right after one did not fail again in its replay.)
-                // The judgement that stopped a run is the run's.
-                let mut stopped_by = None;
-                let mut failed_so_far = |so_far: &Record| {
-                    let judged = Judgement::of(so_far.clone());
-                    let failed = judged.failed();
-                    stopped_by = failed.then_some(judged);
-                    failed
-                };
-                let stop = replays_exactly(&settings)
-                    .then_some(&mut failed_so_far as &mut dyn FnMut(&Record) -> bool);
-                let record = run_until(workers, &settings, scratch, stop)?;
-                let judged = stopped_by.unwrap_or_else(|| Judgement::of(record));
-                if !judged.failed() {
-                    return Ok(None);
-                }
-                failing.get_or_insert(judged);
-            }
-            Ok(failing)
-        };
-    let through_failure = |judged: &Judgement| {
-        judged
-            .last_needed()
-            .map_or(judged.record.calls.len(), |last| last + 1)
+    let mut shrinking = Shrinking {
+        workers,
+        scratch,
+        runs: 0,
+        calls: failing.record.settings.operations,
+        chosen: Vec::new(),
     };
     // Without the kills: where the seed's plan fails without them, the
     // counterexample replays exactly (a kill lands when the operating
@@ -365,97 +323,195 @@ pub fn shrink(workers: &Workers, failing: &Judgement, scratch: &Path) -> Result<
     // (A candidate that failed stopped there: the next candidates, with
     // fewer workers or without kills, take another course and are given
     // the calls of the run that failed first.)
-    let calls = failing.record.settings.operations;
-    let without_kills = |best: &Judgement, runs: &mut usize| -> Result<Option<Judgement>, String> {
-        if !best.record.settings.faults.kills {
-            return Ok(None);
-        }
-        let mut settings = best.record.settings.clone();
-        settings.faults.kills = false;
-        settings.operations = calls;
-        attempt(settings, runs, MOST_SHRINK_RUNS)
-    };
-    if let Some(judged) = without_kills(&best, &mut runs)? {
-        best = judged;
-        chosen.push(best.clone());
-    }
-    for fewer in 1..best.record.settings.workers {
-        let settings = Settings {
-            workers: fewer,
-            operations: calls,
-            ..best.record.settings.clone()
-        };
-        if let Some(judged) = attempt(settings, &mut runs, MOST_SHRINK_RUNS)? {
-            best = judged;
-            chosen.push(best.clone());
-            break;
-        }
-    }
+    let best = shrinking.without_kills(failing.clone())?;
+    let best = shrinking.fewer_workers(best)?;
     // Once more with fewer workers: many workers' herds race, and the
     // operating system's order of a race can keep a run from failing
     // twice; a single worker's run takes the seed's course every time.
-    if let Some(judged) = without_kills(&best, &mut runs)? {
-        best = judged;
-        chosen.push(best.clone());
-    }
-    let (mut low, mut high) = (1, through_failure(&best));
-    while low < high {
-        let middle = low + (high - low) / 2;
-        let settings = Settings {
-            operations: middle,
-            ..best.record.settings.clone()
-        };
-        match attempt(settings, &mut runs, MOST_SHRINK_RUNS)? {
-            Some(judged) => {
-                high = through_failure(&judged).min(middle);
-                best = judged;
-                chosen.push(best.clone());
-            }
-            None => low = middle + 1,
-        }
-        if runs >= MOST_SHRINK_RUNS {
-            break;
-        }
-    }
-    // The search ends on the fewest calls that still show the finding;
-    // when no run that short has been made yet (every shorter one passed),
-    // make it, so that the replay printed is that short.
-    if high < best.record.settings.operations && runs < MOST_SHRINK_RUNS {
-        let settings = Settings {
-            operations: high,
-            ..best.record.settings.clone()
-        };
-        if let Some(judged) = attempt(settings, &mut runs, MOST_SHRINK_RUNS)? {
-            chosen.push(judged);
-        }
-    }
-    // The last candidate was picked among many, and one the operating
-    // system can steer may have passed its three runs by luck: one that
-    // shows the failure only when one herd's race falls one way (two
-    // workers, the calls cut soon after that herd) can fail in fewer than
-    // half its runs (08b's of 130 calls failed 3 replays of 8, and a test
-    // that replays it six times failed about once in 25). So it must fail
-    // three more runs in a row, or the one before it is taken (more calls
-    // or workers: more rounds where the race can fall that way), back to
-    // the run that failed first, which is what happened. A candidate with
-    // as many calls as that run is taken as it is: it has as many herds
-    // (08b's of 2,000 calls with 2 workers failed 7 and 8 replays of 8),
-    // and confirming it would cost three whole runs.
-    let most = MOST_SHRINK_RUNS + MOST_CONFIRMING_RUNS;
-    for candidate in chosen.into_iter().rev() {
-        let settings = &candidate.record.settings;
-        if replays_exactly(settings)
-            || settings.operations >= calls
-            || attempt(settings.clone(), &mut runs, most)?.is_some()
-        {
-            return Ok(Shrunk {
-                judged: candidate,
-                runs,
-            });
-        }
-    }
+    let best = shrinking.without_kills(best)?;
+    shrinking.fewer_calls(best)?;
+    let judged = shrinking.confirmed()?.unwrap_or_else(|| failing.clone());
     Ok(Shrunk {
-        judged: failing.clone(),
-        runs,
+        judged,
+        runs: shrinking.runs,
     })
+}
+
+/// How many calls of `judged` it takes to show its failure: through the
+/// last call the finding needs, or all of them.
+fn through_failure(judged: &Judgement) -> usize {
+    judged
+        .last_needed()
+        .map_or(judged.record.calls.len(), |last| last + 1)
+}
+
+/// A shrink under way: how many runs it has made, and every candidate
+/// that counted, smallest last.
+struct Shrinking<'a> {
+    workers: &'a Workers,
+    scratch: &'a Path,
+    /// The runs made so far.
+    runs: usize,
+    /// How many calls the run that failed first made.
+    calls: usize,
+    /// Every candidate that counted, smallest last.
+    chosen: Vec<Judgement>,
+}
+
+impl Shrinking<'_> {
+    /// Runs the candidate `settings`: answers its judgement when it failed
+    /// in every one of a few runs in a row, `None` when one passed or the
+    /// shrink reached `most` runs in all.
+    ///
+    /// A candidate counts only when it fails in every one of a few runs in a
+    /// row, so that the printed replay shows the failure again (a failure
+    /// that needs one lucky interleaving of a round is not shrunk to): twice
+    /// for a run that takes the seed's course every time, three times for
+    /// one the operating system can steer (see [`replays_exactly`]). No run
+    /// is made past `most` runs in all.
+    ///
+    /// Errors: a run that could not be made.
+    fn attempt(&mut self, settings: Settings, most: usize) -> Result<Option<Judgement>, String> {
+        let mut failing = None;
+        let tries = if replays_exactly(&settings) { 2 } else { 3 };
+        for _ in 0..tries {
+            if self.runs >= most {
+                return Ok(None);
+            }
+            self.runs += 1;
+            // A candidate that takes the seed's course every time stops once
+            // it has failed: only whether it fails, and where, is wanted of
+            // it, and a run stopped there is the run of that many calls.
+            // (Any other run goes to its end: the pause to look at the run
+            // so far changes how the next round's calls race, and a failure
+            // found right after one did not fail again in its replay.)
+            // The judgement that stopped a run is the run's.
+            let mut stopped_by = None;
+            let mut failed_so_far = |so_far: &Record| {
+                let judged = Judgement::of(so_far.clone());
+                let failed = judged.failed();
+                stopped_by = failed.then_some(judged);
+                failed
+            };
+            let stop = replays_exactly(&settings)
+                .then_some(&mut failed_so_far as &mut dyn FnMut(&Record) -> bool);
+            let record = run_until(self.workers, &settings, self.scratch, stop)?;
+            let judged = stopped_by.unwrap_or_else(|| Judgement::of(record));
+            if !judged.failed() {
+                return Ok(None);
+            }
+            failing.get_or_insert(judged);
+        }
+        Ok(failing)
+    }
+
+    /// Keeps `judged` among the candidates that counted; answers it.
+    fn choose(&mut self, judged: Judgement) -> Judgement {
+        self.chosen.push(judged.clone());
+        judged
+    }
+
+    /// `best` without its kills, with as many calls as the run that failed
+    /// first, when that still fails; else `best` as it is.
+    ///
+    /// Errors: a run that could not be made.
+    fn without_kills(&mut self, best: Judgement) -> Result<Judgement, String> {
+        if !best.record.settings.faults.kills {
+            return Ok(best);
+        }
+        let mut settings = best.record.settings.clone();
+        settings.faults.kills = false;
+        settings.operations = self.calls;
+        Ok(match self.attempt(settings, MOST_SHRINK_RUNS)? {
+            Some(judged) => self.choose(judged),
+            None => best,
+        })
+    }
+
+    /// `best` with the fewest workers that still fail it, with as many
+    /// calls as the run that failed first; else `best` as it is.
+    ///
+    /// Errors: a run that could not be made.
+    fn fewer_workers(&mut self, best: Judgement) -> Result<Judgement, String> {
+        for fewer in 1..best.record.settings.workers {
+            let settings = Settings {
+                workers: fewer,
+                operations: self.calls,
+                ..best.record.settings.clone()
+            };
+            if let Some(judged) = self.attempt(settings, MOST_SHRINK_RUNS)? {
+                return Ok(self.choose(judged));
+            }
+        }
+        Ok(best)
+    }
+
+    /// Searches for the fewest calls of `best` that still fail, keeping
+    /// each candidate that counted.
+    ///
+    /// Errors: a run that could not be made.
+    fn fewer_calls(&mut self, mut best: Judgement) -> Result<(), String> {
+        let (mut low, mut high) = (1, through_failure(&best));
+        while low < high {
+            let middle = low + (high - low) / 2;
+            let settings = Settings {
+                operations: middle,
+                ..best.record.settings.clone()
+            };
+            match self.attempt(settings, MOST_SHRINK_RUNS)? {
+                Some(judged) => {
+                    high = through_failure(&judged).min(middle);
+                    best = self.choose(judged);
+                }
+                None => low = middle + 1,
+            }
+            if self.runs >= MOST_SHRINK_RUNS {
+                break;
+            }
+        }
+        // The search ends on the fewest calls that still show the finding;
+        // when no run that short has been made yet (every shorter one passed),
+        // make it, so that the replay printed is that short.
+        if high < best.record.settings.operations && self.runs < MOST_SHRINK_RUNS {
+            let settings = Settings {
+                operations: high,
+                ..best.record.settings.clone()
+            };
+            if let Some(judged) = self.attempt(settings, MOST_SHRINK_RUNS)? {
+                self.chosen.push(judged);
+            }
+        }
+        Ok(())
+    }
+
+    /// The counterexample: the smallest candidate that is confirmed, or
+    /// `None` when none is (the run that failed first is then taken).
+    ///
+    /// The last candidate was picked among many, and one the operating
+    /// system can steer may have passed its three runs by luck: one that
+    /// shows the failure only when one herd's race falls one way (two
+    /// workers, the calls cut soon after that herd) can fail in fewer than
+    /// half its runs (08b's of 130 calls failed 3 replays of 8, and a test
+    /// that replays it six times failed about once in 25). So it must fail
+    /// three more runs in a row, or the one before it is taken (more calls
+    /// or workers: more rounds where the race can fall that way), back to
+    /// the run that failed first, which is what happened. A candidate with
+    /// as many calls as that run is taken as it is: it has as many herds
+    /// (08b's of 2,000 calls with 2 workers failed 7 and 8 replays of 8),
+    /// and confirming it would cost three whole runs.
+    ///
+    /// Errors: a run that could not be made.
+    fn confirmed(&mut self) -> Result<Option<Judgement>, String> {
+        let most = MOST_SHRINK_RUNS + MOST_CONFIRMING_RUNS;
+        for candidate in std::mem::take(&mut self.chosen).into_iter().rev() {
+            let settings = &candidate.record.settings;
+            if replays_exactly(settings)
+                || settings.operations >= self.calls
+                || self.attempt(settings.clone(), most)?.is_some()
+            {
+                return Ok(Some(candidate));
+            }
+        }
+        Ok(None)
+    }
 }

@@ -270,41 +270,8 @@ impl Worker {
             self.set_up = true;
             return Step::Call(Operation::InitDb);
         }
-        if let Some(complete) = self.retry.take() {
-            // Just after an accepted completion, now and then: the answer
-            // was lost and it sends the completion again; or its heartbeat,
-            // racing the completion, fires once more; or its clean-up (a
-            // `finally`) gives the lease back. The store refuses the last
-            // two: the job is done.
-            if let Operation::Complete {
-                job_id,
-                owner,
-                fence,
-                ..
-            } = &complete
-            {
-                let (job_id, owner, fence) = (job_id.clone(), owner.clone(), *fence);
-                match self.rng.below(20) {
-                    0..=2 => return Step::Call(complete),
-                    3 => {
-                        return Step::Call(Operation::Renew {
-                            job_id,
-                            owner,
-                            fence,
-                            now: clock,
-                            ttl: TTL,
-                        })
-                    }
-                    4 => {
-                        return Step::Call(Operation::Release {
-                            job_id,
-                            owner,
-                            fence,
-                        })
-                    }
-                    _ => {}
-                }
-            }
+        if let Some(step) = self.after_completion(clock) {
+            return step;
         }
         if let Some(stall) = self.stall.take() {
             // Back from a pause: it finishes what it started, unaware.
@@ -313,96 +280,166 @@ impl Worker {
                 return self.report_and_complete(&lease, now);
             }
         }
-        if let Some((lease, stall)) = self.parked.clone() {
-            // Its worker took the job back, with a newer fence: the moment
-            // a stuck attempt does most harm, and a rare one if left to
-            // chance, so the attempt often comes unstuck right then (as one
-            // blocked on what the retry frees would).
-            let retaken = self
-                .lease
-                .as_ref()
-                .is_some_and(|held| held.job == lease.job && held.fence > lease.fence);
-            if round >= stall.wake || (retaken && self.rng.chance(0.5)) {
-                self.parked = None;
-                let now = stall.stale_now.unwrap_or(clock);
-                // Mostly it completes; or its heartbeat, which outlived the
-                // work, renews; or its clean-up gives the lease back.
-                let (job_id, owner, fence) = (lease.job.clone(), self.owner.clone(), lease.fence);
-                // After a retake the stuck heartbeat and clean-up matter as
-                // much as the late completion: each gets its equal share.
-                let ways = if retaken { 3 } else { 5 };
-                return match self.rng.below(ways) {
-                    0 => Step::Call(Operation::Renew {
-                        job_id,
-                        owner,
-                        fence,
-                        now,
-                        ttl: TTL,
-                    }),
-                    1 => Step::Call(Operation::Release {
-                        job_id,
-                        owner,
-                        fence,
-                    }),
-                    _ => Step::ReportAndComplete(self.complete(&lease, now)),
-                };
-            }
+        if let Some(step) = self.unpark(round, clock) {
+            return step;
         }
         let now = clock;
         let Some(lease) = self.lease.clone() else {
-            if let Some((job, fence)) = self.spotted.take() {
-                if jobs.contains(&job) && self.rng.chance(0.5) {
-                    return Step::Call(self.meddle(job, fence, now));
-                }
-            }
-            if round < self.backoff_until && !herd {
-                return Step::Idle;
-            }
-            let retry = self.retry_job.clone().filter(|job| jobs.contains(job));
-            let job = match retry {
-                _ if herd => jobs[0].clone(),
-                Some(job) if self.rng.chance(0.8) => job,
-                _ => jobs[self.rng.below(jobs.len())].clone(),
-            };
-            if self.known.insert(job.clone()) {
-                return Step::Call(Operation::Enqueue { job_id: job });
-            }
-            if self.rng.chance(0.1) {
-                return Step::Call(Operation::State { job_id: job });
-            }
-            return Step::Call(Operation::Claim {
-                job_id: job,
-                owner: self.owner.clone(),
-                now,
-                ttl: TTL,
-            });
+            return self.without_lease(round, jobs, herd, now);
         };
         if settings.faults.stalls && self.parked.is_none() && self.rng.chance(0.12) {
-            // Past its lease: at least a lease's worth of rounds.
-            let stall = Stall {
-                wake: round + (TTL / TICK) as usize + 1 + self.rng.below(6),
-                stale_now: self.rng.chance(0.5).then_some(now),
-            };
-            if self.rng.chance(1.0 / 3.0) {
-                self.stall = Some(stall);
-            } else {
-                // A stuck attempt may stay stuck longer: long enough, often,
-                // for its worker to claim the job again and hold it.
-                let stall = Stall {
-                    wake: stall.wake + self.rng.below(12),
-                    ..stall
-                };
-                // It gives up on the attempt and goes back to the job when
-                // the lease it knows of runs out, as a worker retries a job
-                // after its visibility timeout.
-                let left = ((lease.until - now) / TICK).ceil().max(0.0) as usize;
-                self.backoff_until = round + left + 1;
-                self.retry_job = Some(lease.job.clone());
-                self.parked = Some((lease, stall));
-                self.lease = None;
-            }
-            return Step::Stall;
+            return self.stall_past(lease, round, now);
         }
+        self.with_lease(&lease, now)
+    }
+
+    /// The call that follows its last accepted completion now and then, at
+    /// `clock`: `None` when none does (or there was no such completion).
+    fn after_completion(&mut self, clock: f64) -> Option<Step> {
+        let complete = self.retry.take()?;
+        // Just after an accepted completion, now and then: the answer
+        // was lost and it sends the completion again; or its heartbeat,
+        // racing the completion, fires once more; or its clean-up (a
+        // `finally`) gives the lease back. The store refuses the last
+        // two: the job is done.
+        if let Operation::Complete {
+            job_id,
+            owner,
+            fence,
+            ..
+        } = &complete
+        {
+            let (job_id, owner, fence) = (job_id.clone(), owner.clone(), *fence);
+            match self.rng.below(20) {
+                0..=2 => return Some(Step::Call(complete)),
+                3 => {
+                    return Some(Step::Call(Operation::Renew {
+                        job_id,
+                        owner,
+                        fence,
+                        now: clock,
+                        ttl: TTL,
+                    }))
+                }
+                4 => {
+                    return Some(Step::Call(Operation::Release {
+                        job_id,
+                        owner,
+                        fence,
+                    }))
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// The call of its parked attempt when it comes unstuck in `round`
+    /// (its `now` the stale one, or `clock`): `None` while it stays stuck,
+    /// or when none is parked.
+    fn unpark(&mut self, round: usize, clock: f64) -> Option<Step> {
+        let (lease, stall) = self.parked.clone()?;
+        // Its worker took the job back, with a newer fence: the moment
+        // a stuck attempt does most harm, and a rare one if left to
+        // chance, so the attempt often comes unstuck right then (as one
+        // blocked on what the retry frees would).
+        let retaken = self
+            .lease
+            .as_ref()
+            .is_some_and(|held| held.job == lease.job && held.fence > lease.fence);
+        if !(round >= stall.wake || (retaken && self.rng.chance(0.5))) {
+            return None;
+        }
+        self.parked = None;
+        let now = stall.stale_now.unwrap_or(clock);
+        // Mostly it completes; or its heartbeat, which outlived the
+        // work, renews; or its clean-up gives the lease back.
+        let (job_id, owner, fence) = (lease.job.clone(), self.owner.clone(), lease.fence);
+        // After a retake the stuck heartbeat and clean-up matter as
+        // much as the late completion: each gets its equal share.
+        let ways = if retaken { 3 } else { 5 };
+        Some(match self.rng.below(ways) {
+            0 => Step::Call(Operation::Renew {
+                job_id,
+                owner,
+                fence,
+                now,
+                ttl: TTL,
+            }),
+            1 => Step::Call(Operation::Release {
+                job_id,
+                owner,
+                fence,
+            }),
+            _ => Step::ReportAndComplete(self.complete(&lease, now)),
+        })
+    }
+
+    /// Its step at `now` in `round` when it believes it holds no lease:
+    /// meddling with a lease it spotted, backing off, or a call on one of
+    /// `jobs` (enqueue, state or claim; the oldest in a `herd`).
+    fn without_lease(&mut self, round: usize, jobs: &[String], herd: bool, now: f64) -> Step {
+        if let Some((job, fence)) = self.spotted.take() {
+            if jobs.contains(&job) && self.rng.chance(0.5) {
+                return Step::Call(self.meddle(job, fence, now));
+            }
+        }
+        if round < self.backoff_until && !herd {
+            return Step::Idle;
+        }
+        let retry = self.retry_job.clone().filter(|job| jobs.contains(job));
+        let job = match retry {
+            _ if herd => jobs[0].clone(),
+            Some(job) if self.rng.chance(0.8) => job,
+            _ => jobs[self.rng.below(jobs.len())].clone(),
+        };
+        if self.known.insert(job.clone()) {
+            return Step::Call(Operation::Enqueue { job_id: job });
+        }
+        if self.rng.chance(0.1) {
+            return Step::Call(Operation::State { job_id: job });
+        }
+        Step::Call(Operation::Claim {
+            job_id: job,
+            owner: self.owner.clone(),
+            now,
+            ttl: TTL,
+        })
+    }
+
+    /// A stall past `lease`, begun at `now` in `round`: the whole worker
+    /// pauses, or the attempt is parked while the worker goes on. Answers
+    /// [`Step::Stall`].
+    fn stall_past(&mut self, lease: Lease, round: usize, now: f64) -> Step {
+        // Past its lease: at least a lease's worth of rounds.
+        let stall = Stall {
+            wake: round + (TTL / TICK) as usize + 1 + self.rng.below(6),
+            stale_now: self.rng.chance(0.5).then_some(now),
+        };
+        if self.rng.chance(1.0 / 3.0) {
+            self.stall = Some(stall);
+        } else {
+            // A stuck attempt may stay stuck longer: long enough, often,
+            // for its worker to claim the job again and hold it.
+            let stall = Stall {
+                wake: stall.wake + self.rng.below(12),
+                ..stall
+            };
+            // It gives up on the attempt and goes back to the job when
+            // the lease it knows of runs out, as a worker retries a job
+            // after its visibility timeout.
+            let left = ((lease.until - now) / TICK).ceil().max(0.0) as usize;
+            self.backoff_until = round + left + 1;
+            self.retry_job = Some(lease.job.clone());
+            self.parked = Some((lease, stall));
+            self.lease = None;
+        }
+        Step::Stall
+    }
+
+    /// Its step at `now` on the `lease` it holds: renew, release, read its
+    /// state, or report and complete.
+    fn with_lease(&mut self, lease: &Lease, now: f64) -> Step {
         let roll = self.rng.unit();
         if roll < 0.45 {
             Step::Call(Operation::Renew {
@@ -423,7 +460,7 @@ impl Worker {
                 job_id: lease.job.clone(),
             })
         } else {
-            self.report_and_complete(&lease, now)
+            self.report_and_complete(lease, now)
         }
     }
 

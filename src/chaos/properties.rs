@@ -248,49 +248,36 @@ impl JobCalls<'_> {
     /// Accepted completions: from the current holder only, at most one,
     /// nothing accepted after it, and the stored row is its.
     fn completions(&self, job: &str, row: Option<&Job>, rows_read: bool) -> Vec<Violation> {
-        let grants = self.grants();
-        let mut found = Vec::new();
         let completes: Vec<(usize, &Call)> = self
             .each()
             .filter(|(_, call)| matches!(call.operation, Operation::Complete { .. }))
             .collect();
+        let (mut found, first_done) = self.accepted_completions(job, &completes);
+        if let Some(done) = first_done {
+            found.extend(self.changed_after(job, done));
+        }
+        if !rows_read {
+            return found;
+        }
+        found.extend(stored_result(job, row, &completes, first_done));
+        found
+    }
+
+    /// The violations among the accepted ones of `completes` (stale, or a
+    /// second one), and the first accepted, if one was.
+    fn accepted_completions<'c>(
+        &self,
+        job: &str,
+        completes: &[(usize, &'c Call)],
+    ) -> (Vec<Violation>, Option<(usize, &'c Call)>) {
+        let grants = self.grants();
+        let mut found = Vec::new();
         let mut first_done: Option<(usize, &Call)> = None;
         for (index, call) in completes.iter().copied().filter(|(_, call)| accepted(call)) {
             let Operation::Complete { owner, fence, .. } = &call.operation else {
                 continue;
             };
-            let handed = grants
-                .iter()
-                .any(|(_, claim, f)| f == fence && owner_of(&claim.operation) == Some(owner));
-            let unknown_claim_by_owner = self.each().any(|(_, claim)| {
-                matches!(&claim.operation, Operation::Claim { owner: o, .. } if o == owner)
-                    && claim.returned == Returned::Unknown
-            });
-            if let Some((newer, claim, f)) = grants
-                .iter()
-                .find(|(_, claim, f)| f > fence && end(claim) < call.began)
-            {
-                found.push(Violation {
-                    property: Property::StaleCompletion,
-                    step: Property::StaleCompletion.step(),
-                    job: Some(job.into()),
-                    calls: vec![*newer, index],
-                    text: format!(
-                        "{owner}'s completion with fence {fence} was accepted after {} had been handed fence {f}",
-                        claim.worker_name()
-                    ),
-                });
-            } else if !handed && !unknown_claim_by_owner {
-                found.push(Violation {
-                    property: Property::StaleCompletion,
-                    step: Property::StaleCompletion.step(),
-                    job: Some(job.into()),
-                    calls: vec![index],
-                    text: format!(
-                        "{owner}'s completion with fence {fence} was accepted, but no claim handed {owner} that fence"
-                    ),
-                });
-            }
+            found.extend(self.stale_completion(job, &grants, index, call));
             match first_done {
                 None => first_done = Some((index, call)),
                 Some((done, _)) => found.push(Violation {
@@ -302,84 +289,81 @@ impl JobCalls<'_> {
                 }),
             }
         }
-        if let Some((done, completion)) = first_done {
-            for (index, call) in self.each() {
-                let changed = call.began > end(completion)
-                    && match &call.operation {
-                        Operation::Claim { .. } => granted(call).is_some(),
-                        Operation::Renew { .. } | Operation::Release { .. } => accepted(call),
-                        _ => false,
-                    };
-                if changed {
-                    found.push(Violation {
-                        property: Property::DoneChanged,
-                        step: Property::DoneChanged.step(),
-                        job: Some(job.into()),
-                        calls: vec![done, index],
-                        text: format!("{} of the done job was accepted", call.operation.name()),
-                    });
-                }
-            }
-        }
-        if !rows_read {
-            return found;
-        }
-        let unknown_completions: Vec<&Call> = completes
-            .iter()
-            .map(|(_, call)| *call)
-            .filter(|call| call.returned == Returned::Unknown)
-            .collect();
-        let result_of = |call: &Call| match &call.operation {
-            Operation::Complete { result, .. } => Some(result.clone()),
-            _ => None,
+        (found, first_done)
+    }
+
+    /// The violation of the accepted completion `call` (at `index`) when
+    /// it did not come from the current holder: a claim among `grants` had
+    /// handed out a newer fence before it began, or no claim handed its
+    /// owner its fence (and none of the owner's claims has an unknown
+    /// outcome). `None` when it did.
+    fn stale_completion(
+        &self,
+        job: &str,
+        grants: &[(usize, &Call, Fence)],
+        index: usize,
+        call: &Call,
+    ) -> Option<Violation> {
+        let Operation::Complete { owner, fence, .. } = &call.operation else {
+            return None;
         };
-        match (first_done, row) {
-            (Some((index, completion)), Some(row)) => {
-                let expected = result_of(completion);
-                if !row.done || row.result != expected {
-                    // The later completion whose result was stored, if one.
-                    let mut calls = vec![index];
-                    calls.extend(
-                        completes
-                            .iter()
-                            .filter(|(other, call)| {
-                                *other != index && accepted(call) && result_of(call) == row.result
-                            })
-                            .map(|(other, _)| *other),
-                    );
-                    found.push(Violation {
-                        property: Property::WrongResult,
-                        step: Property::WrongResult.step(),
-                        job: Some(job.into()),
-                        calls,
-                        text: format!(
-                            "the stored row is {} with result {}, not the first accepted completion's {}",
-                            if row.done { "done" } else { "not done" },
-                            quoted(row.result.as_deref()),
-                            quoted(expected.as_deref())
-                        ),
-                    });
-                }
+        let handed = grants
+            .iter()
+            .any(|(_, claim, f)| f == fence && owner_of(&claim.operation) == Some(owner));
+        let unknown_claim_by_owner = self.each().any(|(_, claim)| {
+            matches!(&claim.operation, Operation::Claim { owner: o, .. } if o == owner)
+                && claim.returned == Returned::Unknown
+        });
+        if let Some((newer, claim, f)) = grants
+            .iter()
+            .find(|(_, claim, f)| f > fence && end(claim) < call.began)
+        {
+            Some(Violation {
+                property: Property::StaleCompletion,
+                step: Property::StaleCompletion.step(),
+                job: Some(job.into()),
+                calls: vec![*newer, index],
+                text: format!(
+                    "{owner}'s completion with fence {fence} was accepted after {} had been handed fence {f}",
+                    claim.worker_name()
+                ),
+            })
+        } else if !handed && !unknown_claim_by_owner {
+            Some(Violation {
+                property: Property::StaleCompletion,
+                step: Property::StaleCompletion.step(),
+                job: Some(job.into()),
+                calls: vec![index],
+                text: format!(
+                    "{owner}'s completion with fence {fence} was accepted, but no claim handed {owner} that fence"
+                ),
+            })
+        } else {
+            None
+        }
+    }
+
+    /// The calls that changed the job after its first accepted completion
+    /// `(done, completion)` returned: a claim handed a fence, an accepted
+    /// renew or release.
+    fn changed_after(&self, job: &str, (done, completion): (usize, &Call)) -> Vec<Violation> {
+        let mut found = Vec::new();
+        for (index, call) in self.each() {
+            let changed = call.began > end(completion)
+                && match &call.operation {
+                    Operation::Claim { .. } => granted(call).is_some(),
+                    Operation::Renew { .. } | Operation::Release { .. } => accepted(call),
+                    _ => false,
+                };
+            if changed {
+                found.push(Violation {
+                    property: Property::DoneChanged,
+                    step: Property::DoneChanged.step(),
+                    job: Some(job.into()),
+                    calls: vec![done, index],
+                    text: format!("{} of the done job was accepted", call.operation.name()),
+                });
             }
-            (None, Some(row)) if row.done || row.result.is_some() => {
-                let explained = unknown_completions
-                    .iter()
-                    .any(|call| row.done && row.result == result_of(call));
-                if !explained {
-                    found.push(Violation {
-                        property: Property::WrongResult,
-                        step: Property::WrongResult.step(),
-                        job: Some(job.into()),
-                        calls: Vec::new(),
-                        text: format!(
-                            "the stored row holds result {} (done: {}), but no completion was accepted",
-                            quoted(row.result.as_deref()),
-                            row.done
-                        ),
-                    });
-                }
-            }
-            _ => {}
         }
         found
     }
@@ -400,6 +384,85 @@ impl JobCalls<'_> {
             _ => Vec::new(),
         }
     }
+}
+
+/// The result a completion stores; `None` for any other call.
+fn result_of(call: &Call) -> Option<String> {
+    match &call.operation {
+        Operation::Complete { result, .. } => Some(result.clone()),
+        _ => None,
+    }
+}
+
+/// The violation of the stored `row` of `job`, read at the end, when it
+/// is not what its completions (`completes`, the first accepted
+/// `first_done`) left: none or one.
+fn stored_result(
+    job: &str,
+    row: Option<&Job>,
+    completes: &[(usize, &Call)],
+    first_done: Option<(usize, &Call)>,
+) -> Option<Violation> {
+    match (first_done, row) {
+        (Some(done), Some(row)) => not_the_accepted_result(job, row, completes, done),
+        (None, Some(row)) if row.done || row.result.is_some() => {
+            // A completion whose outcome is unknown may have stored it.
+            let explained = completes
+                .iter()
+                .map(|(_, call)| *call)
+                .filter(|call| call.returned == Returned::Unknown)
+                .any(|call| row.done && row.result == result_of(call));
+            (!explained).then(|| Violation {
+                property: Property::WrongResult,
+                step: Property::WrongResult.step(),
+                job: Some(job.into()),
+                calls: Vec::new(),
+                text: format!(
+                    "the stored row holds result {} (done: {}), but no completion was accepted",
+                    quoted(row.result.as_deref()),
+                    row.done
+                ),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The violation of the stored `row` when it is not done with the result
+/// of the first accepted completion `(index, completion)`, with the later
+/// accepted ones of `completes` whose result it holds; `None` when it is.
+fn not_the_accepted_result(
+    job: &str,
+    row: &Job,
+    completes: &[(usize, &Call)],
+    (index, completion): (usize, &Call),
+) -> Option<Violation> {
+    let expected = result_of(completion);
+    if row.done && row.result == expected {
+        return None;
+    }
+    // The later completion whose result was stored, if one.
+    let mut calls = vec![index];
+    calls.extend(
+        completes
+            .iter()
+            .filter(|(other, call)| {
+                *other != index && accepted(call) && result_of(call) == row.result
+            })
+            .map(|(other, _)| *other),
+    );
+    Some(Violation {
+        property: Property::WrongResult,
+        step: Property::WrongResult.step(),
+        job: Some(job.into()),
+        calls,
+        text: format!(
+            "the stored row is {} with result {}, not the first accepted completion's {}",
+            if row.done { "done" } else { "not done" },
+            quoted(row.result.as_deref()),
+            quoted(expected.as_deref())
+        ),
+    })
 }
 
 impl Call {

@@ -172,154 +172,284 @@ pub fn run_until(
         .prefix("lease-lab-chaos-")
         .tempdir_in(scratch)
         .map_err(|error| format!("cannot make a folder in {}: {error}", scratch.display()))?;
-    let db = dir.path().join("jobs.db");
-    let log = dir.path().join("power.log");
-    if settings.faults.power && !workers.on_shim {
-        return Err(
-            "power cuts need the lab's disk model in every worker; only the \
-                    compiled stores run on it (leave power out for a program)"
-                .into(),
-        );
+    let mut run = Run::start(workers, settings, dir.path())?;
+    let mut round = 0;
+    while run.calls.len() < settings.operations {
+        round += 1;
+        if !run.round(round)? {
+            continue;
+        }
+        if let Some(stop) = stop.as_mut().filter(|_| run.calls.len() >= next_check) {
+            next_check = run.calls.len() + run.calls.len().min(LONGEST_UNCHECKED);
+            let so_far = run.record_now(run.calls.clone());
+            if stop(&so_far) {
+                stopped = Some(so_far);
+                break;
+            }
+        }
     }
-    let power = settings
-        .faults
-        .power
-        .then_some((db.as_path(), log.as_path()));
-    let started = Instant::now();
-    let stores: Vec<_> = (0..settings.workers).map(|_| workers.open(power)).collect();
-    stores[0]
-        .init_db(&db)
-        .map_err(|error| format!("init_db failed before the run began: {error}"))?;
-    // A connection of the lab's own stays open on the file for the whole
-    // run, as a long-lived process's would. Without one, a worker's call
-    // is often the only connection, and the only one rebuilds the log's
-    // index from the whole log when it opens and cannot restart the log
-    // (the Rust store keeps the log past the last close): every call got
-    // slower than the one before.
-    let mut keeper = Some(open_keeper(&db)?);
-    // The power fails once, in the first round that begins with this
-    // many calls made.
-    let mut cut_at = power.map(|_| {
-        let mut rng = Rng::part(settings.seed, u64::MAX);
-        settings.operations / 4 + rng.below(settings.operations / 2 + 1)
-    });
-    let mut team: Vec<Worker> = (0..settings.workers)
-        .map(|index| Worker::new(index, settings))
-        .collect();
-    let mut rng = Rng::part(settings.seed, 0);
-    let mut calls = Vec::with_capacity(settings.operations);
-    let mut done_jobs = BTreeSet::new();
-    let mut next_job = 0;
-    let mut open_jobs: Vec<String> = Vec::new();
-    let mut kills = 0;
-    let mut restarts = 0;
-    let sinks = Sinks::new();
-    // The record of the run so far, with the rows the file holds now: a
-    // run ends when it has made as many calls as its settings say, or
-    // when it was stopped, as the run of that many calls.
-    let record_now = |calls: Vec<Call>, team: &[Worker], kills: usize, restarts: usize| {
-        let (rows, integrity) = read_file(&db);
+    Ok(run.finish(stopped))
+}
+
+/// One call a round makes: the worker, its operation, and when it is
+/// killed after it was sent, if it is.
+type RoundCall = (usize, Operation, Option<Duration>);
+
+/// A run under way: its workers' processes, what the lab watches the file
+/// with, the seed's generator of the run's own choices, and every call so
+/// far.
+struct Run<'a> {
+    settings: &'a Settings,
+    db: PathBuf,
+    log: PathBuf,
+    started: Instant,
+    stores: Vec<Arc<crate::external::ExternalStore>>,
+    /// The lab's own connection (see [`Run::start`]).
+    keeper: Option<rusqlite::Connection>,
+    /// The power fails once, in the first round that begins with this
+    /// many calls made.
+    cut_at: Option<usize>,
+    team: Vec<Worker>,
+    rng: Rng,
+    calls: Vec<Call>,
+    done_jobs: BTreeSet<String>,
+    next_job: usize,
+    open_jobs: Vec<String>,
+    kills: usize,
+    restarts: usize,
+    sinks: Sinks,
+}
+
+impl<'a> Run<'a> {
+    /// A run of `settings` on a new database in `dir`, its workers started
+    /// and the database made by the first; nothing called yet.
+    ///
+    /// Errors: power cuts asked of workers off the lab's disk model, or the
+    /// database could not be made or watched.
+    fn start(workers: &Workers, settings: &'a Settings, dir: &Path) -> Result<Run<'a>, String> {
+        let db = dir.join("jobs.db");
+        let log = dir.join("power.log");
+        if settings.faults.power && !workers.on_shim {
+            return Err(
+                "power cuts need the lab's disk model in every worker; only the \
+                    compiled stores run on it (leave power out for a program)"
+                    .into(),
+            );
+        }
+        let power = settings
+            .faults
+            .power
+            .then_some((db.as_path(), log.as_path()));
+        let started = Instant::now();
+        let stores: Vec<_> = (0..settings.workers).map(|_| workers.open(power)).collect();
+        stores[0]
+            .init_db(&db)
+            .map_err(|error| format!("init_db failed before the run began: {error}"))?;
+        // A connection of the lab's own stays open on the file for the whole
+        // run, as a long-lived process's would. Without one, a worker's call
+        // is often the only connection, and the only one rebuilds the log's
+        // index from the whole log when it opens and cannot restart the log
+        // (the Rust store keeps the log past the last close): every call got
+        // slower than the one before.
+        let keeper = Some(open_keeper(&db)?);
+        let cut_at = power.map(|_| {
+            let mut rng = Rng::part(settings.seed, u64::MAX);
+            settings.operations / 4 + rng.below(settings.operations / 2 + 1)
+        });
+        let team: Vec<Worker> = (0..settings.workers)
+            .map(|index| Worker::new(index, settings))
+            .collect();
+        Ok(Run {
+            settings,
+            db,
+            log,
+            started,
+            stores,
+            keeper,
+            cut_at,
+            team,
+            rng: Rng::part(settings.seed, 0),
+            calls: Vec::with_capacity(settings.operations),
+            done_jobs: BTreeSet::new(),
+            next_job: 0,
+            open_jobs: Vec::new(),
+            kills: 0,
+            restarts: 0,
+            sinks: Sinks::new(),
+        })
+    }
+
+    /// The record of the run so far, with `calls` and the rows the file
+    /// holds now: a run ends when it has made as many calls as its
+    /// settings say, or when it was stopped, as the run of that many calls.
+    fn record_now(&self, calls: Vec<Call>) -> Record {
+        let (rows, integrity) = read_file(&self.db);
         Record {
             settings: Settings {
                 operations: calls.len(),
-                ..settings.clone()
+                ..self.settings.clone()
             },
             calls,
             rows,
             integrity,
-            skews: team.iter().map(|worker| worker.skew).collect(),
-            kills,
-            restarts,
-            sinks: sinks.report_of(),
-            took: started.elapsed(),
+            skews: self.team.iter().map(|worker| worker.skew).collect(),
+            kills: self.kills,
+            restarts: self.restarts,
+            sinks: self.sinks.report_of(),
+            took: self.started.elapsed(),
         }
-    };
-    let mut round = 0;
-    while calls.len() < settings.operations {
-        round += 1;
-        open_jobs.retain(|job| !done_jobs.contains(job));
-        while open_jobs.len() < settings.jobs() {
-            next_job += 1;
-            open_jobs.push(format!("job-{next_job}"));
+    }
+
+    /// The run's record: `stopped` (the one `stop` was shown), or else
+    /// the whole run's, read once the workers are gone and the lab's
+    /// connection closed.
+    fn finish(mut self, stopped: Option<Record>) -> Record {
+        self.stores.clear();
+        self.keeper = None;
+        stopped.unwrap_or_else(|| {
+            let calls = std::mem::take(&mut self.calls);
+            self.record_now(calls)
+        })
+    }
+
+    /// Plays `round`: its workers, their calls sent and answered, a power
+    /// cut when it is due. Answers whether any worker was ready to act.
+    ///
+    /// Errors: the power cut could not be carried out.
+    fn round(&mut self, round: usize) -> Result<bool, String> {
+        self.open_jobs.retain(|job| !self.done_jobs.contains(job));
+        while self.open_jobs.len() < self.settings.jobs() {
+            self.next_job += 1;
+            self.open_jobs.push(format!("job-{}", self.next_job));
         }
-        let mut ready: Vec<usize> = (0..team.len())
-            .filter(|index| !team[*index].stalled_in(round))
+        let ready: Vec<usize> = (0..self.team.len())
+            .filter(|index| !self.team[*index].stalled_in(round))
             .collect();
         if ready.is_empty() {
-            continue;
+            return Ok(false);
         }
+        let (herd, acting) = self.acting(ready);
+        let cut_now = self.cut_at.is_some_and(|at| self.calls.len() >= at);
+        if cut_now {
+            self.cut_at = None;
+            // Every worker must be running, so that the cut kills them
+            // all and none starts during it.
+            for store in &self.stores {
+                let _ = store.name();
+            }
+        }
+        let round_calls = self.round_calls(round, &acting, herd, cut_now);
+        let (finished, cut_pids) = self.send(round_calls, herd || cut_now, cut_now);
+        if cut_now {
+            cut(
+                &self.stores,
+                &cut_pids,
+                &mut self.keeper,
+                &self.db,
+                &self.log,
+            )?;
+        }
+        self.learn(round, finished);
+        if cut_now {
+            // Every worker died with the power: none remembers a lease.
+            for worker in &mut self.team {
+                worker.restart();
+            }
+        }
+        Ok(true)
+    }
+
+    /// Which of the `ready` workers act this round, in index order, and
+    /// whether they are a herd.
+    fn acting(&mut self, mut ready: Vec<usize>) -> (bool, Vec<usize>) {
         // Mostly a few workers at once; now and then a herd of them, which
         // is where a claim that reads before it locks is caught. (Each call
         // that finds the write lock taken sleeps in SQLite's busy handler
         // for a millisecond or more, so a herd in every round would cost
         // most of the run's time.)
-        let herd = rng.chance(HERD_CHANCE);
+        let herd = self.rng.chance(HERD_CHANCE);
         let at_once = if herd {
-            1 + rng.below(ready.len())
+            1 + self.rng.below(ready.len())
         } else {
-            1 + rng.below(ready.len().min(FEW))
+            1 + self.rng.below(ready.len().min(FEW))
         };
         let mut acting = Vec::with_capacity(at_once);
         for _ in 0..at_once {
-            acting.push(ready.swap_remove(rng.below(ready.len())));
+            acting.push(ready.swap_remove(self.rng.below(ready.len())));
         }
         acting.sort_unstable();
-        let cut_now = cut_at.is_some_and(|at| calls.len() >= at);
-        if cut_now {
-            cut_at = None;
-            // Every worker must be running, so that the cut kills them
-            // all and none starts during it.
-            for store in &stores {
-                let _ = store.name();
-            }
-        }
-        // The round's calls, decided first (in the seed's order). In a
-        // herd (and in the round the power fails in) they are sent
-        // together: every call's thread waits for the others before it
-        // sends, so that the calls reach the store as close together as
-        // the operating system lets them, and two claims really race. In
-        // any other round they are made one after another in the seed's
-        // order, so that the seed, not the operating system, decides how
-        // they interleave, and a replay takes the same course.
+        (herd, acting)
+    }
+
+    /// The round's calls, decided first (in the seed's order): each acting
+    /// worker's step, unless it stalls, idles or is restarted, with the
+    /// moment of its kill when it is to be killed.
+    fn round_calls(
+        &mut self,
+        round: usize,
+        acting: &[usize],
+        herd: bool,
+        cut_now: bool,
+    ) -> Vec<RoundCall> {
+        let settings = self.settings;
         let mut round_calls = Vec::with_capacity(acting.len());
-        for &index in &acting {
-            if calls.len() + round_calls.len() >= settings.operations {
+        for &index in acting {
+            if self.calls.len() + round_calls.len() >= settings.operations {
                 break;
             }
             // (Not in the round the power fails in, which must find
             // every worker running.)
-            if settings.faults.restarts && !cut_now && rng.chance(RESTART_CHANCE) {
+            if settings.faults.restarts && !cut_now && self.rng.chance(RESTART_CHANCE) {
                 // Between two calls: nothing is in flight, so the
                 // seed replays this exactly. Its next call starts the
                 // process again, which sets up as a new worker does.
-                stores[index].abandon();
-                team[index].restart();
-                restarts += 1;
+                self.stores[index].abandon();
+                self.team[index].restart();
+                self.restarts += 1;
                 continue;
             }
-            let operation = match team[index].step(round, &open_jobs, settings, herd) {
+            let operation = match self.team[index].step(round, &self.open_jobs, settings, herd) {
                 Step::Stall | Step::Idle => continue,
                 Step::Call(operation) => operation,
                 Step::ReportAndComplete(operation) => {
-                    sinks.report(index, &operation);
+                    self.sinks.report(index, &operation);
                     operation
                 }
             };
-            let kill_after = (settings.faults.kills && rng.chance(KILL_CHANCE))
-                .then(|| Duration::from_micros(rng.next_u64() % LONGEST_KILL_DELAY_MICROS));
+            let kill_after = (settings.faults.kills && self.rng.chance(KILL_CHANCE))
+                .then(|| Duration::from_micros(self.rng.next_u64() % LONGEST_KILL_DELAY_MICROS));
             round_calls.push((index, operation, kill_after));
         }
+        round_calls
+    }
+
+    /// Sends `round_calls` and answers what came back, with the workers'
+    /// pids the power cut killed when `cut_now`.
+    ///
+    /// `at_once` (a herd, and the round the power fails in): the calls
+    /// are sent together: every call's thread waits for the others before
+    /// it sends, so that the calls reach the store as close together as
+    /// the operating system lets them, and two claims really race. In any
+    /// other round they are made one after another in the seed's order,
+    /// so that the seed, not the operating system, decides how they
+    /// interleave, and a replay takes the same course.
+    fn send(
+        &mut self,
+        round_calls: Vec<RoundCall>,
+        at_once: bool,
+        cut_now: bool,
+    ) -> (Vec<Done>, Vec<u32>) {
         let sent = round_calls.len();
         let entered = AtomicUsize::new(0);
-        let at_once = herd || cut_now;
         let together = Barrier::new(if at_once { sent } else { 1 });
         let (sender, receiver) = mpsc::channel();
         let mut cut_pids = Vec::new();
+        let started = self.started;
         thread::scope(|scope| {
             for (index, operation, kill_after) in round_calls {
-                let store = Arc::clone(&stores[index]);
+                let store = Arc::clone(&self.stores[index]);
                 let sender = sender.clone();
-                let db = db.clone();
+                let db = self.db.clone();
                 let (entered, together) = (&entered, &together);
                 let sending = scope.spawn(move || {
                     together.wait();
@@ -334,12 +464,13 @@ pub fn run_until(
             if cut_now {
                 // The power fails for every worker at once, once the
                 // round's calls are under way.
-                let delay = Duration::from_micros(rng.next_u64() % LONGEST_CUT_DELAY_MICROS);
+                let delay = Duration::from_micros(self.rng.next_u64() % LONGEST_CUT_DELAY_MICROS);
                 while entered.load(Ordering::SeqCst) < sent {
                     thread::yield_now();
                 }
                 thread::sleep(delay);
-                cut_pids = stores
+                cut_pids = self
+                    .stores
                     .iter()
                     .filter_map(|store| store.program_pid())
                     .collect();
@@ -349,16 +480,19 @@ pub fn run_until(
             }
         });
         drop(sender);
-        if cut_now {
-            cut(&stores, &cut_pids, &mut keeper, &db, &log)?;
-        }
-        let mut finished: Vec<Done> = receiver.iter().collect();
+        (receiver.iter().collect(), cut_pids)
+    }
+
+    /// Takes in the round's `finished` calls in the order they began: each
+    /// worker learns its answer (or restarts after a kill), an accepted
+    /// completion closes its job, and each call joins the history.
+    fn learn(&mut self, round: usize, mut finished: Vec<Done>) {
         finished.sort_by_key(|done| done.began);
         for done in finished {
-            let worker = &mut team[done.worker];
+            let worker = &mut self.team[done.worker];
             match &done.returned {
                 Returned::Unknown => {
-                    kills += 1;
+                    self.kills += 1;
                     worker.restart();
                 }
                 Returned::Answer(answer) => {
@@ -366,13 +500,14 @@ pub fn run_until(
                         (&done.operation, answer),
                         (Operation::Complete { .. }, Answer::Bool(true))
                     ) {
-                        done_jobs.insert(done.operation.job_id().unwrap_or_default().to_string());
+                        self.done_jobs
+                            .insert(done.operation.job_id().unwrap_or_default().to_string());
                     }
                     worker.learn(round, &done.operation, Some(answer));
                 }
                 Returned::Error(_) => worker.learn(round, &done.operation, None),
             }
-            calls.push(Call {
+            self.calls.push(Call {
                 worker: done.worker,
                 operation: done.operation,
                 began: done.began,
@@ -380,24 +515,7 @@ pub fn run_until(
                 returned: done.returned,
             });
         }
-        if cut_now {
-            // Every worker died with the power: none remembers a lease.
-            for worker in &mut team {
-                worker.restart();
-            }
-        }
-        if let Some(stop) = stop.as_mut().filter(|_| calls.len() >= next_check) {
-            next_check = calls.len() + calls.len().min(LONGEST_UNCHECKED);
-            let so_far = record_now(calls.clone(), &team, kills, restarts);
-            if stop(&so_far) {
-                stopped = Some(so_far);
-                break;
-            }
-        }
     }
-    drop(stores);
-    drop(keeper);
-    Ok(stopped.unwrap_or_else(|| record_now(calls, &team, kills, restarts)))
 }
 
 /// The longest the power cut waits once a round's calls are sent.

@@ -99,7 +99,22 @@ pub fn timeline(history: &[Call], calls: &[usize], marked: &[usize], mark: &str)
 /// line fits 80 columns.
 pub fn report_text(chaos: &super::Chaos) -> String {
     let judged = &chaos.judged;
-    let record = &judged.record;
+    let mut lines = run_lines(chaos);
+    lines.push(String::new());
+    lines.extend(finding_lines(judged));
+    if let Some(shrunk) = &chaos.shrunk {
+        lines.extend(shrunk_lines(chaos, shrunk));
+    }
+    lines.extend(sink_lines(&judged.record.sinks));
+    let mut text = lines.join("\n");
+    text.push('\n');
+    text
+}
+
+/// The report's head: what ran, with which faults, how fast, and how
+/// many workers were killed or restarted.
+fn run_lines(chaos: &super::Chaos) -> Vec<String> {
+    let record = &chaos.judged.record;
     let settings = &record.settings;
     let mut lines = vec![crate::terminal::fill_lines(
         &format!(
@@ -139,7 +154,13 @@ pub fn report_text(chaos: &super::Chaos) -> String {
     if record.settings.faults.restarts {
         lines.push(format!("{} restarted between calls", record.restarts));
     }
-    lines.push(String::new());
+    lines
+}
+
+/// What the run showed: that nothing broke, or the first three
+/// violations (or the model check's finding), then the model check.
+fn finding_lines(judged: &super::judge::Judgement) -> Vec<String> {
+    let mut lines = Vec::new();
     if !judged.failed() {
         lines.push("✓ no violation: no fence handed out twice or going down, no stale".into());
         lines.push("  completion, every stored result the accepted one's, no done job".into());
@@ -148,117 +169,128 @@ pub fn report_text(chaos: &super::Chaos) -> String {
             &format!("  model check: {}", judged.model_text()),
             80,
         ));
-    } else {
-        for violation in judged.violations.iter().take(3) {
-            lines.push(format!(
-                "✗ {} (step {}){}",
-                violation.property.text(),
-                violation.step,
-                violation
-                    .job
-                    .as_deref()
-                    .map_or_else(String::new, |job| format!(", on {job}"))
-            ));
-            lines.push(crate::terminal::fill_lines(
-                &format!("  {}", violation.text),
-                80,
-            ));
-        }
-        if judged.violations.is_empty() {
-            let step = judged
-                .culprits()
-                .first()
-                .map_or(4, |call| judged.calls()[*call].operation.step());
-            lines.push(format!(
-                "✗ {} (step {step}){}",
-                super::properties::Property::NotLinearizable.text(),
-                judged
-                    .job()
-                    .map_or_else(String::new, |job| format!(", on {job}"))
-            ));
-        }
-        if judged.violations.len() > 3 {
-            lines.push(format!("  ... and {} more", judged.violations.len() - 3));
-        }
+        return lines;
+    }
+    for violation in judged.violations.iter().take(3) {
+        lines.push(format!(
+            "✗ {} (step {}){}",
+            violation.property.text(),
+            violation.step,
+            violation
+                .job
+                .as_deref()
+                .map_or_else(String::new, |job| format!(", on {job}"))
+        ));
         lines.push(crate::terminal::fill_lines(
-            &format!("  model check: {}", judged.model_text()),
+            &format!("  {}", violation.text),
             80,
         ));
     }
-    if let Some(shrunk) = &chaos.shrunk {
-        let small = &shrunk.judged;
-        let small_settings = &small.record.settings;
-        lines.push(String::new());
+    if judged.violations.is_empty() {
+        let step = judged
+            .culprits()
+            .first()
+            .map_or(4, |call| judged.calls()[*call].operation.step());
         lines.push(format!(
-            "shrunk in {} to {} and {}; replay it with:",
-            plural(shrunk.runs, "run"),
-            plural(small_settings.workers, "worker"),
-            plural(small.record.calls.len(), "call")
-        ));
-        // A command to copy: too long for one line, it goes on two, joined
-        // by the shell's line continuation.
-        let replay = chaos.replay(small_settings);
-        match replay.find(" --seed ") {
-            Some(at) if replay.chars().count() + 2 > 80 => {
-                lines.push(format!("  {} \\", &replay[..at]));
-                lines.push(format!("    {}", &replay[at + 1..]));
-            }
-            _ => lines.push(format!("  {replay}")),
-        }
-        let mark = match small.violations.first() {
-            Some(violation) => format!("step {}", violation.step),
-            None => small.culprits().first().map_or("here".to_string(), |call| {
-                format!("step {}", small.calls()[*call].operation.step())
-            }),
-        };
-        lines.push(String::new());
-        // The shrunk run may break another job than the full run did: the
-        // timeline says which it shows.
-        if let Some(job) = small.job() {
-            lines.push(format!("the calls on {job}, where the shrunk run broke:"));
-        }
-        lines.extend(timeline(
-            small.calls(),
-            &small.shown(),
-            &small.culprits(),
-            &mark,
-        ));
-        let hidden = small.not_shown();
-        if hidden > 0 {
-            lines.push(format!(
-                "  … {} of {} not shown (--format json has all)",
-                plural(hidden, "more call"),
-                small.job().unwrap_or("the job")
-            ));
-        }
-        if let Some(violation) = small.violations.first() {
-            lines.push(crate::terminal::fill_lines(
-                &format!("✗ {}", violation.text),
-                80,
-            ));
-        }
-        lines.push(format!(
-            "the longest valid prefix: {}",
-            small.valid_prefix_text()
+            "✗ {} (step {step}){}",
+            super::properties::Property::NotLinearizable.text(),
+            judged
+                .job()
+                .map_or_else(String::new, |job| format!(", on {job}"))
         ));
     }
-    let sinks = &record.sinks;
+    if judged.violations.len() > 3 {
+        lines.push(format!("  ... and {} more", judged.violations.len() - 3));
+    }
+    lines.push(crate::terminal::fill_lines(
+        &format!("  model check: {}", judged.model_text()),
+        80,
+    ));
+    lines
+}
+
+/// The shrunk counterexample: how it was found, the command that replays
+/// it, its timeline with the culprits marked, and its longest valid
+/// prefix.
+fn shrunk_lines(chaos: &super::Chaos, shrunk: &super::judge::Shrunk) -> Vec<String> {
+    let small = &shrunk.judged;
+    let small_settings = &small.record.settings;
+    let mut lines = vec![String::new()];
+    lines.push(format!(
+        "shrunk in {} to {} and {}; replay it with:",
+        plural(shrunk.runs, "run"),
+        plural(small_settings.workers, "worker"),
+        plural(small.record.calls.len(), "call")
+    ));
+    lines.extend(replay_lines(&chaos.replay(small_settings)));
+    let mark = match small.violations.first() {
+        Some(violation) => format!("step {}", violation.step),
+        None => small.culprits().first().map_or("here".to_string(), |call| {
+            format!("step {}", small.calls()[*call].operation.step())
+        }),
+    };
     lines.push(String::new());
-    lines.push("side effects (each worker sends the job's report, then completes):".into());
-    lines.push(format!(
-        "  trusting sink: {} taken, {} stale (an older lease's, after a newer's)",
-        sinks.trusting_taken(),
-        sinks.trusting_stale()
+    // The shrunk run may break another job than the full run did: the
+    // timeline says which it shows.
+    if let Some(job) = small.job() {
+        lines.push(format!("the calls on {job}, where the shrunk run broke:"));
+    }
+    lines.extend(timeline(
+        small.calls(),
+        &small.shown(),
+        &small.culprits(),
+        &mark,
     ));
+    let hidden = small.not_shown();
+    if hidden > 0 {
+        lines.push(format!(
+            "  … {} of {} not shown (--format json has all)",
+            plural(hidden, "more call"),
+            small.job().unwrap_or("the job")
+        ));
+    }
+    if let Some(violation) = small.violations.first() {
+        lines.push(crate::terminal::fill_lines(
+            &format!("✗ {}", violation.text),
+            80,
+        ));
+    }
     lines.push(format!(
-        "  fenced sink:   {} taken, {} refused by the fence, {} stale",
-        sinks.fenced_taken(),
-        sinks.fenced_refused(),
-        sinks.fenced_stale()
+        "the longest valid prefix: {}",
+        small.valid_prefix_text()
     ));
-    let mut text = lines.join("\n");
-    text.push('\n');
-    text
+    lines
+}
+
+/// The command `replay`, indented, to copy: too long for one line, it
+/// goes on two, joined by the shell's line continuation.
+fn replay_lines(replay: &str) -> Vec<String> {
+    match replay.find(" --seed ") {
+        Some(at) if replay.chars().count() + 2 > 80 => vec![
+            format!("  {} \\", &replay[..at]),
+            format!("    {}", &replay[at + 1..]),
+        ],
+        _ => vec![format!("  {replay}")],
+    }
+}
+
+/// What the two side-effect sinks took, and what was stale.
+fn sink_lines(sinks: &super::sink::SinkReport) -> Vec<String> {
+    vec![
+        String::new(),
+        "side effects (each worker sends the job's report, then completes):".into(),
+        format!(
+            "  trusting sink: {} taken, {} stale (an older lease's, after a newer's)",
+            sinks.trusting_taken(),
+            sinks.trusting_stale()
+        ),
+        format!(
+            "  fenced sink:   {} taken, {} refused by the fence, {} stale",
+            sinks.fenced_taken(),
+            sinks.fenced_refused(),
+            sinks.fenced_stale()
+        ),
+    ]
 }
 
 #[cfg(test)]

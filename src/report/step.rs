@@ -234,25 +234,7 @@ fn columns(tests: &[(usize, &Case)], width: usize) -> String {
 /// ([`Matrix::caught_by`]).
 pub fn verdicts(matrix: &Matrix, step: u8, width: usize) -> (String, Vec<String>) {
     let (reference, mutant) = (&matrix.runs[0], &matrix.runs[1]);
-    // The names take what the number, the reference's cell and the widest
-    // cell of the mutant leave of the line; longer ones are abbreviated.
-    let widest_cell = matrix
-        .tests
-        .iter()
-        .map(|case| {
-            mutant_cell(mutant.outcome(case.name), matrix.verdict(case, mutant))
-                .0
-                .len()
-        })
-        .max()
-        .unwrap_or(0);
-    let name_width = matrix
-        .tests
-        .iter()
-        .map(|case| case.name.len())
-        .max()
-        .unwrap_or(0)
-        .min(width.saturating_sub(ROW_FRAME + widest_cell));
+    let name_width = name_width(matrix, mutant, width);
     let mut out = format!(
         "\n  {:>4}  {:<name_width$}  {:<9} {}\n",
         "",
@@ -284,38 +266,7 @@ pub fn verdicts(matrix: &Matrix, step: u8, width: usize) -> (String, Vec<String>
             width,
         ));
     }
-    let steps = match step {
-        2 => "step 1".to_string(),
-        _ => format!("steps 1 to {}", step - 1),
-    };
-    match (earlier, quiet) {
-        (0, _) => {}
-        (all, quiet) if all == quiet => writeln!(
-            out,
-            "{}",
-            fill(
-                &format!(
-                    "None of the {} of {steps} tells the mutant from the reference (not listed).",
-                    tests_phrase(all)
-                ),
-                width,
-                "  ",
-                "  "
-            )
-        )
-        .unwrap(),
-        (all, quiet) => writeln!(
-            out,
-            "{}",
-            fill(
-                &format!("The other {quiet} of the {all} tests of {steps} do not tell the mutant from the reference (not listed)."),
-                width,
-                "  ",
-                "  "
-            )
-        )
-        .unwrap(),
-    }
+    out.push_str(&quiet_earlier_text(step, earlier, quiet, width));
     if let Some((test, reason)) = matrix.reference_failures().into_iter().next() {
         writeln!(
             out,
@@ -332,6 +283,48 @@ pub fn verdicts(matrix: &Matrix, step: u8, width: usize) -> (String, Vec<String>
         width,
     ));
     (out, caught.into_iter().map(String::from).collect())
+}
+
+/// How wide the test names' column is: the names take what the number,
+/// the reference's cell and the widest cell of the `mutant` leave of a
+/// line `width` columns wide; longer ones are abbreviated.
+fn name_width(matrix: &Matrix, mutant: &VariantRun, width: usize) -> usize {
+    let widest_cell = matrix
+        .tests
+        .iter()
+        .map(|case| {
+            mutant_cell(mutant.outcome(case.name), matrix.verdict(case, mutant))
+                .0
+                .len()
+        })
+        .max()
+        .unwrap_or(0);
+    matrix
+        .tests
+        .iter()
+        .map(|case| case.name.len())
+        .max()
+        .unwrap_or(0)
+        .min(width.saturating_sub(ROW_FRAME + widest_cell))
+}
+
+/// The line that says how many of the `earlier` steps' tests (before
+/// `step`) are `quiet` (tell the mutant from the reference neither way)
+/// and so not listed; empty when `step` has no earlier tests.
+fn quiet_earlier_text(step: u8, earlier: usize, quiet: usize, width: usize) -> String {
+    let steps = match step {
+        2 => "step 1".to_string(),
+        _ => format!("steps 1 to {}", step - 1),
+    };
+    let text = match (earlier, quiet) {
+        (0, _) => return String::new(),
+        (all, quiet) if all == quiet => format!(
+            "None of the {} of {steps} tells the mutant from the reference (not listed).",
+            tests_phrase(all)
+        ),
+        (all, quiet) => format!("The other {quiet} of the {all} tests of {steps} do not tell the mutant from the reference (not listed)."),
+    };
+    format!("{}\n", fill(&text, width, "  ", "  "))
 }
 
 /// The run's last line: how many tests caught the mutant, how many still

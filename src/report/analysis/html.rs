@@ -170,14 +170,47 @@ pub fn graph(analysis: &Analysis) -> String {
 
 /// The whole page: a complete HTML document with no external resource.
 pub fn page(analysis: &Analysis) -> String {
-    let code = |names: &[&str]| -> String {
-        names
-            .iter()
-            .map(|name| format!("<code>{}</code>", text(name)))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let mut out = format!(
+    let mut out = heading(analysis);
+    section(&mut out, "subsumption", headline::subsumed(analysis));
+    subsumption(&mut out, analysis);
+    section(&mut out, "idle", headline::idle(analysis));
+    idle_tests(&mut out, analysis);
+    section(&mut out, "equivalent", headline::equivalent(analysis));
+    test_groups(&mut out, &analysis.equivalent_tests);
+    section(&mut out, "dominated", headline::dominated(analysis));
+    dominated_tests(&mut out, analysis);
+    section(&mut out, "undominated", headline::undominated(analysis));
+    test_groups(&mut out, &analysis.undominated_tests);
+    section(
+        &mut out,
+        "indistinguishable",
+        headline::indistinguishable(analysis),
+    );
+    indistinguishable(&mut out, analysis);
+    section(&mut out, "minimum", headline::minimum(analysis));
+    chosen(&mut out, &analysis.minimum_tests);
+    section(&mut out, "contract", headline::contract(analysis));
+    chosen(&mut out, &analysis.contract_minimum.tests);
+    crate::report::html::shell(
+        "lease-lab: what the kill matrix means",
+        STYLE,
+        &out,
+        "lab analyze --format html",
+    )
+}
+
+/// Test names, each as code, comma-separated.
+fn code(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|name| format!("<code>{}</code>", text(name)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The page's title and its summary: how many tests, mutants, survivors.
+fn heading(analysis: &Analysis) -> String {
+    format!(
         "<h1>lease-lab: what the kill matrix means</h1>\n<p class=\"summary\">{} tests against {} mutants; {} survived{}.</p>\n",
         analysis.tests,
         analysis.mutants,
@@ -187,12 +220,17 @@ pub fn page(analysis: &Analysis) -> String {
         } else {
             format!(" ({}), left out of subsumption", text(&analysis.survived.join(", ")))
         }
-    );
-    let section = |out: &mut String, id: &str, title: String| {
-        writeln!(out, "<section id=\"{id}\">\n<h2>{}</h2>", text(&title)).unwrap();
-    };
+    )
+}
 
-    section(&mut out, "subsumption", headline::subsumed(analysis));
+/// Opens section `id` in `out`, with `title` as its heading.
+fn section(out: &mut String, id: &str, title: String) {
+    writeln!(out, "<section id=\"{id}\">\n<h2>{}</h2>", text(&title)).unwrap();
+}
+
+/// The subsumption section's body, closing it: the key, the graph, and a
+/// table of the subsumed mutants.
+fn subsumption(out: &mut String, analysis: &Analysis) {
     writeln!(
         out,
         "<p class=\"key\"><span class=\"dominator\">dominator</span>{} <span>mutant</span>an arrow from a to b: every test that kills a kills b; ids joined by = are indistinguishable.</p>",
@@ -211,8 +249,10 @@ pub fn page(analysis: &Analysis) -> String {
         .unwrap();
     }
     out.push_str("</table>\n</section>\n");
+}
 
-    section(&mut out, "idle", headline::idle(analysis));
+/// The idle tests' section body, closing it: a table row per test.
+fn idle_tests(out: &mut String, analysis: &Analysis) {
     out.push_str("<table>\n<tr><th>test</th><th>step</th><th>tag</th><th>guards</th><th>calls</th><th>could break on</th></tr>\n");
     for test in &analysis.idle_tests {
         writeln!(
@@ -229,15 +269,19 @@ pub fn page(analysis: &Analysis) -> String {
         .unwrap();
     }
     out.push_str("</table>\n</section>\n");
+}
 
-    section(&mut out, "equivalent", headline::equivalent(analysis));
+/// A section body of groups of tests, closing it: a list item per group.
+fn test_groups(out: &mut String, groups: &[Vec<&'static str>]) {
     out.push_str("<ul>\n");
-    for group in &analysis.equivalent_tests {
+    for group in groups {
         writeln!(out, "<li>{}</li>", code(group)).unwrap();
     }
     out.push_str("</ul>\n</section>\n");
+}
 
-    section(&mut out, "dominated", headline::dominated(analysis));
+/// The dominated tests' section body, closing it: a table row per test.
+fn dominated_tests(out: &mut String, analysis: &Analysis) {
     out.push_str("<table>\n<tr><th>test</th><th>kills</th><th>dominated by</th></tr>\n");
     for test in &analysis.dominated_tests {
         writeln!(
@@ -250,19 +294,11 @@ pub fn page(analysis: &Analysis) -> String {
         .unwrap();
     }
     out.push_str("</table>\n</section>\n");
+}
 
-    section(&mut out, "undominated", headline::undominated(analysis));
-    out.push_str("<ul>\n");
-    for group in &analysis.undominated_tests {
-        writeln!(out, "<li>{}</li>", code(group)).unwrap();
-    }
-    out.push_str("</ul>\n</section>\n");
-
-    section(
-        &mut out,
-        "indistinguishable",
-        headline::indistinguishable(analysis),
-    );
+/// The indistinguishable mutants' section body, closing it: a list item
+/// per group, with its killers.
+fn indistinguishable(out: &mut String, analysis: &Analysis) {
     out.push_str("<ul>\n");
     for group in analysis.indistinguishable() {
         writeln!(
@@ -274,33 +310,25 @@ pub fn page(analysis: &Analysis) -> String {
         .unwrap();
     }
     out.push_str("</ul>\n</section>\n");
+}
 
-    let chosen = |out: &mut String, tests: &[ChosenTest]| {
-        out.push_str("<ol>\n");
-        for test in tests {
-            if test.forced {
-                writeln!(
-                    out,
-                    "<li class=\"forced\"><code>{}</code> (forced)</li>",
-                    text(test.name)
-                )
-                .unwrap();
-            } else {
-                writeln!(out, "<li><code>{}</code></li>", text(test.name)).unwrap();
-            }
+/// A section body of chosen tests, closing it: a numbered list, the
+/// forced ones marked.
+fn chosen(out: &mut String, tests: &[ChosenTest]) {
+    out.push_str("<ol>\n");
+    for test in tests {
+        if test.forced {
+            writeln!(
+                out,
+                "<li class=\"forced\"><code>{}</code> (forced)</li>",
+                text(test.name)
+            )
+            .unwrap();
+        } else {
+            writeln!(out, "<li><code>{}</code></li>", text(test.name)).unwrap();
         }
-        out.push_str("</ol>\n</section>\n");
-    };
-    section(&mut out, "minimum", headline::minimum(analysis));
-    chosen(&mut out, &analysis.minimum_tests);
-    section(&mut out, "contract", headline::contract(analysis));
-    chosen(&mut out, &analysis.contract_minimum.tests);
-    crate::report::html::shell(
-        "lease-lab: what the kill matrix means",
-        STYLE,
-        &out,
-        "lab analyze --format html",
-    )
+    }
+    out.push_str("</ol>\n</section>\n");
 }
 
 #[cfg(test)]

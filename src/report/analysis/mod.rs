@@ -152,105 +152,135 @@ pub fn reach(test: &IdleTest) -> String {
 
 /// The analysis as text for a terminal `width` columns wide.
 pub fn text(analysis: &Analysis, width: usize) -> String {
-    let mut out = String::new();
-    let heading = |out: &mut String, text: String| {
-        writeln!(out, "\n{}", fill(&format!("{text}."), width, "", "").bold()).unwrap();
+    let mut text = TextWriter {
+        out: String::new(),
+        width,
     };
-    let line = |out: &mut String, text: &str, first: &str, rest: &str| {
-        writeln!(out, "{}", fill(text, width, first, rest)).unwrap();
-    };
-    let summary = format!(
-        "What the kill matrix means: {} tests against {} mutants, {} killed, {} survived.",
-        analysis.tests,
-        analysis.mutants,
-        analysis.mutants - analysis.survived.len(),
-        analysis.survived.len()
-    );
-    line(&mut out, &summary, "", "");
-    if !analysis.survived.is_empty() {
-        line(
-            &mut out,
-            &format!(
-                "Survived (left out of subsumption): {}.",
-                analysis.survived.join(" ")
-            ),
-            "",
-            "  ",
-        );
-    }
-
-    heading(&mut out, headline::idle(analysis));
-    for test in &analysis.idle_tests {
-        let tag = match test.tag {
-            Tag::Contract => "contract",
-            Tag::Reference => "reference",
-        };
-        let name = format!("{} (step {}, {tag})", test.name, test.step);
-        line(&mut out, &name, "  ", "      ");
-        if let Some(guards) = test.guards {
-            line(&mut out, guards, "      ", "      ");
-        }
-        let calls = if test.operations.is_empty() {
-            String::new()
-        } else {
-            format!("calls {}; ", test.operations.join(" "))
-        };
-        let about = format!("{calls}{}; {}.", reach(test), idle_reason(test));
-        line(&mut out, &about, "      ", "      ");
-    }
-
-    heading(&mut out, headline::equivalent(analysis));
+    text.summary(analysis);
+    text.heading(headline::idle(analysis));
+    text.idle_tests(analysis);
+    text.heading(headline::equivalent(analysis));
     for group in &analysis.equivalent_tests {
-        line(&mut out, &group.join(" = "), "  ", "      ");
+        text.line(&group.join(" = "), "  ", "      ");
     }
-
-    heading(&mut out, headline::dominated(analysis));
-    for test in &analysis.dominated_tests {
-        writeln!(out, "  {}", test.name).unwrap();
-        let more = match test.dominated_by.len() {
-            1 => String::new(),
-            n => format!(" (and {} more)", n - 1),
-        };
-        let text = format!(
-            "kills {}; so does {}{more}",
-            test.kills.join(" "),
-            test.dominated_by[0]
-        );
-        line(&mut out, &text, "      ", "        ");
-    }
-
-    heading(&mut out, headline::undominated(analysis));
+    text.heading(headline::dominated(analysis));
+    text.dominated_tests(analysis);
+    text.heading(headline::undominated(analysis));
     for group in &analysis.undominated_tests {
-        line(&mut out, &group.join(" = "), "  ", "      ");
+        text.line(&group.join(" = "), "  ", "      ");
     }
-
-    heading(&mut out, headline::indistinguishable(analysis));
+    text.heading(headline::indistinguishable(analysis));
     for group in analysis.indistinguishable() {
-        let text = format!("{}: killed by {}", group.label(), group.killers.join(" "));
-        line(&mut out, &text, "  ", "      ");
+        let line = format!("{}: killed by {}", group.label(), group.killers.join(" "));
+        text.line(&line, "  ", "      ");
     }
-
-    heading(&mut out, headline::subsumed(analysis));
+    text.heading(headline::subsumed(analysis));
     for mutant in &analysis.subsumed_mutants {
-        let text = format!("{} by {}", mutant.id, mutant.subsumed_by.join(" "));
-        line(&mut out, &text, "  ", "      ");
+        let line = format!("{} by {}", mutant.id, mutant.subsumed_by.join(" "));
+        text.line(&line, "  ", "      ");
     }
-
-    heading(&mut out, headline::dominators(analysis));
+    text.heading(headline::dominators(analysis));
     let groups: Vec<String> = analysis
         .mutant_groups
         .iter()
         .filter(|group| group.dominator)
         .map(|group| group.label())
         .collect();
-    line(&mut out, &groups.join(" "), "  ", "  ");
+    text.line(&groups.join(" "), "  ", "  ");
+    text.heading(headline::minimum(analysis));
+    chosen_lines(&mut text.out, &analysis.minimum_tests);
+    text.heading(headline::contract(analysis));
+    chosen_lines(&mut text.out, &analysis.contract_minimum.tests);
+    text.out
+}
 
-    heading(&mut out, headline::minimum(analysis));
-    chosen_lines(&mut out, &analysis.minimum_tests);
+/// The analysis as text being written, for a terminal `width` columns
+/// wide.
+struct TextWriter {
+    out: String,
+    width: usize,
+}
 
-    heading(&mut out, headline::contract(analysis));
-    chosen_lines(&mut out, &analysis.contract_minimum.tests);
-    out
+impl TextWriter {
+    /// Writes a section's headline `text`, bold, after a blank line.
+    fn heading(&mut self, text: String) {
+        writeln!(
+            self.out,
+            "\n{}",
+            fill(&format!("{text}."), self.width, "", "").bold()
+        )
+        .unwrap();
+    }
+
+    /// Writes `text` filled to the width, its first line indented by
+    /// `first` and the others by `rest`.
+    fn line(&mut self, text: &str, first: &str, rest: &str) {
+        writeln!(self.out, "{}", fill(text, self.width, first, rest)).unwrap();
+    }
+
+    /// Writes the summary: how many tests and mutants, killed and
+    /// survived, and which survived.
+    fn summary(&mut self, analysis: &Analysis) {
+        let summary = format!(
+            "What the kill matrix means: {} tests against {} mutants, {} killed, {} survived.",
+            analysis.tests,
+            analysis.mutants,
+            analysis.mutants - analysis.survived.len(),
+            analysis.survived.len()
+        );
+        self.line(&summary, "", "");
+        if !analysis.survived.is_empty() {
+            self.line(
+                &format!(
+                    "Survived (left out of subsumption): {}.",
+                    analysis.survived.join(" ")
+                ),
+                "",
+                "  ",
+            );
+        }
+    }
+
+    /// Writes each idle test: its name, step and tag, what it guards, the
+    /// calls it makes, what it could break on and why it kills nothing.
+    fn idle_tests(&mut self, analysis: &Analysis) {
+        for test in &analysis.idle_tests {
+            let tag = match test.tag {
+                Tag::Contract => "contract",
+                Tag::Reference => "reference",
+            };
+            let name = format!("{} (step {}, {tag})", test.name, test.step);
+            self.line(&name, "  ", "      ");
+            if let Some(guards) = test.guards {
+                self.line(guards, "      ", "      ");
+            }
+            let calls = if test.operations.is_empty() {
+                String::new()
+            } else {
+                format!("calls {}; ", test.operations.join(" "))
+            };
+            let about = format!("{calls}{}; {}.", reach(test), idle_reason(test));
+            self.line(&about, "      ", "      ");
+        }
+    }
+
+    /// Writes each dominated test: its name, its kills, and the first test
+    /// that dominates it (with how many more do).
+    fn dominated_tests(&mut self, analysis: &Analysis) {
+        for test in &analysis.dominated_tests {
+            writeln!(self.out, "  {}", test.name).unwrap();
+            let more = match test.dominated_by.len() {
+                1 => String::new(),
+                n => format!(" (and {} more)", n - 1),
+            };
+            let text = format!(
+                "kills {}; so does {}{more}",
+                test.kills.join(" "),
+                test.dominated_by[0]
+            );
+            self.line(&text, "      ", "        ");
+        }
+    }
 }
 
 /// One line per chosen test, a forced one marked with `*`.
@@ -271,13 +301,6 @@ fn chosen_lines(out: &mut String, tests: &[ChosenTest]) {
 
 /// The analysis as Markdown: a section per finding, tests as code.
 pub fn markdown(analysis: &Analysis) -> String {
-    let code = |names: &[&str]| -> String {
-        names
-            .iter()
-            .map(|name| format!("`{name}`"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     let mut out = format!(
         "# What the kill matrix means\n\n{} tests against {} mutants; {} survived{}.\n",
         analysis.tests,
@@ -289,6 +312,55 @@ pub fn markdown(analysis: &Analysis) -> String {
             format!(" ({})", analysis.survived.join(", "))
         }
     );
+    markdown_idle_tests(&mut out, analysis);
+    writeln!(out, "\n## {}\n", headline::equivalent(analysis)).unwrap();
+    for group in &analysis.equivalent_tests {
+        writeln!(out, "- {}", markdown_code(group)).unwrap();
+    }
+    markdown_dominated_tests(&mut out, analysis);
+    writeln!(out, "\n## {}\n", headline::undominated(analysis)).unwrap();
+    for group in &analysis.undominated_tests {
+        writeln!(out, "- {}", markdown_code(group)).unwrap();
+    }
+    writeln!(out, "\n## {}\n", headline::indistinguishable(analysis)).unwrap();
+    for group in analysis.indistinguishable() {
+        markdown_group_item(&mut out, group);
+    }
+    writeln!(
+        out,
+        "\n## {}\n\n| mutant | subsumed by |\n|---|---|",
+        headline::subsumed(analysis)
+    )
+    .unwrap();
+    for mutant in &analysis.subsumed_mutants {
+        writeln!(out, "| {} | {} |", mutant.id, mutant.subsumed_by.join(", ")).unwrap();
+    }
+    writeln!(out, "\n## {}\n", headline::dominators(analysis)).unwrap();
+    for group in analysis
+        .mutant_groups
+        .iter()
+        .filter(|group| group.dominator)
+    {
+        markdown_group_item(&mut out, group);
+    }
+    writeln!(out, "\n## {}\n", headline::minimum(analysis)).unwrap();
+    markdown_chosen(&mut out, &analysis.minimum_tests);
+    writeln!(out, "\n## {}\n", headline::contract(analysis)).unwrap();
+    markdown_chosen(&mut out, &analysis.contract_minimum.tests);
+    out
+}
+
+/// Test names as Markdown code, comma-separated.
+fn markdown_code(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|name| format!("`{name}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Writes the idle tests' section: its headline and a table row per test.
+fn markdown_idle_tests(out: &mut String, analysis: &Analysis) {
     writeln!(
         out,
         "\n## {}\n\n| test | step | tag | guards | calls | could break on |\n|---|---:|---|---|---|---|",
@@ -308,10 +380,11 @@ pub fn markdown(analysis: &Analysis) -> String {
         )
         .unwrap();
     }
-    writeln!(out, "\n## {}\n", headline::equivalent(analysis)).unwrap();
-    for group in &analysis.equivalent_tests {
-        writeln!(out, "- {}", code(group)).unwrap();
-    }
+}
+
+/// Writes the dominated tests' section: its headline and a table row per
+/// test.
+fn markdown_dominated_tests(out: &mut String, analysis: &Analysis) {
     writeln!(
         out,
         "\n## {}\n\n| test | kills | dominated by |\n|---|---|---|",
@@ -324,56 +397,30 @@ pub fn markdown(analysis: &Analysis) -> String {
             "| `{}` | {} | {} |",
             test.name,
             test.kills.join(", "),
-            code(&test.dominated_by)
+            markdown_code(&test.dominated_by)
         )
         .unwrap();
     }
-    writeln!(out, "\n## {}\n", headline::undominated(analysis)).unwrap();
-    for group in &analysis.undominated_tests {
-        writeln!(out, "- {}", code(group)).unwrap();
-    }
-    // A group of mutants as a list item: its ids and the tests that kill it.
-    let group_item = |out: &mut String, group: &MutantGroup| {
-        writeln!(
-            out,
-            "- {}: killed by {}",
-            group.label(),
-            code(&group.killers)
-        )
-        .unwrap();
-    };
-    writeln!(out, "\n## {}\n", headline::indistinguishable(analysis)).unwrap();
-    for group in analysis.indistinguishable() {
-        group_item(&mut out, group);
-    }
+}
+
+/// Writes a group of mutants as a list item: its ids and the tests that
+/// kill it.
+fn markdown_group_item(out: &mut String, group: &MutantGroup) {
     writeln!(
         out,
-        "\n## {}\n\n| mutant | subsumed by |\n|---|---|",
-        headline::subsumed(analysis)
+        "- {}: killed by {}",
+        group.label(),
+        markdown_code(&group.killers)
     )
     .unwrap();
-    for mutant in &analysis.subsumed_mutants {
-        writeln!(out, "| {} | {} |", mutant.id, mutant.subsumed_by.join(", ")).unwrap();
+}
+
+/// Writes a list item per chosen test, a forced one marked.
+fn markdown_chosen(out: &mut String, tests: &[ChosenTest]) {
+    for test in tests {
+        let forced = if test.forced { " (forced)" } else { "" };
+        writeln!(out, "- `{}`{forced}", test.name).unwrap();
     }
-    writeln!(out, "\n## {}\n", headline::dominators(analysis)).unwrap();
-    for group in analysis
-        .mutant_groups
-        .iter()
-        .filter(|group| group.dominator)
-    {
-        group_item(&mut out, group);
-    }
-    let chosen = |out: &mut String, tests: &[ChosenTest]| {
-        for test in tests {
-            let forced = if test.forced { " (forced)" } else { "" };
-            writeln!(out, "- `{}`{forced}", test.name).unwrap();
-        }
-    };
-    writeln!(out, "\n## {}\n", headline::minimum(analysis)).unwrap();
-    chosen(&mut out, &analysis.minimum_tests);
-    writeln!(out, "\n## {}\n", headline::contract(analysis)).unwrap();
-    chosen(&mut out, &analysis.contract_minimum.tests);
-    out
 }
 
 #[cfg(test)]
