@@ -193,6 +193,19 @@ pub fn update<T>(
     Ok(result)
 }
 
+/// A check of an implementation that could not be made, as the command
+/// ends: what `--impl` names cannot run, or the program did not greet.
+impl From<lease_lab::course::check::CheckError> for CliError {
+    fn from(error: lease_lab::course::check::CheckError) -> CliError {
+        use lease_lab::course::check::CheckError;
+        match error {
+            CheckError::Subject(error) => CliError::from(error),
+            CheckError::Fault(message) => CliError::Found(message),
+            CheckError::Io(error) => CliError::from(error),
+        }
+    }
+}
+
 /// The progress file that could not be used is the command's failure.
 impl From<ProgressError> for CliError {
     fn from(error: ProgressError) -> CliError {

@@ -13,7 +13,7 @@ use super::args::{worker_command, SuiteArgs};
 use super::outcome::{say, say_line, CliError, Outcome};
 use super::update;
 use colored::Colorize;
-use lease_lab::course::check::{check_shown, predicted_tests, CheckError};
+use lease_lab::course::check::{check_shown, predicted_tests};
 use lease_lab::course::prediction::{comparison, Score};
 use lease_lab::course::progress::{self, OwnPrediction};
 use lease_lab::course::session::Session;
@@ -148,8 +148,7 @@ pub fn check(args: &CheckArgs, progress_path: &Path) -> Outcome {
             write!(stdout, "{}\n\n", fill(&heading, width, "", "  ").bold())?;
             stdout.flush()
         },
-    )
-    .map_err(check_error)?;
+    )?;
     if json {
         if let Subject::Own(own) = &checked {
             report.record(session.edit(), own);
@@ -240,15 +239,6 @@ fn checked(given: Option<&Subject>, session: &Session) -> Result<Subject, CliErr
     Chosen::of(given, session)
         .checked()
         .ok_or_else(|| CliError::Usage(NOTHING_TO_CHECK.into()))
-}
-
-/// A check that could not be made, as the command ends.
-fn check_error(error: CheckError) -> CliError {
-    match error {
-        CheckError::Subject(error) => CliError::from(error),
-        CheckError::Fault(message) => CliError::Found(message),
-        CheckError::Io(error) => CliError::from(error),
-    }
 }
 
 #[cfg(test)]

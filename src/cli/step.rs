@@ -4,7 +4,7 @@
 
 use super::args::{worker_command, SuiteArgs};
 use super::outcome::{CliError, Outcome};
-use lease_lab::course::step::{take, Chosen, Console, GivenPrediction, StepError, YoursError};
+use lease_lab::course::step::{take, Chosen, Console, GivenPrediction, StepError};
 use lease_lab::matrix::Matrix;
 use lease_lab::probe;
 use lease_lab::subject::Subject;
@@ -82,11 +82,7 @@ pub fn run(args: Args, progress_path: &Path) -> Outcome {
     // Once, whatever the run of the student's own implementation gave:
     // the attempt is kept even when that run could not be made.
     session.save()?;
-    taken.yours.map_err(|error| match error {
-        YoursError::Subject(error) => CliError::from(error),
-        YoursError::Fault(fault) => CliError::Found(fault),
-        YoursError::Io(error) => CliError::from(error),
-    })
+    taken.yours.map_err(CliError::from)
 }
 
 /// Why the step did not go through, as the command ends: a usage error,

@@ -278,7 +278,7 @@ pub enum CheckError {
     /// went wrong, with the lines of its standard error.
     #[error("{0}")]
     Fault(String),
-    /// Writing the check's heading failed.
+    /// Writing the check's heading, or to the console, failed.
     #[error(transparent)]
     Io(#[from] io::Error),
 }

@@ -10,7 +10,7 @@
 
 pub mod prompt;
 
-use crate::course::check::{hear_greeting, run_check};
+use crate::course::check::{hear_greeting, run_check, CheckError};
 use crate::course::prediction::{comparison, parse_selection, Score};
 use crate::course::progress::{self, Attempt, ProbeRecord, Reflection};
 use crate::course::session::Session;
@@ -21,7 +21,7 @@ use crate::probe::{self, CheckOptions, Probe};
 use crate::report::check::{check_text, next_text};
 use crate::report::step as screen;
 use crate::runner::{check_lanes, RunOptions, WorkerCommand};
-use crate::subject::{Implementation, Subject, SubjectError};
+use crate::subject::{Implementation, Subject};
 use crate::suite::{self, Case};
 use crate::variant::Variant;
 use colored::Colorize;
@@ -111,7 +111,7 @@ pub struct Taken {
     pub attempt: Attempt,
     /// The run of one's own implementation: it is made after the attempt
     /// is recorded, so its failure loses nothing.
-    pub yours: Result<(), YoursError>,
+    pub yours: Result<(), CheckError>,
 }
 
 /// Takes an exercise from start to end ([`step_through`]); then, when the
@@ -150,11 +150,11 @@ pub fn yours(
     options: &RunOptions,
     console: &mut Console,
     session: &mut Session,
-) -> Result<(), YoursError> {
+) -> Result<(), CheckError> {
     let step = exercise.step();
     let variant = own.variant()?;
     let ready = hear_greeting(&variant, options, check_lanes())
-        .map_err(|fault| YoursError::Fault(fault.to_string()))?;
+        .map_err(|fault| CheckError::Fault(fault.to_string()))?;
     writeln!(
         console.output,
         "\n{}\n",
@@ -217,22 +217,6 @@ pub enum StepError {
     /// The store's exercises cannot be made ready (its files cannot be written).
     #[error(transparent)]
     NotReady(#[from] exercise::NotReady),
-}
-
-/// Why the run of the student's own implementation after an exercise
-/// could not be made (the attempt is recorded all the same).
-#[derive(Debug, thiserror::Error)]
-pub enum YoursError {
-    /// The implementation cannot be made ready: a project that does not
-    /// build, files that cannot be written.
-    #[error(transparent)]
-    Subject(#[from] SubjectError),
-    /// It started but did not answer the lab's greeting as the protocol asks.
-    #[error("{0}")]
-    Fault(String),
-    /// Writing to the console failed.
-    #[error(transparent)]
-    Io(#[from] io::Error),
 }
 
 /// Runs one exercise from start to end and returns the attempt, recorded
