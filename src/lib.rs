@@ -238,11 +238,14 @@
 //!    (`suite::tests::every_test_says_what_it_checks`). Checked by
 //!    `lab matrix --check` (`--impl python` for a Python mutant): a survivor, or a
 //!    mutant only other steps' tests catch, fails it ([`matrix::Matrix::problems`]).
-//! 4. The counts. The matrix and `lab analyze` count at run time, but the figures
-//!    written down are not derived: `tests/lab/analyze.rs`
-//!    (`the_whole_suite_against_every_mutant_of_the_rust_store`) pins the number of
-//!    tests and mutants and the analysis, and `labs/instructors.md` and
-//!    `labs/reference.md` state them. Checked by `cargo test`; the docs by hand.
+//! 4. The counts. Nothing counts by hand: `tests/lab/analyze.rs` derives the
+//!    number of tests and mutants from [`suite::CASES`] and the compiled variants,
+//!    and `the_guides_state_the_counts_the_lab_derives` fails until
+//!    `labs/instructors.md` and `labs/reference.md` state the new figures. What
+//!    the matrix means (idle tests, dominators, the minimum set) is found by
+//!    `lab analyze`; `the_whole_suite_against_every_mutant_of_the_rust_store`
+//!    pins those findings, so a new mutant that changes them is seen and the
+//!    guide's sentence on them rewritten. Checked by `cargo test`.
 //!
 //! # Adding a report format
 //!

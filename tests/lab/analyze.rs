@@ -168,7 +168,10 @@ fn the_whole_suite_against_every_mutant_of_the_rust_store() {
     // `rust_analysis(|_| true, |_| true)` builds it, shared with the
     // coverage test.
     let analysis = Analysis::of(crate::matrices::covered_matrix());
-    assert_eq!((analysis.tests, analysis.mutants), (74, 59));
+    assert_eq!(
+        (analysis.tests, analysis.mutants),
+        (CASES.len(), compiled_mutants())
+    );
     assert!(analysis.survived.is_empty(), "{:?}", analysis.survived);
     let contract_idle = analysis
         .idle_tests
@@ -199,6 +202,15 @@ fn the_whole_suite_against_every_mutant_of_the_rust_store() {
             "h04h", "h04j", "h04k"
         ]
     );
+}
+
+/// How many mutants of the Rust store are compiled in: every compiled
+/// variant but the reference.
+fn compiled_mutants() -> usize {
+    Variant::all_compiled()
+        .iter()
+        .filter(|variant| !variant.is_reference())
+        .count()
 }
 
 fn analyze(sandbox: &Sandbox, args: &[&str]) -> Output {
@@ -232,7 +244,12 @@ fn analyze_renders_the_same_findings_in_every_format() {
         .filter(|line| line.chars().count() > 80)
         .collect();
     assert!(wide.is_empty(), "{wide:#?}");
-    assert!(text.starts_with("What the kill matrix means: 74 tests against 59 mutants"));
+    let heading = format!(
+        "What the kill matrix means: {} tests against {} mutants",
+        CASES.len(),
+        compiled_mutants()
+    );
+    assert!(text.starts_with(&heading), "{text}");
     assert!(text.contains("The dominator set has 38 mutants"), "{text}");
     assert!(text.contains("\n  07=h07b: killed by "), "{text}");
 
@@ -306,4 +323,66 @@ fn analyze_refuses_an_unknown_format() {
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("text, json, markdown, html"), "{stderr}");
+}
+
+/// The figures the guides write down are the ones the lab counts: the
+/// suite's tests and their tags, the Rust store's compiled mutants, the
+/// cells of its matrix and how many of them are not run. A mutant or a test
+/// added without the guides brought up to date fails here.
+#[test]
+fn the_guides_state_the_counts_the_lab_derives() {
+    let tests = CASES.len();
+    let contract = CASES
+        .iter()
+        .filter(|case| case.tag == Tag::Contract)
+        .count();
+    let mutants = compiled_mutants();
+    let matrix = crate::matrices::covered_matrix();
+    let cells = tests * (mutants + 1);
+    let guide = |name: &str| {
+        let path = format!("{}/labs/{name}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read_to_string(&path)
+            .expect("the guide")
+            .replace('\n', " ")
+    };
+    let (instructors, reference) = (guide("instructors.md"), guide("reference.md"));
+    let stated = [
+        (
+            &instructors,
+            format!("the suite's {tests} tests, the Rust store's {mutants} mutants"),
+        ),
+        (
+            &instructors,
+            format!("`lab check --impl python`, {tests} tests"),
+        ),
+        (
+            &instructors,
+            format!("the reference and all {mutants} mutants"),
+        ),
+        (
+            &instructors,
+            format!("Today ({tests} tests, {mutants} mutants,"),
+        ),
+        (&instructors, format!("the {contract} contract tests alone")),
+        (&reference, format!("`contract` tests ({contract})")),
+        (
+            &reference,
+            format!("`reference` tests ({})", tests - contract),
+        ),
+        (&reference, format!("Of the {cells} cells")),
+        (
+            &reference,
+            format!("matrix, {} are not run", matrix.not_covered()),
+        ),
+        (&reference, format!("the kill matrix of {mutants} mutants")),
+    ];
+    let wrong: Vec<&String> = stated
+        .iter()
+        .filter(|(text, phrase)| !text.contains(phrase.as_str()))
+        .map(|(_, phrase)| phrase)
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "the guides in labs/ do not say (update their figures): {wrong:#?}"
+    );
 }
