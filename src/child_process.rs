@@ -280,9 +280,30 @@ impl LineChild {
         }
     }
 
-    /// Kills the child (if it still runs) and reaps it.
+    /// Kills the child (if it still runs) and every process it started
+    /// that still runs (on Linux), and reaps the child.
+    ///
+    /// A program may be a shell, a launcher or a build tool that starts the
+    /// real one: killing only the process the lab started would leave the
+    /// rest running, holding the pipes and the store's file, after the lab
+    /// has given up on them.
     pub fn kill(&mut self) {
+        // Only while the child is not reaped is its id still its own; its
+        // family is read before it is killed, as orphans leave its tree.
+        let started = match self.child.try_wait() {
+            Ok(None) => crate::program_threads::family(self.child.id()),
+            _ => Vec::new(),
+        };
         let _ = self.child.kill();
+        for pid in started.into_iter().skip(1) {
+            if let Ok(pid) = libc::pid_t::try_from(pid) {
+                // SAFETY: kill(2) sends a signal; it touches no memory of
+                // this process.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                }
+            }
+        }
         let _ = self.child.wait();
     }
 
@@ -384,6 +405,36 @@ mod tests {
         assert_eq!(child.ended(), None);
         child.kill();
         assert_eq!(child.ended().as_deref(), Some("was killed by signal 9"));
+    }
+
+    /// Whether process `pid` runs: it is neither gone nor a zombie left
+    /// to be reaped.
+    fn runs(pid: u32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            let state = stat.rsplit(')').next().unwrap_or_default().trim_start();
+            !state.starts_with('Z')
+        })
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn killing_a_child_kills_the_processes_it_started() {
+        // A shell that starts a long sleep in the background, says its id
+        // and waits: the lab kills the shell, and the sleep must end too.
+        let mut child = shell("sleep 30 & echo $!; wait");
+        let started: u32 = child
+            .next_line(Duration::from_secs(5))
+            .expect("the shell says the id")
+            .parse()
+            .expect("an id");
+        assert!(runs(started));
+        child.kill();
+        assert_eq!(child.ended().as_deref(), Some("was killed by signal 9"));
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while runs(started) && std::time::Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(5));
+        }
+        assert!(!runs(started), "process {started} still runs");
     }
 
     #[test]

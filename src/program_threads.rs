@@ -39,23 +39,39 @@ impl ProgramThreads {
     /// The threads asleep in a timed sleep right now, in the program and
     /// in every process it started.
     pub fn napping(&self) -> BTreeSet<ThreadId> {
-        let mut napping = BTreeSet::new();
-        let mut processes = vec![self.pid];
-        let mut seen = BTreeSet::new();
-        while let Some(pid) = processes.pop() {
-            if !seen.insert(pid) {
-                continue;
-            }
-            for tid in tasks(pid) {
-                let dir = task_dir(pid, tid);
-                if napping_state(&dir) == Some(true) {
-                    napping.insert((pid, tid));
-                }
-                processes.extend(children(&dir));
-            }
-        }
-        napping
+        family(self.pid)
+            .into_iter()
+            .flat_map(|pid| tasks(pid).into_iter().map(move |tid| (pid, tid)))
+            .filter(|&(pid, tid)| napping_state(&task_dir(pid, tid)) == Some(true))
+            .collect()
     }
+}
+
+/// Process `pid` and every process it started that still runs, and the
+/// ones they started, parents before their children (Linux's `/proc`; on
+/// other systems, or once `pid` has ended, `pid` alone or nothing).
+///
+/// A process that ends is taken from its parent and given to the system's
+/// first process, so this must be read while the parents run: a program's
+/// family is read before it is stopped.
+pub fn family(pid: u32) -> Vec<u32> {
+    let mut family = Vec::new();
+    let mut seen = BTreeSet::new();
+    let mut next = std::collections::VecDeque::from([pid]);
+    while let Some(pid) = next.pop_front() {
+        if !seen.insert(pid) {
+            continue;
+        }
+        let tasks = tasks(pid);
+        if tasks.is_empty() {
+            continue;
+        }
+        family.push(pid);
+        for tid in tasks {
+            next.extend(children(&task_dir(pid, tid)));
+        }
+    }
+    family
 }
 
 fn task_dir(pid: u32, tid: u32) -> PathBuf {
@@ -135,9 +151,16 @@ mod tests {
         let threads = ProgramThreads::of(child.id()).expect("Linux shows threads");
         let seen = seen_napping(&threads, 2);
         let napping = threads.napping();
-        child.kill().unwrap();
+        let family = family(child.id());
+        for &pid in family.iter().rev() {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        }
         let _ = child.wait();
         assert!(seen, "the two sleeps were never seen napping");
+        assert_eq!(family.len(), 3, "the shell and its two sleeps: {family:?}");
+        assert_eq!(family[0], child.id(), "the program comes first");
+        let sleeps: BTreeSet<u32> = napping.iter().map(|&(pid, _)| pid).collect();
+        assert_eq!(sleeps, family[1..].iter().copied().collect());
         assert_eq!(napping.len(), 2, "{napping:?}");
         assert!(
             napping.iter().all(|&(pid, _)| pid != child.id()),
@@ -160,7 +183,8 @@ mod tests {
     }
 
     #[test]
-    fn a_process_that_is_gone_has_no_threads_to_see() {
+    fn a_process_that_is_gone_has_no_threads_to_see_and_no_family() {
         assert!(ProgramThreads::of(u32::MAX).is_none());
+        assert!(family(u32::MAX).is_empty());
     }
 }
