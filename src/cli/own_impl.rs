@@ -102,8 +102,9 @@ pub fn new(args: &NewArgs, progress_path: &Path) -> Outcome {
             implementation.describe()
         )),
         paragraph(format!(
-            "Recorded in {} as your implementation, so:",
-            progress_path.display()
+            "Recorded as your implementation in your progress file, {}, which lab finds from this folder and the folders below it (as {}), so:",
+            progress_path.display(),
+            args.dir.display()
         )),
         "lab check".bold(),
         "lab watch".bold(),

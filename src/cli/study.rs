@@ -19,8 +19,9 @@ use std::path::Path;
 /// `lab hint`'s arguments.
 #[derive(Debug, clap::Args)]
 pub struct HintArgs {
-    /// The exercise: 1 to 8, or 8b.
-    exercise: String,
+    /// The exercise: 1 to 8, or 8b (default: the next one, as `lab` shows
+    /// it).
+    exercise: Option<String>,
     /// Show every hint at once.
     #[arg(long)]
     all: bool,
@@ -36,7 +37,7 @@ pub struct HintArgs {
 pub struct ResetArgs {
     /// The exercise to forget; everything recorded when omitted.
     exercise: Option<String>,
-    /// Forget everything without asking (needed when not at a terminal).
+    /// Forget without asking (needed when not at a terminal).
     #[arg(long)]
     yes: bool,
 }
@@ -102,26 +103,53 @@ fn ask_student(session: &mut Session, console: &mut Console) -> Outcome {
     .map_err(failed)
 }
 
-/// `lab hint N`: one more hint each time (or all of them), remembered.
+/// `lab hint [N]`: one more hint each time (or all of them), remembered;
+/// without N, of the next exercise, the one `lab` alone names.
 pub fn hint(args: &HintArgs, progress_path: &Path) -> Outcome {
     let mut session = super::session(progress_path)?;
+    let exercise = match &args.exercise {
+        Some(key) => find_exercise(key)?,
+        None => match session.progress().next_exercise() {
+            Some(next) => next,
+            None => {
+                return say_line(&wrapped(
+                    &format!(
+                        "Every exercise has an attempt, so there is no next one: lab hint N gives the hints of exercise N ({}).",
+                        lease_lab::exercise::keys()
+                    ),
+                    lease_lab::terminal::width(),
+                    "",
+                    "",
+                ))
+            }
+        },
+    };
     // The exercises are the same rows in both languages: only the wording
     // of the text follows the student's (no store is made ready to run).
-    let exercise = find_exercise(&args.exercise)?;
     let lab = exercise.lab_in(Chosen::of(args.implementation.as_ref(), &session).language());
     let shown = session.show_hint(&exercise.key, lab.hints.len(), args.all);
     session.save()?;
-    say(&hints_text(
-        &lab.hints,
-        shown,
-        &exercise.key,
-        lease_lab::terminal::text_width(),
+    let named = match &args.exercise {
+        Some(_) => String::new(),
+        None => format!(
+            "{}\n\n",
+            format!("Exercise {}: {}", exercise.key, exercise.label()).bold()
+        ),
+    };
+    say(&format!(
+        "{named}{}",
+        hints_text(
+            &lab.hints,
+            shown,
+            &exercise.key,
+            lease_lab::terminal::text_width(),
+        )
     ))
 }
 
 /// `lab reset [N]`: forgets one exercise, or everything recorded, saying
-/// exactly what; forgetting everything is asked first at a terminal, and
-/// needs `--yes` off one.
+/// exactly what; either is asked first at a terminal, and needs `--yes`
+/// off one.
 pub fn reset(args: &ResetArgs, progress_path: &Path) -> Outcome {
     let mut session = super::session(progress_path)?;
     Console::with_terminal(|console| reset_in(args, &mut session, console))
@@ -133,16 +161,21 @@ fn reset_in(args: &ResetArgs, session: &mut Session, console: &mut Console) -> O
     let path = session.path().display().to_string();
     if let Some(key) = &args.exercise {
         let key = find_exercise(key)?.key;
-        let told = match session.forget_exercise(&key) {
-            Some(record) => format!(
-                "Forgot exercise {key}: {} and {} seen.",
-                plural(record.attempts.len(), "attempt"),
-                plural(record.hints_seen, "hint")
-            ),
-            None => format!("Exercise {key} had nothing recorded."),
+        let Some(record) = session.progress().exercises.get(&key) else {
+            return writeln!(console.output, "Exercise {key} had nothing recorded.")
+                .map_err(failed);
         };
+        let what = format!(
+            "exercise {key}: {} and {} seen",
+            plural(record.attempts.len(), "attempt"),
+            plural(record.hints_seen, "hint")
+        );
+        if !confirmed(args, console, &what, &format!("Forget {what}? [y/N]"))? {
+            return writeln!(console.output, "Nothing was forgotten.").map_err(failed);
+        }
+        session.forget_exercise(&key);
         session.save()?;
-        return writeln!(console.output, "{told}").map_err(failed);
+        return writeln!(console.output, "Forgot {what}.").map_err(failed);
     }
     let items = session.recorded_items();
     if items.is_empty() {
@@ -156,26 +189,46 @@ fn reset_in(args: &ResetArgs, session: &mut Session, console: &mut Console) -> O
         .iter()
         .map(|item| wrapped(item, console.width, "  - ", "    "))
         .collect();
-    if !args.yes {
-        if !console.interactive {
-            return Err(CliError::Usage(format!(
-                "lab reset forgets everything {path} records ({}); nothing was changed: add --yes to forget it, or run it at a terminal to be asked",
-                items.join("; ")
-            )));
-        }
+    let what = format!("everything {path} records ({})", items.join("; "));
+    if !args.yes && console.interactive {
         write!(
             console.output,
             "lab reset forgets everything {path} records:\n{list}"
         )
         .map_err(failed)?;
-        let answer = console.ask("Forget all of it? [y/N]").map_err(failed)?;
-        if !matches!(answer.as_deref().map(str::trim), Some("y" | "Y" | "yes")) {
-            return writeln!(console.output, "Nothing was forgotten.").map_err(failed);
-        }
+    }
+    if !confirmed(args, console, &what, "Forget all of it? [y/N]")? {
+        return writeln!(console.output, "Nothing was forgotten.").map_err(failed);
     }
     session.forget_all();
     session.save()?;
     write!(console.output, "Forgot:\n{list}").map_err(failed)
+}
+
+/// Whether `lab reset` may forget `what`: `--yes` says so; at a terminal
+/// the student is asked `question` (only `y` or `yes` forgets); off one,
+/// without `--yes`, it is a usage error and nothing changes.
+fn confirmed(
+    args: &ResetArgs,
+    console: &mut Console,
+    what: &str,
+    question: &str,
+) -> Result<bool, CliError> {
+    if args.yes {
+        return Ok(true);
+    }
+    if !console.interactive {
+        return Err(CliError::Usage(format!(
+            "lab reset forgets {what}; nothing was changed: add --yes to forget it, or run it at a terminal to be asked"
+        )));
+    }
+    let answer = console
+        .ask(question)
+        .map_err(|error| CliError::Failed(format!("cannot write or read: {error}")))?;
+    Ok(matches!(
+        answer.as_deref().map(str::trim),
+        Some("y" | "Y" | "yes")
+    ))
 }
 
 /// `lab reflect`: records the answers to the worksheet's closing
@@ -202,20 +255,30 @@ fn reflect_in(args: &ReflectArgs, session: &mut Session, console: &mut Console) 
         )
         .map_err(failed)?;
     }
+    // At a terminal an empty answer is asked again; off one, or when the
+    // input ends, what is missing is said with what was given, so that
+    // nothing typed is lost.
     let mut answer = |given: &Option<String>, question: &str| match given {
-        Some(text) => Ok(text.clone()),
-        None if console.interactive => console
-            .ask(question)
-            .map(Option::unwrap_or_default)
-            .map_err(failed),
-        None => Ok(String::new()),
+        Some(text) => Ok(Some(text.clone())),
+        None if console.interactive => console.ask_answer(question).map_err(failed),
+        None => Ok(None),
     };
     let [why_kept_question, not_guaranteed_question] = CLOSING_QUESTIONS;
     let why_kept = answer(&args.why_kept, why_kept_question)?;
-    let not_guaranteed = answer(&args.not_guaranteed, not_guaranteed_question)?;
-    session
-        .record_reflection(&why_kept, &not_guaranteed)
-        .map_err(|error| CliError::Usage(error.to_string()))?;
+    let not_guaranteed = match &why_kept {
+        Some(_) => answer(&args.not_guaranteed, not_guaranteed_question)?,
+        None => args.not_guaranteed.clone(),
+    };
+    let recorded = match (&why_kept, &not_guaranteed) {
+        (Some(kept), Some(not_guaranteed)) => session.record_reflection(kept, not_guaranteed).ok(),
+        _ => None,
+    };
+    if recorded.is_none() {
+        return Err(CliError::Usage(unanswered(
+            why_kept.as_deref(),
+            not_guaranteed.as_deref(),
+        )));
+    }
     session.save()?;
     write!(
         console.output,
@@ -223,6 +286,20 @@ fn reflect_in(args: &ReflectArgs, session: &mut Session, console: &mut Console) 
         closing_examples(console.width)
     )
     .map_err(failed)
+}
+
+/// Why `lab reflect` recorded nothing, and the command that records the
+/// answers: with those given (or typed before the input ended) filled in.
+fn unanswered(why_kept: Option<&str>, not_guaranteed: Option<&str>) -> String {
+    let quoted = |answer: Option<&str>| match answer.map(str::trim) {
+        Some(answer) if !answer.is_empty() => format!("{answer:?}"),
+        _ => "\"...\"".to_string(),
+    };
+    format!(
+        "both closing questions need an answer, and nothing was recorded: lab reflect --why-kept {} --not-guaranteed {} (at a terminal, lab reflect asks for them)",
+        quoted(why_kept),
+        quoted(not_guaranteed)
+    )
 }
 
 /// `lab progress`: the recorded predictions and scores.
@@ -392,17 +469,33 @@ mod tests {
         );
         assert_eq!(on_file(), recorded);
 
-        let (outcome, shown) = reset_typing(
-            ResetArgs {
-                exercise: Some("04".into()),
-                yes: false,
-            },
-            "",
-            false,
-            &mut session,
-        );
+        // One exercise is asked about too, and needs --yes off a terminal.
+        let one = |yes| ResetArgs {
+            exercise: Some("04".into()),
+            yes,
+        };
+        let (outcome, shown) = reset_typing(one(false), "y\n", false, &mut session);
+        match outcome {
+            Err(CliError::Usage(message)) => assert!(
+                message.contains("forgets exercise 4: 0 attempts and 2 hints seen; nothing was changed: add --yes"),
+                "{message}"
+            ),
+            other => panic!("off a terminal without --yes: {other:?}"),
+        }
+        assert_eq!((shown.as_str(), on_file()), ("", recorded.clone()));
+        let (outcome, shown) = reset_typing(one(false), "\n", true, &mut session);
         assert!(outcome.is_ok());
-        assert_eq!(shown, "Forgot exercise 4: 0 attempts and 2 hints seen.\n");
+        assert_eq!(
+            shown,
+            "Forget exercise 4: 0 attempts and 2 hints seen? [y/N] Nothing was forgotten.\n"
+        );
+        assert_eq!(on_file(), recorded, "Enter keeps it");
+        let (outcome, shown) = reset_typing(one(false), "yes\n", true, &mut session);
+        assert!(outcome.is_ok());
+        assert_eq!(
+            shown,
+            "Forget exercise 4: 0 attempts and 2 hints seen? [y/N] Forgot exercise 4: 0 attempts and 2 hints seen.\n"
+        );
         assert!(!on_file().exercises.contains_key("4"));
         let (_, shown) = reset_typing(
             ResetArgs {
@@ -526,5 +619,50 @@ mod tests {
         assert!(matches!(outcome, Err(CliError::Usage(_))));
         let kept = progress::load(&path).unwrap().progress.reflection.unwrap();
         assert_eq!(kept, replaced, "a refused reflection records nothing");
+    }
+
+    /// What a student did: Enter on the first question, then both answers.
+    /// The empty answer is asked again and both are recorded; when the
+    /// input ends before the second, nothing is recorded and the error
+    /// gives back what was typed, in the command that records it.
+    #[test]
+    fn reflect_asks_an_empty_answer_again_and_never_loses_one() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("progress.json");
+        let mut session = Session::open(&path).unwrap();
+        let none = || ReflectArgs {
+            why_kept: None,
+            not_guaranteed: None,
+        };
+        let (outcome, shown) =
+            reflect_typing(none(), "\nregressions\nskewed clocks\n", true, &mut session);
+        assert!(outcome.is_ok(), "{shown}");
+        assert_eq!(
+            shown
+                .matches("Why are the earlier steps' tests kept")
+                .count(),
+            2,
+            "{shown}"
+        );
+        assert!(shown.contains("an answer is needed"), "{shown}");
+        let saved = progress::load(&path).unwrap().progress.reflection.unwrap();
+        assert_eq!(
+            (
+                saved.why_tests_are_kept.as_str(),
+                saved.not_guaranteed.as_str()
+            ),
+            ("regressions", "skewed clocks")
+        );
+
+        let (outcome, shown) = reflect_typing(none(), "kept for regressions\n", true, &mut session);
+        let Err(CliError::Usage(said)) = outcome else {
+            panic!("the input ended before the second answer: {shown}")
+        };
+        assert!(
+            said.contains(r#"--why-kept "kept for regressions" --not-guaranteed "...""#),
+            "{said}"
+        );
+        let kept = progress::load(&path).unwrap().progress.reflection.unwrap();
+        assert_eq!(kept, saved, "nothing was recorded");
     }
 }

@@ -293,12 +293,27 @@ impl Progress {
 }
 
 /// Where the progress file is: `explicit` if given, else `LEASE_LAB_PROGRESS`,
-/// else [`DEFAULT_FILE`] in the current folder.
+/// else the [`DEFAULT_FILE`] of the current folder or, as git finds its
+/// repository, of the nearest folder above it that has one (so that `lab`
+/// run in the folder `lab new` made reads the progress of the folder it
+/// was made from), else [`DEFAULT_FILE`] in the current folder, where the
+/// first change writes it.
 pub fn location(explicit: Option<&Path>) -> PathBuf {
     explicit
         .map(Path::to_path_buf)
         .or_else(|| std::env::var_os(FILE_VARIABLE).map(PathBuf::from))
+        .or_else(|| found_above(&std::env::current_dir().ok()?))
         .unwrap_or_else(|| PathBuf::from(DEFAULT_FILE))
+}
+
+/// The [`DEFAULT_FILE`] of a folder above `folder` (not `folder` itself,
+/// whose file is named relatively), the nearest one, as an absolute path.
+fn found_above(folder: &Path) -> Option<PathBuf> {
+    folder
+        .ancestors()
+        .skip(1)
+        .map(|above| above.join(DEFAULT_FILE))
+        .find(|file| file.is_file())
 }
 
 /// A progress file that was loaded, and what had to be done to load it.
@@ -506,6 +521,30 @@ mod tests {
         assert!(
             load(folder.path()).is_err(),
             "a folder is not a progress file"
+        );
+    }
+
+    #[test]
+    fn the_progress_file_of_the_nearest_folder_above_is_found() {
+        let top = tempfile::tempdir().unwrap();
+        let inner = top.path().join("mystore").join("src");
+        std::fs::create_dir_all(&inner).unwrap();
+        assert_eq!(found_above(&inner), None);
+        std::fs::write(top.path().join(DEFAULT_FILE), "{}").unwrap();
+        assert_eq!(found_above(&inner), Some(top.path().join(DEFAULT_FILE)));
+        let nearer = top.path().join("mystore").join(DEFAULT_FILE);
+        std::fs::write(&nearer, "{}").unwrap();
+        assert_eq!(found_above(&inner), Some(nearer));
+        assert_eq!(
+            found_above(&top.path().join("mystore")),
+            Some(top.path().join(DEFAULT_FILE)),
+            "a folder's own file is not one above it"
+        );
+        std::fs::create_dir(inner.join(DEFAULT_FILE)).unwrap();
+        assert_eq!(
+            found_above(&inner.join(DEFAULT_FILE).join("x")),
+            Some(top.path().join("mystore").join(DEFAULT_FILE)),
+            "a folder of that name is not a progress file"
         );
     }
 

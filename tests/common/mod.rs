@@ -62,6 +62,38 @@ impl Sandbox {
     pub fn lab(&self, args: &[&str]) -> Ran {
         run_bounded(&mut self.command(args), NO_HANG)
     }
+
+    /// `lab ARGS` as a student runs it at a terminal 80 columns wide (a
+    /// pseudo-terminal, made by util-linux's `script`), with no colours,
+    /// `typed` being what the student types; the input ends after it.
+    /// Its standard output holds the terminal's screen: what was typed,
+    /// echoed, and everything `lab` wrote, lines ending in `\n`.
+    pub fn lab_at_terminal(&self, args: &[&str], typed: &str) -> Ran {
+        let quoted = |word: &str| format!("'{}'", word.replace('\'', r"'\''"));
+        let line: Vec<String> = std::iter::once(env!("CARGO_BIN_EXE_lab"))
+            .chain(args.iter().copied())
+            .map(quoted)
+            .collect();
+        let typed_file = self.path(".typed");
+        std::fs::write(&typed_file, typed).expect("the typed input is written");
+        let mut command = self.command_of(
+            Path::new("script"),
+            &[
+                "--quiet",
+                "--return",
+                "--command",
+                &line.join(" "),
+                "/dev/null",
+            ],
+        );
+        command
+            .env("COLUMNS", "80")
+            .env("NO_COLOR", "1")
+            .stdin(std::fs::File::open(&typed_file).expect("the typed input"));
+        let mut ran = run_bounded(&mut command, NO_HANG);
+        ran.stdout = ran.stdout.replace("\r\n", "\n");
+        ran
+    }
 }
 
 /// How a command ended and what it wrote.

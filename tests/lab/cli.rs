@@ -396,7 +396,7 @@ fn hints_come_one_at_a_time_and_reset_forgets() {
         all.contains("Hint 3") && all.contains("the last hint"),
         "{all}"
     );
-    assert!(text(&lab.lab(&["reset", "4"]).stdout).contains("Forgot exercise 4"));
+    assert!(text(&lab.lab(&["reset", "4", "--yes"]).stdout).contains("Forgot exercise 4"));
     let again = text(&lab.lab(&["hint", "4"]).stdout);
     assert!(!again.contains("Hint 2"), "{again}");
 }

@@ -19,6 +19,7 @@ mod chaos;
 mod check_feedback;
 mod cli;
 mod coverage;
+mod first_hour;
 mod grade;
 mod html_browser;
 mod matrices;

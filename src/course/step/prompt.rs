@@ -50,11 +50,35 @@ impl Console<'_> {
         self.output.flush()?;
         let mut line = String::new();
         if self.input.read_line(&mut line)? == 0 {
+            // Ctrl-D left the cursor after the prompt: what is said next
+            // starts a line of its own.
+            if self.interactive {
+                writeln!(self.output)?;
+            }
             return Ok(None);
         }
         Ok(Some(line.trim().to_string()))
     }
+
+    /// Shows `question` and reads an answer that says something: an empty
+    /// one is asked again, saying so; `None` only at the end of input.
+    pub fn ask_answer(&mut self, question: &str) -> io::Result<Option<String>> {
+        loop {
+            match self.ask(question)? {
+                Some(answer) if answer.is_empty() => writeln!(
+                    self.output,
+                    "{}",
+                    crate::terminal::fill(ANSWER_NEEDED, self.width, "", "")
+                )?,
+                answer => return Ok(answer),
+            }
+        }
+    }
 }
+
+/// Said when a question that needs an answer gets an empty one.
+const ANSWER_NEEDED: &str =
+    "A sentence is enough, but an answer is needed (Ctrl-D stops without recording).";
 
 /// What the student answered at the prediction prompt.
 pub enum Predicted {
@@ -173,10 +197,10 @@ pub fn ask_reflection(console: &mut Console) -> io::Result<Option<(String, Strin
         "The worksheet's closing questions".bold()
     )?;
     let [why_kept, not_guaranteed] = CLOSING_QUESTIONS;
-    let Some(kept) = console.ask(why_kept)? else {
+    let Some(kept) = console.ask_answer(why_kept)? else {
         return Ok(None);
     };
-    let Some(not_guaranteed) = console.ask(not_guaranteed)? else {
+    let Some(not_guaranteed) = console.ask_answer(not_guaranteed)? else {
         return Ok(None);
     };
     Ok(Some((kept, not_guaranteed)))

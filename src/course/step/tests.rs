@@ -298,6 +298,18 @@ fn a_reflection_needs_both_answers() {
     result.unwrap();
     assert!(shown.contains("closing questions"), "{shown}");
     assert!(saved.reflection.is_none(), "{shown}");
+    // At a terminal an empty answer is asked again, not taken as one.
+    let (result, shown, saved) = step_8(None, "kept because\n\nclocks\n", true);
+    result.unwrap();
+    assert!(shown.contains("an answer is needed"), "{shown}");
+    let reflection = saved.reflection.expect("both answers recorded");
+    assert_eq!(
+        (
+            reflection.why_tests_are_kept.as_str(),
+            reflection.not_guaranteed.as_str()
+        ),
+        ("kept because", "clocks")
+    );
     let examples = exercise::closing_examples();
     let shown = closing_examples(200);
     assert!(shown.contains("Set beside your answers"), "{shown}");
