@@ -164,8 +164,46 @@ pub fn code_diff(
     width: usize,
 ) -> String {
     let diff = TextDiff::from_lines(old, new);
+    diff_hunks(&diff, diff.grouped_ops(context), file, comment, width)
+}
+
+/// The changed lines of `new` against `old` and nothing around them, but
+/// for the lines between two changes at most [`BETWEEN`] lines apart, which
+/// are one hunk: a line moved past another shows what it was moved past.
+/// Otherwise as [`code_diff`] with no context.
+pub fn code_change(old: &str, new: &str, file: &str, comment: &str, width: usize) -> String {
+    let diff = TextDiff::from_lines(old, new);
+    let hunks = diff
+        .grouped_ops(BETWEEN / 2)
+        .into_iter()
+        .map(|group| {
+            let changed = |op: &&similar::DiffOp| op.tag() != similar::DiffTag::Equal;
+            let first = group.iter().position(|op| changed(&op));
+            let last = group.iter().rposition(|op| changed(&op));
+            match (first, last) {
+                (Some(first), Some(last)) => group[first..=last].to_vec(),
+                _ => Vec::new(),
+            }
+        })
+        .collect();
+    diff_hunks(&diff, hunks, file, comment, width)
+}
+
+/// How many unchanged lines may lie between two changes that
+/// [`code_change`] shows as one hunk.
+const BETWEEN: usize = 4;
+
+/// The hunks of `diff`, each headed by where it starts in `file`, without
+/// the comment lines of its unchanged lines.
+fn diff_hunks(
+    diff: &TextDiff<'_, '_, '_, str>,
+    hunks: Vec<Vec<similar::DiffOp>>,
+    file: &str,
+    comment: &str,
+    width: usize,
+) -> String {
     let mut out = String::new();
-    for group in diff.grouped_ops(context) {
+    for group in hunks {
         let Some(first) = group.first() else { continue };
         let start = first.old_range().start + 1;
         writeln!(out, "{}", format!("{file}, line {start}:").cyan()).unwrap();

@@ -84,26 +84,38 @@ pub fn fragment(exercise: &Exercise, width: usize) -> String {
     out
 }
 
-/// The mutant's changed lines alone, with where they are: what the
-/// question is about, shown next to the prompt.
+/// The mutant's changed lines, with where they are and the few lines
+/// between two changes close together (a line moved past another): what
+/// the question is about, shown next to the prompt.
 fn changed_lines(exercise: &Exercise, width: usize) -> String {
-    mutant_diff(exercise, 0, width)
+    let mutant = exercise.mutant();
+    crate::terminal::code_change(
+        &mutant.original,
+        &mutant.source,
+        &mutant.spec.file,
+        comment_of(&mutant.spec.file),
+        width,
+    )
+}
+
+/// What starts a comment line in `file`'s language.
+fn comment_of(file: &str) -> &'static str {
+    if file.ends_with(".py") {
+        "#"
+    } else {
+        "//"
+    }
 }
 
 /// The mutant against its reference, with `context` lines around each
 /// change, the comments of the store's language left out.
 fn mutant_diff(exercise: &Exercise, context: usize, width: usize) -> String {
     let mutant = exercise.mutant();
-    let comment = if mutant.spec.file.ends_with(".py") {
-        "#"
-    } else {
-        "//"
-    };
     code_diff(
         &mutant.original,
         &mutant.source,
         &mutant.spec.file,
-        comment,
+        comment_of(&mutant.spec.file),
         context,
         width,
     )

@@ -142,3 +142,37 @@ fn check_inside_the_folder_lab_new_made_checks_that_program() {
         "no second progress file is made"
     );
 }
+
+/// At 80×24, at the prediction prompt of exercise 8b, the change is on
+/// screen: the lookup moved out from under the write lock, and the line it
+/// was moved past, `begin_immediate` (`BEGIN IMMEDIATE` in Python), in
+/// both languages.
+#[test]
+fn at_the_8b_prompt_the_moved_lookup_and_the_lock_it_left_are_on_screen() {
+    for (language, lock) in [("rust", "begin_immediate()"), ("python", "BEGIN IMMEDIATE")] {
+        let sandbox = Sandbox::new();
+        let ran =
+            sandbox.lab_at_terminal(&["--student", "Ada", "step", "8b", "--impl", language], "");
+        let lines: Vec<&str> = ran.stdout.lines().collect();
+        let prompt = lines
+            .iter()
+            .rposition(|line| line.starts_with('>'))
+            .unwrap_or_else(|| panic!("no prompt: {}", ran.shown()));
+        let screen = &lines[prompt.saturating_sub(23)..=prompt];
+        let at = |text: &str| screen.iter().position(|line| line.contains(text));
+        let lock_line = at(lock).unwrap_or_else(|| panic!("{language}: {screen:#?}"));
+        let added = screen
+            .iter()
+            .position(|line| line.starts_with('+'))
+            .unwrap_or_else(|| panic!("{language}: {screen:#?}"));
+        let removed = screen
+            .iter()
+            .rposition(|line| line.starts_with('-'))
+            .unwrap_or_else(|| panic!("{language}: {screen:#?}"));
+        assert!(
+            added < lock_line && lock_line < removed,
+            "{language}: the lock's line between the moved lines: {screen:#?}"
+        );
+        fits_80(&screen.join("\n"));
+    }
+}
