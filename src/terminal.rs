@@ -109,8 +109,9 @@ pub fn fill_lines(text: &str, width: usize) -> String {
 
 /// Lab text (Markdown as `labs/` writes it) wrapped again at `width`:
 /// paragraphs and list items are refilled, their continuation lines
-/// indented under the item's text; code blocks and indented lines are
-/// kept as they are.
+/// indented under the item's text; indented lines are kept as they are,
+/// and so are the lines of a fenced code block, its fences (Markdown's
+/// markup, not text) left out.
 pub fn reflow(text: &str, width: usize) -> String {
     let mut out: Vec<String> = Vec::new();
     let mut paragraph: Vec<&str> = Vec::new();
@@ -128,7 +129,6 @@ pub fn reflow(text: &str, width: usize) -> String {
         if line.trim_start().starts_with("```") {
             flush(&mut paragraph, &mut out);
             in_code = !in_code;
-            out.push(line.to_string());
         } else if in_code
             || line.starts_with("  ") && !line.trim_start().is_empty() && paragraph.is_empty()
         {
@@ -343,11 +343,33 @@ mod tests {
         let shown = reflow(text, 24);
         assert_eq!(
             shown,
-            "A paragraph of several\nwords that goes on\nacross two lines.\n\n- an item whose text is\n  long enough to wrap\n  onto a second line\n- a short item\n\n```\nclaim(p, \"j\")   -> 1\n```"
+            "A paragraph of several\nwords that goes on\nacross two lines.\n\n- an item whose text is\n  long enough to wrap\n  onto a second line\n- a short item\n\nclaim(p, \"j\")   -> 1"
         );
         for line in shown.lines().filter(|line| !line.contains("claim(")) {
             assert!(line.chars().count() <= 24, "{line:?}");
         }
+    }
+
+    #[test]
+    fn a_code_change_shows_the_lines_between_two_close_changes_and_nothing_around() {
+        colored::control::set_override(false);
+        let old = "a\nb\nlock\nread\nc\nd\n";
+        let moved = "a\nb\nread\nlock\nc\nd\n";
+        let shown = code_change(old, moved, "f.rs", "//", 80);
+        assert_eq!(shown, "f.rs, line 3:\n+read\n lock\n-read\n");
+        let far = "1\nx\n3\n4\n5\n6\n7\n8\ny\n10\n";
+        let changed = "1\nX\n3\n4\n5\n6\n7\n8\nY\n10\n";
+        assert_eq!(
+            code_change(far, changed, "f.rs", "//", 80),
+            "f.rs, line 2:\n-x\n+X\nf.rs, line 9:\n-y\n+Y\n",
+            "changes more than four lines apart are hunks of their own"
+        );
+        let near = "1\nx\n3\n4\n5\n6\ny\n8\n";
+        let changed = "1\nX\n3\n4\n5\n6\nY\n8\n";
+        assert_eq!(
+            code_change(near, changed, "f.rs", "//", 80),
+            "f.rs, line 2:\n-x\n+X\n 3\n 4\n 5\n 6\n-y\n+Y\n"
+        );
     }
 
     #[test]

@@ -14,7 +14,7 @@ use super::outcome::{say, say_line, CliError, Outcome};
 use super::update;
 use colored::Colorize;
 use lease_lab::course::check::{check_shown, predicted_tests};
-use lease_lab::course::prediction::{comparison, Score};
+use lease_lab::course::prediction::{comparison, Broken, Score};
 use lease_lab::course::progress::{self, OwnPrediction};
 use lease_lab::course::session::Session;
 use lease_lab::course::starter::{self, OPERATIONS};
@@ -170,7 +170,11 @@ pub fn check(args: &CheckArgs, progress_path: &Path) -> Outcome {
     if let Some(predicted) = &predicted {
         let predicted: Vec<String> = predicted.iter().map(|name| name.to_string()).collect();
         let score = Score::of(&predicted, &failing);
-        say(&comparison(&score, lease_lab::terminal::text_width()))?;
+        say(&comparison(
+            &score,
+            Broken::YourChange,
+            lease_lab::terminal::text_width(),
+        ))?;
         if failing.is_empty() {
             say(&format!(
                 "\n{}\n",

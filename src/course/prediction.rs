@@ -167,10 +167,30 @@ impl Score {
     }
 }
 
+/// What was broken, that a prediction is about: the lab's mutant, or a
+/// change the student made to their own implementation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Broken {
+    /// One of the lab's mutants.
+    Mutant,
+    /// The student's own change to their implementation.
+    YourChange,
+}
+
+impl Broken {
+    /// How the texts name it.
+    fn name(self) -> &'static str {
+        match self {
+            Broken::Mutant => "the mutant",
+            Broken::YourChange => "your change",
+        }
+    }
+}
+
 /// The prediction beside the result, with its two scores, each list
 /// filled to `width` under its label; then each predicted test that
-/// survived, with what it checks in its own words.
-pub fn comparison(score: &Score, width: usize) -> String {
+/// survived `broken`, with what it checks in its own words.
+pub fn comparison(score: &Score, broken: Broken, width: usize) -> String {
     let line = |label: String, names: &[String]| {
         let list = if names.is_empty() {
             "none".to_string()
@@ -230,14 +250,14 @@ pub fn comparison(score: &Score, width: usize) -> String {
             &format!("  {} ", "precision:                  ".bold()),
             LIST_INDENT
         ),
-    ) + &survivors(&score.predicted_but_survived, width)
+    ) + &survivors(&score.predicted_but_survived, broken, width)
 }
 
 /// Why each test in `names` (tests the student named, that passed on the
 /// mutant) survived: what it checks, from its own documentation, and that
 /// all of it holds on the mutant. Probes are left out: a probe's own check
 /// says which of its lines answered alike.
-fn survivors(names: &[String], width: usize) -> String {
+fn survivors(names: &[String], broken: Broken, width: usize) -> String {
     let explained: Vec<String> = names
         .iter()
         .filter_map(|name| {
@@ -245,7 +265,10 @@ fn survivors(names: &[String], width: usize) -> String {
             Some(format!(
                 "  {name}\n{}\n",
                 crate::terminal::fill(
-                    &format!("checks: {checks} Everything it checks is the same under the mutant, so it passes there."),
+                    &format!(
+                        "checks: {checks} Everything it checks is the same under {}, so it passes there.",
+                        broken.name()
+                    ),
                     width,
                     "    ",
                     "      "
@@ -290,20 +313,21 @@ mod tests {
             ]),
         );
         assert_eq!(
-            comparison(&score, 60),
+            comparison(&score, Broken::Mutant, 60),
             "\nYour prediction beside the result\n  predicted and caught:        claim_touches_only_its_job\n  predicted but it survived:   enqueue_twice\n  caught but not predicted:\n    release_by_the_holder_frees_the_lease_and_keeps_the_fence\n  found a killer:              yes, 1 of the 2 that catch it\n  precision:                   50%, 1 of the 2 you named\n                               caught it\n"
         );
         let short = Score::of(&names(&["a", "b", "c"]), &names(&["a", "b", "c"]));
         assert_eq!(
-            comparison(&short, 36),
+            comparison(&short, Broken::Mutant, 36),
             "\nYour prediction beside the result\n  predicted and caught:        a, b,\n                               c\n  predicted but it survived:   none\n  caught but not predicted:    none\n  found a killer:              yes,\n                               3 of\n                               the 3\n                               that\n                               catch\n                               it\n  precision:                   100%,\n                               3 of\n                               the 3\n                               you\n                               named\n                               caught\n                               it\n"
         );
         // A name exactly as wide as the room beside the labels stays beside them.
         let exact = Score::of(&names(&["abcde"]), &names(&["abcde"]));
         assert!(
-            comparison(&exact, 36).contains("  predicted and caught:        abcde\n"),
+            comparison(&exact, Broken::Mutant, 36)
+                .contains("  predicted and caught:        abcde\n"),
             "{}",
-            comparison(&exact, 36)
+            comparison(&exact, Broken::Mutant, 36)
         );
     }
 
@@ -319,7 +343,7 @@ mod tests {
             "mine.probe",
             false,
         );
-        let shown = comparison(&score, 60);
+        let shown = comparison(&score, Broken::Mutant, 60);
         let (_, why) = shown
             .split_once("\nWhy the tests you named survived\n")
             .unwrap_or_else(|| panic!("{shown}"));
@@ -328,7 +352,14 @@ mod tests {
             "  enqueue_of_an_existing_job_answers_false\n    checks: Enqueueing an id that exists answers `false`.\n      Everything it checks is the same under the mutant, so\n      it passes there.\n"
         );
         let all_caught = Score::of(&names(&[survivor]), &names(&[survivor]));
-        assert!(!comparison(&all_caught, 60).contains("Why the tests"));
+        assert!(!comparison(&all_caught, Broken::Mutant, 60).contains("Why the tests"));
+        // A student who broke their own code reads of their change.
+        let own = comparison(&score, Broken::YourChange, 200);
+        assert!(
+            own.contains("Everything it checks is the same under your change, so it passes there."),
+            "{own}"
+        );
+        assert!(!own.contains("mutant"), "{own}");
     }
 
     #[test]

@@ -205,6 +205,14 @@ pub fn status_look(status: MutantStatus) -> Look {
     }
 }
 
+/// The steps from the first through `last`: "step 1", "steps 1 to 4".
+pub fn steps_through(last: u8) -> String {
+    match last {
+        1 => "step 1".into(),
+        n => format!("steps 1 to {n}"),
+    }
+}
+
 /// "1 test", "3 tests".
 pub fn tests_phrase(count: usize) -> String {
     match count {

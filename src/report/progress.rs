@@ -4,7 +4,7 @@
 
 use crate::course::progress::{Progress, Reflection, StepStatus};
 use crate::exercise;
-use crate::terminal::plural;
+use crate::terminal::{fill, plural};
 use colored::Colorize;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -30,31 +30,17 @@ pub fn overview_text(progress: &Progress, progress_path: &Path, width: usize) ->
             ""
         )
     );
-    let rows: Vec<(String, String, String, String)> = exercise::exercises()
+    let rows: Vec<(String, String, Status)> = exercise::exercises()
         .iter()
         .map(|exercise| {
-            let (status, shown) = exercise_status(progress, &exercise.key);
-            (exercise.key.clone(), exercise.label(), status, shown)
+            (
+                exercise.key.clone(),
+                exercise.label(),
+                exercise_status(progress, &exercise.key),
+            )
         })
         .collect();
-    let longest = |column: fn(&(String, String, String, String)) -> &String| {
-        rows.iter()
-            .map(|row| column(row).chars().count())
-            .max()
-            .unwrap_or(0)
-    };
-    // Titles are padded to one column, as wide as the longest title and
-    // the longest status allow; a row whose title is longer puts its status
-    // on the line below.
-    let label_width = longest(|row| &row.1).min(width.saturating_sub(9 + longest(|row| &row.2)));
-    for (key, label, status, shown) in &rows {
-        let row = format!("  {key:>3}  {label:<label_width$}");
-        if row.chars().count() + 2 + status.chars().count() <= width {
-            writeln!(out, "{row}  {shown}").unwrap();
-        } else {
-            writeln!(out, "{}\n{:7}{shown}", row.trim_end(), "").unwrap();
-        }
-    }
+    out.push_str(&exercise_rows(&rows, width));
     match progress.next_exercise() {
         Some(next) => writeln!(
             out,
@@ -100,10 +86,12 @@ pub fn overview_text(progress: &Progress, progress_path: &Path, width: usize) ->
 /// An exercise's status in the overview, plain and as shown: "not
 /// started", or "done", its latest score, its attempts and its probe's
 /// verdict.
-fn exercise_status(progress: &Progress, key: &str) -> (String, String) {
+fn exercise_status(progress: &Progress, key: &str) -> Status {
     let Some(attempt) = progress.latest(key) else {
-        let text = "not started".to_string();
-        return (text.clone(), text.dimmed().to_string());
+        return Status {
+            done: false,
+            rest: String::new(),
+        };
     };
     let attempts = progress.exercises.get(key).map_or(0, |e| e.attempts.len());
     let probe = attempt
@@ -115,8 +103,85 @@ fn exercise_status(progress: &Progress, key: &str) -> (String, String) {
         found_and_precise(&attempt.score),
         plural(attempts, "attempt")
     );
-    (format!("done{rest}"), format!("{}{rest}", "done".green()))
+    Status { done: true, rest }
 }
+
+/// An exercise's status in the overview: `not started`, or `done` and its
+/// latest score.
+struct Status {
+    done: bool,
+    /// What follows `done`.
+    rest: String,
+}
+
+impl Status {
+    /// The first word, which is coloured.
+    fn head(&self) -> &'static str {
+        if self.done {
+            "done"
+        } else {
+            "not started"
+        }
+    }
+
+    /// As plain text.
+    fn text(&self) -> String {
+        format!("{}{}", self.head(), self.rest)
+    }
+}
+
+/// The overview's table: a row per exercise, its key, its title and its
+/// status, each in a column of its own, every status starting in one
+/// column. A title or status longer than its column is wrapped within it.
+fn exercise_rows(rows: &[(String, String, Status)], width: usize) -> String {
+    // The titles' column is as wide as the longest title, unless the
+    // statuses need more of the line; but never so narrow that a title
+    // takes more than two lines.
+    let longest_label = rows
+        .iter()
+        .map(|row| row.1.chars().count())
+        .max()
+        .unwrap_or(0);
+    let longest_status = rows
+        .iter()
+        .map(|row| row.2.text().chars().count())
+        .max()
+        .unwrap_or(0);
+    let label_width = longest_label
+        .min(width.saturating_sub(9 + longest_status))
+        .max(longest_label.div_ceil(2))
+        .max(MIN_TITLE);
+    let status_width = width.saturating_sub(9 + label_width).max(MIN_TITLE);
+    let mut out = String::new();
+    for (key, label, status) in rows {
+        let labels = fill(label, label_width, "", "");
+        let statuses = fill(&status.text(), status_width, "", "  ");
+        let (labels, statuses): (Vec<&str>, Vec<&str>) =
+            (labels.lines().collect(), statuses.lines().collect());
+        for line in 0..labels.len().max(statuses.len()) {
+            let key = if line == 0 { key.as_str() } else { "" };
+            let label = labels.get(line).copied().unwrap_or("");
+            let shown = match statuses.get(line) {
+                Some(first) if line == 0 => {
+                    let painted = if status.done {
+                        status.head().green()
+                    } else {
+                        status.head().dimmed()
+                    };
+                    format!("{painted}{}", &first[status.head().len()..])
+                }
+                Some(more) => more.to_string(),
+                None => String::new(),
+            };
+            let row = format!("  {key:>3}  {label:<label_width$}  {shown}");
+            writeln!(out, "{}", row.trim_end()).unwrap();
+        }
+    }
+    out
+}
+
+/// The narrowest the overview's title and status columns get.
+const MIN_TITLE: usize = 20;
 
 /// A score's two parts in a few words: `found, 50% precise`.
 fn found_and_precise(score: &crate::course::prediction::Score) -> String {
@@ -161,7 +226,7 @@ pub fn implementation_text(progress: &Progress) -> String {
     };
     let next = if progress.all_steps_pass() {
         format!(
-            ". Next: lab chaos --impl {}, your store under many workers, stalls, kills and skewed clocks",
+            "; all eight pass, so try lab chaos --impl {}: your store under many workers, stalls, kills and skewed clocks",
             implementation.impl_arg()
         )
     } else {
@@ -374,5 +439,72 @@ mod tests {
             "{text}"
         );
         assert!(text.lines().all(|line| line.len() <= 60), "{text}");
+    }
+
+    /// Every exercise done, with the longest statuses, and the student's
+    /// implementation passing all eight steps: at 80 columns the statuses
+    /// start in one column, no line is wider, and the screen ends with one
+    /// `Next:` line at most.
+    #[test]
+    fn the_overview_keeps_its_columns_and_says_next_once() {
+        use crate::course::progress::StepCheck;
+        colored::control::set_override(false);
+        let mut progress = Progress::default();
+        for exercise in exercise::exercises() {
+            let predicted = vec!["claim_at_exact_expiry_is_reassigned".to_string()];
+            let attempt = Attempt {
+                at: "2026-01-01T00:00:00Z".into(),
+                mutant: exercise.variant.id.to_string(),
+                score: Score::of(&predicted, &predicted),
+                caught_by: predicted.clone(),
+                predicted,
+                why: String::new(),
+                probe: Some(progress::ProbeRecord {
+                    file: "mine.probe".into(),
+                    text: String::new(),
+                    verdict: "kills".into(),
+                    killed: true,
+                }),
+            };
+            let record = progress.exercise(&exercise.key);
+            record.attempts.push(attempt.clone());
+            record.attempts.push(attempt);
+        }
+        progress.implementation = Some(crate::subject::Implementation::Command {
+            line: "./mine".into(),
+        });
+        for step in 1..=8 {
+            progress.checks.insert(
+                step.to_string(),
+                StepCheck {
+                    at: progress::now_stamp(),
+                    status: StepStatus::Passed,
+                    failing: Vec::new(),
+                },
+            );
+        }
+        // 8b not started: the exercises' next step, and the program's.
+        progress.exercises.remove("8b");
+        let text = overview_text(&progress, Path::new("p.json"), 80);
+        let wide: Vec<&str> = text
+            .lines()
+            .filter(|line| line.chars().count() > 80)
+            .collect();
+        assert!(wide.is_empty(), "{wide:#?}\n{text}");
+        let columns: std::collections::BTreeSet<usize> = text
+            .lines()
+            .filter_map(|line| line.find("done: "))
+            .collect();
+        assert_eq!(columns.len(), 1, "{text}");
+        assert_eq!(
+            text.lines()
+                .filter(|line| line.starts_with("   8b "))
+                .count(),
+            1,
+            "{text}"
+        );
+        assert_eq!(text.matches("Next:").count(), 1, "{text}");
+        assert!(text.contains("Next: lab step 8b"), "{text}");
+        assert!(text.contains("try lab chaos --impl"), "{text}");
     }
 }

@@ -67,16 +67,13 @@ pub fn fragment(exercise: &Exercise, width: usize) -> String {
         )
         .bold()
     );
+    // The worksheet prints a piece of a line, not a statement: it is
+    // quoted as it stands, on a line of its own, never run into a sentence.
     if let Some(original) = &spec.worksheet {
         writeln!(
             out,
-            "{}",
-            fill(
-                &format!("(the worksheet's fragment: {original})"),
-                width,
-                "",
-                " "
-            )
+            "The worksheet's fragment, as printed there:\n{}",
+            fill(original, width, "    ", "    ")
         )
         .unwrap();
     }
@@ -137,8 +134,8 @@ pub fn menu(exercise: &Exercise, menu: &[&'static Case], width: usize) -> String
     if earlier > 0 {
         writeln!(
             out,
-            "Tests 1 to {earlier}, of steps 1 to {}, are in force too: t lists them.",
-            step - 1
+            "Tests 1 to {earlier}, of {}, are in force too: t lists them.",
+            super::steps_through(step - 1)
         )
         .unwrap();
     }
@@ -256,11 +253,11 @@ pub fn verdicts(matrix: &Matrix, step: u8, width: usize) -> (String, Vec<String>
     );
     let caught = matrix.caught_by(mutant);
     let counts = |case: &Case, run: &VariantRun| matrix.verdict(case, run) == Some(Verdict::Fail);
-    let (mut quiet, mut earlier, mut not_counted) = (0, 0, 0);
+    let (mut quiet, mut earlier, mut not_counted) = (0, 0, Vec::new());
     for (number, case) in matrix.tests.iter().enumerate() {
         let verdict = matrix.verdict(case, mutant);
         if matches!(verdict, Some(Verdict::NotCounted(_))) {
-            not_counted += 1;
+            not_counted.push(case.name);
         }
         if case.step < step {
             earlier += 1;
@@ -291,7 +288,7 @@ pub fn verdicts(matrix: &Matrix, step: u8, width: usize) -> (String, Vec<String>
         matrix,
         mutant,
         caught.len(),
-        not_counted,
+        &not_counted,
         width,
     ));
     (out, caught.into_iter().map(String::from).collect())
@@ -324,10 +321,7 @@ fn name_width(matrix: &Matrix, mutant: &VariantRun, width: usize) -> usize {
 /// `step`) are `quiet` (tell the mutant from the reference neither way)
 /// and so not listed; empty when `step` has no earlier tests.
 fn quiet_earlier_text(step: u8, earlier: usize, quiet: usize, width: usize) -> String {
-    let steps = match step {
-        2 => "step 1".to_string(),
-        _ => format!("steps 1 to {}", step - 1),
-    };
+    let steps = super::steps_through(step.saturating_sub(1));
     let text = match (earlier, quiet) {
         (0, _) => return String::new(),
         (all, quiet) if all == quiet => format!(
@@ -345,7 +339,7 @@ fn run_summary(
     matrix: &Matrix,
     mutant: &VariantRun,
     caught: usize,
-    not_counted: usize,
+    not_counted: &[&str],
     width: usize,
 ) -> String {
     let still_pass = matrix
@@ -358,10 +352,13 @@ fn run_summary(
         tests_phrase(caught),
         matrix.tests.len()
     );
-    if not_counted > 0 {
+    if !not_counted.is_empty() {
         write!(
             summary,
-            "; {not_counted} fail on the reference too (beyond the worksheet for this store) and count for nothing"
+            "; {} that the reference fails too count{} for nothing (beyond the worksheet for this store): {}",
+            tests_phrase(not_counted.len()),
+            if not_counted.len() == 1 { "s" } else { "" },
+            not_counted.join(", ")
         )
         .unwrap();
     }
@@ -681,9 +678,10 @@ mod tests {
             line(boundary).ends_with("pass      FAIL (caught)"),
             "{shown}"
         );
+        let words = shown.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(
-            shown.contains(&format!(
-                "1 test of {} caught the mutant; {} still pass on it, as the worksheet warns normal cases may; 1 fail on the reference too",
+            words.contains(&format!(
+                "1 test of {} caught the mutant; {} still pass on it, as the worksheet warns normal cases may; 1 test that the reference fails too counts for nothing (beyond the worksheet for this store): {busy}",
                 tests.len(),
                 tests.len() - 2
             )),

@@ -849,7 +849,16 @@ fn a_reflection_needs_both_answers_and_a_blank_one_records_nothing() {
         ]);
         assert_eq!(output.code, Some(2), "{why_kept:?}, {not_guaranteed:?}");
         let error = text(&output.stderr);
-        assert!(error.contains("give both answers"), "{error}");
+        assert!(
+            error.contains("both closing questions need an answer, and nothing was recorded"),
+            "{error}"
+        );
+        if why_kept == "mine" {
+            assert!(
+                error.contains(r#"--why-kept "mine" --not-guaranteed "...""#),
+                "{error}"
+            );
+        }
         assert!(
             !lab.path("lease-lab-progress.json").exists(),
             "nothing is recorded"

@@ -176,3 +176,153 @@ fn at_the_8b_prompt_the_moved_lookup_and_the_lock_it_left_are_on_screen() {
         fits_80(&screen.join("\n"));
     }
 }
+
+/// The third hint of exercise 8 is code, shown as code: no Markdown fence
+/// reaches the screen, in either language.
+#[test]
+fn a_hint_with_code_shows_no_markdown_fences() {
+    let sandbox = Sandbox::new();
+    for language in ["rust", "python"] {
+        let ran = sandbox.lab(&["hint", "8", "--all", "--impl", language]);
+        ran.assert_success();
+        assert!(!ran.stdout.contains("```"), "{}", ran.shown());
+        assert!(
+            ran.stdout
+                .contains("\nclaim_many(p, \"j\", [], now=200, ttl=10)"),
+            "the code is kept as it is: {}",
+            ran.shown()
+        );
+    }
+}
+
+/// The screens of a step say what they show in plain words: the
+/// worksheet's fragment quoted on a line of its own (exercise 6), "step 1"
+/// and not "steps 1 to 1", and the tests the reference fails too named.
+#[test]
+fn a_step_s_screen_quotes_the_fragment_and_names_what_it_counts() {
+    let sandbox = Sandbox::new();
+    let six = sandbox.lab(&["step", "6", "--predict", "40", "--why", "done twice"]);
+    six.assert_success();
+    assert!(
+        six.stdout.contains(
+            "The worksheet's fragment, as printed there:\n    AND done>=0 AND until>?\", (result\n"
+        ),
+        "{}",
+        six.shown()
+    );
+    let one = sandbox.lab(&["step", "1", "--predict", "4", "--why", "twice"]);
+    one.assert_says(&["Running the 11 tests of step 1 against"]);
+    assert!(!one.stdout.contains("steps 1 to 1"), "{}", one.shown());
+    let eight = sandbox.lab(&[
+        "step",
+        "8",
+        "--impl",
+        "python",
+        "--predict",
+        "67",
+        "--why",
+        "length",
+    ]);
+    eight.assert_says(&[
+        "2 tests that the reference fails too count for nothing (beyond the worksheet for this store): ",
+    ]);
+    let not_counted = words(&eight.stdout);
+    let named = not_counted
+        .split("for this store): ")
+        .nth(1)
+        .expect("the tests are named");
+    assert!(
+        named.contains("claim_many_with_an_empty_owner_is_invalid_and_claims_nothing"),
+        "{named}"
+    );
+}
+
+/// A student who breaks their own finished program on purpose and
+/// predicts which tests catch it reads of their change, not of "the
+/// mutant": `enqueue` that always answers true, predicted caught by a test
+/// it survives.
+#[test]
+fn predicting_a_break_of_one_s_own_program_speaks_of_one_s_change() {
+    let sandbox = Sandbox::new();
+    let reference = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/store.py"))
+        .expect("the Python store");
+    let broken = reference.replace("return cursor.rowcount == 1", "return True");
+    assert_ne!(broken, reference, "the break applies");
+    std::fs::write(sandbox.path("mine.py"), broken).unwrap();
+    let ran = sandbox.lab(&[
+        "check",
+        "--impl",
+        "mine.py",
+        "--step",
+        "2",
+        "--predict",
+        "enqueue_adds_a_job_in_the_default_state",
+    ]);
+    ran.assert_says(&[
+        "enqueue_adds_a_job_in_the_default_state",
+        "Everything it checks is the same under your change, so it passes there.",
+    ]);
+    assert!(!ran.stdout.contains("under the mutant"), "{}", ran.shown());
+}
+
+/// Exercise 8's text agrees with its run, in both languages: the tests
+/// named for one winner do catch the mutant (by their count of answers),
+/// and the text says so rather than that counting will not catch it.
+#[test]
+fn exercise_8_s_text_agrees_with_what_its_run_shows() {
+    let sandbox = Sandbox::new();
+    for language in ["rust", "python"] {
+        let ran = sandbox.lab(&[
+            "step",
+            "8",
+            "--impl",
+            language,
+            "--predict",
+            "67",
+            "--why",
+            "length",
+        ]);
+        ran.assert_success();
+        let caught_one_winner = ran
+            .stdout
+            .lines()
+            .any(|line| line.contains("one_winner") && line.contains("(caught)"));
+        assert!(caught_one_winner, "{language}: {}", ran.shown());
+        let text = words(&ran.stdout);
+        assert!(
+            !text.contains("counting winners will not catch it"),
+            "{text}"
+        );
+        assert!(
+            text.contains("the tests named for one winner too, whose first check is that each owner got an answer"),
+            "{language}: {text}"
+        );
+    }
+}
+
+/// Step 4's screen says plainly that its tests cannot see whether a claim
+/// is atomic, and where that is checked: a claim without `BEGIN IMMEDIATE`
+/// passes every test of step 4 (mutant 08b, run through step 4 only) and
+/// is caught at step 8.
+#[test]
+fn step_4_says_its_atomicity_is_checked_at_step_8() {
+    let sandbox = Sandbox::new();
+    let four = sandbox.lab(&["step", "4", "--predict", "26", "--why", "expiry"]);
+    four.assert_says(&[
+        "This step's tests make one call at a time, so they cannot see whether a claim is atomic",
+        "Atomicity is checked at step 8",
+    ]);
+    let run = sandbox.lab(&["run", "08b", "--color", "never"]);
+    run.assert_success();
+    let (before_8, from_8) = run
+        .stdout
+        .split_once("\nstep 8\n")
+        .unwrap_or_else(|| panic!("{}", run.shown()));
+    let failed: Vec<&str> = before_8
+        .lines()
+        .filter(|line| line.trim_start().starts_with(['F', 'C', 'T']))
+        .collect();
+    assert!(failed.is_empty(), "08b fails before step 8: {failed:#?}");
+    assert!(before_8.contains("\nstep 4\n"), "{}", run.shown());
+    assert!(from_8.contains("FAIL  claims_queued_behind_a_writer_have_one_winner"));
+}

@@ -11,7 +11,7 @@
 pub mod prompt;
 
 use crate::course::check::{hear_greeting, run_check, CheckError};
-use crate::course::prediction::{comparison, parse_selection, Score};
+use crate::course::prediction::{comparison, parse_selection, Broken, Score};
 use crate::course::progress::{self, Attempt, ProbeRecord, Reflection};
 use crate::course::session::Session;
 use crate::exercise::{self, Exercise};
@@ -255,8 +255,9 @@ pub fn step_through(
         console.output,
         "\n{}",
         format!(
-            "Running the {} tests of steps 1 to {step} against the reference and mutant {}...",
-            menu.len(),
+            "Running the {} of {} against the reference and mutant {}...",
+            crate::report::tests_phrase(menu.len()),
+            crate::report::steps_through(step),
             exercise.mutant().spec.id
         )
         .bold()
@@ -271,7 +272,11 @@ pub fn step_through(
         Some(probe) => Score::with_probe(&prediction.tests, &caught, &probe.file, probe.killed),
         None => Score::of(&prediction.tests, &caught),
     };
-    write!(console.output, "{}", comparison(&score, console.width))?;
+    write!(
+        console.output,
+        "{}",
+        comparison(&score, Broken::Mutant, console.width)
+    )?;
     write!(
         console.output,
         "{}",
