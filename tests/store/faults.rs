@@ -9,18 +9,21 @@
 //! each worker logs every operation and its answer (see
 //! `src/bin/fault-worker.rs`). Afterwards [`check`] proves from the logs and
 //! the final file that the store kept its promises: the fencing property
-//! with the library's own checker of it (`lease_lab::chaos::properties`),
-//! and what the logs show beyond it with checks of its own.
+//! with the library's own checker of it (`lease_lab::chaos::properties`)
+//! and its model check (`lease_lab::chaos::linearize`), and what the logs
+//! show beyond the properties with checks of its own.
 //!
 //! Bounded: each test runs a few seconds. For a soak, give the seconds:
 //! `LEASE_LAB_SOAK_SECS=600 cargo test --release --test store faults:: -- --nocapture`.
 //! `LEASE_LAB_SEED=N` replays the plans of a failed run (the seed is printed).
 
 use lease_lab::chaos::history::{Call, Returned};
+use lease_lab::chaos::judge::Judgement;
 use lease_lab::chaos::plan::{self, Faults, Settings};
-use lease_lab::chaos::properties;
+use lease_lab::chaos::properties::Property;
 use lease_lab::chaos::run::Record;
 use lease_lab::chaos::sink::SinkReport;
+use lease_lab::chaos::Verdict;
 use lease_lab::operation::{Answer, Operation};
 use lease_lab::{ErrorKind, Job};
 use rusqlite::Connection;
@@ -793,8 +796,10 @@ impl Lease {
 /// file's `integrity`; returns every violation found, and the counts.
 ///
 /// The fencing property is judged by the library's one checker of it,
-/// [`properties::check`] (see [`fencing_violations`]); what the logs show
-/// beyond it, by [`check_beyond_fencing`].
+/// `chaos::properties`, with the model check beside it, as `lab chaos`
+/// judges a run (see [`fencing_violations`]); what the logs show beyond
+/// the properties, by [`check_beyond_fencing`], which says in words much
+/// of what the model check only finds.
 fn check(ops: &[Op], rows: &BTreeMap<String, Job>, integrity: &str) -> (Vec<String>, Counts) {
     let mut violations = fencing_violations(ops, rows, integrity);
     let (beyond, counts) = check_beyond_fencing(ops, rows);
@@ -802,12 +807,15 @@ fn check(ops: &[Op], rows: &BTreeMap<String, Job>, integrity: &str) -> (Vec<Stri
     (violations, counts)
 }
 
-/// The violations of the fencing property that [`properties::check`]
-/// finds in the logged calls and the final file: the file damaged, a call
-/// failed, a fence handed out twice or going down in real time, a
-/// completion accepted from a worker not holding the lease, a second
-/// completion or any change of a done job accepted, a stored result that
-/// is not the accepted completion's, an enqueued job lost.
+/// The violations of the fencing property that the logged calls and the
+/// final file show, judged as `lab chaos` judges a run ([`Judgement::of`]).
+/// By `chaos::properties`: the file damaged, a call failed, a fence
+/// handed out twice or going down in real time, a completion accepted from
+/// a worker not holding the lease, a second completion or any change of a
+/// done job accepted, a stored result that is not the accepted
+/// completion's, an enqueued job lost. By the model check: answers that no
+/// order of the calls explains under the worksheet's contract. (A model
+/// check cut off by its step budget is no failure, as in `lab chaos`.)
 ///
 /// Each is said with the calls that show it, as logged. The checker names
 /// worker `i` [`plan::owner`]`(i)`, so every worker must be named so (the
@@ -840,8 +848,10 @@ fn fencing_violations(ops: &[Op], rows: &BTreeMap<String, Job>, integrity: &str)
         sinks: SinkReport::default(),
         took: Duration::ZERO,
     };
-    properties::check(&record)
-        .into_iter()
+    let judged = Judgement::of(record);
+    let mut found: Vec<String> = judged
+        .violations
+        .iter()
         .map(|violation| {
             let mut said = format!(
                 "{}: {} ({:?})",
@@ -859,7 +869,28 @@ fn fencing_violations(ops: &[Op], rows: &BTreeMap<String, Job>, integrity: &str)
             }
             said
         })
-        .collect()
+        .collect();
+    let (said, call) = match &judged.model {
+        Verdict::NotLinearizable {
+            job_id,
+            first_unplaceable,
+            ..
+        } => (
+            format!(
+                "{}: {} (NotLinearizable, the model check)",
+                job_id.as_deref().unwrap_or("init_db"),
+                Property::NotLinearizable.text()
+            ),
+            *first_unplaceable,
+        ),
+        Verdict::Malformed { call, .. } => (judged.model_text(), Some(*call)),
+        Verdict::Linearizable { .. } | Verdict::Unknown { .. } => return found,
+    };
+    let call = call.map_or_else(String::new, |call| {
+        format!("; the first call none explains: {}", sent[call].describe())
+    });
+    found.push(format!("{said}{call}"));
+    found
 }
 
 /// The index of the worker named `name`: the `i` whose [`plan::owner`] it
@@ -875,7 +906,7 @@ fn worker_of(name: &str) -> usize {
     }
 }
 
-/// Proves from the logs and the final rows what [`properties::check`] does
+/// Proves from the logs and the final rows what `chaos::properties` does
 /// not: returns every violation found, and the counts.
 ///
 /// Per job:
@@ -2019,8 +2050,8 @@ fn a_sound_log_passes_the_check() {
     assert_eq!((counts.takeovers, counts.stale_refused), (1, 1));
 }
 
-/// A stale completion accepted, and the result it stored, are found by
-/// `chaos::properties`, which names the calls with the workers' own names.
+/// A stale completion accepted is found by `chaos::properties`, which
+/// names the calls with the workers' own names, and by the model check.
 #[test]
 fn the_check_finds_a_stale_completion_with_the_fencing_checks() {
     let ops = [
@@ -2031,14 +2062,20 @@ fn the_check_finds_a_stale_completion_with_the_fencing_checks() {
     ];
     let rows = row_of("w1", 2, true, Some("w1/1"));
     let fencing = fencing_violations(&ops, &rows, "ok");
-    assert_eq!(fencing.len(), 1, "{fencing:#?}");
+    assert_eq!(fencing.len(), 2, "{fencing:#?}");
+    assert_eq!(
+        fencing[1],
+        "job-1: answers no order of the calls explains (NotLinearizable, the model check); \
+         the first call none explains: \
+         w1#2 complete(\"job-1\", \"w1\", fence=1, now=10, result=\"w1/1\") -> true"
+    );
     assert!(
         fencing[0].contains("w1's completion with fence 1 was accepted after w2 had been handed fence 2 (StaleCompletion)")
             && fencing[0].contains("w1#2 complete(\"job-1\", \"w1\", fence=1, now=10"),
         "{fencing:#?}"
     );
     let (violations, _) = check(&ops, &rows, "ok");
-    assert!(violations.contains(&fencing[0]), "{violations:#?}");
+    assert!(violations.starts_with(&fencing), "{violations:#?}");
 }
 
 /// A damaged file and a failed call are the fencing checks' too.
@@ -2061,9 +2098,9 @@ fn the_check_finds_a_damaged_file_and_a_failed_call() {
     );
 }
 
-/// A claim that took a lease still valid by its own clock breaks no
-/// fencing check (the fences are sound) but is found by the checks
-/// beyond them.
+/// A claim that took a lease still valid by its own clock breaks none of
+/// `chaos::properties` (the fences are sound): the model check finds it,
+/// and the checks beyond the fencing property say what it did.
 #[test]
 fn the_check_finds_a_claim_of_a_valid_lease_beyond_the_fencing_checks() {
     let ops = [
@@ -2073,10 +2110,14 @@ fn the_check_finds_a_claim_of_a_valid_lease_beyond_the_fencing_checks() {
     ];
     let mut rows = row_of("w2", 2, false, None);
     rows.get_mut("job-1").expect("the row").until = 60.0;
-    assert_eq!(fencing_violations(&ops, &rows, "ok"), Vec::<String>::new());
+    let fencing = fencing_violations(&ops, &rows, "ok");
+    assert!(
+        fencing.len() == 1 && fencing[0].contains("(NotLinearizable, the model check)"),
+        "{fencing:#?}"
+    );
     let (violations, _) = check(&ops, &rows, "ok");
     assert!(
-        violations.len() == 1 && violations[0].contains("took fence 2 while w1's lease was valid"),
+        violations.len() == 2 && violations[1].contains("took fence 2 while w1's lease was valid"),
         "{violations:#?}"
     );
 }
