@@ -29,8 +29,8 @@
 //!
 //! Every operation is logged to `--log` as two JSON lines, one written
 //! before the call (`begin`: the operation as the lab's protocol writes
-//! it, with `seq` and `t0`) and one after it (`end`, with the answer or
-//! the error), each by one unbuffered write: when the
+//! it, with `seq` and `t0`) and one after it (`end`, with the answer, or
+//! the error and its kind's name), each by one unbuffered write: when the
 //! test kills the worker, a `begin` without its `end` marks the operation
 //! whose outcome is unknown. Times `t0`/`t1` are nanoseconds of the system
 //! clock, comparable between processes.
@@ -168,7 +168,10 @@ impl Log {
                 Ok(Some(answer))
             }
             Err(error) => {
-                self.write(&json!({"seq": seq, "t1": t1, "error": error.to_string()}))?;
+                let kind = error.kind().name();
+                self.write(
+                    &json!({"seq": seq, "t1": t1, "error": error.to_string(), "kind": kind}),
+                )?;
                 Ok(None)
             }
         }

@@ -8,12 +8,24 @@
 //! the time. The test writes each worker's plan from a seeded generator;
 //! each worker logs every operation and its answer (see
 //! `src/bin/fault-worker.rs`). Afterwards [`check`] proves from the logs and
-//! the final file that the store kept its promises.
+//! the final file that the store kept its promises: the fencing property
+//! with the library's own checker of it (`lease_lab::chaos::properties`)
+//! and its model check (`lease_lab::chaos::linearize`), and what the logs
+//! show beyond the properties with checks of its own.
 //!
 //! Bounded: each test runs a few seconds. For a soak, give the seconds:
 //! `LEASE_LAB_SOAK_SECS=600 cargo test --release --test store faults:: -- --nocapture`.
 //! `LEASE_LAB_SEED=N` replays the plans of a failed run (the seed is printed).
 
+use lease_lab::chaos::history::{Call, Returned};
+use lease_lab::chaos::judge::Judgement;
+use lease_lab::chaos::plan::{self, Faults, Settings};
+use lease_lab::chaos::properties::Property;
+use lease_lab::chaos::run::Record;
+use lease_lab::chaos::sink::SinkReport;
+use lease_lab::chaos::Verdict;
+use lease_lab::operation::{Answer, Operation};
+use lease_lab::{ErrorKind, Job};
 use rusqlite::Connection;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
@@ -290,13 +302,11 @@ impl Run {
     }
 
     /// Starts worker `index` (its `generation`-th incarnation), alternating
-    /// the two forms of the store.
+    /// the two forms of the store. Each incarnation has a name of its own,
+    /// as the fencing checks name workers (see [`fencing_violations`]),
+    /// numbered from `w1` in the order started.
     fn spawn(&self, index: usize, generation: u64) -> Worker {
-        let owner = if generation == 0 {
-            format!("w{index}")
-        } else {
-            format!("w{index}.{generation}")
-        };
+        let owner = plan::owner(self.workers.len());
         let log = self.dir.path().join(format!("{owner}.log"));
         let stderr = fs::File::create(self.dir.path().join(format!("{owner}.stderr")))
             .expect("a file for the worker's stderr");
@@ -478,34 +488,80 @@ impl Watcher {
 // Logs
 // ---------------------------------------------------------------------------
 
-/// One logged operation and what came of it.
+/// One logged call: who made it, its number in the worker's log, the
+/// operation with its arguments, and what came of it.
 #[derive(Debug)]
 struct Op {
     worker: String,
     seq: u64,
-    op: String,
-    job: String,
-    fence: Option<i64>,
-    now: Option<f64>,
-    ttl: Option<f64>,
+    operation: Operation,
     t0: u64,
     /// `None` when the worker was killed before the call returned.
     t1: Option<u64>,
-    /// The answer: `Some(json)`, or `None` when unknown or an error.
-    answer: Option<Value>,
-    error: Option<String>,
+    /// [`Returned::Unknown`] exactly when `t1` is `None`.
+    returned: Returned,
 }
 
 impl Op {
+    /// The operation's name: `claim`, `renew`, ...
+    fn kind(&self) -> &'static str {
+        self.operation.name()
+    }
+
+    fn job(&self) -> &str {
+        self.operation.job_id().unwrap_or_default()
+    }
+
+    /// The fence the call carries (renew, complete, release).
+    fn fence(&self) -> Option<i64> {
+        match &self.operation {
+            Operation::Renew { fence, .. }
+            | Operation::Complete { fence, .. }
+            | Operation::Release { fence, .. } => Some(fence.0),
+            _ => None,
+        }
+    }
+
+    /// The worker's clock at the call (claim, renew, complete).
+    fn now(&self) -> Option<f64> {
+        match &self.operation {
+            Operation::Claim { now, .. }
+            | Operation::Renew { now, .. }
+            | Operation::Complete { now, .. } => Some(*now),
+            _ => None,
+        }
+    }
+
+    /// The lease's length asked for (claim, renew).
+    fn ttl(&self) -> Option<f64> {
+        match &self.operation {
+            Operation::Claim { ttl, .. } | Operation::Renew { ttl, .. } => Some(*ttl),
+            _ => None,
+        }
+    }
+
+    fn answer(&self) -> Option<&Answer> {
+        match &self.returned {
+            Returned::Answer(answer) => Some(answer),
+            _ => None,
+        }
+    }
+
     /// The fence a claim was granted.
     fn granted(&self) -> Option<i64> {
-        (self.op == "claim")
-            .then(|| self.answer.as_ref().and_then(Value::as_i64))
-            .flatten()
+        match self.answer() {
+            Some(Answer::Fence(Some(fence))) if self.kind() == "claim" => Some(fence.0),
+            _ => None,
+        }
+    }
+
+    /// Whether a claim was answered "no fence".
+    fn refused_claim(&self) -> bool {
+        self.kind() == "claim" && matches!(self.answer(), Some(Answer::Fence(None)))
     }
 
     fn answered(&self, value: bool) -> bool {
-        self.answer == Some(Value::Bool(value))
+        self.answer() == Some(&Answer::Bool(value))
     }
 
     /// Whether the call's outcome is unknown (the worker died during it).
@@ -519,17 +575,89 @@ impl Op {
     }
 
     fn describe(&self) -> String {
-        let answer = match (&self.answer, &self.error, self.t1) {
-            (_, _, None) => "<killed before the answer>".to_string(),
-            (Some(answer), _, _) => answer.to_string(),
-            (None, Some(error), _) => format!("error: {error}"),
-            (None, None, _) => "<nothing>".to_string(),
+        let answer = match &self.returned {
+            Returned::Unknown => "<killed before the answer>".to_string(),
+            Returned::Answer(answer) => answer.to_json().to_string(),
+            Returned::Error(kind) => format!("error: {}", kind.name()),
         };
         format!(
-            "{}#{} {}({}, fence={:?}, now={:?}, ttl={:?}) -> {answer}",
-            self.worker, self.seq, self.op, self.job, self.fence, self.now, self.ttl
+            "{}#{} {} -> {answer}",
+            self.worker, self.seq, self.operation
         )
     }
+
+    /// The call as `chaos::history` records it, made by worker `worker`.
+    fn call(&self, worker: usize) -> Call {
+        Call {
+            worker,
+            operation: self.operation.clone(),
+            began: self.t0,
+            ended: self.t1,
+            returned: self.returned.clone(),
+        }
+    }
+}
+
+/// The operation of a log's `begin` line, as the lab's protocol writes it
+/// (the operations a `fault-worker` makes).
+fn operation_of(line: &Value) -> Result<Operation, String> {
+    let text = |key: &str| {
+        line[key]
+            .as_str()
+            .map(str::to_string)
+            .ok_or(format!("no {key} in {line}"))
+    };
+    let number = |key: &str| line[key].as_f64().ok_or(format!("no {key} in {line}"));
+    let fence = || {
+        line["fence"]
+            .as_i64()
+            .map(lease_lab::Fence)
+            .ok_or(format!("no fence in {line}"))
+    };
+    let job_id = text("job_id")?;
+    Ok(match line["op"].as_str() {
+        Some("enqueue") => Operation::Enqueue { job_id },
+        Some("state") => Operation::State { job_id },
+        Some("claim") => Operation::Claim {
+            job_id,
+            owner: text("owner")?,
+            now: number("now")?,
+            ttl: number("ttl")?,
+        },
+        Some("renew") => Operation::Renew {
+            job_id,
+            owner: text("owner")?,
+            fence: fence()?,
+            now: number("now")?,
+            ttl: number("ttl")?,
+        },
+        Some("complete") => Operation::Complete {
+            job_id,
+            owner: text("owner")?,
+            fence: fence()?,
+            now: number("now")?,
+            result: text("result")?,
+        },
+        Some("release") => Operation::Release {
+            job_id,
+            owner: text("owner")?,
+            fence: fence()?,
+        },
+        _ => return Err(format!("an operation a worker does not make: {line}")),
+    })
+}
+
+/// What a log's `end` line says the call returned.
+fn returned_of(operation: &Operation, line: &Value) -> Result<Returned, String> {
+    if let Some(answer) = line.get("answer") {
+        return Answer::from_json(operation.answers(), answer)
+            .map(Returned::Answer)
+            .map_err(|bad| format!("answer {answer} to {operation}: {bad:?}"));
+    }
+    let kind = line["kind"].as_str().unwrap_or_default();
+    ErrorKind::from_name(kind)
+        .map(Returned::Error)
+        .ok_or(format!("neither an answer nor an error's kind: {line}"))
 }
 
 /// The last whole line of a log, read from its end.
@@ -556,29 +684,24 @@ fn read_log(worker: &str, path: &Path, killed: bool) -> Result<Vec<Op>, String> 
             Err(e) => return Err(format!("{worker}: log line {}: {e}", number + 1)),
         };
         let seq = value["seq"].as_u64().ok_or(format!("{worker}: no seq"))?;
-        if let Some(op) = value["op"].as_str() {
+        if value.get("op").is_some() {
             open.insert(seq, ops.len());
             ops.push(Op {
                 worker: worker.to_string(),
                 seq,
-                op: op.to_string(),
-                job: value["job_id"].as_str().unwrap_or_default().to_string(),
-                fence: value["fence"].as_i64(),
-                now: value["now"].as_f64(),
-                ttl: value["ttl"].as_f64(),
+                operation: operation_of(&value).map_err(|e| format!("{worker}: {e}"))?,
                 t0: value["t0"].as_u64().ok_or(format!("{worker}: no t0"))?,
                 t1: None,
-                answer: None,
-                error: None,
+                returned: Returned::Unknown,
             });
         } else {
             let index = open
                 .remove(&seq)
                 .ok_or(format!("{worker}: an end line for seq {seq} with no begin"))?;
             let op = &mut ops[index];
-            op.t1 = value["t1"].as_u64();
-            op.answer = value.get("answer").cloned();
-            op.error = value["error"].as_str().map(str::to_string);
+            op.t1 = Some(value["t1"].as_u64().ok_or(format!("{worker}: no t1"))?);
+            op.returned =
+                returned_of(&op.operation, &value).map_err(|e| format!("{worker}: {e}"))?;
         }
     }
     if !killed && !open.is_empty() {
@@ -594,17 +717,8 @@ fn read_log(worker: &str, path: &Path, killed: bool) -> Result<Vec<Op>, String> 
 // The check
 // ---------------------------------------------------------------------------
 
-/// A stored row, read with plain SQL.
-#[derive(Debug)]
-struct Row {
-    owner: Option<String>,
-    until: f64,
-    fence: i64,
-    result: Option<String>,
-    done: bool,
-}
-
-fn read_rows(db: &Path) -> BTreeMap<String, Row> {
+/// The stored rows by id, read with plain SQL.
+fn read_rows(db: &Path) -> BTreeMap<String, Job> {
     let conn = Connection::open(db).expect("open the database to check it");
     let mut statement = conn
         .prepare("SELECT id, owner, until, fence, result, done FROM jobs")
@@ -613,10 +727,11 @@ fn read_rows(db: &Path) -> BTreeMap<String, Row> {
         .query_map([], |row| {
             Ok((
                 row.get(0)?,
-                Row {
+                Job {
+                    id: row.get(0)?,
                     owner: row.get(1)?,
                     until: row.get(2)?,
-                    fence: row.get(3)?,
+                    fence: lease_lab::Fence(row.get(3)?),
                     result: row.get(4)?,
                     done: row.get::<_, i64>(5)? != 0,
                 },
@@ -624,6 +739,13 @@ fn read_rows(db: &Path) -> BTreeMap<String, Row> {
         })
         .and_then(|rows| rows.collect())
         .expect("read the jobs")
+}
+
+/// SQLite's `PRAGMA integrity_check` of the file.
+fn read_integrity(db: &Path) -> String {
+    let conn = Connection::open(db).expect("open the database to check it");
+    conn.query_row("PRAGMA integrity_check", [], |row| row.get(0))
+        .expect("run integrity_check")
 }
 
 /// How often each interesting event happened, so that a run proves it
@@ -670,29 +792,146 @@ impl Lease {
     }
 }
 
-/// Proves the store's promises from the logs and the final rows; returns
-/// every violation found, and the counts.
+/// Proves the store's promises from the logs, the final rows and the
+/// file's `integrity`; returns every violation found, and the counts.
+///
+/// The fencing property is judged by the library's one checker of it,
+/// `chaos::properties`, with the model check beside it, as `lab chaos`
+/// judges a run (see [`fencing_violations`]); what the logs show beyond
+/// the properties, by [`check_beyond_fencing`], which says in words much
+/// of what the model check only finds.
+fn check(ops: &[Op], rows: &BTreeMap<String, Job>, integrity: &str) -> (Vec<String>, Counts) {
+    let mut violations = fencing_violations(ops, rows, integrity);
+    let (beyond, counts) = check_beyond_fencing(ops, rows);
+    violations.extend(beyond);
+    (violations, counts)
+}
+
+/// The violations of the fencing property that the logged calls and the
+/// final file show, judged as `lab chaos` judges a run ([`Judgement::of`]).
+/// By `chaos::properties`: the file damaged, a call failed, a fence
+/// handed out twice or going down in real time, a completion accepted from
+/// a worker not holding the lease, a second completion or any change of a
+/// done job accepted, a stored result that is not the accepted
+/// completion's, an enqueued job lost. By the model check: answers that no
+/// order of the calls explains under the worksheet's contract. (A model
+/// check cut off by its step budget is no failure, as in `lab chaos`.)
+///
+/// Each is said with the calls that show it, as logged. The checker names
+/// worker `i` [`plan::owner`]`(i)`, so every worker must be named so (the
+/// runs here name each worker, and each incarnation of one, that way).
+fn fencing_violations(ops: &[Op], rows: &BTreeMap<String, Job>, integrity: &str) -> Vec<String> {
+    // In the order the calls began: a history lists its calls in the order
+    // sent, and the checker compares the fences of two claims in that order.
+    let mut sent: Vec<&Op> = ops.iter().collect();
+    sent.sort_by_key(|op| op.t0);
+    let calls: Vec<Call> = sent
+        .iter()
+        .map(|op| op.call(worker_of(&op.worker)))
+        .collect();
+    let workers = calls.iter().map(|call| call.worker + 1).max().unwrap_or(0);
+    // The checker reads the calls, the rows and the integrity check; the
+    // rest of a record describes a chaos run, which this is not.
+    let record = Record {
+        settings: Settings {
+            workers,
+            operations: calls.len(),
+            seed: 0,
+            faults: Faults::none(),
+        },
+        calls,
+        rows: Ok(rows.values().cloned().collect()),
+        integrity: integrity.to_string(),
+        skews: vec![0.0; workers],
+        kills: 0,
+        restarts: 0,
+        sinks: SinkReport::default(),
+        took: Duration::ZERO,
+    };
+    let judged = Judgement::of(record);
+    let mut found: Vec<String> = judged
+        .violations
+        .iter()
+        .map(|violation| {
+            let mut said = format!(
+                "{}: {} ({:?})",
+                violation.job.as_deref().unwrap_or("the file"),
+                violation.text,
+                violation.property
+            );
+            let shown: Vec<String> = violation
+                .calls
+                .iter()
+                .map(|index| sent[*index].describe())
+                .collect();
+            if !shown.is_empty() {
+                said.push_str(&format!("; calls: {}", shown.join(" / ")));
+            }
+            said
+        })
+        .collect();
+    let (said, call) = match &judged.model {
+        Verdict::NotLinearizable {
+            job_id,
+            first_unplaceable,
+            ..
+        } => (
+            format!(
+                "{}: {} (NotLinearizable, the model check)",
+                job_id.as_deref().unwrap_or("init_db"),
+                Property::NotLinearizable.text()
+            ),
+            *first_unplaceable,
+        ),
+        Verdict::Malformed { call, .. } => (judged.model_text(), Some(*call)),
+        Verdict::Linearizable { .. } | Verdict::Unknown { .. } => return found,
+    };
+    let call = call.map_or_else(String::new, |call| {
+        format!("; the first call none explains: {}", sent[call].describe())
+    });
+    found.push(format!("{said}{call}"));
+    found
+}
+
+/// The index of the worker named `name`: the `i` whose [`plan::owner`] it
+/// is. Panics on any other name, which no run here gives.
+fn worker_of(name: &str) -> usize {
+    let index = name
+        .strip_prefix('w')
+        .and_then(|number| number.parse::<usize>().ok())
+        .and_then(|number| number.checked_sub(1));
+    match index {
+        Some(index) if plan::owner(index) == name => index,
+        _ => panic!("worker {name:?} is not named as the fencing checks name workers"),
+    }
+}
+
+/// Proves from the logs and the final rows what `chaos::properties` does
+/// not: returns every violation found, and the counts.
 ///
 /// Per job:
 /// - `state` answered this job's row, not another's;
-/// - every enqueue but one answered false, and the job exists;
-/// - the fences handed out are distinct, rise in real time (a claim that
-///   returned before another began got the smaller fence), and leave no gap
-///   but for claims whose outcome is unknown;
+/// - at most one enqueue answered true, and a stored job was enqueued;
+/// - the fences handed out leave no gap but for claims whose outcome is
+///   unknown;
 /// - a claim took the lease only when the previous one was over (ended by
 ///   the claim's clock, or released);
-/// - at most one completion was accepted, from the worker that was handed
-///   the highest fence of the job, within its lease by its own clock;
+/// - an accepted completion carries the highest fence of the job (also
+///   against a claim that overlapped it in time, which the fencing checks
+///   cannot order), and came within its worker's lease by its own clock;
 /// - an accepted renewal or release came from the holder of a fence that no
-///   claim had yet superseded;
+///   claim had yet superseded, a renewal within its lease by its own clock,
+///   a release from a worker handed that fence;
 /// - a completion or renewal by the holder of the current fence, within its
 ///   lease, while no claim could have run, was accepted (the store does not
 ///   refuse what it must grant);
-/// - the final row is what those operations leave.
+/// - the final row's fence, owner and lease are what those operations
+///   leave, and a done row was completed by the holder of its fence (see
+///   [`check_row`]).
 ///
 /// An operation whose worker was killed during it may or may not have
 /// landed; the check allows both outcomes, and nothing else.
-fn check(ops: &[Op], rows: &BTreeMap<String, Row>) -> (Vec<String>, Counts) {
+fn check_beyond_fencing(ops: &[Op], rows: &BTreeMap<String, Job>) -> (Vec<String>, Counts) {
     let mut violations = Vec::new();
     let mut counts = Counts::default();
 
@@ -700,27 +939,31 @@ fn check(ops: &[Op], rows: &BTreeMap<String, Row>) -> (Vec<String>, Counts) {
     let mut held_at: HashMap<(String, u64), Lease> = HashMap::new();
     let mut leases: HashMap<(String, String, i64), Lease> = HashMap::new();
     for op in ops {
-        let key = (op.worker.clone(), op.job.clone(), op.fence.unwrap_or(0));
+        let key = (
+            op.worker.clone(),
+            op.job().to_string(),
+            op.fence().unwrap_or(0),
+        );
         if let Some(lease) = leases.get(&key) {
             held_at.insert((op.worker.clone(), op.seq), *lease);
         }
-        match op.op.as_str() {
+        match op.kind() {
             "claim" => {
                 if let Some(fence) = op.granted() {
-                    let until = op.now.unwrap() + op.ttl.unwrap();
+                    let until = op.now().unwrap() + op.ttl().unwrap();
                     let lease = Lease {
                         until,
                         released: false,
                         completed: false,
                     };
-                    leases.insert((op.worker.clone(), op.job.clone(), fence), lease);
+                    leases.insert((op.worker.clone(), op.job().to_string(), fence), lease);
                 }
             }
             // An accepted call on a lease the worker was never granted is
             // reported below (`check_own_lease`, the superseded checks).
             "renew" if op.answered(true) => {
                 if let Some(lease) = leases.get_mut(&key) {
-                    lease.until = op.now.unwrap() + op.ttl.unwrap();
+                    lease.until = op.now().unwrap() + op.ttl().unwrap();
                 }
             }
             "release" if op.answered(true) => {
@@ -742,23 +985,25 @@ fn check(ops: &[Op], rows: &BTreeMap<String, Row>) -> (Vec<String>, Counts) {
             counts.unknown_outcomes += 1;
         }
         // `state` answers the row of the job asked for, or nothing.
-        let answered_id = op.answer.as_ref().and_then(|row| row.get("id"));
-        if op.op == "state" && answered_id.is_some_and(|id| id != op.job.as_str()) {
-            violations.push(format!("state of another job's row: {}", op.describe()));
-        }
-        if let Some(error) = &op.error {
-            violations.push(format!("an operation failed: {} ({error})", op.describe()));
+        if let Some(Answer::Row(Some(row))) = op.answer() {
+            if row.id != op.job() {
+                violations.push(format!("state of another job's row: {}", op.describe()));
+            }
         }
     }
 
     let mut by_job: BTreeMap<&str, Vec<&Op>> = BTreeMap::new();
     for op in ops {
-        by_job.entry(op.job.as_str()).or_default().push(op);
+        by_job.entry(op.job()).or_default().push(op);
     }
 
     for (job, job_ops) in &by_job {
         let of = |kind: &str| -> Vec<&Op> {
-            job_ops.iter().copied().filter(|op| op.op == kind).collect()
+            job_ops
+                .iter()
+                .copied()
+                .filter(|op| op.kind() == kind)
+                .collect()
         };
         let enqueues = of("enqueue");
         let claims = of("claim");
@@ -768,36 +1013,29 @@ fn check(ops: &[Op], rows: &BTreeMap<String, Row>) -> (Vec<String>, Counts) {
             .collect();
         let unknown_claims: Vec<&Op> = claims.iter().copied().filter(|op| op.unknown()).collect();
         counts.claims_granted += granted.len();
-        counts.claims_refused += claims
-            .iter()
-            .filter(|op| op.answer == Some(Value::Null))
-            .count();
+        counts.claims_refused += claims.iter().filter(|op| op.refused_claim()).count();
         counts.takeovers += granted.iter().filter(|(_, f)| *f >= 2).count();
         let row = rows.get(*job);
 
-        // Enqueue: only the first one adds the job, and the job stays.
+        // Enqueue: only the first one adds the job. (A job enqueued and
+        // gone is the fencing checks'.)
         let added = enqueues.iter().filter(|op| op.answered(true)).count();
         let maybe_added = enqueues.iter().any(|op| op.unknown());
         if added > 1 {
             violations.push(format!("{job}: {added} enqueues answered true"));
         }
-        match row {
-            None if added > 0 => violations.push(format!("{job}: was enqueued and is gone")),
-            Some(_) if added == 0 && !maybe_added => {
-                violations.push(format!("{job}: exists though no enqueue added it"))
-            }
-            _ => {}
+        if row.is_some() && added == 0 && !maybe_added {
+            violations.push(format!("{job}: exists though no enqueue added it"));
         }
 
-        // Fences: distinct, rising in real time, no gap but unknown claims.
+        // Fences: no gap but unknown claims. (Distinct and rising in real
+        // time is the fencing checks'.)
         let mut fences: Vec<i64> = granted.iter().map(|(_, f)| *f).collect();
         fences.sort_unstable();
         let max_granted = fences.last().copied().unwrap_or(0);
-        if fences.windows(2).any(|w| w[0] == w[1]) {
-            violations.push(format!("{job}: a fence was handed out twice: {fences:?}"));
-        }
         // Saturating: a fence handed out twice makes more fences than
-        // numbers, and is reported above rather than overflowing here.
+        // numbers, and is reported by the fencing checks rather than
+        // overflowing here.
         let missing = usize::try_from(max_granted)
             .unwrap_or(0)
             .saturating_sub(fences.len());
@@ -805,17 +1043,6 @@ fn check(ops: &[Op], rows: &BTreeMap<String, Row>) -> (Vec<String>, Counts) {
             violations.push(format!(
                 "{job}: fences {fences:?} skip numbers no unknown claim explains"
             ));
-        }
-        for (a, fa) in &granted {
-            for (b, fb) in &granted {
-                if a.end() < b.t0 && fa >= fb {
-                    violations.push(format!(
-                        "{job}: fence went backwards: {} returned before {} began",
-                        a.describe(),
-                        b.describe()
-                    ));
-                }
-            }
         }
         // A claim may only take a lease that is over. The lease it took is
         // the previous fence's: over if, at the claim, its end was at or
@@ -827,19 +1054,19 @@ fn check(ops: &[Op], rows: &BTreeMap<String, Row>) -> (Vec<String>, Counts) {
             let Some((previous, _)) = granted.iter().find(|(_, f)| *f == fence - 1) else {
                 continue; // handed out by a claim whose answer is unknown
             };
-            let now = claim.now.unwrap();
-            let mut possible = vec![previous.now.unwrap() + previous.ttl.unwrap()];
+            let now = claim.now().unwrap();
+            let mut possible = vec![previous.now().unwrap() + previous.ttl().unwrap()];
             let changes = job_ops.iter().filter(|op| {
                 op.worker == previous.worker
-                    && op.fence == Some(fence - 1)
-                    && matches!(op.op.as_str(), "renew" | "release")
+                    && op.fence() == Some(fence - 1)
+                    && matches!(op.kind(), "renew" | "release")
                     && (op.answered(true) || op.unknown())
             });
             for op in changes {
-                let until = if op.op == "release" {
+                let until = if op.kind() == "release" {
                     0.0
                 } else {
-                    op.now.unwrap() + op.ttl.unwrap()
+                    op.now().unwrap() + op.ttl().unwrap()
                 };
                 if op.end() < claim.t0 {
                     possible = vec![until]; // certainly before the claim
@@ -876,7 +1103,7 @@ fn check(ops: &[Op], rows: &BTreeMap<String, Row>) -> (Vec<String>, Counts) {
         // Refusals of the kinds the plans provoke, counted to prove the
         // run provoked them.
         for op in job_ops.iter().filter(|op| op.answered(false)) {
-            let Some(fence) = op.fence else { continue };
+            let Some(fence) = op.fence() else { continue };
             let own = |f: i64| {
                 granted
                     .iter()
@@ -889,9 +1116,9 @@ fn check(ops: &[Op], rows: &BTreeMap<String, Row>) -> (Vec<String>, Counts) {
                 .any(|(c, g)| *g > fence && c.worker == op.worker && c.end() < op.t0)
             {
                 counts.late_refused += 1;
-            } else if op.op == "complete"
+            } else if op.kind() == "complete"
                 && job_ops.iter().any(|c| {
-                    c.op == "complete"
+                    c.kind() == "complete"
                         && c.worker == op.worker
                         && c.answered(true)
                         && c.seq < op.seq
@@ -909,44 +1136,28 @@ fn check(ops: &[Op], rows: &BTreeMap<String, Row>) -> (Vec<String>, Counts) {
             .filter(|op| op.answered(true))
             .collect();
         counts.completions += accepted.len();
-        if accepted.len() > 1 {
-            violations.push(format!(
-                "{job}: {} completions accepted: {:?}",
-                accepted.len(),
-                accepted.iter().map(|op| op.describe()).collect::<Vec<_>>()
-            ));
-        }
+        // A second completion accepted, and one from a worker never handed
+        // its fence or after a newer fence was handed out, are the fencing
+        // checks'. A claim that overlapped the accepted completion in time
+        // and was handed a newer fence is wrong either way (before the
+        // completion, it makes it stale; after, it changed a done job), but
+        // only this check sees it.
         for op in &accepted {
-            let fence = op.fence.unwrap();
-            if !granted
-                .iter()
-                .any(|(c, f)| *f == fence && c.worker == op.worker)
-            {
-                violations.push(format!(
-                    "{job}: accepted completion by a worker never handed its fence: {}",
-                    op.describe()
-                ));
-            }
+            let fence = op.fence().unwrap();
             if fence != max_granted {
                 violations.push(format!(
                     "{job}: accepted completion {} does not carry the highest fence handed out ({max_granted})",
                     op.describe()
                 ));
             }
-            if let Some(claim) = superseded(op, fence) {
-                violations.push(format!(
-                    "{job}: stale completion accepted: {} began after {claim}",
-                    op.describe()
-                ));
-            }
             check_own_lease(op, &held_at, &mut violations);
         }
         for op in completes.iter().filter(|op| op.answered(false)) {
-            let fence = op.fence.unwrap();
+            let fence = op.fence().unwrap();
             let lease = held_at.get(&(op.worker.clone(), op.seq));
             if superseded(op, fence).is_some() {
                 counts.stale_refused += 1;
-                if lease.is_some_and(|l| l.valid_at(op.now.unwrap())) {
+                if lease.is_some_and(|l| l.valid_at(op.now().unwrap())) {
                     counts.saved_by_fence += 1;
                 }
             }
@@ -956,7 +1167,7 @@ fn check(ops: &[Op], rows: &BTreeMap<String, Row>) -> (Vec<String>, Counts) {
         // Renewals and releases.
         for kind in ["renew", "release"] {
             for op in of(kind) {
-                let fence = op.fence.unwrap();
+                let fence = op.fence().unwrap();
                 if op.answered(true) {
                     if kind == "renew" {
                         counts.renewals += 1;
@@ -979,16 +1190,11 @@ fn check(ops: &[Op], rows: &BTreeMap<String, Row>) -> (Vec<String>, Counts) {
                             op.describe()
                         ));
                     }
-                    if let Some(done) = accepted.iter().find(|c| c.end() < op.t0) {
-                        violations.push(format!(
-                            "{job}: {kind} accepted after the job was done: {} after {}",
-                            op.describe(),
-                            done.describe()
-                        ));
-                    }
+                    // One accepted after the job was done is the fencing
+                    // checks'.
                 } else if kind == "renew" && op.answered(false) {
                     let lease = held_at.get(&(op.worker.clone(), op.seq));
-                    if lease.is_some_and(|l| !l.released && op.now.unwrap() >= l.until) {
+                    if lease.is_some_and(|l| !l.released && op.now().unwrap() >= l.until) {
                         counts.expired_renewals_refused += 1;
                     }
                     must_have_been_granted(
@@ -1025,10 +1231,10 @@ fn check(ops: &[Op], rows: &BTreeMap<String, Row>) -> (Vec<String>, Counts) {
 /// by its own clock, and before it gave the lease back.
 fn check_own_lease(op: &Op, held_at: &HashMap<(String, u64), Lease>, violations: &mut Vec<String>) {
     match held_at.get(&(op.worker.clone(), op.seq)) {
-        Some(lease) if lease.valid_at(op.now.unwrap()) => {}
+        Some(lease) if lease.valid_at(op.now().unwrap()) => {}
         lease => violations.push(format!(
             "{}: accepted outside the worker's lease {lease:?}: {}",
-            op.job,
+            op.job(),
             op.describe()
         )),
     }
@@ -1044,42 +1250,46 @@ fn must_have_been_granted(
     violations: &mut Vec<String>,
 ) {
     let Some(lease) = lease else { return };
-    if lease.valid_at(op.now.unwrap()) && !may_be_superseded {
+    if lease.valid_at(op.now().unwrap()) && !may_be_superseded {
         violations.push(format!(
             "{}: refused though the worker held the current lease until {}: {}",
-            op.job,
+            op.job(),
             lease.until,
             op.describe()
         ));
     }
 }
 
-/// The final row must be what the logged operations leave, allowing either
-/// outcome for the unknown ones.
+/// The final row's fence, owner and lease must be what the logged
+/// operations leave, allowing either outcome for the unknown ones; a done
+/// row must have been completed by the holder of its fence, and hold that
+/// holder's own result. (That its result is the accepted completion's, and
+/// that a row not done holds none, the fencing checks prove.)
 fn check_row(
     job: &str,
-    row: &Row,
+    row: &Job,
     granted: &[(&Op, i64)],
     unknown_claims: &[&Op],
     job_ops: &[&Op],
     leases: &HashMap<(String, String, i64), Lease>,
     violations: &mut Vec<String>,
 ) {
+    let fence = row.fence.0;
     let max_granted = granted.iter().map(|(_, f)| *f).max().unwrap_or(0);
     let extra = i64::try_from(unknown_claims.len()).unwrap();
-    if row.fence < max_granted || row.fence > max_granted + extra {
+    if fence < max_granted || fence > max_granted + extra {
         violations.push(format!(
             "{job}: stored fence {} but {max_granted} handed out and {extra} unknown claims",
-            row.fence
+            fence
         ));
         return;
     }
     // Who may hold the stored fence: the worker granted it, or a worker
     // killed during a claim when the stored fence is beyond the logged ones.
-    let holders: Vec<&str> = if row.fence == max_granted {
+    let holders: Vec<&str> = if fence == max_granted {
         granted
             .iter()
-            .filter(|(_, f)| *f == row.fence)
+            .filter(|(_, f)| *f == fence)
             .map(|(op, _)| op.worker.as_str())
             .collect()
     } else {
@@ -1087,61 +1297,46 @@ fn check_row(
     };
     let by_holder = |kind: &str, accepted_or_unknown: bool| {
         job_ops.iter().any(|op| {
-            op.op == kind
-                && op.fence == Some(row.fence)
+            op.kind() == kind
+                && op.fence() == Some(fence)
                 && holders.contains(&op.worker.as_str())
                 && (op.answered(true) || (accepted_or_unknown && op.unknown()))
         })
     };
     if row.done {
         let completed = by_holder("complete", true);
-        let expected_result = row
-            .owner
-            .as_ref()
-            .map(|owner| format!("{owner}/{}", row.fence));
+        let expected_result = row.owner.as_ref().map(|owner| format!("{owner}/{}", fence));
         if !completed
             || row.owner.as_deref().is_none_or(|o| !holders.contains(&o))
             || row.result != expected_result
         {
             violations.push(format!(
                 "{job}: stored as done by {:?} with fence {} and result {:?}, which no accepted completion of the holder {holders:?} explains",
-                row.owner, row.fence, row.result
+                row.owner, fence, row.result
             ));
         }
         return;
     }
-    if job_ops
-        .iter()
-        .any(|op| op.op == "complete" && op.answered(true))
-    {
-        violations.push(format!(
-            "{job}: a completion was accepted but the row is not done"
-        ));
-    }
-    if row.result.is_some() {
-        violations.push(format!(
-            "{job}: not done yet holds a result {:?}",
-            row.result
-        ));
-    }
+    // A row not done after an accepted completion, or holding a result, is
+    // the fencing checks'.
     match &row.owner {
-        None if row.fence == 0 => {}
+        None if fence == 0 => {}
         None => {
             if !by_holder("release", true) || row.until != 0.0 {
                 violations.push(format!(
                     "{job}: no owner (until {}) but the holder of fence {} never released it",
-                    row.until, row.fence
+                    row.until, fence
                 ));
             }
         }
         Some(owner) if !holders.contains(&owner.as_str()) => violations.push(format!(
             "{job}: stored owner {owner} was not handed fence {} ({holders:?} were)",
-            row.fence
+            fence
         )),
         Some(owner) => {
             // The lease end must be the holder's latest, unless the holder
             // died during a renewal or claim that may have landed.
-            let key = (owner.clone(), job.to_string(), row.fence);
+            let key = (owner.clone(), job.to_string(), fence);
             let uncertain = job_ops.iter().any(|op| op.unknown() && op.worker == *owner);
             if let Some(lease) = leases.get(&key) {
                 if lease.released || (row.until != lease.until && !uncertain) {
@@ -1155,7 +1350,8 @@ fn check_row(
     }
 }
 
-/// Reads every worker's log, the final rows, and runs [`check`].
+/// Reads every worker's log, the final rows and the file's integrity
+/// check, and runs [`check`].
 fn check_run(run: &Run, mut violations: Vec<String>) -> (Vec<String>, Counts) {
     let mut ops = Vec::new();
     for worker in &run.workers {
@@ -1165,7 +1361,8 @@ fn check_run(run: &Run, mut violations: Vec<String>) -> (Vec<String>, Counts) {
         }
     }
     let rows = read_rows(&run.db);
-    let (found, counts) = check(&ops, &rows);
+    let integrity = read_integrity(&run.db);
+    let (found, counts) = check(&ops, &rows, &integrity);
     violations.extend(found);
     (violations, counts)
 }
@@ -1292,16 +1489,7 @@ fn killed_workers_leave_a_sound_file_and_the_rest_carry_on() {
     let mut violations = run.finish();
     let (watched, samples) = watcher.stop();
     violations.extend(watched);
-
-    let conn = Connection::open(&run.db).expect("open the database after the run");
-    let integrity: String = conn
-        .query_row("PRAGMA integrity_check", [], |row| row.get(0))
-        .expect("run integrity_check");
-    if integrity != "ok" {
-        violations.push(format!("integrity_check: {integrity}"));
-    }
-    drop(conn);
-
+    // `check_run` judges the file's integrity check with the rest.
     let (violations, counts) = check_run(&run, violations);
     let mut violations = violations;
     for worker in run.workers.iter().filter(|w| !w.killed) {
@@ -1359,59 +1547,41 @@ enum ThreadClient<'a> {
 }
 
 impl ThreadClient<'_> {
-    fn enqueue(&self, job: &str) -> lease_lab::Result<bool> {
-        match self {
-            ThreadClient::Path(store, db) => store.enqueue(db, job),
-            ThreadClient::Handle(store) => store.enqueue(job),
-        }
-    }
-
-    fn claim(
-        &self,
-        job: &str,
-        owner: &str,
-        now: f64,
-        ttl: f64,
-    ) -> lease_lab::Result<Option<lease_lab::Fence>> {
-        match self {
-            ThreadClient::Path(store, db) => store.claim(db, job, owner, now, ttl),
-            ThreadClient::Handle(store) => store.claim(job, owner, now, ttl),
-        }
-    }
-
-    fn renew(
-        &self,
-        job: &str,
-        owner: &str,
-        fence: lease_lab::Fence,
-        now: f64,
-        ttl: f64,
-    ) -> lease_lab::Result<bool> {
-        match self {
-            ThreadClient::Path(store, db) => store.renew(db, job, owner, fence, now, ttl),
-            ThreadClient::Handle(store) => store.renew(job, owner, fence, now, ttl),
-        }
-    }
-
-    fn complete(
-        &self,
-        job: &str,
-        owner: &str,
-        fence: lease_lab::Fence,
-        now: f64,
-        result: &str,
-    ) -> lease_lab::Result<bool> {
-        match self {
-            ThreadClient::Path(store, db) => store.complete(db, job, owner, fence, now, result),
-            ThreadClient::Handle(store) => store.complete(job, owner, fence, now, result),
-        }
-    }
-
-    fn release(&self, job: &str, owner: &str, fence: lease_lab::Fence) -> lease_lab::Result<bool> {
-        match self {
-            ThreadClient::Path(store, db) => store.release(db, job, owner, fence),
-            ThreadClient::Handle(store) => store.release(job, owner, fence),
-        }
+    /// Runs one of the operations a worker makes.
+    fn call(&self, operation: &Operation) -> lease_lab::Result<Answer> {
+        let store = match self {
+            ThreadClient::Path(store, db) => return store.call(db, operation),
+            ThreadClient::Handle(store) => store,
+        };
+        Ok(match operation {
+            Operation::Enqueue { job_id } => Answer::Bool(store.enqueue(job_id)?),
+            Operation::Claim {
+                job_id,
+                owner,
+                now,
+                ttl,
+            } => Answer::Fence(store.claim(job_id, owner, *now, *ttl)?),
+            Operation::Renew {
+                job_id,
+                owner,
+                fence,
+                now,
+                ttl,
+            } => Answer::Bool(store.renew(job_id, owner, *fence, *now, *ttl)?),
+            Operation::Complete {
+                job_id,
+                owner,
+                fence,
+                now,
+                result,
+            } => Answer::Bool(store.complete(job_id, owner, *fence, *now, result)?),
+            Operation::Release {
+                job_id,
+                owner,
+                fence,
+            } => Answer::Bool(store.release(job_id, owner, *fence)?),
+            other => unreachable!("a worker thread does not call {other}"),
+        })
     }
 }
 
@@ -1438,49 +1608,55 @@ impl ThreadWorker<'_> {
         self.disk.cut_count() != self.booted_after
     }
 
-    /// Runs and logs one call. A call that fails after the power went off
-    /// has an unknown outcome (it may have landed): it is logged as a
-    /// killed worker's call is, without an answer, and the worker stops.
-    fn call<T: serde::Serialize>(
-        &mut self,
-        op: &str,
-        job: &str,
-        fence: Option<lease_lab::Fence>,
-        (now, ttl): (Option<f64>, Option<f64>),
-        call: impl FnOnce(&ThreadClient) -> lease_lab::Result<T>,
-    ) -> Option<T> {
+    /// Runs and logs one call; `None` when it failed. A call that fails
+    /// after the power went off has an unknown outcome (it may have
+    /// landed): it is logged as a killed worker's call is, without an
+    /// answer, and the worker stops.
+    fn call(&mut self, operation: Operation) -> Option<Answer> {
         let t0 = unix_nanos();
-        let outcome = call(&self.client);
+        let outcome = self.client.call(&operation);
         let t1 = unix_nanos();
-        let mut logged = Op {
+        let (t1, returned) = match &outcome {
+            Ok(answer) => (Some(t1), Returned::Answer(answer.clone())),
+            Err(_) if self.powered_off() => (None, Returned::Unknown),
+            Err(error) => (Some(t1), Returned::Error(error.kind())),
+        };
+        self.ops.push(Op {
             worker: self.owner.clone(),
             seq: self.ops.len() as u64,
-            op: op.to_string(),
-            job: job.to_string(),
-            fence: fence.map(|f| f.0),
+            operation,
+            t0,
+            t1,
+            returned,
+        });
+        outcome.ok()
+    }
+
+    /// Runs and logs a claim: the fence it was handed, if one; `None` when
+    /// it failed.
+    fn claim(&mut self, job: &str, now: f64, ttl: f64) -> Option<Option<lease_lab::Fence>> {
+        let claim = Operation::Claim {
+            job_id: job.into(),
+            owner: self.owner.clone(),
             now,
             ttl,
-            t0,
-            t1: Some(t1),
-            answer: None,
-            error: None,
         };
-        let answer = match outcome {
-            Ok(answer) => {
-                logged.answer = Some(json!(answer));
-                Some(answer)
-            }
-            Err(_) if self.powered_off() => {
-                logged.t1 = None;
-                None
-            }
-            Err(error) => {
-                logged.error = Some(error.to_string());
-                None
-            }
+        match self.call(claim)? {
+            Answer::Fence(fence) => Some(fence),
+            _ => Some(None),
+        }
+    }
+
+    /// Runs and logs a renewal.
+    fn renew(&mut self, job: &str, fence: lease_lab::Fence, now: f64, ttl: f64) -> Option<()> {
+        let renew = Operation::Renew {
+            job_id: job.into(),
+            owner: self.owner.clone(),
+            fence,
+            now,
+            ttl,
         };
-        self.ops.push(logged);
-        answer
+        self.call(renew).map(drop)
     }
 
     /// Works cycles of `plan` until the power goes off or `stop_ms`.
@@ -1498,26 +1674,20 @@ impl ThreadWorker<'_> {
     /// when a call failed.
     fn cycle(&mut self, cycle: &Value) -> Option<()> {
         let number = |key: &str| cycle[key].as_f64().unwrap_or_default();
-        let owner = self.owner.clone();
         let read = self.clock_ms();
         let job = format!("job-{}", read as u64 / SLOT_MS + cycle["offset"].as_u64()?);
         let job = job.as_str();
-        self.call("enqueue", job, None, (None, None), |c| c.enqueue(job))?;
+        self.call(Operation::Enqueue { job_id: job.into() })?;
         let (skew, ttl) = (number("skew"), number("ttl"));
         let now = read + skew;
-        let claimed = self.call("claim", job, None, (Some(now), Some(ttl)), |c| {
-            c.claim(job, &owner, now, ttl)
-        })?;
-        let Some(fence) = claimed else {
+        let Some(fence) = self.claim(job, now, ttl)? else {
             thread::sleep(Duration::from_millis(cycle["idle_ms"].as_u64()?));
             return Some(());
         };
         if let Some(pause) = cycle["renew_after_ms"].as_u64() {
             thread::sleep(Duration::from_millis(pause));
             let now = self.clock_ms() + skew;
-            self.call("renew", job, Some(fence), (Some(now), Some(ttl)), |c| {
-                c.renew(job, &owner, fence, now, ttl)
-            })?;
+            self.renew(job, fence, now, ttl)?;
         }
         thread::sleep(Duration::from_millis(cycle["stall_ms"].as_u64()?));
         let now = if cycle["stale_clock"] == json!(true) {
@@ -1527,13 +1697,8 @@ impl ThreadWorker<'_> {
         };
         if cycle["reclaim"] == json!(true) {
             let again = self.clock_ms() + skew;
-            let reclaimed = self.call("claim", job, None, (Some(again), Some(ttl)), |c| {
-                c.claim(job, &owner, again, ttl)
-            })?;
-            if let Some(newer) = reclaimed {
-                self.call("renew", job, Some(fence), (Some(now), Some(ttl)), |c| {
-                    c.renew(job, &owner, fence, now, ttl)
-                })?;
+            if let Some(newer) = self.claim(job, again, ttl)? {
+                self.renew(job, fence, now, ttl)?;
                 self.finish(cycle, job, fence, now)?;
                 return self.finish(cycle, job, newer, again);
             }
@@ -1549,22 +1714,25 @@ impl ThreadWorker<'_> {
         now: f64,
     ) -> Option<()> {
         let owner = self.owner.clone();
+        let complete = |result: String| Operation::Complete {
+            job_id: job.into(),
+            owner: owner.clone(),
+            fence,
+            now,
+            result,
+        };
         match cycle["finish"].as_str()? {
             "complete" => {
-                let result = format!("{owner}/{}", fence.0);
-                self.call("complete", job, Some(fence), (Some(now), None), |c| {
-                    c.complete(job, &owner, fence, now, &result)
-                })?;
+                self.call(complete(format!("{owner}/{}", fence.0)))?;
                 if cycle["retry_complete"] == json!(true) {
-                    let result = format!("{owner}/{}/again", fence.0);
-                    self.call("complete", job, Some(fence), (Some(now), None), |c| {
-                        c.complete(job, &owner, fence, now, &result)
-                    })?;
+                    self.call(complete(format!("{owner}/{}/again", fence.0)))?;
                 }
             }
             "release" => {
-                self.call("release", job, Some(fence), (None, None), |c| {
-                    c.release(job, &owner, fence)
+                self.call(Operation::Release {
+                    job_id: job.into(),
+                    owner: owner.clone(),
+                    fence,
                 })?;
             }
             _ => {}
@@ -1625,7 +1793,7 @@ fn power_cut_run(
     let mut ops: Vec<Op> = Vec::new();
     let mut violations: Vec<String> = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
-    let mut last_rows: BTreeMap<String, Row> = BTreeMap::new();
+    let mut last_rows: BTreeMap<String, Job> = BTreeMap::new();
     let mut summary = PowerSummary::default();
     let mut round = 0u64;
     while started.elapsed() < length || round < 2 {
@@ -1647,7 +1815,10 @@ fn power_cut_run(
         let logs: Vec<Vec<Op>> = thread::scope(|scope| {
             let workers: Vec<_> = (0..POWER_WORKERS)
                 .map(|index| {
-                    let owner = format!("w{index}.{round}");
+                    // Named as the fencing checks name workers: a name of
+                    // its own for each thread of each round.
+                    let started = usize::try_from(round - 1).expect("a sane round");
+                    let owner = plan::owner(started * POWER_WORKERS + index);
                     let plan = Plan {
                         rng: fastrand::Rng::with_seed(seed ^ ((index as u64) << 32) ^ round),
                         profile: Profile::Race,
@@ -1697,16 +1868,9 @@ fn power_cut_run(
             ));
             break;
         }
-        let conn = Connection::open(&db).expect("open the database after the reboot");
-        let integrity: String = conn
-            .query_row("PRAGMA integrity_check", [], |row| row.get(0))
-            .expect("run integrity_check");
-        drop(conn);
+        let integrity = read_integrity(&db);
         let rows = read_rows(&db);
         let mut found = Vec::new();
-        if integrity != "ok" {
-            found.push(format!("integrity_check: {integrity}"));
-        }
         for (id, before) in &last_rows {
             match rows.get(id) {
                 None => found.push(format!("{id}: gone after the reboot")),
@@ -1716,14 +1880,16 @@ fn power_cut_run(
                 Some(_) => {}
             }
         }
-        // `check` subtracts the fences handed out from the highest one, and
-        // panics when a fence was handed out twice: that is a violation too.
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(&ops, &rows))) {
+        // A check that panics on this history fails the run with the rest
+        // of its findings, instead of ending it without them.
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            check(&ops, &rows, &integrity)
+        })) {
             Ok((checked, counts)) => {
                 found.extend(checked);
                 summary.counts = counts;
             }
-            Err(_) => found.push("the checker panicked: a fence was handed out twice".into()),
+            Err(_) => found.push("the checker panicked on this history".into()),
         }
         for problem in found {
             if seen.insert(problem.clone()) {
@@ -1800,5 +1966,158 @@ fn power_cuts_catch_a_store_with_synchronous_normal() {
     assert!(
         !violations.is_empty(),
         "no cut lost an answered call on h04g: {summary:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// The check on hand-made logs: it can fail, and says who found what
+// ---------------------------------------------------------------------------
+
+/// A hand-made log's call: `worker`'s call number `seq`, made at `t0` and
+/// answered `answer` a nanosecond later.
+fn logged(worker: &str, seq: u64, t0: u64, operation: Operation, answer: Answer) -> Op {
+    Op {
+        worker: worker.into(),
+        seq,
+        operation,
+        t0,
+        t1: Some(t0 + 1),
+        returned: Returned::Answer(answer),
+    }
+}
+
+fn enqueue_of(worker: &str, t0: u64, added: bool) -> Op {
+    let operation = Operation::Enqueue {
+        job_id: "job-1".into(),
+    };
+    logged(worker, 0, t0, operation, Answer::Bool(added))
+}
+
+fn claim_of(worker: &str, t0: u64, now: f64, fence: Option<i64>) -> Op {
+    let operation = Operation::Claim {
+        job_id: "job-1".into(),
+        owner: worker.into(),
+        now,
+        ttl: 50.0,
+    };
+    logged(
+        worker,
+        1,
+        t0,
+        operation,
+        Answer::Fence(fence.map(lease_lab::Fence)),
+    )
+}
+
+fn complete_of(worker: &str, t0: u64, fence: i64, now: f64, accepted: bool) -> Op {
+    let operation = Operation::Complete {
+        job_id: "job-1".into(),
+        owner: worker.into(),
+        fence: lease_lab::Fence(fence),
+        now,
+        result: format!("{worker}/{fence}"),
+    };
+    logged(worker, 2, t0, operation, Answer::Bool(accepted))
+}
+
+/// The stored row of `job-1`, done with `owner`'s result when `done`.
+fn row_of(owner: &str, fence: i64, done: bool, result: Option<&str>) -> BTreeMap<String, Job> {
+    let row = Job {
+        id: "job-1".into(),
+        owner: Some(owner.into()),
+        until: 150.0,
+        fence: lease_lab::Fence(fence),
+        result: result.map(str::to_string),
+        done,
+    };
+    BTreeMap::from([("job-1".to_string(), row)])
+}
+
+/// A sound log passes both the fencing checks and the checks beyond them:
+/// the log's calls read back as the history the fencing checks expect.
+#[test]
+fn a_sound_log_passes_the_check() {
+    let ops = [
+        enqueue_of("w1", 0, true),
+        claim_of("w1", 10, 0.0, Some(1)),
+        enqueue_of("w2", 20, false),
+        claim_of("w2", 30, 100.0, Some(2)),
+        complete_of("w1", 40, 1, 10.0, false),
+        complete_of("w2", 50, 2, 110.0, true),
+    ];
+    let (violations, counts) = check(&ops, &row_of("w2", 2, true, Some("w2/2")), "ok");
+    assert_eq!(violations, Vec::<String>::new());
+    assert_eq!((counts.takeovers, counts.stale_refused), (1, 1));
+}
+
+/// A stale completion accepted is found by `chaos::properties`, which
+/// names the calls with the workers' own names, and by the model check.
+#[test]
+fn the_check_finds_a_stale_completion_with_the_fencing_checks() {
+    let ops = [
+        enqueue_of("w1", 0, true),
+        claim_of("w1", 10, 0.0, Some(1)),
+        claim_of("w2", 30, 100.0, Some(2)),
+        complete_of("w1", 40, 1, 10.0, true),
+    ];
+    let rows = row_of("w1", 2, true, Some("w1/1"));
+    let fencing = fencing_violations(&ops, &rows, "ok");
+    assert_eq!(fencing.len(), 2, "{fencing:#?}");
+    assert_eq!(
+        fencing[1],
+        "job-1: answers no order of the calls explains (NotLinearizable, the model check); \
+         the first call none explains: \
+         w1#2 complete(\"job-1\", \"w1\", fence=1, now=10, result=\"w1/1\") -> true"
+    );
+    assert!(
+        fencing[0].contains("w1's completion with fence 1 was accepted after w2 had been handed fence 2 (StaleCompletion)")
+            && fencing[0].contains("w1#2 complete(\"job-1\", \"w1\", fence=1, now=10"),
+        "{fencing:#?}"
+    );
+    let (violations, _) = check(&ops, &rows, "ok");
+    assert!(violations.starts_with(&fencing), "{violations:#?}");
+}
+
+/// A damaged file and a failed call are the fencing checks' too.
+#[test]
+fn the_check_finds_a_damaged_file_and_a_failed_call() {
+    let mut busy = claim_of("w1", 10, 0.0, None);
+    busy.returned = Returned::Error(ErrorKind::Busy);
+    let ops = [enqueue_of("w1", 0, true), busy];
+    let mut rows = row_of("w1", 0, false, None);
+    let never_claimed = rows.get_mut("job-1").expect("the row");
+    (never_claimed.owner, never_claimed.until) = (None, 0.0);
+    let (violations, _) = check(&ops, &rows, "*** in database main ***");
+    assert_eq!(
+        violations,
+        [
+            "job-1: w1's claim failed with a busy error (CallFailed); \
+             calls: w1#1 claim(\"job-1\", \"w1\", now=0, ttl=50) -> error: busy",
+            "the file: PRAGMA integrity_check says: *** in database main *** (Integrity)",
+        ]
+    );
+}
+
+/// A claim that took a lease still valid by its own clock breaks none of
+/// `chaos::properties` (the fences are sound): the model check finds it,
+/// and the checks beyond the fencing property say what it did.
+#[test]
+fn the_check_finds_a_claim_of_a_valid_lease_beyond_the_fencing_checks() {
+    let ops = [
+        enqueue_of("w1", 0, true),
+        claim_of("w1", 10, 0.0, Some(1)),
+        claim_of("w2", 30, 10.0, Some(2)),
+    ];
+    let mut rows = row_of("w2", 2, false, None);
+    rows.get_mut("job-1").expect("the row").until = 60.0;
+    let fencing = fencing_violations(&ops, &rows, "ok");
+    assert!(
+        fencing.len() == 1 && fencing[0].contains("(NotLinearizable, the model check)"),
+        "{fencing:#?}"
+    );
+    let (violations, _) = check(&ops, &rows, "ok");
+    assert!(
+        violations.len() == 2 && violations[1].contains("took fence 2 while w1's lease was valid"),
+        "{violations:#?}"
     );
 }
