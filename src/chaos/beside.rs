@@ -41,7 +41,7 @@ pub fn judge_variants(
     lab: &WorkerCommand,
     settings: &Settings,
     scratch: &Path,
-) -> Result<Vec<ChaosVerdict>, String> {
+) -> Result<Vec<ChaosVerdict>, super::run::RunError> {
     variants
         .iter()
         .map(|variant| {
@@ -175,7 +175,7 @@ pub fn beside(
     variants: &[Variant],
     lab: &WorkerCommand,
     scratch: &Path,
-) -> Result<ChaosBeside, String> {
+) -> Result<ChaosBeside, super::run::RunError> {
     let settings = Settings::beside_the_matrix();
     let verdicts = judge_variants(variants, lab, &settings, scratch)?;
     let comparison = compare(matrix, &verdicts);

@@ -6,7 +6,7 @@ use super::history::Call;
 use super::linearize::{self, Verdict};
 use super::plan::Settings;
 use super::properties::{self, Violation};
-use super::run::{run_until, Record, Workers};
+use super::run::{run_until, Record, RunError, Workers};
 use std::path::Path;
 
 /// How many search steps the model check may take over a whole run before
@@ -308,7 +308,7 @@ fn replays_exactly(settings: &Settings) -> bool {
 /// failed three more runs in a row, or it is the run that failed first.
 ///
 /// Errors: a run that could not be made.
-pub fn shrink(workers: &Workers, failing: &Judgement, scratch: &Path) -> Result<Shrunk, String> {
+pub fn shrink(workers: &Workers, failing: &Judgement, scratch: &Path) -> Result<Shrunk, RunError> {
     let mut shrinking = Shrinking {
         workers,
         scratch,
@@ -371,7 +371,7 @@ impl Shrinking<'_> {
     /// is made past `most` runs in all.
     ///
     /// Errors: a run that could not be made.
-    fn attempt(&mut self, settings: Settings, most: usize) -> Result<Option<Judgement>, String> {
+    fn attempt(&mut self, settings: Settings, most: usize) -> Result<Option<Judgement>, RunError> {
         let mut failing = None;
         let tries = if replays_exactly(&settings) { 2 } else { 3 };
         for _ in 0..tries {
@@ -415,7 +415,7 @@ impl Shrinking<'_> {
     /// first, when that still fails; else `best` as it is.
     ///
     /// Errors: a run that could not be made.
-    fn without_kills(&mut self, best: Judgement) -> Result<Judgement, String> {
+    fn without_kills(&mut self, best: Judgement) -> Result<Judgement, RunError> {
         if !best.record.settings.faults.kills {
             return Ok(best);
         }
@@ -432,7 +432,7 @@ impl Shrinking<'_> {
     /// calls as the run that failed first; else `best` as it is.
     ///
     /// Errors: a run that could not be made.
-    fn fewer_workers(&mut self, best: Judgement) -> Result<Judgement, String> {
+    fn fewer_workers(&mut self, best: Judgement) -> Result<Judgement, RunError> {
         for fewer in 1..best.record.settings.workers {
             let settings = Settings {
                 workers: fewer,
@@ -450,7 +450,7 @@ impl Shrinking<'_> {
     /// each candidate that counted.
     ///
     /// Errors: a run that could not be made.
-    fn fewer_calls(&mut self, mut best: Judgement) -> Result<(), String> {
+    fn fewer_calls(&mut self, mut best: Judgement) -> Result<(), RunError> {
         let (mut low, mut high) = (1, through_failure(&best));
         while low < high {
             let middle = low + (high - low) / 2;
@@ -501,7 +501,7 @@ impl Shrinking<'_> {
     /// and confirming it would cost three whole runs.
     ///
     /// Errors: a run that could not be made.
-    fn confirmed(&mut self) -> Result<Option<Judgement>, String> {
+    fn confirmed(&mut self) -> Result<Option<Judgement>, RunError> {
         let most = MOST_SHRINK_RUNS + MOST_CONFIRMING_RUNS;
         for candidate in std::mem::take(&mut self.chosen).into_iter().rev() {
             let settings = &candidate.record.settings;

@@ -59,7 +59,7 @@ use crate::subject::Subject;
 use crate::variant::Variant;
 use judge::{Judgement, Shrunk};
 use plan::Settings;
-use run::Workers;
+use run::{RunError, Workers};
 use std::path::Path;
 
 /// A chaos run as `lab chaos` reports it: what ran, the run judged, and,
@@ -124,7 +124,7 @@ pub fn chaos(
     settings: &Settings,
     scratch: &Path,
     shrink: bool,
-) -> Result<Chaos, String> {
+) -> Result<Chaos, RunError> {
     let judged = Judgement::of(run::run(workers, settings, scratch)?);
     let shrunk = if shrink && judged.failed() {
         Some(judge::shrink(workers, &judged, scratch)?)

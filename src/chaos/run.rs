@@ -98,6 +98,52 @@ impl Workers {
     }
 }
 
+/// Why a run could not be made or carried on. A run that breaks the
+/// fencing property is a result ([`Record`], judged), not an error.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// No folder for the run's database could be made in the scratch folder.
+    #[error("cannot make a folder in {}: {source}", .scratch.display())]
+    Folder {
+        /// The scratch folder.
+        scratch: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Power cuts were asked of workers that are not on the lab's disk model.
+    #[error(
+        "power cuts need the lab's disk model in every worker; only the compiled stores run on it (leave power out for a program)"
+    )]
+    PowerNeedsTheDiskModel,
+    /// The first worker's `init_db` failed, before the run or after a power cut.
+    #[error("init_db failed {when}: {source}")]
+    InitDb {
+        /// When: "before the run began", "after the power cut".
+        when: &'static str,
+        /// The store's error.
+        source: crate::error::StoreError,
+    },
+    /// The lab's own connection to the database could not be opened.
+    #[error("cannot open {} to watch it: {source}", .db.display())]
+    Watch {
+        /// The database.
+        db: PathBuf,
+        /// SQLite's error.
+        source: rusqlite::Error,
+    },
+    /// The disk model could not play back what a power cut loses.
+    #[error("the power cut could not be replayed: {0}")]
+    Replay(#[source] std::io::Error),
+    /// A file a reboot loses could not be removed.
+    #[error("cannot remove {}: {source}", .path.display())]
+    Remove {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
 /// A run's history and what it left: every call in the order it was
 /// sent, the final file's rows, and what the side-effect sinks saw.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -137,7 +183,7 @@ struct Done {
 ///
 /// Errors: the database could not be made, or a worker never started (the
 /// implementation's own fault, said in its words).
-pub fn run(workers: &Workers, settings: &Settings, scratch: &Path) -> Result<Record, String> {
+pub fn run(workers: &Workers, settings: &Settings, scratch: &Path) -> Result<Record, RunError> {
     run_until(workers, settings, scratch, None)
 }
 
@@ -161,7 +207,7 @@ pub fn run_until(
     settings: &Settings,
     scratch: &Path,
     mut stop: Option<&mut dyn FnMut(&Record) -> bool>,
-) -> Result<Record, String> {
+) -> Result<Record, RunError> {
     if settings.faults.power {
         stop = None;
     }
@@ -171,7 +217,10 @@ pub fn run_until(
     let dir = tempfile::Builder::new()
         .prefix("lease-lab-chaos-")
         .tempdir_in(scratch)
-        .map_err(|error| format!("cannot make a folder in {}: {error}", scratch.display()))?;
+        .map_err(|source| RunError::Folder {
+            scratch: scratch.to_path_buf(),
+            source,
+        })?;
     let mut run = Run::start(workers, settings, dir.path())?;
     let mut round = 0;
     while run.calls.len() < settings.operations {
@@ -226,15 +275,11 @@ impl<'a> Run<'a> {
     ///
     /// Errors: power cuts asked of workers off the lab's disk model, or the
     /// database could not be made or watched.
-    fn start(workers: &Workers, settings: &'a Settings, dir: &Path) -> Result<Run<'a>, String> {
+    fn start(workers: &Workers, settings: &'a Settings, dir: &Path) -> Result<Run<'a>, RunError> {
         let db = dir.join("jobs.db");
         let log = dir.join("power.log");
         if settings.faults.power && !workers.on_shim {
-            return Err(
-                "power cuts need the lab's disk model in every worker; only the \
-                    compiled stores run on it (leave power out for a program)"
-                    .into(),
-            );
+            return Err(RunError::PowerNeedsTheDiskModel);
         }
         let power = settings
             .faults
@@ -242,9 +287,10 @@ impl<'a> Run<'a> {
             .then_some((db.as_path(), log.as_path()));
         let started = Instant::now();
         let stores: Vec<_> = (0..settings.workers).map(|_| workers.open(power)).collect();
-        stores[0]
-            .init_db(&db)
-            .map_err(|error| format!("init_db failed before the run began: {error}"))?;
+        stores[0].init_db(&db).map_err(|source| RunError::InitDb {
+            when: "before the run began",
+            source,
+        })?;
         // A connection of the lab's own stays open on the file for the whole
         // run, as a long-lived process's would. Without one, a worker's call
         // is often the only connection, and the only one rebuilds the log's
@@ -316,7 +362,7 @@ impl<'a> Run<'a> {
     /// cut when it is due. Answers whether any worker was ready to act.
     ///
     /// Errors: the power cut could not be carried out.
-    fn round(&mut self, round: usize) -> Result<bool, String> {
+    fn round(&mut self, round: usize) -> Result<bool, RunError> {
         self.open_jobs.retain(|job| !self.done_jobs.contains(job));
         while self.open_jobs.len() < self.settings.jobs() {
             self.next_job += 1;
@@ -522,7 +568,7 @@ impl<'a> Run<'a> {
 const LONGEST_CUT_DELAY_MICROS: u64 = 400;
 
 /// The lab's own connection, open on the file for the whole run.
-fn open_keeper(db: &Path) -> Result<rusqlite::Connection, String> {
+fn open_keeper(db: &Path) -> Result<rusqlite::Connection, RunError> {
     rusqlite::Connection::open(db)
         .and_then(|keeper| {
             // Its close must never checkpoint: at a power cut it closes
@@ -535,7 +581,10 @@ fn open_keeper(db: &Path) -> Result<rusqlite::Connection, String> {
             keeper.query_row("SELECT count(*) FROM jobs", [], |row| row.get::<_, i64>(0))?;
             Ok(keeper)
         })
-        .map_err(|error| format!("cannot open {} to watch it: {error}", db.display()))
+        .map_err(|source| RunError::Watch {
+            db: db.to_path_buf(),
+            source,
+        })
 }
 
 /// After the power failed (the workers `killed`): every worker is dead,
@@ -548,7 +597,7 @@ fn cut(
     keeper: &mut Option<rusqlite::Connection>,
     db: &Path,
     log: &Path,
-) -> Result<(), String> {
+) -> Result<(), RunError> {
     // A worker started after the kill (it cannot, as every one was
     // running, but a crash and restart could) dies with the rest.
     for store in stores {
@@ -563,17 +612,17 @@ fn cut(
         store.abandon();
     }
     drop(keeper.take());
-    crate::vfs_shim::replay(log)
-        .map_err(|error| format!("the power cut could not be replayed: {error}"))?;
+    crate::vfs_shim::replay(log).map_err(RunError::Replay)?;
     let shm = PathBuf::from(format!("{}-shm", db.display()));
     match std::fs::remove_file(&shm) {
         Ok(()) => {}
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-        Err(error) => return Err(format!("cannot remove {}: {error}", shm.display())),
+        Err(source) => return Err(RunError::Remove { path: shm, source }),
     }
-    stores[0]
-        .init_db(db)
-        .map_err(|error| format!("init_db failed after the power cut: {error}"))?;
+    stores[0].init_db(db).map_err(|source| RunError::InitDb {
+        when: "after the power cut",
+        source,
+    })?;
     *keeper = Some(open_keeper(db)?);
     Ok(())
 }
@@ -683,6 +732,45 @@ mod tests {
             args: Vec::new(),
         };
         Workers::of(&variant, &unused)
+    }
+
+    /// A run that cannot be made says why, naming what was wrong: a
+    /// scratch folder that is not there, power cuts asked of a program.
+    #[test]
+    fn a_run_that_cannot_be_made_says_why() {
+        let workers = python_workers();
+        let settings = Settings {
+            workers: 1,
+            operations: 10,
+            seed: 1,
+            faults: Faults::none(),
+        };
+        let missing = Path::new("/no/such/scratch/folder");
+        let error = run(&workers, &settings, missing).expect_err("no folder");
+        assert!(matches!(error, RunError::Folder { .. }), "{error:?}");
+        assert!(
+            error
+                .to_string()
+                .starts_with("cannot make a folder in /no/such/scratch/folder: "),
+            "{error}"
+        );
+        let power = Settings {
+            faults: Faults {
+                power: true,
+                ..Faults::none()
+            },
+            ..settings
+        };
+        let scratch = tempfile::tempdir().expect("a folder");
+        let error = run(&workers, &power, scratch.path()).expect_err("a program has no disk model");
+        assert!(
+            matches!(error, RunError::PowerNeedsTheDiskModel),
+            "{error:?}"
+        );
+        assert!(
+            error.to_string().contains("leave power out for a program"),
+            "{error}"
+        );
     }
 
     /// A run told to stop is asked after 32 calls, then after twice as

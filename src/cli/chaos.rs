@@ -142,8 +142,7 @@ pub fn run(args: &Args) -> Outcome {
         &settings,
         &scratch,
         !args.no_shrink,
-    )
-    .map_err(CliError::Failed)?;
+    )?;
     let rendered = args.format.render(&chaos);
     say_or_write("chaos", &rendered, args.output.as_deref())?;
     if chaos.judged.failed() {

@@ -117,7 +117,7 @@ pub fn matrix(args: &MatrixArgs) -> Outcome {
     let options = args.run.options();
     let matrix = Matrix::of_suite(&worker, &variants, args.every_test, &options);
     let chaos = if args.chaos {
-        Some(beside(&matrix, &variants, &worker, &options.scratch).map_err(CliError::Failed)?)
+        Some(beside(&matrix, &variants, &worker, &options.scratch)?)
     } else {
         None
     };

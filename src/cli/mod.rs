@@ -207,6 +207,14 @@ impl From<lease_lab::course::check::CheckError> for CliError {
 }
 
 /// The progress file that could not be used is the command's failure.
+/// A chaos run that could not be made is a failure of the run, not a
+/// finding about the store.
+impl From<lease_lab::chaos::run::RunError> for CliError {
+    fn from(error: lease_lab::chaos::run::RunError) -> CliError {
+        CliError::Failed(error.to_string())
+    }
+}
+
 impl From<ProgressError> for CliError {
     fn from(error: ProgressError) -> CliError {
         CliError::Failed(error.to_string())
