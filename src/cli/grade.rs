@@ -6,7 +6,7 @@
 use super::args::{worker_command, SuiteArgs};
 use super::outcome::{say, say_line, CliError, Outcome};
 use lease_lab::course::class_check;
-use lease_lab::course::grade::{grade, killers, StudentFile};
+use lease_lab::course::grade::{grade, killers, FileStatus, StudentFile, Unreadable};
 use lease_lab::course::progress;
 use lease_lab::report::format::GradeFormat;
 use lease_lab::report::grade as render;
@@ -67,7 +67,7 @@ pub fn run(args: &Args) -> Outcome {
             ));
         }
     }
-    let mut skipped = Vec::new();
+    let mut skipped: Vec<Unreadable> = Vec::new();
     let mut class = Vec::new();
     for file in &args.files {
         match progress::read_for_grading(file) {
@@ -82,27 +82,37 @@ pub fn run(args: &Args) -> Outcome {
                     _ => format!("it cannot be read ({error})"),
                 };
                 eprintln!("lab grade: warning: {} skipped: {reason}", file.display());
-                skipped.push(file.display().to_string());
+                skipped.push(Unreadable {
+                    file: file.display().to_string(),
+                    reason,
+                });
             }
         }
     }
+    let skipped_names: Vec<String> = skipped.iter().map(|file| file.file.clone()).collect();
     if let Some(dir) = &args.impl_dir {
         check_implementations(dir, args)?;
     }
     if !class.is_empty() || args.impl_dir.is_none() {
         let killers = killers(&class, &worker_command()?, &args.run.options());
-        let graded = grade(&class, &killers);
-        for duplicate in &graded.duplicates {
-            if duplicate.graded == duplicate.ignored {
-                eprintln!(
+        let graded = grade(&class, skipped, &killers);
+        for given in &graded.files {
+            let row = |row: &usize| &graded.students[*row];
+            match &given.status {
+                FileStatus::GivenTwice => eprintln!(
                     "lab grade: warning: {} is given twice: graded once",
-                    duplicate.graded
-                );
-            } else {
-                eprintln!(
-                    "lab grade: warning: {} is given twice ({} and {}): graded once, from {}",
-                    duplicate.student, duplicate.graded, duplicate.ignored, duplicate.graded
-                );
+                    given.file
+                ),
+                FileStatus::MergedInto { row: at } => eprintln!(
+                    "lab grade: {} is {}'s too: merged into the row of {}",
+                    given.file,
+                    row(at).student,
+                    row(at).file
+                ),
+                FileStatus::NotMerged { why, .. } => {
+                    eprintln!("lab grade: warning: {}: {why}; graded apart", given.file)
+                }
+                FileStatus::Graded { .. } | FileStatus::Unreadable { .. } => {}
             }
         }
         let width = lease_lab::terminal::width();
@@ -112,12 +122,12 @@ pub fn run(args: &Args) -> Outcome {
             .expect("the pairs the lab does not write were refused above");
         say(&rendered)?;
     }
-    if skipped.is_empty() {
+    if skipped_names.is_empty() {
         Ok(())
     } else {
         Err(CliError::Failed(format!(
             "{} skipped (see the warnings above); the other files were graded",
-            skipped.join(", ")
+            skipped_names.join(", ")
         )))
     }
 }

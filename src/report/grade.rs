@@ -3,7 +3,9 @@
 //! text and Markdown.
 
 use crate::course::class_check::{CheckResult, ImplCheck};
-use crate::course::grade::{max_total, AttemptGrade, ClassGrade, Misconceptions, StudentGrade};
+use crate::course::grade::{
+    max_total, AttemptGrade, ClassGrade, ExerciseAttempts, FileStatus, Misconceptions, StudentGrade,
+};
 use crate::exercise;
 use crate::terminal::fill;
 use std::fmt::Write as _;
@@ -16,13 +18,67 @@ const LEGEND: &str = "Each score is recomputed from the recorded prediction agai
 what the suite catches today. ! the file claims another score (see below the row); \
 ? not recomputed, the file's score is shown. - not attempted.";
 
-/// `text` cut to `width` characters, `..` marking a cut.
-fn cut(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        return text.to_string();
+/// A CSV file the lab writes (RFC 4180), each cell neutralised for the
+/// spreadsheets that open it: a cell that begins with `=`, `+`, `-`, `@`,
+/// a tab or a carriage return would be run as a formula (a student's name
+/// is theirs to choose), so it gets a leading `'`, as OWASP advises for
+/// CSV injection. The cell keeps its text after that mark.
+struct SafeCsv(csv::Writer<Vec<u8>>);
+
+impl SafeCsv {
+    fn new() -> SafeCsv {
+        SafeCsv(csv::Writer::from_writer(Vec::new()))
     }
-    let kept: String = text.chars().take(width.saturating_sub(2)).collect();
-    format!("{kept}..")
+
+    /// Writes one row.
+    fn row<S: AsRef<str>>(&mut self, cells: impl IntoIterator<Item = S>) {
+        let cells = cells
+            .into_iter()
+            .map(|cell| neutralised(cell.as_ref()).into_owned());
+        self.0.write_record(cells).expect("CSV into memory");
+    }
+
+    /// The file's text.
+    fn text(self) -> String {
+        String::from_utf8(self.0.into_inner().expect("CSV into memory")).expect("CSV of UTF-8")
+    }
+}
+
+/// `cell`, with a leading `'` when a spreadsheet would take it for a
+/// formula.
+fn neutralised(cell: &str) -> std::borrow::Cow<'_, str> {
+    if cell.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{cell}").into()
+    } else {
+        cell.into()
+    }
+}
+
+/// `text` cut to `width` columns of a terminal, `..` marking a cut, then
+/// padded with spaces to `width` columns: a wide character (CJK, most
+/// emoji) takes two columns, as the terminal draws it, not one.
+fn cut(text: &str, width: usize) -> String {
+    use unicode_width::UnicodeWidthChar;
+    let columns = unicode_width::UnicodeWidthStr::width(text);
+    let mut kept = String::new();
+    let mut used = 0;
+    if columns <= width {
+        kept.push_str(text);
+        used = columns;
+    } else {
+        for c in text.chars() {
+            let wide = c.width().unwrap_or(0);
+            if used + wide > width.saturating_sub(2) {
+                break;
+            }
+            kept.push(c);
+            used += wide;
+        }
+        kept.push_str("..");
+        used += 2;
+    }
+    kept.push_str(&" ".repeat(width.saturating_sub(used)));
+    kept
 }
 
 /// A score in its column: the number, then `!` when the file claims
@@ -59,12 +115,27 @@ fn student_rows(student: &StudentGrade, width: usize) -> String {
                 )
             })
             .collect();
-        let label = format!("{:<NAME_WIDTH$}", cut(label, NAME_WIDTH));
+        let label = cut(label, NAME_WIDTH);
         format!("{label} {which:>6}{cells}{total:>6}\n")
     };
     let below = if student.named { &student.file } else { "" };
     let mut out = line(&student.student, "first", false, student.first_total);
     out.push_str(&line(below, "latest", true, student.latest_total));
+    let on_python: Vec<&str> = student
+        .exercises
+        .iter()
+        .filter(|entry| entry.first.on_python() || entry.latest.on_python())
+        .map(|entry| entry.exercise.as_str())
+        .collect();
+    if !on_python.is_empty() {
+        out.push_str(&fill(
+            &format!("on the Python store: {}", on_python.join(" ")),
+            width,
+            "      ",
+            "        ",
+        ));
+        out.push('\n');
+    }
     for flag in &student.flags {
         out.push_str(&fill(flag, width, "    ! ", "      "));
         out.push('\n');
@@ -149,35 +220,88 @@ pub fn exercises_text(grade: &ClassGrade, width: usize) -> String {
     out
 }
 
-/// The class as CSV (RFC 4180): a header row, then one row per student:
-/// the student, the file, each exercise's first and latest score (empty
-/// when not attempted), the totals, and the flags joined by `; `.
+/// The class as CSV (RFC 4180): a header row, then a row for every file
+/// given, in the order given: its student, the file, what became of it
+/// (`graded`; `merged into the row of FILE`; `graded apart: why`; `given
+/// twice: graded once`; `unreadable: why`), and for a graded row each
+/// exercise's first and latest score (empty when not attempted), the
+/// totals, the stores its attempts were on, and the flags joined by `; `.
 pub fn csv(grade: &ClassGrade) -> String {
     let keys: Vec<String> = exercise::exercises().into_iter().map(|e| e.key).collect();
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    let mut header = vec!["student".to_string(), "file".to_string()];
+    let mut writer = SafeCsv::new();
+    let mut header = vec![
+        "student".to_string(),
+        "file".to_string(),
+        "status".to_string(),
+    ];
     for key in &keys {
         header.push(format!("{key} first"));
         header.push(format!("{key} latest"));
     }
-    header.extend(["first total", "latest total", "flags"].map(String::from));
-    writer.write_record(&header).expect("CSV into memory");
-    for student in &grade.students {
-        let mut row = vec![student.student.clone(), student.file.clone()];
-        for key in &keys {
-            let entry = student.exercise(key);
-            let score = |attempt: Option<&AttemptGrade>| {
-                attempt.map_or(String::new(), |attempt| attempt.shown().to_string())
-            };
-            row.push(score(entry.map(|entry| &entry.first)));
-            row.push(score(entry.map(|entry| &entry.latest)));
+    header.extend(["first total", "latest total", "stores", "flags"].map(String::from));
+    writer.row(&header);
+    for given in &grade.files {
+        let (student, status) = match &given.status {
+            FileStatus::Graded { row } => (Some(&grade.students[*row]), "graded".to_string()),
+            FileStatus::NotMerged { row, why } => {
+                (Some(&grade.students[*row]), format!("graded apart: {why}"))
+            }
+            FileStatus::MergedInto { row } => {
+                let into = &grade.students[*row];
+                let mut row = vec![into.student.clone(), given.file.clone()];
+                row.push(format!("merged into the row of {}", into.file));
+                row.resize(header.len(), String::new());
+                writer.row(&row);
+                continue;
+            }
+            FileStatus::GivenTwice => (None, "given twice: graded once".to_string()),
+            FileStatus::Unreadable { reason } => (None, format!("unreadable: {reason}")),
+        };
+        let mut row = vec![
+            student.map_or(String::new(), |student| student.student.clone()),
+            given.file.clone(),
+            status,
+        ];
+        if let Some(student) = student {
+            for key in &keys {
+                let entry = student.exercise(key);
+                let score = |attempt: Option<&AttemptGrade>| {
+                    attempt.map_or(String::new(), |attempt| attempt.shown().to_string())
+                };
+                row.push(score(entry.map(|entry| &entry.first)));
+                row.push(score(entry.map(|entry| &entry.latest)));
+            }
+            row.push(student.first_total.to_string());
+            row.push(student.latest_total.to_string());
+            row.push(stores(&student.exercises));
+            row.push(student.flags.join("; "));
         }
-        row.push(student.first_total.to_string());
-        row.push(student.latest_total.to_string());
-        row.push(student.flags.join("; "));
-        writer.write_record(&row).expect("CSV into memory");
+        // Every row has every column, empty where it has nothing to say.
+        row.resize(header.len(), String::new());
+        writer.row(&row);
     }
-    String::from_utf8(writer.into_inner().expect("CSV into memory")).expect("CSV of UTF-8")
+    writer.text()
+}
+
+/// The stores a student's attempts were on, each with its exercises:
+/// `rust: 1 2 4; python: 6`.
+fn stores(exercises: &[ExerciseAttempts]) -> String {
+    let mut by_store: Vec<(String, Vec<&str>)> = Vec::new();
+    for entry in exercises {
+        for attempt in [&entry.first, &entry.latest] {
+            let store = attempt.store.clone().unwrap_or_else(|| "unknown".into());
+            match by_store.iter_mut().find(|(name, _)| *name == store) {
+                Some((_, keys)) if keys.last() == Some(&entry.exercise.as_str()) => {}
+                Some((_, keys)) => keys.push(&entry.exercise),
+                None => by_store.push((store, vec![&entry.exercise])),
+            }
+        }
+    }
+    by_store
+        .iter()
+        .map(|(store, keys)| format!("{store}: {}", keys.join(" ")))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// The misconceptions for the terminal: per exercise, each wrong guess
@@ -271,10 +395,7 @@ pub fn checks_text(checks: &[ImplCheck], width: usize) -> String {
         out.push_str(&fill(
             &result,
             width,
-            &format!(
-                "{:<NAME_WIDTH$}  {passed:<12}  ",
-                cut(&check.student, NAME_WIDTH)
-            ),
+            &format!("{}  {passed:<12}  ", cut(&check.student, NAME_WIDTH)),
             &indent,
         ));
         out.push('\n');
@@ -286,16 +407,14 @@ pub fn checks_text(checks: &[ImplCheck], width: usize) -> String {
 /// student, the entry, the steps passed (empty when none ran), the steps
 /// checked, and the result.
 pub fn checks_csv(checks: &[ImplCheck]) -> String {
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    writer
-        .write_record([
-            "student",
-            "entry",
-            "steps passed",
-            "steps checked",
-            "result",
-        ])
-        .expect("CSV into memory");
+    let mut writer = SafeCsv::new();
+    writer.row([
+        "student",
+        "entry",
+        "steps passed",
+        "steps checked",
+        "result",
+    ]);
     for check in checks {
         let (steps_passed, through) = match &check.result {
             CheckResult::Checked {
@@ -305,17 +424,15 @@ pub fn checks_csv(checks: &[ImplCheck]) -> String {
             } => (steps_passed.to_string(), through.to_string()),
             _ => (String::new(), String::new()),
         };
-        writer
-            .write_record([
-                check.student.clone(),
-                check.entry.clone(),
-                steps_passed,
-                through,
-                check_summary(&check.result).1,
-            ])
-            .expect("CSV into memory");
+        writer.row([
+            check.student.clone(),
+            check.entry.clone(),
+            steps_passed,
+            through,
+            check_summary(&check.result).1,
+        ]);
     }
-    String::from_utf8(writer.into_inner().expect("CSV into memory")).expect("CSV of UTF-8")
+    writer.text()
 }
 
 /// Text for a Markdown table cell: no line breaks, `|` escaped.
@@ -406,6 +523,7 @@ mod tests {
                 file("ada.json", Some("Lovelace, \"Ada\"\nA."), &["right"], 100),
                 file("b.json", None, &["wrong|test"], 100),
             ],
+            Vec::new(),
             &killers,
         )
     }
@@ -416,7 +534,7 @@ mod tests {
     fn csv_quotes_commas_quotes_and_line_breaks() {
         let written = csv(&class());
         assert!(
-            written.starts_with("student,file,1 first,1 latest,"),
+            written.starts_with("student,file,status,1 first,1 latest,"),
             "{written}"
         );
         assert!(
@@ -436,6 +554,38 @@ mod tests {
             &rows[1][column("flags")],
             "exercise 4 first: the file says 100%, the prediction earns 0%"
         );
+    }
+
+    /// A cell a spreadsheet would run as a formula gets a leading `'`, in
+    /// every CSV the lab writes; other cells, and the marks inside a cell,
+    /// are kept.
+    #[test]
+    fn csv_cells_that_a_spreadsheet_would_run_are_neutralised() {
+        for formula in [
+            "=HYPERLINK(\"http://x\",\"click\")",
+            "+1",
+            "-1",
+            "@SUM(A1)",
+            "\tx",
+            "\rx",
+        ] {
+            assert_eq!(neutralised(formula), format!("'{formula}"));
+        }
+        for plain in ["Ada", "a=b", "", "1-2", "'quoted"] {
+            assert_eq!(neutralised(plain), plain);
+        }
+        let mut class = class();
+        class.students[0].student = "=HYPERLINK(\"http://x\",\"click\")".into();
+        let written = csv(&class);
+        let mut reader = ::csv::Reader::from_reader(written.as_bytes());
+        let first = reader.records().next().unwrap().unwrap();
+        assert_eq!(&first[0], "'=HYPERLINK(\"http://x\",\"click\")");
+        let checks = checks_csv(&[ImplCheck {
+            student: "@evil".into(),
+            entry: "-rf".into(),
+            result: CheckResult::TimedOut { limit_s: 5 },
+        }]);
+        assert!(checks.contains("\n'@evil,'-rf,"), "{checks}");
     }
 
     /// Every line fits 80 columns; a flagged score is marked and explained.
@@ -461,5 +611,38 @@ mod tests {
             "{misconceptions}"
         );
         assert!(misconceptions_markdown(&class()).contains("| `wrong\\|test` | 1 |"));
+    }
+
+    /// A name in CJK characters takes two columns a character on a
+    /// terminal: its row's scores stay under the header's, cut names too.
+    #[test]
+    fn wide_characters_keep_the_columns_in_line() {
+        use unicode_width::UnicodeWidthStr;
+        let mut killers = Killers::default();
+        killers.add_mutant("04", vec![("right".into(), 4)]);
+        let class = grade(
+            &[
+                file("a.json", Some("李小龙"), &["right"], 100),
+                file("b.json", Some("Ada"), &["right"], 100),
+                file("c.json", Some("李小龙李小龙李小龙李小龙"), &["right"], 100),
+            ],
+            Vec::new(),
+            &killers,
+        );
+        let shown = text(&class, 80);
+        let rows: Vec<&str> = shown
+            .lines()
+            .filter(|line| line.contains(" first ") || line.starts_with("student "))
+            .collect();
+        assert_eq!(rows.len(), 4, "{shown}");
+        // Every row ends with its total under the header's, right-aligned.
+        let widths: Vec<usize> = rows.iter().map(|line| line.width()).collect();
+        assert!(
+            widths.windows(2).all(|pair| pair[0] == pair[1]),
+            "{widths:?}\n{shown}"
+        );
+        assert_eq!(cut("李小龙李小龙李小龙李小龙", 16).width(), 16);
+        assert!(cut("李小龙李小龙李小龙李小龙", 16).contains(".."));
+        assert_eq!(cut("Ada", 5), "Ada  ");
     }
 }

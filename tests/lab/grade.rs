@@ -177,10 +177,23 @@ fn a_class_of_200_is_graded_as_csv_with_every_score_recomputed() {
             .unwrap_or_else(|| panic!("no column {name:?} in {header:?}"))
     };
     let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
-    assert_eq!(rows.len(), 200);
+    assert_eq!(
+        rows.len(),
+        201,
+        "a row for every file given, the broken one too"
+    );
+    let broken = &rows[200];
+    assert_eq!(&broken[column("file")], bad_arg.as_str());
+    assert!(
+        broken[column("status")].starts_with("unreadable: it is not a progress file"),
+        "{broken:?}"
+    );
+    assert_eq!(&broken[column("first total")], "");
     for (index, (row, (path, expected))) in rows.iter().zip(&class).enumerate() {
         assert_eq!(&row[column("student")], name_of(index));
         assert_eq!(&row[column("file")], path.as_str());
+        assert_eq!(&row[column("status")], "graded");
+        assert!(row[column("stores")].starts_with("rust: "), "{row:?}");
         for exercise in exercise::exercises() {
             let shown = &row[column(&format!("{} first", exercise.key))];
             match expected.get(&exercise.key) {
@@ -257,13 +270,16 @@ fn the_student_is_named_once_and_renamed_only_by_the_flag() {
         .unwrap();
     assert!(graded.status.success(), "{}", text(&graded.stderr));
     assert!(
-        text(&graded.stderr).contains("Grace is given twice"),
+        text(&graded.stderr)
+            .contains("copy.json is Grace's too: merged into the row of lease-lab-progress.json"),
         "{}",
         text(&graded.stderr)
     );
     let class: Value = serde_json::from_slice(&graded.stdout).unwrap();
     assert_eq!(class["students"].as_array().unwrap().len(), 1);
     assert_eq!(class["students"][0]["student"], "Grace");
+    assert_eq!(class["students"][0]["merged"][0], "copy.json");
+    assert_eq!(class["files"][1]["status"], "merged_into");
 }
 
 /// The misconceptions of a class made with `lab step`: the wrong guess,
@@ -529,5 +545,115 @@ fn every_implementation_of_a_folder_is_checked_within_a_time_limit() {
     assert!(
         shown.contains("\ndora              -             could not start: "),
         "{shown}"
+    );
+}
+
+/// What the instructor met, walked again: a student with two files (steps
+/// done on two machines), a name that is a spreadsheet formula, and a name
+/// in CJK characters. The two files are one row whichever comes first,
+/// with both files' attempts; the CSV has a row for every file, says what
+/// became of each, and neutralises the formula; the text keeps its
+/// columns at 80.
+#[test]
+fn two_files_of_one_student_a_formula_and_a_wide_name_are_graded_right() {
+    let lab = Sandbox::new();
+    let step = |file: &str, student: &str, exercise: &str, predict: &str| {
+        let ran = lab.lab(&[
+            "--progress",
+            file,
+            "--student",
+            student,
+            "step",
+            exercise,
+            "--predict",
+            predict,
+            "--why",
+            "a reason",
+        ]);
+        ran.assert_success();
+    };
+    step(
+        "s01.json",
+        "Ada",
+        "4",
+        "claim_at_exact_expiry_is_reassigned",
+    );
+    step(
+        "s24.json",
+        "Ada",
+        "6",
+        "second_completion_is_refused_and_keeps_the_result",
+    );
+    step("evil.json", "=HYPERLINK(\"http://x\",\"click\")", "4", "1");
+    step(
+        "wide.json",
+        "李小龙",
+        "4",
+        "claim_at_exact_expiry_is_reassigned",
+    );
+    for files in [["s01.json", "s24.json"], ["s24.json", "s01.json"]] {
+        let ran = lab.lab(&["grade", "--format", "json", files[0], files[1]]);
+        let class = ran.json();
+        let students = class["students"].as_array().unwrap();
+        assert_eq!(students.len(), 1, "{}", ran.shown());
+        let done: Vec<&str> = students[0]["exercises"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|entry| entry["exercise"].as_str().unwrap())
+            .collect();
+        assert_eq!(done, ["4", "6"], "both files' attempts, in either order");
+        ran.assert_says(&[&format!(
+            "{} is Ada's too: merged into the row of {}",
+            files[1], files[0]
+        )]);
+    }
+    let ran = lab.lab(&[
+        "grade",
+        "--format",
+        "csv",
+        "s01.json",
+        "s24.json",
+        "evil.json",
+        "wide.json",
+    ]);
+    ran.assert_success();
+    let mut reader = csv::Reader::from_reader(ran.stdout.as_bytes());
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let cells =
+        |row: &csv::StringRecord| (row[0].to_string(), row[1].to_string(), row[2].to_string());
+    assert_eq!(
+        rows.iter().map(cells).collect::<Vec<_>>(),
+        [
+            ("Ada".into(), "s01.json".into(), "graded".into()),
+            (
+                "Ada".into(),
+                "s24.json".into(),
+                "merged into the row of s01.json".into()
+            ),
+            (
+                "'=HYPERLINK(\"http://x\",\"click\")".into(),
+                "evil.json".into(),
+                "graded".into()
+            ),
+            ("李小龙".into(), "wide.json".into(), "graded".into()),
+        ]
+    );
+    let mut text = lab.command(&["grade", "s01.json", "s24.json", "evil.json", "wide.json"]);
+    text.env("COLUMNS", "80");
+    let text = crate::common::run_bounded(&mut text, crate::common::NO_HANG);
+    text.assert_success();
+    let widths: Vec<usize> = text
+        .stdout
+        .lines()
+        .filter(|line| !line.starts_with(' '))
+        .filter(|line| line.contains(" first  ") || line.contains(" latest  "))
+        .map(unicode_width::UnicodeWidthStr::width)
+        .collect();
+    assert_eq!(widths.len(), 6, "{}", text.shown());
+    assert!(
+        widths.windows(2).all(|pair| pair[0] == pair[1]),
+        "{widths:?}\n{}",
+        text.stdout
     );
 }

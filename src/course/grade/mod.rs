@@ -19,6 +19,9 @@ use crate::suite;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
+mod merge;
+pub use merge::{FileStatus, GivenFile, Unreadable};
+
 /// The stores whose kill matrices grading `class` needs: those of the
 /// mutants its attempts are about ([`Subject::of_mutant`]), the Rust
 /// store's first. An attempt at a mutant the lab does not have needs none.
@@ -112,6 +115,9 @@ pub struct NotKnown(pub String);
 pub struct AttemptGrade {
     /// The mutant it was about.
     pub mutant: String,
+    /// The store that mutant is of (`rust`, `python`); `None` for a mutant
+    /// the lab does not have.
+    pub store: Option<String>,
     /// The score the file records, 0 to 100.
     pub stored: u8,
     /// The score recomputed from the prediction, 0 to 100; `None` when it
@@ -142,6 +148,7 @@ impl AttemptGrade {
                 };
                 AttemptGrade {
                     mutant: attempt.mutant.clone(),
+                    store: store_of(&attempt.mutant),
                     stored,
                     recomputed: Some(score.percent),
                     not_recomputed: None,
@@ -150,12 +157,18 @@ impl AttemptGrade {
             }
             Err(reason) => AttemptGrade {
                 mutant: attempt.mutant.clone(),
+                store: store_of(&attempt.mutant),
                 stored,
                 recomputed: None,
                 not_recomputed: Some(reason.0),
                 score: attempt.score.clone(),
             },
         }
+    }
+
+    /// Whether it was an attempt at a mutant of the Python store.
+    pub fn on_python(&self) -> bool {
+        self.store.as_deref() == Some("python")
     }
 
     /// The score to show: the recomputed one, else the stored one.
@@ -167,6 +180,11 @@ impl AttemptGrade {
     pub fn differs(&self) -> bool {
         self.recomputed.is_some_and(|score| score != self.stored)
     }
+}
+
+/// The name of the store whose mutant `id` is.
+fn store_of(id: &str) -> Option<String> {
+    Subject::of_mutant(id).map(|store| store.name())
 }
 
 /// One student's first and latest attempt at one exercise.
@@ -189,8 +207,11 @@ pub struct StudentGrade {
     pub student: String,
     /// Whether the file records the student's name.
     pub named: bool,
-    /// The progress file, as given.
+    /// The progress file, as given (the first of the student's files).
     pub file: String,
+    /// The student's other files, merged into this row: its attempts are
+    /// those of every file, first and latest by time.
+    pub merged: Vec<String>,
     /// The exercises attempted, in exercise order.
     pub exercises: Vec<ExerciseAttempts>,
     /// The first attempts' scores added up (100 per exercise at most).
@@ -283,17 +304,6 @@ impl StudentFile {
     }
 }
 
-/// A student given more than once: graded once, from the first file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Duplicate {
-    /// The identity.
-    pub student: String,
-    /// The file graded.
-    pub graded: String,
-    /// The file left out.
-    pub ignored: String,
-}
-
 /// The class graded.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ClassGrade {
@@ -307,8 +317,9 @@ pub struct ClassGrade {
     pub misconceptions: Vec<Misconceptions>,
     /// The closing reflections' answers.
     pub reflections: Vec<ReflectionAnswers>,
-    /// Students given more than once.
-    pub duplicates: Vec<Duplicate>,
+    /// Every file given, in the order given (those that could not be read
+    /// last), and what became of it: a row, merged into one, or why not.
+    pub files: Vec<GivenFile>,
     /// The stores whose matrices could not be built, with why: their
     /// attempts show stored scores, marked as not recomputed.
     pub not_recomputed: BTreeMap<String, String>,
@@ -319,28 +330,40 @@ pub fn max_total() -> u32 {
     100 * u32::try_from(exercise::exercises().len()).unwrap_or(0)
 }
 
-/// Grades a class: each student once (the first file of an identity
-/// given twice), every score recomputed with `killers`.
-pub fn grade(files: &[StudentFile], killers: &Killers) -> ClassGrade {
-    let mut seen: BTreeMap<&str, &str> = BTreeMap::new();
-    let mut duplicates = Vec::new();
-    let mut class = Vec::new();
-    for file in files {
-        match seen.get(file.identity()) {
-            Some(graded) => duplicates.push(Duplicate {
-                student: file.identity().to_string(),
-                graded: graded.to_string(),
-                ignored: file.file.clone(),
-            }),
-            None => {
-                seen.insert(file.identity(), &file.file);
-                class.push(file);
-            }
-        }
-    }
-    let students: Vec<StudentGrade> = class
+/// Grades a class: a row per student, a student's files merged into it
+/// (see [`merge::rows`]), every score recomputed with `killers`; the files
+/// that could not be read are listed with why.
+pub fn grade(files: &[StudentFile], unreadable: Vec<Unreadable>, killers: &Killers) -> ClassGrade {
+    let (rows, given) = merge::rows(files, unreadable);
+    let class: Vec<&StudentFile> = rows.iter().map(|(file, _)| file).collect();
+    let not_merged: BTreeMap<usize, &str> = given
         .iter()
-        .map(|file| student_grade(file, killers))
+        .filter_map(|file| match &file.status {
+            FileStatus::NotMerged { row, why } => Some((*row, why.as_str())),
+            _ => None,
+        })
+        .collect();
+    let students: Vec<StudentGrade> = rows
+        .iter()
+        .enumerate()
+        .map(|(row, (file, merged))| {
+            let mut student = student_grade(file, killers);
+            student.merged.clone_from(merged);
+            if !merged.is_empty() {
+                student.flags.insert(
+                    0,
+                    format!(
+                        "merged from {} and {}: first and latest attempts by time",
+                        file.file,
+                        merged.join(" and ")
+                    ),
+                );
+            }
+            if let Some(why) = not_merged.get(&row) {
+                student.flags.insert(0, format!("{}: graded apart", why));
+            }
+            student
+        })
         .collect();
     ClassGrade {
         reflected: class
@@ -361,7 +384,7 @@ pub fn grade(files: &[StudentFile], killers: &Killers) -> ClassGrade {
             })
             .collect(),
         students,
-        duplicates,
+        files: given,
         not_recomputed: killers
             .unavailable()
             .iter()
@@ -414,6 +437,7 @@ fn student_grade(file: &StudentFile, killers: &Killers) -> StudentGrade {
         student: file.identity().to_string(),
         named: file.progress.student.is_some(),
         file: file.file.clone(),
+        merged: Vec::new(),
         first_total: total(|entry| &entry.first),
         latest_total: total(|entry| &entry.latest),
         exercises,

@@ -72,7 +72,7 @@ fn each_exercise_is_judged_on_every_students_latest_recomputed_attempt() {
             progress: Progress::default(),
         },
     ];
-    let grade = grade(&class, &killers("4", &["a"]));
+    let grade = grade(&class, Vec::new(), &killers("4", &["a"]));
     assert_eq!((grade.students.len(), grade.reflected), (4, 1));
     assert_eq!(grade.exercises.len(), exercise::exercises().len());
     assert_eq!(
@@ -100,7 +100,7 @@ fn a_row_recomputes_the_first_and_the_latest_attempt() {
         student("a.json", "4", &[(&["x"], 0, ""), (&["a"], 100, "")], false),
         student("b.json", "4", &[(&["x"], 100, "")], false),
     ];
-    let grade = grade(&class, &killers("4", &["a"]));
+    let grade = grade(&class, Vec::new(), &killers("4", &["a"]));
     let first = &grade.students[0];
     let attempts = first.exercise("4").unwrap();
     assert_eq!(attempts.attempts, 2);
@@ -134,7 +134,7 @@ fn a_score_without_a_matrix_is_shown_as_stored_and_flagged() {
         stores_needed(class.iter().map(|file| &file.progress)),
         vec![Subject::Python]
     );
-    let grade = grade(&class, &killers);
+    let grade = grade(&class, Vec::new(), &killers);
     let row = &grade.students[0];
     let attempt = &row.exercise("4").unwrap().first;
     assert_eq!((attempt.recomputed, attempt.shown()), (None, 100));
@@ -145,37 +145,132 @@ fn a_score_without_a_matrix_is_shown_as_stored_and_flagged() {
     assert_eq!(grade.not_recomputed["python"], "python3 not found");
 }
 
-/// The same student twice counts once, and is reported.
+/// `file` with `attempts` at `key` recorded at the given times, as the
+/// student's own: (time, tests predicted).
+fn timed(file: &str, key: &str, attempts: &[(&str, &[&str])]) -> StudentFile {
+    let mut made = student(file, key, &[], false);
+    made.progress.student = Some("Ada".into());
+    for (at, predicted) in attempts {
+        let mut made_one = student(file, key, &[(predicted, 0, "")], false);
+        let mut attempt = made_one.progress.exercise(key).attempts.remove(0);
+        attempt.at = at.to_string();
+        made.progress.exercise(key).attempts.push(attempt);
+    }
+    made
+}
+
+/// A student's two files are one row: the attempts of both, first and
+/// latest by time whichever file was given first; the same file given
+/// twice counts once; a file that cannot be merged (two different
+/// attempts at one moment) is a row of its own, marked, never dropped; a
+/// file that could not be read is listed; every file says what became of
+/// it.
 #[test]
-fn a_student_given_twice_is_graded_once() {
-    let mut named = student("a.json", "4", &[(&["a"], 100, "")], false);
-    named.progress.student = Some("Ada".into());
-    let mut copy = named.clone();
-    copy.file = "copy.json".into();
-    let class = [
-        named,
-        copy,
-        student("b.json", "4", &[], false),
-        student("b.json", "4", &[], false),
-    ];
-    let grade = grade(&class, &killers("4", &["a"]));
-    let rows: Vec<&str> = grade.students.iter().map(|s| s.student.as_str()).collect();
-    assert_eq!(rows, ["Ada", "b.json"]);
-    assert_eq!(
-        grade.duplicates,
-        [
-            Duplicate {
-                student: "Ada".into(),
-                graded: "a.json".into(),
-                ignored: "copy.json".into()
-            },
-            Duplicate {
-                student: "b.json".into(),
-                graded: "b.json".into(),
-                ignored: "b.json".into()
-            }
-        ]
+fn a_student_s_files_are_merged_into_one_row_and_no_file_is_dropped() {
+    let laptop = timed("laptop.json", "4", &[("2026-01-02T00:00:00Z", &["a"])]);
+    let mut lab_machine = timed("lab.json", "4", &[("2026-01-01T00:00:00Z", &["x"])]);
+    let six = timed("lab.json", "6", &[("2026-01-03T00:00:00Z", &["a"])]);
+    lab_machine
+        .progress
+        .exercises
+        .extend(six.progress.exercises);
+    lab_machine.progress.exercise("4").hints_seen = 2;
+    let clash = timed("clash.json", "4", &[("2026-01-02T00:00:00Z", &["y"])]);
+    let mut killers = killers("4", &["a"]);
+    killers.add_mutant("6", vec![("a".into(), 1)]);
+    for order in [
+        [&laptop, &lab_machine, &laptop, &clash],
+        [&lab_machine, &laptop, &laptop, &clash],
+    ] {
+        let class: Vec<StudentFile> = order.into_iter().cloned().collect();
+        let unreadable = vec![Unreadable {
+            file: "bad.json".into(),
+            reason: "not a progress file".into(),
+        }];
+        let grade = grade(&class, unreadable, &killers);
+        assert_eq!(grade.students.len(), 2, "one row, and the clash apart");
+        let ada = &grade.students[0];
+        let four = ada.exercise("4").expect("exercise 4");
+        assert_eq!(four.attempts, 2);
+        assert_eq!(
+            (four.first.shown(), four.latest.shown()),
+            (0, 100),
+            "first by time (x, from lab.json), latest by time (a, from laptop.json)"
+        );
+        assert_eq!(ada.exercise("6").map(|six| six.latest.shown()), Some(100));
+        assert!(ada.flags[0].starts_with("merged from "), "{:?}", ada.flags);
+        assert_eq!(ada.merged.len(), 1);
+        let apart = &grade.students[1];
+        assert_eq!(apart.file, "clash.json");
+        assert!(
+            apart.flags[0].contains(
+                "exercise 4 has two different attempts at 2026-01-02T00:00:00Z: graded apart"
+            ),
+            "{:?}",
+            apart.flags
+        );
+        let statuses: Vec<(&str, &FileStatus)> = grade
+            .files
+            .iter()
+            .map(|given| (given.file.as_str(), &given.status))
+            .collect();
+        assert_eq!(
+            statuses.len(),
+            5,
+            "every file given, the unreadable one too"
+        );
+        assert_eq!(statuses[0].1, &FileStatus::Graded { row: 0 });
+        assert_eq!(statuses[1].1, &FileStatus::MergedInto { row: 0 });
+        assert_eq!(statuses[2], ("laptop.json", &FileStatus::GivenTwice));
+        assert!(matches!(
+            statuses[3].1,
+            FileStatus::NotMerged { row: 1, .. }
+        ));
+        assert_eq!(
+            statuses[4],
+            (
+                "bad.json",
+                &FileStatus::Unreadable {
+                    reason: "not a progress file".into()
+                }
+            )
+        );
+    }
+}
+
+/// Merging keeps the most hints either file saw, the later reflection,
+/// one copy of an attempt both files hold, and the order one file gave
+/// attempts made in the same second.
+#[test]
+fn merging_keeps_the_most_hints_the_later_reflection_and_one_copy() {
+    let mut first = timed(
+        "a.json",
+        "4",
+        &[
+            ("2026-01-01T00:00:00Z", &["x"]),
+            ("2026-01-01T00:00:00Z", &["a"]),
+        ],
     );
+    first.progress.exercise("4").hints_seen = 3;
+    first.progress.reflection = Some(Reflection {
+        at: "2026-01-05T00:00:00Z".into(),
+        why_tests_are_kept: "later".into(),
+        not_guaranteed: "later".into(),
+    });
+    let mut second = first.clone();
+    second.file = "b.json".into();
+    second.progress.exercise("4").hints_seen = 1;
+    second.progress.reflection = Some(Reflection {
+        at: "2026-01-04T00:00:00Z".into(),
+        why_tests_are_kept: "earlier".into(),
+        not_guaranteed: "earlier".into(),
+    });
+    let grade = grade(&[second, first], Vec::new(), &killers("4", &["a"]));
+    assert_eq!(grade.students.len(), 1);
+    let four = grade.students[0].exercise("4").unwrap();
+    assert_eq!(four.attempts, 2, "the attempts both hold, once");
+    assert_eq!((four.first.shown(), four.latest.shown()), (0, 100));
+    assert_eq!(grade.reflections[0].why_tests_are_kept, "later");
 }
 
 /// Wrong guesses grouped by test across every attempt: how many
@@ -196,7 +291,7 @@ fn misconceptions_group_wrong_guesses_by_test_with_the_reasons() {
         student("b", "6", &[(&["z"], 0, "")], false),
         student("c", "6", &[(&["a"], 100, "right")], false),
     ];
-    let grade = grade(&class, &killers("6", &["a"]));
+    let grade = grade(&class, Vec::new(), &killers("6", &["a"]));
     assert_eq!(
         grade.misconceptions,
         [Misconceptions {
