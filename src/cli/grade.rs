@@ -8,7 +8,7 @@ use super::outcome::{say, say_line, CliError, Outcome};
 use lease_lab::course::class_check;
 use lease_lab::course::grade::{grade, killers, FileStatus, StudentFile, Unreadable};
 use lease_lab::course::progress;
-use lease_lab::report::format::GradeFormat;
+use lease_lab::report::format::{GradeFormat, GradeView};
 use lease_lab::report::grade as render;
 use std::path::PathBuf;
 
@@ -24,8 +24,13 @@ pub struct Args {
     /// Instead of a row per student: per exercise, the tests the class
     /// named that did not catch the mutant, with how many students named
     /// each and why; then the closing reflections.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "per_exercise")]
     misconceptions: bool,
+    /// Instead of a row per student: a row per exercise, the first attempts
+    /// beside the latest and the item statistics (difficulty,
+    /// discrimination, the mean attempts and hints).
+    #[arg(long)]
+    per_exercise: bool,
     /// A folder of the students' implementations (each entry a .py file or
     /// a Rust project's folder): each one is checked as `lab check` does,
     /// several at once, and its steps passed reported.
@@ -45,6 +50,13 @@ pub struct Args {
 /// Exit code 3 ([`CliError::Failed`]) when a file was skipped: the report
 /// is complete for the others.
 pub fn run(args: &Args) -> Outcome {
+    let view = if args.misconceptions {
+        GradeView::Misconceptions
+    } else if args.per_exercise {
+        GradeView::PerExercise
+    } else {
+        GradeView::Students
+    };
     if args.format == GradeFormat::Markdown && !args.misconceptions {
         return Err(CliError::Usage(
             "--format markdown writes the misconceptions: add --misconceptions, or choose text, json or csv".into(),
@@ -56,9 +68,9 @@ pub fn run(args: &Args) -> Outcome {
         ));
     }
     if args.impl_dir.is_some() {
-        if args.format == GradeFormat::Markdown || args.misconceptions {
+        if args.format == GradeFormat::Markdown || args.misconceptions || args.per_exercise {
             return Err(CliError::Usage(
-                "--impl-dir reports as text, json or csv, without --misconceptions".into(),
+                "--impl-dir reports as text, json or csv, without --misconceptions or --per-exercise".into(),
             ));
         }
         if args.format != GradeFormat::Text && !args.files.is_empty() {
@@ -118,7 +130,7 @@ pub fn run(args: &Args) -> Outcome {
         let width = lease_lab::terminal::width();
         let rendered = args
             .format
-            .render(&graded, args.misconceptions, width)
+            .render(&graded, view, width)
             .expect("the pairs the lab does not write were refused above");
         say(&rendered)?;
     }

@@ -235,26 +235,45 @@ impl GradeFormat {
         }
     }
 
-    /// A class's grade in this format: the class, or with
-    /// `misconceptions` the wrong predictions it made, at `width` columns
-    /// for text; `None` for a pair the lab does not write (the class in
-    /// Markdown, the misconceptions in CSV).
+    /// A class's grade in this format, seen as `view`, at `width` columns
+    /// for text; `None` for a pair the lab does not write (the students or
+    /// the exercises in Markdown, the misconceptions in CSV). JSON holds
+    /// every view.
     pub fn render(
         self,
         graded: &crate::course::grade::ClassGrade,
-        misconceptions: bool,
+        view: GradeView,
         width: usize,
     ) -> Option<String> {
         use super::grade as render;
-        Some(match (self, misconceptions) {
-            (GradeFormat::Text, false) => render::text(graded, width),
-            (GradeFormat::Text, true) => render::misconceptions_text(graded, width),
+        Some(match (self, view) {
+            (GradeFormat::Text, GradeView::Students) => render::text(graded, width),
+            (GradeFormat::Text, GradeView::Misconceptions) => {
+                render::misconceptions_text(graded, width)
+            }
+            (GradeFormat::Text, GradeView::PerExercise) => render::exercises_text(graded, width),
             (GradeFormat::Json, _) => json_text(graded),
-            (GradeFormat::Csv, false) => render::csv(graded),
-            (GradeFormat::Markdown, true) => render::misconceptions_markdown(graded),
-            (GradeFormat::Csv, true) | (GradeFormat::Markdown, false) => return None,
+            (GradeFormat::Csv, GradeView::Students) => render::csv(graded),
+            (GradeFormat::Csv, GradeView::PerExercise) => render::exercises_csv(graded),
+            (GradeFormat::Markdown, GradeView::Misconceptions) => {
+                render::misconceptions_markdown(graded)
+            }
+            (GradeFormat::Csv, GradeView::Misconceptions)
+            | (GradeFormat::Markdown, GradeView::Students | GradeView::PerExercise) => return None,
         })
     }
+}
+
+/// What of a graded class a report shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GradeView {
+    /// A row per student, then the class per exercise.
+    Students,
+    /// The wrong predictions per exercise, with the students' reasons.
+    Misconceptions,
+    /// A row per exercise: the first and latest attempts and the item
+    /// statistics.
+    PerExercise,
 }
 
 /// How a student's own report (progress, a check) is written.

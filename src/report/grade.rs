@@ -189,32 +189,103 @@ pub fn text(grade: &ClassGrade, width: usize) -> String {
     out
 }
 
-/// The class per exercise, on each student's latest attempt.
+/// The class per exercise: the first attempts beside the latest (students
+/// who named a killer, the mean score), the probes that killed, the item
+/// statistics (difficulty, discrimination, the mean attempts and hints
+/// seen), and the most common wrong guesses, first and latest.
 pub fn exercises_text(grade: &ClassGrade, width: usize) -> String {
     let mut out = format!(
-        "{:>8}  {:>9}  {:>14}  {:>12}  {:>10}\n",
+        "{:>8}  {:>9}  {:>16}  {:>12}  {:>16}\n",
         "exercise", "attempted", "named a killer", "probe killed", "mean score"
     );
+    let percent = |value: Option<f64>| value.map_or("-".to_string(), |v| format!("{v:.0}%"));
     for entry in &grade.exercises {
-        let mean = if entry.attempted == 0 {
-            "-".to_string()
+        let stats = &entry.statistics;
+        let (killers, mean) = if entry.attempted == 0 {
+            ("-".to_string(), "-".to_string())
         } else {
-            format!("{}%", entry.mean_score)
+            (
+                format!(
+                    "{} -> {}",
+                    stats.first_predicted_a_killer, entry.predicted_a_killer
+                ),
+                format!(
+                    "{} -> {}%",
+                    percent(stats.first_mean_score),
+                    entry.mean_score
+                ),
+            )
         };
         writeln!(
             out,
-            "{:>8}  {:>9}  {:>14}  {:>12}  {:>10}",
-            entry.exercise, entry.attempted, entry.predicted_a_killer, entry.probe_killed, mean
+            "{:>8}  {:>9}  {:>16}  {:>12}  {:>16}",
+            entry.exercise, entry.attempted, killers, entry.probe_killed, mean
         )
         .unwrap();
-        if let Some((test, count)) = &entry.most_common_wrong_guess {
-            out.push_str(&fill(
-                &format!("most common wrong guess: {test} ({count})"),
-                width,
-                "          ",
-                "            ",
-            ));
-            out.push('\n');
+    }
+    out.push_str(&fill(
+        "First attempt -> latest. Difficulty: the share whose first attempt named a killer. Discrimination: how the first attempt's score goes with the rest of the student's first total (-1 to 1).",
+        width,
+        "",
+        "",
+    ));
+    writeln!(
+        out,
+        "\n\n{:>8}  {:>10}  {:>14}  {:>13}  {:>10}",
+        "exercise", "difficulty", "discrimination", "mean attempts", "mean hints"
+    )
+    .unwrap();
+    let number = |value: Option<f64>, places: usize| {
+        value.map_or("-".to_string(), |v| format!("{v:.places$}"))
+    };
+    for entry in &grade.exercises {
+        let stats = &entry.statistics;
+        writeln!(
+            out,
+            "{:>8}  {:>10}  {:>14}  {:>13}  {:>10}",
+            entry.exercise,
+            percent(stats.difficulty.map(|share| share * 100.0)),
+            number(stats.discrimination, 2),
+            number(stats.mean_attempts, 1),
+            number(stats.mean_hints, 1),
+        )
+        .unwrap();
+    }
+    let wrong: Vec<String> = grade
+        .exercises
+        .iter()
+        .filter(|entry| {
+            !entry.statistics.wrong_first_guesses.is_empty()
+                || entry.most_common_wrong_guess.is_some()
+        })
+        .map(|entry| {
+            let guesses = |list: &[(String, usize)]| {
+                list.iter()
+                    .map(|(test, count)| format!("{test} ({count})"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let mut text = format!("exercise {}: first: {}", entry.exercise, {
+                let first = guesses(&entry.statistics.wrong_first_guesses);
+                if first.is_empty() {
+                    "none".to_string()
+                } else {
+                    first
+                }
+            });
+            if let Some(latest) = &entry.most_common_wrong_guess {
+                text.push_str(&format!(
+                    "; latest: {}",
+                    guesses(std::slice::from_ref(latest))
+                ));
+            }
+            fill(&text, width, "  ", "    ")
+        })
+        .collect();
+    if !wrong.is_empty() {
+        writeln!(out, "\nThe most common wrong guesses:").unwrap();
+        for line in wrong {
+            writeln!(out, "{line}").unwrap();
         }
     }
     out
@@ -279,6 +350,59 @@ pub fn csv(grade: &ClassGrade) -> String {
         // Every row has every column, empty where it has nothing to say.
         row.resize(header.len(), String::new());
         writer.row(&row);
+    }
+    writer.text()
+}
+
+/// The class per exercise as CSV: a header row, then a row per exercise
+/// with its attempts, the first and latest attempts that named a killer
+/// and their mean scores, the probes that killed, the item statistics
+/// (difficulty and discrimination to three places, empty when there is
+/// none), and the most common wrong first guesses (`test (students)`,
+/// joined by `; `).
+pub fn exercises_csv(grade: &ClassGrade) -> String {
+    let mut writer = SafeCsv::new();
+    writer.row([
+        "exercise",
+        "attempted",
+        "first named a killer",
+        "latest named a killer",
+        "first mean score",
+        "latest mean score",
+        "probe killed",
+        "difficulty",
+        "discrimination",
+        "mean attempts",
+        "mean hints",
+        "wrong first guesses",
+    ]);
+    let number = |value: Option<f64>| value.map_or(String::new(), |v| format!("{v:.3}"));
+    for entry in &grade.exercises {
+        let stats = &entry.statistics;
+        let tried = entry.attempted > 0;
+        writer.row([
+            entry.exercise.clone(),
+            entry.attempted.to_string(),
+            stats.first_predicted_a_killer.to_string(),
+            entry.predicted_a_killer.to_string(),
+            number(stats.first_mean_score),
+            if tried {
+                entry.mean_score.to_string()
+            } else {
+                String::new()
+            },
+            entry.probe_killed.to_string(),
+            number(stats.difficulty),
+            number(stats.discrimination),
+            number(stats.mean_attempts),
+            number(stats.mean_hints),
+            stats
+                .wrong_first_guesses
+                .iter()
+                .map(|(test, students)| format!("{test} ({students})"))
+                .collect::<Vec<_>>()
+                .join("; "),
+        ]);
     }
     writer.text()
 }
@@ -632,7 +756,7 @@ mod tests {
         let shown = text(&class, 80);
         let rows: Vec<&str> = shown
             .lines()
-            .filter(|line| line.contains(" first ") || line.starts_with("student "))
+            .filter(|line| line.contains(" first  ") || line.starts_with("student "))
             .collect();
         assert_eq!(rows.len(), 4, "{shown}");
         // Every row ends with its total under the header's, right-aligned.

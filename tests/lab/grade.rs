@@ -657,3 +657,66 @@ fn two_files_of_one_student_a_formula_and_a_wide_name_are_graded_right() {
         text.stdout
     );
 }
+
+/// `lab grade --per-exercise`: a row per exercise with the first attempts
+/// beside the latest and the item statistics, as CSV and text; JSON holds
+/// them with the rest. Three students at exercise 4: two first named a
+/// test that survives the mutant, then one of them the killer.
+#[test]
+fn the_class_per_exercise_gives_first_attempts_and_item_statistics() {
+    let lab = Sandbox::new();
+    let step = |file: &str, predict: &str| {
+        lab.lab(&[
+            "--progress",
+            file,
+            "--student",
+            file,
+            "step",
+            "4",
+            "--predict",
+            predict,
+            "--why",
+            "because",
+        ])
+        .assert_success();
+    };
+    step("a.json", "claim_of_a_held_job_is_refused");
+    step("a.json", "claim_at_exact_expiry_is_reassigned");
+    step("b.json", "claim_of_a_held_job_is_refused");
+    step("c.json", "claim_at_exact_expiry_is_reassigned");
+    let files = ["a.json", "b.json", "c.json"];
+    let csv_run = lab.lab(&[&["grade", "--per-exercise", "--format", "csv"][..], &files].concat());
+    csv_run.assert_success();
+    let mut reader = csv::Reader::from_reader(csv_run.stdout.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let four = rows
+        .iter()
+        .find(|row| &row[0] == "4")
+        .expect("a row for exercise 4");
+    let cell =
+        |name: &str| four[header.iter().position(|title| title == name).unwrap()].to_string();
+    assert_eq!(cell("attempted"), "3");
+    assert_eq!(cell("first named a killer"), "1");
+    assert_eq!(cell("latest named a killer"), "2");
+    assert_eq!(cell("difficulty"), "0.333");
+    assert_eq!(cell("mean attempts"), "1.333");
+    assert_eq!(
+        cell("wrong first guesses"),
+        "claim_of_a_held_job_is_refused (2)"
+    );
+    let text = lab.lab(&[&["grade", "--per-exercise"][..], &files].concat());
+    text.assert_says(&["1 -> 2", "33% -> 66%", "claim_of_a_held_job_is_refused (2)"]);
+    let json = lab
+        .lab(&[&["grade", "--format", "json"][..], &files].concat())
+        .json();
+    let four = json["exercises"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|entry| entry["exercise"] == "4")
+        .unwrap();
+    assert_eq!(four["first_predicted_a_killer"], 1);
+    let refused = lab.lab(&["grade", "--per-exercise", "--misconceptions", "a.json"]);
+    refused.assert_code(2);
+}

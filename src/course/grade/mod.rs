@@ -20,7 +20,9 @@ use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
 mod merge;
+mod statistics;
 pub use merge::{FileStatus, GivenFile, Unreadable};
+pub use statistics::ItemStatistics;
 
 /// The stores whose kill matrices grading `class` needs: those of the
 /// mutants its attempts are about ([`Subject::of_mutant`]), the Rust
@@ -246,6 +248,9 @@ pub struct ExerciseGrade {
     /// The test most often predicted that did not catch the mutant, and how
     /// many students named it; `None` when no wrong guess was made.
     pub most_common_wrong_guess: Option<(String, usize)>,
+    /// The first attempts beside these, and the item statistics.
+    #[serde(flatten)]
+    pub statistics: ItemStatistics,
 }
 
 /// One student's reason for a wrong prediction.
@@ -446,6 +451,12 @@ fn student_grade(file: &StudentFile, killers: &Killers) -> StudentGrade {
 }
 
 fn exercise_grades(class: &[&StudentFile], students: &[StudentGrade]) -> Vec<ExerciseGrade> {
+    let hints = |key: &str| -> Vec<usize> {
+        class
+            .iter()
+            .map(|file| file.progress.exercises.get(key).map_or(0, |e| e.hints_seen))
+            .collect()
+    };
     exercise::exercises()
         .into_iter()
         .map(|exercise| {
@@ -483,6 +494,7 @@ fn exercise_grades(class: &[&StudentFile], students: &[StudentGrade]) -> Vec<Exe
                     .count(),
                 mean_score,
                 most_common_wrong_guess,
+                statistics: statistics::of(&exercise.key, students, &hints(&exercise.key)),
             }
         })
         .collect()

@@ -75,8 +75,9 @@ fn each_exercise_is_judged_on_every_students_latest_recomputed_attempt() {
     let grade = grade(&class, Vec::new(), &killers("4", &["a"]));
     assert_eq!((grade.students.len(), grade.reflected), (4, 1));
     assert_eq!(grade.exercises.len(), exercise::exercises().len());
+    let four = entry(&grade, "4");
     assert_eq!(
-        entry(&grade, "4"),
+        four,
         &ExerciseGrade {
             exercise: "4".into(),
             attempted: 3,
@@ -85,6 +86,7 @@ fn each_exercise_is_judged_on_every_students_latest_recomputed_attempt() {
             // 50% (a of a, b), 0% and 100% (a and the probe).
             mean_score: 50,
             most_common_wrong_guess: Some(("b".into(), 2)),
+            statistics: four.statistics.clone(),
         }
     );
     let untried = entry(&grade, "5");
@@ -334,5 +336,79 @@ fn only_the_tests_in_force_at_the_step_catch() {
     assert_eq!(
         killers.caught_at("zz", 4).unwrap_err().0,
         "the lab has no mutant zz"
+    );
+}
+
+/// The item statistics of a class of three, computed by hand. Exercise 4
+/// is caught by `a`, 6 by `b`.
+///
+/// | student | 4 first | 4 latest | 4 hints | 6 first | first total |
+/// |---------|---------|----------|---------|---------|-------------|
+/// | s1      | a: 100  | -        | 1       | b: 100  | 200         |
+/// | s2      | x: 0    | a: 100   | 3       | z: 0    | 0           |
+/// | s3      | a,x: 50 | -        | 0       | -       | 50          |
+///
+/// Exercise 4: 3 attempted; 2 first attempts named a killer (difficulty
+/// 2/3); first mean 50, latest mean 250/3, shown 83; attempts 4/3, hints 4/3; `x`
+/// the wrong first guess of 2. Discrimination: the pairs (score at 4, the
+/// rest of the first total) are (100, 100), (0, 0), (50, 0); their
+/// deviations from the means (50, 100/3) are (50, 200/3), (-50, -100/3),
+/// (0, -100/3); so the correlation is 5000 / sqrt(5000 × 20000/3) = √3/2.
+/// Exercise 6: 2 attempted, difficulty 1/2, under two varying pairs: the
+/// rest of the totals (100, 0) and scores (100, 0) do vary, r = 1.
+#[test]
+fn the_item_statistics_are_those_computed_by_hand() {
+    let with = |file: &str, four: &[(&[&str], u8, &str)], six: &[(&[&str], u8, &str)], hints| {
+        let mut made = student(file, "4", four, false);
+        let six = student(file, "6", six, false);
+        made.progress.exercises.extend(six.progress.exercises);
+        made.progress
+            .exercises
+            .retain(|_, entry| !entry.attempts.is_empty());
+        if let Some(four) = made.progress.exercises.get_mut("4") {
+            four.hints_seen = hints;
+        }
+        made
+    };
+    let class = [
+        with("s1", &[(&["a"], 100, "")], &[(&["b"], 100, "")], 1),
+        with(
+            "s2",
+            &[(&["x"], 0, ""), (&["a"], 100, "")],
+            &[(&["z"], 0, "")],
+            3,
+        ),
+        with("s3", &[(&["a", "x"], 50, "")], &[], 0),
+    ];
+    let mut killers = killers("4", &["a"]);
+    killers.add_mutant("6", vec![("b".into(), 1)]);
+    let grade = grade(&class, Vec::new(), &killers);
+    let four = entry(&grade, "4");
+    let stats = &four.statistics;
+    assert_eq!(
+        (four.attempted, four.predicted_a_killer, four.mean_score),
+        (3, 3, 83)
+    );
+    assert_eq!(stats.first_predicted_a_killer, 2);
+    let close = |value: Option<f64>, expected: f64| {
+        assert!(
+            (value.unwrap() - expected).abs() < 1e-9,
+            "{value:?} != {expected}"
+        );
+    };
+    close(stats.difficulty, 2.0 / 3.0);
+    close(stats.first_mean_score, 50.0);
+    close(stats.mean_attempts, 4.0 / 3.0);
+    close(stats.mean_hints, 4.0 / 3.0);
+    close(stats.discrimination, 3f64.sqrt() / 2.0);
+    assert_eq!(stats.wrong_first_guesses, [("x".to_string(), 2)]);
+    let six = &entry(&grade, "6").statistics;
+    close(six.difficulty, 0.5);
+    close(six.discrimination, 1.0);
+    assert_eq!(six.wrong_first_guesses, [("z".to_string(), 1)]);
+    let seven = &entry(&grade, "7").statistics;
+    assert_eq!(
+        (seven.difficulty, seven.discrimination, seven.mean_hints),
+        (None, None, None)
     );
 }
