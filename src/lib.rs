@@ -250,8 +250,9 @@
 //! # Adding a report format
 //!
 //! Every report's formats are listed once, in [`report::format`]: the matrix's
-//! ([`report::format::MatrixFormat`]), the analysis's, a chaos run's, a grade's
-//! and the student's text-or-JSON. Each variant's doc comment is its `--format`
+//! ([`report::format::MatrixFormat`]), the analysis's, a chaos run's, a grade's,
+//! a check's ([`report::format::CheckFormat`]: text, JSON, Gradescope) and the
+//! student's text-or-JSON. Each variant's doc comment is its `--format`
 //! help, and each enum knows its file extension and its renderer; `--format
 //! NAME`, `--output NAME=FILE` and the messages that list the formats all come
 //! from it.

@@ -21,8 +21,8 @@ use lease_lab::course::starter::{self, OPERATIONS};
 use lease_lab::course::step::{Chosen, NOTHING_TO_CHECK};
 use lease_lab::course::watch::{watch as course_watch, WatchError};
 use lease_lab::lab_text::Language;
-use lease_lab::report::check::{check_json, check_text, next_text};
-use lease_lab::report::format::ReportFormat;
+use lease_lab::report::check::{check_text, next_text};
+use lease_lab::report::format::CheckFormat;
 use lease_lab::subject::Subject;
 use lease_lab::terminal::fill;
 use std::io::Write;
@@ -54,10 +54,11 @@ pub struct CheckArgs {
     /// promises, never counted) one by one, not only how many hold.
     #[arg(long)]
     all: bool,
-    /// Output format: text, or the check's result per step and per test
-    /// as JSON for tools (the check alone: not with --predict).
-    #[arg(long, value_enum, default_value_t = ReportFormat::Text, conflicts_with = "predict")]
-    format: ReportFormat,
+    /// Output format: text, the check's result per step and per test as
+    /// JSON for tools, or Gradescope's results.json (the check alone: not
+    /// with --predict).
+    #[arg(long, value_enum, default_value_t = CheckFormat::Text, conflicts_with = "predict")]
+    format: CheckFormat,
     #[command(flatten)]
     run: SuiteArgs,
 }
@@ -133,7 +134,7 @@ pub fn check(args: &CheckArgs, progress_path: &Path) -> Outcome {
         "Checking {} against the contract tests of steps 1 to {through}...",
         checked.describe()
     );
-    let json = args.format == ReportFormat::Json;
+    let json = args.format != CheckFormat::Text;
     // The program is stopped once the report is out (`_running` goes last).
     let (report, _running) = check_shown(
         &checked,
@@ -155,10 +156,11 @@ pub fn check(args: &CheckArgs, progress_path: &Path) -> Outcome {
             report.record(session.edit(), own);
             session.save()?;
         }
-        say_line(
-            &serde_json::to_string_pretty(&check_json(&report, &checked.describe(), through))
-                .expect("a check is JSON"),
-        )?;
+        let rendered = args
+            .format
+            .render(&report, &checked.describe(), through)
+            .expect("a format for tools");
+        say_line(&rendered)?;
         return if report.all_pass() {
             Ok(())
         } else {

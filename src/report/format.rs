@@ -276,6 +276,43 @@ pub enum GradeView {
     PerExercise,
 }
 
+/// How `lab check` writes its report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CheckFormat {
+    /// Text for the terminal.
+    Text,
+    /// The result per step and per test, as JSON for tools.
+    Json,
+    /// Gradescope's autograder `results.json`: a test per contract test.
+    Gradescope,
+}
+
+impl CheckFormat {
+    /// The file extension a report of this format usually has.
+    pub fn extension(self) -> &'static str {
+        match self {
+            CheckFormat::Text => "txt",
+            CheckFormat::Json | CheckFormat::Gradescope => "json",
+        }
+    }
+
+    /// A check's report for tools, `None` for text (which is written as
+    /// the check runs).
+    pub fn render(
+        self,
+        report: &crate::course::check::CheckReport,
+        implementation: &str,
+        through: u8,
+    ) -> Option<String> {
+        let value = match self {
+            CheckFormat::Text => return None,
+            CheckFormat::Json => super::check::check_json(report, implementation, through),
+            CheckFormat::Gradescope => super::gradescope::results(report, implementation, through),
+        };
+        Some(serde_json::to_string_pretty(&value).expect("a check is JSON"))
+    }
+}
+
 /// How a student's own report (progress, a check) is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ReportFormat {

@@ -2,7 +2,8 @@
 //! ([`json`]), Markdown ([`markdown`]), a Stryker mutation-testing report
 //! ([`stryker`]) and a self-contained HTML page ([`html`]); and the
 //! student's screens: an exercise's step-through ([`step`]) and the check
-//! of their own implementation ([`check`]).
+//! of their own implementation ([`check`], and for Gradescope's autograder
+//! [`gradescope`]); a class's grade ([`grade`]).
 //!
 //! Every format, with its extension and its renderer, is listed in
 //! [`format`](mod@format). This module holds what they share: how an outcome looks ([`look`]),
@@ -14,6 +15,7 @@ pub mod check;
 pub mod demo;
 pub mod format;
 pub mod grade;
+pub mod gradescope;
 pub mod html;
 pub mod json;
 pub mod markdown;

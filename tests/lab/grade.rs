@@ -720,3 +720,76 @@ fn the_class_per_exercise_gives_first_attempts_and_item_statistics() {
     let refused = lab.lab(&["grade", "--per-exercise", "--misconceptions", "a.json"]);
     refused.assert_code(2);
 }
+
+/// `lab check --format gradescope` writes Gradescope's results.json, valid
+/// against the published format (tests/data/gradescope-results.schema.json):
+/// a test per contract test, one point each, the failing one with the call,
+/// the answers and what the program wrote on standard error; the score is
+/// the points of the tests that pass.
+#[test]
+fn a_check_for_gradescope_follows_its_published_format() {
+    let lab = Sandbox::new();
+    let reference = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/store.py"))
+        .expect("the Python store");
+    let broken = reference.replace(
+        "        return cursor.rowcount == 1",
+        "        print(\"enqueue: always true\", file=__import__(\"sys\").stderr)\n        return True",
+    );
+    assert_ne!(broken, reference, "the break applies");
+    std::fs::write(lab.path("mine.py"), broken).unwrap();
+    let ran = lab.lab(&[
+        "check",
+        "--impl",
+        "mine.py",
+        "--step",
+        "2",
+        "--format",
+        "gradescope",
+    ]);
+    ran.assert_code(1);
+    let results: Value = serde_json::from_str(&ran.stdout).expect("JSON");
+    let schema: Value =
+        serde_json::from_str(include_str!("../data/gradescope-results.schema.json"))
+            .expect("the schema");
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(&results)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let mut misspelt = results.clone();
+    misspelt["tests"][0]["status"] = "pass".into();
+    misspelt["tests"][0]["maxscore"] = 1.into();
+    assert_eq!(validator.iter_errors(&misspelt).count(), 2, "the schema can fail");
+    let tests = results["tests"].as_array().unwrap();
+    let contract = lease_lab::suite::CASES
+        .iter()
+        .filter(|case| case.step <= 2 && case.judges_programs())
+        .count();
+    assert_eq!(
+        tests.len(),
+        contract,
+        "a test per contract test of steps 1 and 2"
+    );
+    let failed: Vec<&Value> = tests
+        .iter()
+        .filter(|test| test["status"] == "failed")
+        .collect();
+    assert!(!failed.is_empty());
+    let passed = tests
+        .iter()
+        .filter(|test| test["status"] == "passed")
+        .count();
+    assert_eq!(results["score"].as_f64(), Some(passed as f64));
+    let existing = failed
+        .iter()
+        .find(|test| test["name"] == "step 2: enqueue_of_an_existing_job_answers_false")
+        .expect("the break is caught");
+    let output = existing["output"].as_str().unwrap();
+    assert!(output.contains("enqueue"), "{output}");
+    assert!(
+        output.contains("enqueue: always true"),
+        "the program's standard error: {output}"
+    );
+    assert_eq!(existing["score"].as_f64(), Some(0.0));
+}
