@@ -760,7 +760,11 @@ fn a_check_for_gradescope_follows_its_published_format() {
     let mut misspelt = results.clone();
     misspelt["tests"][0]["status"] = "pass".into();
     misspelt["tests"][0]["maxscore"] = 1.into();
-    assert_eq!(validator.iter_errors(&misspelt).count(), 2, "the schema can fail");
+    assert_eq!(
+        validator.iter_errors(&misspelt).count(),
+        2,
+        "the schema can fail"
+    );
     let tests = results["tests"].as_array().unwrap();
     let contract = lease_lab::suite::CASES
         .iter()
