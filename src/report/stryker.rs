@@ -118,7 +118,16 @@ fn mutant_result(matrix: &Matrix, run: &VariantRun, whole: &Mutant) -> Value {
     let completed = run.runs.iter().filter(|test| !test.not_covered).count();
     json!({
         "id": mutant.id,
-        "mutatorName": format!("{} mutant, step {}", mutant.kind.name(), mutant.step),
+        // The viewer labels a mutant by its mutator's name alone (its id
+        // and description stay in the JSON): the lab's id and title go in
+        // it, so that 08 and 08b, or two marks on one line, are told apart.
+        "mutatorName": format!(
+            "{} {} ({} mutant, step {})",
+            mutant.id,
+            mutant.title,
+            mutant.kind.name(),
+            mutant.step
+        ),
         "description": mutant.title,
         "replacement": change.replacement,
         "location": {"start": position(change.start), "end": position(change.end)},

@@ -146,6 +146,12 @@ fn each_mutant_placed_in_the_source_gives_the_code_that_ran() {
         for (_, mutant) in matrix.mutant_runs() {
             let id = &mutant.spec.id;
             let reported = reported_mutant(&report, file, id);
+            // The viewer labels a mutant by its mutator's name alone.
+            let label = reported["mutatorName"].as_str().unwrap();
+            assert!(
+                label.starts_with(&format!("{id} {} (", mutant.spec.title)),
+                "{label}"
+            );
             let start = offset(source, &reported["location"]["start"]);
             let end = offset(source, &reported["location"]["end"]);
             let placed = format!(
