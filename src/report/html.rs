@@ -106,14 +106,29 @@ fn header(matrix: &Matrix) -> String {
     let count = |status: MutantStatus| summaries.iter().filter(|s| s.status == status).count();
     let detected = summaries.iter().filter(|s| s.status.detected()).count();
     let mut out = String::from("<header>\n<h1>lease-lab: which test kills which mutant</h1>\n");
+    // The sentence follows the matrix's rule, as the banner below does: a
+    // failure of the reference that does not count (a test beyond the
+    // worksheet, for a program) is said apart, never as a problem.
     let reference = match matrix.reference() {
         Some(run) => {
-            let passed = run
+            let failed = run
                 .runs
                 .iter()
-                .filter(|test| test.outcome == Outcome::Pass)
+                .filter(|test| test.outcome != Outcome::Pass)
                 .count();
-            format!("The reference passes {passed} of {} tests.", run.runs.len())
+            let counted = matrix.reference_failures().len();
+            let passed = run.runs.len() - failed;
+            match failed - counted {
+                0 => format!("The reference passes {passed} of {} tests.", run.runs.len()),
+                1 => format!(
+                    "The reference passes {passed} of {} tests; the one it fails is beyond the worksheet for this store and does not count.",
+                    run.runs.len()
+                ),
+                uncounted => format!(
+                    "The reference passes {passed} of {} tests; the {uncounted} it fails are beyond the worksheet for this store and do not count.",
+                    run.runs.len()
+                ),
+            }
         }
         None => "The reference was not run.".into(),
     };
@@ -131,7 +146,7 @@ fn header(matrix: &Matrix) -> String {
     .unwrap();
     let problems = matrix.problems();
     if problems.is_empty() {
-        out.push_str("<p class=\"fine\">No problems: the reference passes every test, and each mutant is caught by a test of its own step.</p>\n");
+        out.push_str("<p class=\"fine\">No problems: the reference passes every test that counts, and each mutant is caught by a test of its own step.</p>\n");
     } else {
         out.push_str("<div class=\"problems\"><p>Problems (what <code>lab matrix --check</code> fails on):</p><ul>\n");
         for problem in problems {

@@ -231,3 +231,30 @@ fn a_bad_format_equals_file_names_what_is_wrong_and_the_formats() {
         chaos.stderr
     );
 }
+
+/// The Python store's page agrees with itself: the reference fails one
+/// test beyond the worksheet, which does not count for a program, so the
+/// summary says so, the banner says no problem for the tests that count,
+/// and the test's cell is drawn as not counted, never as a broken
+/// reference.
+#[test]
+fn the_python_matrix_page_says_one_thing_about_the_reference() {
+    let matrix = crate::matrices::python_covered_matrix();
+    assert!(matrix.reference_failures().is_empty(), "no counted failure");
+    let page = lease_lab::report::html::page(matrix);
+    let tests = lease_lab::suite::CASES.len();
+    assert!(
+        page.contains(&format!("The reference passes {} of {tests} tests; the one it fails is beyond the worksheet for this store and does not count.", tests - 1)),
+        "{page}"
+    );
+    assert!(page.contains("No problems: the reference passes every test that counts"));
+    let document = scraper::Html::parse_document(&page);
+    let broken = scraper::Selector::parse("td.cell.broken").unwrap();
+    assert_eq!(
+        document.select(&broken).count(),
+        0,
+        "no cell is drawn as a broken reference"
+    );
+    let not_counted = scraper::Selector::parse("td.cell.not-counted").unwrap();
+    assert!(document.select(&not_counted).count() > 0);
+}
