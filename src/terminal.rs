@@ -168,7 +168,7 @@ pub fn code_diff(
 }
 
 /// The changed lines of `new` against `old` and nothing around them, but
-/// for the lines between two changes at most [`BETWEEN`] lines apart, which
+/// for the lines between two changes at most `BETWEEN` (four) lines apart, which
 /// are one hunk: a line moved past another shows what it was moved past.
 /// Otherwise as [`code_diff`] with no context.
 pub fn code_change(old: &str, new: &str, file: &str, comment: &str, width: usize) -> String {

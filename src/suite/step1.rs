@@ -9,8 +9,8 @@ use std::fs;
 
 /// A new database has an empty `jobs` table whose rows start in the default state.
 /// No mutant kills it: a mutant of a column or a default would fail
-/// init_db's own check of the schema, and every test with it; mutant 01's
-/// change shows only on a second init_db.
+/// init_db's own check of the schema, and every test with it; the step's
+/// worksheet mutant changes only what a second init_db does.
 pub fn init_db_creates_the_jobs_table(bench: &Bench) -> Checked {
     bench.init()?;
     expect_eq("the stored rows of a new database", bench.rows()?, vec![])?;
@@ -20,8 +20,8 @@ pub fn init_db_creates_the_jobs_table(bench: &Bench) -> Checked {
 
 /// The table has exactly the worksheet's columns, so any SQLite client can use the file.
 /// No mutant kills it: a mutant of a column would fail init_db's own check
-/// of the schema, and every test with it; mutant 01's change shows only on
-/// a second init_db.
+/// of the schema, and every test with it; the step's worksheet mutant
+/// changes only what a second init_db does.
 pub fn init_db_creates_exactly_the_worksheet_schema(bench: &Bench) -> Checked {
     bench.init()?;
     let conn = rusqlite::Connection::open(bench.db()).map_err(|e| Failure {

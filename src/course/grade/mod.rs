@@ -336,7 +336,7 @@ pub fn max_total() -> u32 {
 }
 
 /// Grades a class: a row per student, a student's files merged into it
-/// (see [`merge::rows`]), every score recomputed with `killers`; the files
+/// (by the rules of `merge::rows`), every score recomputed with `killers`; the files
 /// that could not be read are listed with why.
 pub fn grade(files: &[StudentFile], unreadable: Vec<Unreadable>, killers: &Killers) -> ClassGrade {
     let (rows, given) = merge::rows(files, unreadable);

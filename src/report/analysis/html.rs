@@ -188,9 +188,9 @@ pub fn page(analysis: &Analysis) -> String {
     );
     indistinguishable(&mut out, analysis);
     section(&mut out, "minimum", headline::minimum(analysis));
-    chosen(&mut out, &analysis.minimum_tests);
+    chosen(&mut out, &analysis.minimum_tests, Some(analysis));
     section(&mut out, "contract", headline::contract(analysis));
-    chosen(&mut out, &analysis.contract_minimum.tests);
+    chosen(&mut out, &analysis.contract_minimum.tests, None);
     crate::report::html::shell(
         "lease-lab: what the kill matrix means",
         STYLE,
@@ -238,6 +238,9 @@ fn subsumption(out: &mut String, analysis: &Analysis) {
     )
     .unwrap();
     out.push_str(&graph(analysis));
+    if closed_if_empty(out, analysis.subsumed_mutants.is_empty()) {
+        return;
+    }
     out.push_str("<table>\n<tr><th>mutant</th><th>subsumed by</th></tr>\n");
     for mutant in &analysis.subsumed_mutants {
         writeln!(
@@ -251,8 +254,21 @@ fn subsumption(out: &mut String, analysis: &Analysis) {
     out.push_str("</table>\n</section>\n");
 }
 
+/// Closes a section with "None." when its table or list would be
+/// `empty`, and says whether it did: a head over no rows reads as a page
+/// cut short.
+fn closed_if_empty(out: &mut String, empty: bool) -> bool {
+    if empty {
+        out.push_str("<p>None.</p>\n</section>\n");
+    }
+    empty
+}
+
 /// The idle tests' section body, closing it: a table row per test.
 fn idle_tests(out: &mut String, analysis: &Analysis) {
+    if closed_if_empty(out, analysis.idle_tests.is_empty()) {
+        return;
+    }
     out.push_str("<table>\n<tr><th>test</th><th>step</th><th>tag</th><th>guards</th><th>calls</th><th>could break on</th></tr>\n");
     for test in &analysis.idle_tests {
         writeln!(
@@ -273,6 +289,9 @@ fn idle_tests(out: &mut String, analysis: &Analysis) {
 
 /// A section body of groups of tests, closing it: a list item per group.
 fn test_groups(out: &mut String, groups: &[Vec<&'static str>]) {
+    if closed_if_empty(out, groups.is_empty()) {
+        return;
+    }
     out.push_str("<ul>\n");
     for group in groups {
         writeln!(out, "<li>{}</li>", code(group)).unwrap();
@@ -282,6 +301,9 @@ fn test_groups(out: &mut String, groups: &[Vec<&'static str>]) {
 
 /// The dominated tests' section body, closing it: a table row per test.
 fn dominated_tests(out: &mut String, analysis: &Analysis) {
+    if closed_if_empty(out, analysis.dominated_tests.is_empty()) {
+        return;
+    }
     out.push_str("<table>\n<tr><th>test</th><th>kills</th><th>dominated by</th></tr>\n");
     for test in &analysis.dominated_tests {
         writeln!(
@@ -299,6 +321,9 @@ fn dominated_tests(out: &mut String, analysis: &Analysis) {
 /// The indistinguishable mutants' section body, closing it: a list item
 /// per group, with its killers.
 fn indistinguishable(out: &mut String, analysis: &Analysis) {
+    if closed_if_empty(out, analysis.indistinguishable().next().is_none()) {
+        return;
+    }
     out.push_str("<ul>\n");
     for group in analysis.indistinguishable() {
         writeln!(
@@ -313,19 +338,23 @@ fn indistinguishable(out: &mut String, analysis: &Analysis) {
 }
 
 /// A section body of chosen tests, closing it: a numbered list, the
-/// forced ones marked.
-fn chosen(out: &mut String, tests: &[ChosenTest]) {
+/// forced ones marked, a dominated one (in the smallest set of `among`'s
+/// tests) with why it is there.
+fn chosen(out: &mut String, tests: &[ChosenTest], among: Option<&Analysis>) {
     out.push_str("<ol>\n");
     for test in tests {
+        let why = among
+            .and_then(|analysis| super::stand_in(analysis, test.name))
+            .map_or(String::new(), |why| format!(": {}", text(&why)));
         if test.forced {
             writeln!(
                 out,
-                "<li class=\"forced\"><code>{}</code> (forced)</li>",
+                "<li class=\"forced\"><code>{}</code> (forced){why}</li>",
                 text(test.name)
             )
             .unwrap();
         } else {
-            writeln!(out, "<li><code>{}</code></li>", text(test.name)).unwrap();
+            writeln!(out, "<li><code>{}</code>{why}</li>", text(test.name)).unwrap();
         }
     }
     out.push_str("</ol>\n</section>\n");

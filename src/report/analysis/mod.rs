@@ -188,9 +188,9 @@ pub fn text(analysis: &Analysis, width: usize) -> String {
         .collect();
     text.line(&groups.join(" "), "  ", "  ");
     text.heading(headline::minimum(analysis));
-    chosen_lines(&mut text.out, &analysis.minimum_tests);
+    chosen_lines(&mut text, &analysis.minimum_tests, Some(analysis));
     text.heading(headline::contract(analysis));
-    chosen_lines(&mut text.out, &analysis.contract_minimum.tests);
+    chosen_lines(&mut text, &analysis.contract_minimum.tests, None);
     text.out
 }
 
@@ -283,11 +283,17 @@ impl TextWriter {
     }
 }
 
-/// One line per chosen test, a forced one marked with `*`.
-fn chosen_lines(out: &mut String, tests: &[ChosenTest]) {
+/// One line per chosen test, a forced one marked with `*`; under a test
+/// that another dominates (in the smallest set of `among`'s tests), why it
+/// is there all the same.
+fn chosen_lines(text: &mut TextWriter, tests: &[ChosenTest], among: Option<&Analysis>) {
+    let (out, width) = (&mut text.out, text.width);
     for test in tests {
         let mark = if test.forced { "*" } else { " " };
         writeln!(out, "  {mark} {}", test.name).unwrap();
+        if let Some(why) = among.and_then(|analysis| stand_in(analysis, test.name)) {
+            writeln!(out, "{}", fill(&why, width, "      ", "      ").dimmed()).unwrap();
+        }
     }
     if tests.iter().any(|test| test.forced) {
         writeln!(
@@ -314,24 +320,27 @@ pub fn markdown(analysis: &Analysis) -> String {
     );
     markdown_idle_tests(&mut out, analysis);
     writeln!(out, "\n## {}\n", headline::equivalent(analysis)).unwrap();
+    markdown_none_if(&mut out, analysis.equivalent_tests.is_empty());
     for group in &analysis.equivalent_tests {
         writeln!(out, "- {}", markdown_code(group)).unwrap();
     }
     markdown_dominated_tests(&mut out, analysis);
     writeln!(out, "\n## {}\n", headline::undominated(analysis)).unwrap();
+    markdown_none_if(&mut out, analysis.undominated_tests.is_empty());
     for group in &analysis.undominated_tests {
         writeln!(out, "- {}", markdown_code(group)).unwrap();
     }
     writeln!(out, "\n## {}\n", headline::indistinguishable(analysis)).unwrap();
+    markdown_none_if(&mut out, analysis.indistinguishable().next().is_none());
     for group in analysis.indistinguishable() {
         markdown_group_item(&mut out, group);
     }
-    writeln!(
-        out,
-        "\n## {}\n\n| mutant | subsumed by |\n|---|---|",
-        headline::subsumed(analysis)
-    )
-    .unwrap();
+    markdown_table_head(
+        &mut out,
+        &headline::subsumed(analysis),
+        "| mutant | subsumed by |\n|---|---|",
+        analysis.subsumed_mutants.is_empty(),
+    );
     for mutant in &analysis.subsumed_mutants {
         writeln!(out, "| {} | {} |", mutant.id, mutant.subsumed_by.join(", ")).unwrap();
     }
@@ -344,9 +353,9 @@ pub fn markdown(analysis: &Analysis) -> String {
         markdown_group_item(&mut out, group);
     }
     writeln!(out, "\n## {}\n", headline::minimum(analysis)).unwrap();
-    markdown_chosen(&mut out, &analysis.minimum_tests);
+    markdown_chosen(&mut out, &analysis.minimum_tests, Some(analysis));
     writeln!(out, "\n## {}\n", headline::contract(analysis)).unwrap();
-    markdown_chosen(&mut out, &analysis.contract_minimum.tests);
+    markdown_chosen(&mut out, &analysis.contract_minimum.tests, None);
     out
 }
 
@@ -359,14 +368,29 @@ fn markdown_code(names: &[&str]) -> String {
         .join(", ")
 }
 
+/// A section's heading and its table's head, or "None." under the
+/// heading when the table would be `empty`: a head over no rows reads as
+/// a page cut short.
+fn markdown_table_head(out: &mut String, heading: &str, head: &str, empty: bool) {
+    let body = if empty { "None." } else { head };
+    writeln!(out, "\n## {heading}\n\n{body}").unwrap();
+}
+
+/// "None." for a section whose list is `empty`.
+fn markdown_none_if(out: &mut String, empty: bool) {
+    if empty {
+        writeln!(out, "None.").unwrap();
+    }
+}
+
 /// Writes the idle tests' section: its headline and a table row per test.
 fn markdown_idle_tests(out: &mut String, analysis: &Analysis) {
-    writeln!(
+    markdown_table_head(
         out,
-        "\n## {}\n\n| test | step | tag | guards | calls | could break on |\n|---|---:|---|---|---|---|",
-        headline::idle(analysis)
-    )
-    .unwrap();
+        &headline::idle(analysis),
+        "| test | step | tag | guards | calls | could break on |\n|---|---:|---|---|---|---|",
+        analysis.idle_tests.is_empty(),
+    );
     for test in &analysis.idle_tests {
         writeln!(
             out,
@@ -385,12 +409,12 @@ fn markdown_idle_tests(out: &mut String, analysis: &Analysis) {
 /// Writes the dominated tests' section: its headline and a table row per
 /// test.
 fn markdown_dominated_tests(out: &mut String, analysis: &Analysis) {
-    writeln!(
+    markdown_table_head(
         out,
-        "\n## {}\n\n| test | kills | dominated by |\n|---|---|---|",
-        headline::dominated(analysis)
-    )
-    .unwrap();
+        &headline::dominated(analysis),
+        "| test | kills | dominated by |\n|---|---|---|",
+        analysis.dominated_tests.is_empty(),
+    );
     for test in &analysis.dominated_tests {
         writeln!(
             out,
@@ -415,12 +439,30 @@ fn markdown_group_item(out: &mut String, group: &MutantGroup) {
     .unwrap();
 }
 
-/// Writes a list item per chosen test, a forced one marked.
-fn markdown_chosen(out: &mut String, tests: &[ChosenTest]) {
+/// Writes a list item per chosen test, a forced one marked, a dominated
+/// one (in the smallest set of `among`'s tests) with why it is there.
+fn markdown_chosen(out: &mut String, tests: &[ChosenTest], among: Option<&Analysis>) {
     for test in tests {
         let forced = if test.forced { " (forced)" } else { "" };
-        writeln!(out, "- `{}`{forced}", test.name).unwrap();
+        let why = among
+            .and_then(|analysis| stand_in(analysis, test.name))
+            .map_or(String::new(), |why| format!(": {why}"));
+        writeln!(out, "- `{}`{forced}{why}", test.name).unwrap();
     }
+}
+
+/// Why a dominated test may be in a smallest set: a smallest set is one
+/// of several, and the test that dominates it could stand in for it, as
+/// large a set; `None` for a test that no test dominates.
+pub(crate) fn stand_in(analysis: &Analysis, test: &str) -> Option<String> {
+    let dominated = analysis
+        .dominated_tests
+        .iter()
+        .find(|dominated| dominated.name == test)?;
+    Some(format!(
+        "dominated by {}, which could take its place: a smallest set is one of several, and the search keeps the first it finds",
+        dominated.dominated_by.join(", ")
+    ))
 }
 
 #[cfg(test)]
@@ -477,5 +519,52 @@ mod tests {
         assert_eq!(json["survived"], serde_json::json!(["h04d"]));
         assert_eq!(json["mutant_groups"][0]["dominator"], true);
         assert_eq!(json["idle_tests"][0]["why"], "passes_on_every_mutant");
+    }
+
+    #[test]
+    fn a_dominated_test_in_the_smallest_set_says_what_could_take_its_place() {
+        colored::control::set_override(false);
+        // Tests 0 and 3 kill 04, tests 0 and 2 h04a, tests 1 and 2 h04b:
+        // no mutant subsumes another, test 3 is dominated by test 0 and
+        // test 1 by test 2, and a smallest set has two tests, whichever
+        // the search finds first.
+        let analysis = Analysis::of(&sample::matrix(
+            4,
+            &["04", "h04a", "h04b"],
+            &[&[0, 3], &[0, 2], &[1, 2]],
+        ));
+        assert!(analysis.subsumed_mutants.is_empty());
+        assert_eq!(analysis.minimum_tests.len(), 2);
+        let (dominated, dominator) = analysis
+            .minimum_tests
+            .iter()
+            .find_map(|test| {
+                let found = analysis
+                    .dominated_tests
+                    .iter()
+                    .find(|d| d.name == test.name)?;
+                Some((found.name, found.dominated_by[0]))
+            })
+            .expect("a dominated test in the smallest set");
+        let note = format!("dominated by {dominator}, which could take its place");
+        let text = text(&analysis, 80);
+        let flowing = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flowing.contains(&format!("{dominated} {note}")), "{text}");
+        let markdown = markdown(&analysis);
+        assert!(
+            markdown.contains(&format!("- `{dominated}`: {note}")),
+            "{markdown}"
+        );
+        assert!(markdown.contains("kills them too\n\nNone."), "{markdown}");
+        assert!(
+            markdown.contains("kill nothing (0 of them contract tests)\n\nNone."),
+            "{markdown}"
+        );
+        let page = html::page(&analysis);
+        assert!(
+            page.contains(&format!("<code>{dominated}</code>: {note}")),
+            "{page}"
+        );
+        assert_eq!(page.matches("<p>None.</p>").count(), 4, "{page}");
     }
 }
