@@ -211,7 +211,10 @@ fn only_a_late_hang_of_a_program_explains_a_timeout() {
             hang: fault.hang(),
         }))
     };
-    let hang = hang_explained(late(fault(FaultKind::Hang(Duration::from_millis(900)))));
+    let hang = hang_explained(late(fault(FaultKind::Hang(
+        Duration::from_millis(900),
+        Vec::new(),
+    ))));
     assert!(
         hang.as_deref()
             .is_some_and(|text| text.contains("gave no answer within 900 ms")),
