@@ -24,6 +24,12 @@ const STDERR_LINES: usize = 20;
 /// unless the child wrote more than this since the window closed.
 const KEPT_LINES: usize = 200;
 
+/// The longest [`LineChild::dump_stacks`] waits for a dump.
+const DUMP_WAIT: Duration = Duration::from_millis(500);
+
+/// How long a dump's lines must stop coming for it to be whole.
+const DUMP_QUIET: Duration = Duration::from_millis(40);
+
 /// The start of the line the lab writes into the child's standard error
 /// pipe itself to mark a moment (see [`LineChild::mark_stderr`]); a
 /// control character no program's trace begins with.
@@ -278,6 +284,48 @@ impl LineChild {
             Some(now) => self.stderr_window(None, now, STDERR_LINES).last,
             None => Vec::new(),
         }
+    }
+
+    /// Asks a child that stopped answering where it is: sends it `SIGUSR1`,
+    /// on which the Python starter dumps the stack of each of its threads
+    /// on standard error (`faulthandler`), and gives back the mark taken
+    /// before (the child's own lines end there) and the lines written
+    /// after it, once they stopped coming, within half a second. A program
+    /// without a handler for the signal ends, as the kill that follows
+    /// would end it, and writes nothing.
+    pub fn dump_stacks(&mut self) -> (Option<Mark>, Vec<String>) {
+        let Some(before) = self.mark_stderr() else {
+            return (None, Vec::new());
+        };
+        if !matches!(self.child.try_wait(), Ok(None)) {
+            return (Some(before), Vec::new());
+        }
+        if let Ok(pid) = libc::pid_t::try_from(self.child.id()) {
+            // SAFETY: kill(2) sends a signal; it touches no memory of this
+            // process.
+            unsafe {
+                libc::kill(pid, libc::SIGUSR1);
+            }
+        }
+        let deadline = std::time::Instant::now() + DUMP_WAIT;
+        let mut seen = 0;
+        let mut lines = Vec::new();
+        while std::time::Instant::now() < deadline && matches!(self.child.try_wait(), Ok(None)) {
+            thread::sleep(DUMP_QUIET);
+            let Some(now) = self.mark_stderr() else { break };
+            lines = self.stderr_window(Some(before), now, KEPT_LINES).last;
+            if !lines.is_empty() && lines.len() == seen {
+                break;
+            }
+            seen = lines.len();
+        }
+        (Some(before), lines)
+    }
+
+    /// The last lines the child wrote on standard error before `to`, oldest
+    /// first, as [`LineChild::stderr_tail`] gives them up to now.
+    pub fn stderr_tail_until(&self, to: Mark) -> Vec<String> {
+        self.stderr_window(None, to, STDERR_LINES).last
     }
 
     /// Kills the child (if it still runs) and every process it started

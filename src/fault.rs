@@ -29,8 +29,9 @@ pub enum FaultKind {
     WrongGreeting(String),
     /// It ended (how, in words).
     Exited(String),
-    /// It gave no answer within the time limit.
-    Hang(Duration),
+    /// It gave no answer within the time limit; where its calls were then,
+    /// as far as the lab could tell (see [`crate::frame::hung_in`]).
+    Hang(Duration, Vec<crate::frame::Frame>),
     /// A line that is not a JSON object.
     NotJson(String),
     /// A JSON object that is not an answer (`{"ok": ..}` or `{"error": .., "message": ..}`).
@@ -72,7 +73,7 @@ impl ImplementationFault {
     /// Whether the fault is a hang (its verdict is a timeout).
     pub fn hang(&self) -> Option<Duration> {
         match self.kind {
-            FaultKind::Hang(limit) => Some(limit),
+            FaultKind::Hang(limit, _) => Some(limit),
             _ => None,
         }
     }
@@ -88,8 +89,12 @@ impl fmt::Display for ImplementationFault {
                 "{who} did not greet the lab with the protocol's first line ({{\"protocol\": \"lease-lab\", \"version\": 1, ...}}): it wrote `{line}`; is it the right program?"
             )?,
             FaultKind::Exited(how) => write!(f, "{who} {how}")?,
-            FaultKind::Hang(limit) => {
-                write!(f, "{who} gave no answer within {} ms", limit.as_millis())?
+            FaultKind::Hang(limit, hung_in) => {
+                write!(f, "{who} gave no answer within {}", seconds(*limit))?;
+                let places: Vec<String> = hung_in.iter().map(ToString::to_string).collect();
+                if !places.is_empty() {
+                    write!(f, "; the call hung {}", places.join("; another "))?;
+                }
             }
             FaultKind::NotJson(line) => write!(
                 f,
@@ -113,9 +118,10 @@ impl fmt::Display for ImplementationFault {
             // request was even read: it came while the lab waited.
             (Some(request), FaultKind::NotJson(_) | FaultKind::Stray(_)) => write!(
                 f,
-                "; it came while the lab waited for the answer to `{request}`"
+                "; it came while the lab waited for the answer to `{}`",
+                spaced(request)
             )?,
-            (Some(request), _) => write!(f, "; the request was `{request}`")?,
+            (Some(request), _) => write!(f, "; the request was `{}`", spaced(request))?,
             (None, _) => {}
         }
         // Each line of standard error on a line of its own, as written: a
@@ -131,6 +137,34 @@ impl fmt::Display for ImplementationFault {
 }
 
 impl std::error::Error for ImplementationFault {}
+
+/// A duration as a person reads a time limit: `10 s`, `9.5 s`, `400 ms`.
+pub fn seconds(duration: Duration) -> String {
+    let millis = duration.as_millis();
+    match millis {
+        0..=999 => format!("{millis} ms"),
+        _ if millis.is_multiple_of(1000) => format!("{} s", millis / 1000),
+        _ => format!("{:.1} s", duration.as_secs_f64()),
+    }
+}
+
+/// A request line with a space after each of its fields, so that a screen
+/// can wrap it between fields rather than run it past its edge, and
+/// without the `id` the lab numbered it with: the JSON stays as sent
+/// otherwise. A line that is not a JSON object stays as it is.
+fn spaced(request: &str) -> String {
+    match serde_json::from_str::<serde_json::Value>(request) {
+        Ok(serde_json::Value::Object(fields)) => {
+            let fields: Vec<String> = fields
+                .iter()
+                .filter(|(name, _)| *name != "id")
+                .map(|(name, value)| format!("{}:{value}", serde_json::Value::from(name.as_str())))
+                .collect();
+            format!("{{{}}}", fields.join(", "))
+        }
+        _ => request.to_string(),
+    }
+}
 
 /// A store that remembers the first fault of the program behind it, and
 /// from then on answers every call with that fault at once, without asking
@@ -238,21 +272,31 @@ mod tests {
         };
         assert_eq!(
             fault.to_string(),
-            r#"python3 mine.py broke the protocol: a line that is not JSON: `hello` (a debugging print? standard output carries only the protocol: print traces on standard error); it came while the lab waited for the answer to `{"op":"init_db","path":"x.db"}`; its standard error ended with:
+            r#"python3 mine.py broke the protocol: a line that is not JSON: `hello` (a debugging print? standard output carries only the protocol: print traces on standard error); it came while the lab waited for the answer to `{"op":"init_db", "path":"x.db"}`; its standard error ended with:
     Traceback (most recent call last):
     KeyError: 'x'"#
         );
         assert_eq!(fault.hang(), None);
         let hang = ImplementationFault {
-            kind: FaultKind::Hang(Duration::from_millis(300)),
+            kind: FaultKind::Hang(
+                Duration::from_millis(300),
+                vec![crate::frame::Frame {
+                    file: "mine.py".into(),
+                    line: 12,
+                    function: Some("renew".into()),
+                    code: Some("while True:".into()),
+                }],
+            ),
             request: None,
             stderr: Vec::new(),
             ..fault
         };
         assert_eq!(
             hang.to_string(),
-            "python3 mine.py gave no answer within 300 ms"
+            "python3 mine.py gave no answer within 300 ms; the call hung in renew, line 12 of mine.py, at `while True:`"
         );
+        assert_eq!(seconds(Duration::from_millis(9500)), "9.5 s");
+        assert_eq!(seconds(Duration::from_secs(10)), "10 s");
         assert_eq!(hang.hang(), Some(Duration::from_millis(300)));
     }
 

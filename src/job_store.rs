@@ -66,6 +66,13 @@ pub trait JobStore: Send + Sync {
         StderrWindow::default()
     }
 
+    /// The errors with frames (see [`crate::frame::Raised`]) the
+    /// implementation answered since the window on its standard error
+    /// opened, taken: an implementation in this process answers none.
+    fn take_raised(&self) -> Vec<crate::frame::Raised> {
+        Vec::new()
+    }
+
     /// `init_db(path)`.
     fn init_db(&self, db: &Path) -> Result<()> {
         let answer = self.call(db, &Operation::InitDb)?;

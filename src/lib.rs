@@ -100,6 +100,7 @@
 //!
 //! - [`chaos`]: `lab chaos`: many workers and faults, judged from the history.
 //! - [`fault`]: what a program can do wrong besides answering: end, hang, break protocol.
+//! - [`frame`]: where in a program's code an error was raised or a call hung.
 //! - [`vfs_shim`]: a shim under SQLite: power cuts, I/O errors, the write-lock watch.
 //! - [`race`]: races that end the same way every time, queued behind a held lock.
 //! - [`reach`]: which operations can run a mutant's change: the matrix's coverage.
@@ -302,6 +303,7 @@ pub mod exercise;
 pub mod exercise_table;
 pub mod external;
 pub mod fault;
+pub mod frame;
 pub mod handle;
 pub mod immutable;
 pub mod job;

@@ -6,6 +6,10 @@ use crate::suite::{Failure, RowState};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
+/// How the message of a test that was not run begins (see
+/// [`Outcome::not_run`]).
+pub const NOT_RUN: &str = "not run: ";
+
 /// The outcome of one suite test against one variant.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "lowercase")]
@@ -74,6 +78,18 @@ impl Outcome {
             Outcome::Fail { actual, .. } => actual
                 .strip_prefix("error not-implemented")
                 .map(|message| message.trim_start_matches(':').trim()),
+            _ => None,
+        }
+    }
+
+    /// Why the test was not run, if it was not: a check stops at the first
+    /// test a program runs out of time in (see
+    /// [`crate::runner::RunOptions::give_up_after_timeouts`]), and the tests
+    /// it did not run, or stopped in the middle, say so in a crash whose
+    /// message begins with [`NOT_RUN`].
+    pub fn not_run(&self) -> Option<&str> {
+        match self {
+            Outcome::Crash { message } => message.strip_prefix(NOT_RUN),
             _ => None,
         }
     }
@@ -155,6 +171,10 @@ pub struct TestRun {
     /// standard error during the test.
     #[serde(default, skip_serializing_if = "StderrWindow::is_empty")]
     pub stderr: StderrWindow,
+    /// The errors with frames (see [`crate::frame::Raised`]) that an
+    /// implementation in another program answered during the test.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub raised: Vec<crate::frame::Raised>,
     /// The operations the test called on the store, by name, each once,
     /// in [`NAMES`](crate::operation::NAMES) order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -174,6 +194,7 @@ impl TestRun {
             outcome,
             micros: u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
             stderr: StderrWindow::default(),
+            raised: Vec::new(),
             operations: Vec::new(),
             not_covered: false,
         }
@@ -187,6 +208,7 @@ impl TestRun {
         TestRun {
             micros: 0,
             stderr: StderrWindow::default(),
+            raised: Vec::new(),
             not_covered: true,
             ..reference.clone()
         }
@@ -200,6 +222,11 @@ impl TestRun {
     /// The run, with what the program wrote on standard error during it.
     pub fn with_stderr(self, stderr: StderrWindow) -> TestRun {
         TestRun { stderr, ..self }
+    }
+
+    /// The run, with the errors with frames the program answered during it.
+    pub fn with_raised(self, raised: Vec<crate::frame::Raised>) -> TestRun {
+        TestRun { raised, ..self }
     }
 }
 

@@ -328,9 +328,12 @@ def claim_many(path, job_id, owners, now, ttl):
 if __name__ == "__main__":
     # One JSON object a line: the greeting, then an answer to each request read
     # on standard input (labs/protocol.md).
+    import faulthandler
     import json
     import platform
+    import signal
     import sys
+    import traceback
 
     # Answers go to the real standard output. Anything else printed (a print()
     # left in while debugging) goes to standard error instead, where the lab
@@ -339,6 +342,9 @@ if __name__ == "__main__":
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     write_lock = threading.Lock()
+    # When a call runs out of time, the lab asks where it hung with SIGUSR1:
+    # every thread's stack goes to standard error.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
 
     class BadRequest(Exception):
         pass
@@ -396,6 +402,13 @@ if __name__ == "__main__":
             raise BadRequest(f"{name} must be a string, not {json.dumps(value)[:200]}")
         return value
 
+    def frames(error):
+        # Where this file raised the error: its frames, outermost first, less
+        # answer's own (the protocol's); the lab shows the last ones.
+        return [{"file": frame.filename, "line": frame.lineno, "function": frame.name,
+                 "code": frame.line} for frame in traceback.extract_tb(error.__traceback__)[1:]
+                if frame.filename == __file__][-3:]
+
     def plain(value):
         # JSON has no NaN or infinity either way: such a number is answered as null.
         if isinstance(value, float) and not math.isfinite(value):
@@ -442,11 +455,12 @@ if __name__ == "__main__":
             # SQLite's own refusals, by their primary result code.
             code = (getattr(error, "sqlite_errorcode", None) or 0) & 0xFF
             kind = SQLITE_KINDS.get(code, "sqlite" if code else "other")
-            reply = {"error": kind, "message": str(error)}
+            reply = {"error": kind, "message": str(error), "frames": frames(error)}
             if kind == "busy":
                 reply["waited_ms"] = round(busy_timeout() * 1000)
         except BaseException as error:
-            reply = {"error": "other", "message": f"{type(error).__name__}: {error}"}
+            reply = {"error": "other", "message": f"{type(error).__name__}: {error}",
+                     "frames": frames(error)}
         send(reply if request_id is None else {"id": request_id, **reply})
 
     send({"protocol": "lease-lab", "version": 1,

@@ -8,6 +8,7 @@ use super::prediction::parse_selection;
 use super::progress::{now_stamp, Progress, StepCheck, StepStatus};
 use crate::child_process::StderrWindow;
 use crate::external::ImplementationFault;
+use crate::frame::Raised;
 use crate::job_store::JobStore;
 use crate::outcome::{Outcome as TestOutcome, TestRun};
 use crate::runner::{self, check_lanes, RunOptions, VariantRun, WorkerCommand};
@@ -25,15 +26,21 @@ use std::sync::Arc;
 pub struct StepResult {
     /// The step, 1 to 8.
     pub step: u8,
-    /// What its tests made of it.
+    /// What its tests that ran made of it (see [`StepResult::unjudged`]).
     pub status: StepStatus,
     /// How many contract tests it has.
     pub tests: usize,
-    /// The tests that did not pass, with what happened.
+    /// The tests that ran and did not pass, with what happened.
     pub failures: Vec<(&'static str, TestOutcome)>,
+    /// How many of its tests were not run: the check stopped at a test
+    /// the program ran out of time in ([`TestOutcome::not_run`]).
+    pub not_run: usize,
     /// What the program wrote on standard error during each failing test
     /// that wrote anything.
     pub stderr: BTreeMap<&'static str, StderrWindow>,
+    /// The errors with frames the program answered during each failing
+    /// test that answered any.
+    pub raised: BTreeMap<&'static str, Vec<Raised>>,
 }
 
 /// What a check found: the contract tests of steps 1 to N, step by step,
@@ -51,8 +58,14 @@ impl CheckReport {
     /// The report of a run of `cases_through(through)` against one
     /// implementation.
     pub fn of(run: &VariantRun, through: u8) -> CheckReport {
-        let failed =
-            |case: &&&'static Case| run.outcome(case.name).is_some_and(TestOutcome::catches);
+        let failed = |case: &&&'static Case| {
+            run.outcome(case.name)
+                .is_some_and(|outcome| outcome.catches() && outcome.not_run().is_none())
+        };
+        let unrun = |case: &&&'static Case| {
+            run.outcome(case.name)
+                .is_some_and(|outcome| outcome.not_run().is_some())
+        };
         let steps = (1..=through)
             .map(|step| {
                 let cases: Vec<&'static Case> = suite::CASES
@@ -74,27 +87,35 @@ impl CheckReport {
                 } else {
                     StepStatus::Failing
                 };
+                let failing =
+                    |test: &TestRun| Some(failures.iter().find(|(name, _)| *name == test.test)?.0);
                 let stderr = run
                     .runs
                     .iter()
                     .filter(|test| !test.stderr.is_empty())
-                    .filter_map(|test| {
-                        let name = failures.iter().find(|(name, _)| *name == test.test)?.0;
-                        Some((name, test.stderr.clone()))
-                    })
+                    .filter_map(|test| Some((failing(test)?, test.stderr.clone())))
+                    .collect();
+                let raised = run
+                    .runs
+                    .iter()
+                    .filter(|test| !test.raised.is_empty())
+                    .filter_map(|test| Some((failing(test)?, test.raised.clone())))
                     .collect();
                 StepResult {
                     step,
                     status,
                     tests: cases.len(),
+                    not_run: cases.iter().filter(unrun).count(),
                     failures,
                     stderr,
+                    raised,
                 }
             })
             .collect();
         let beyond = suite::cases_through(through)
             .filter(|case| !case.judges_programs())
             .filter_map(|case| Some((case.name, run.outcome(case.name)?.clone())))
+            .filter(|(_, outcome)| outcome.not_run().is_none())
             .collect();
         CheckReport { steps, beyond }
     }
@@ -110,9 +131,7 @@ impl CheckReport {
 
     /// Whether every step checked passes.
     pub fn all_pass(&self) -> bool {
-        self.steps
-            .iter()
-            .all(|step| step.status == StepStatus::Passed)
+        self.steps.iter().all(StepResult::passed)
     }
 
     /// The contract tests that did not pass, in suite order.
@@ -123,7 +142,8 @@ impl CheckReport {
             .collect()
     }
 
-    /// The first step that does not pass.
+    /// The first step with a test that ran and did not pass (a step whose
+    /// tests were not run is not one).
     pub fn first_open(&self) -> Option<&StepResult> {
         self.steps
             .iter()
@@ -131,10 +151,24 @@ impl CheckReport {
     }
 }
 
+impl StepResult {
+    /// Whether the step is not judged at all: none of its tests that ran
+    /// failed, but some were not run, so it neither passes nor fails.
+    pub fn unjudged(&self) -> bool {
+        self.failures.is_empty() && self.not_run > 0
+    }
+
+    /// Whether every one of its tests ran and passed.
+    pub fn passed(&self) -> bool {
+        self.status == StepStatus::Passed && self.not_run == 0
+    }
+}
+
 /// After how many tests that ran out of time a check stops running the
-/// rest: an implementation that hangs at every call would otherwise cost
-/// the time limit once per test.
-const GIVE_UP_AFTER_TIMEOUTS: usize = 2;
+/// rest: the first. A hang costs one time limit, and the tests after it
+/// would say nothing new (a program that hangs at one call often hangs at
+/// every call).
+const GIVE_UP_AFTER_TIMEOUTS: usize = 1;
 
 /// An implementation made ready for checks: a program started and its
 /// greeting heard, kept running for the tests; a compiled store as it is.
@@ -241,11 +275,12 @@ pub fn run_check_showing(
 
 impl CheckReport {
     /// Records each step's result, and `own` as the implementation, in
-    /// `progress`.
+    /// `progress`; a step whose tests were not run keeps what was recorded
+    /// of it before.
     pub fn record(&self, progress: &mut Progress, own: &Implementation) {
         progress.implementation = Some(own.clone());
         let at = now_stamp();
-        for step in &self.steps {
+        for step in self.steps.iter().filter(|step| !step.unjudged()) {
             progress.checks.insert(
                 step.step.to_string(),
                 StepCheck {
@@ -331,24 +366,9 @@ pub fn check_shown(
     heading: impl FnOnce() -> io::Result<()>,
 ) -> Result<(CheckReport, Ready), CheckError> {
     let variant = checked.reference()?;
-    let ready = hear_greeting(&variant, options, check_lanes()).map_err(|fault| {
-        let width = crate::terminal::width();
-        let message = fault.to_string();
-        let lines: Vec<String> = message
-            .lines()
-            .enumerate()
-            .map(|(at, line)| {
-                if at == 0 {
-                    line.to_string()
-                } else {
-                    cut(line, width)
-                }
-            })
-            .collect();
-        CheckError::Fault(lines.join("\n"))
-    })?;
+    let ready = hear_greeting(&variant, options, check_lanes()).map_err(greeting_fault)?;
     heading()?;
-    let mut progress = ProgressLine::at_terminal(through, show_progress);
+    let mut progress = ProgressLine::at_terminal(through, show_progress, options.timeout);
     let report = run_check_showing(worker, &ready, through, options, &mut |run| {
         progress.ran(run)
     });
@@ -356,16 +376,42 @@ pub fn check_shown(
     Ok((report, ready))
 }
 
+/// The error of a program that did not greet: the fault's message, its
+/// first line as it is (the command that shows it fills it to the width),
+/// and each line of standard error it quotes cut to the width less the
+/// two columns a message's later lines are indented by, so that a
+/// traceback's caret stays under its column.
+pub fn greeting_fault(fault: ImplementationFault) -> CheckError {
+    let width = crate::terminal::width().saturating_sub(2);
+    let message = fault.to_string();
+    let lines: Vec<String> = message
+        .lines()
+        .enumerate()
+        .map(|(at, line)| {
+            if at == 0 {
+                line.to_string()
+            } else {
+                cut(line, width)
+            }
+        })
+        .collect();
+    CheckError::Fault(lines.join("\n"))
+}
+
 /// A check's progress on one line rewritten in place, at a terminal only:
-/// piped, a check writes its report and nothing else.
+/// piped, a check writes its report and nothing else. The line says the
+/// time limit of a test, so that a student whose program hangs knows how
+/// long the screen will wait.
 struct ProgressLine {
     /// How many tests each step has, and how many of them ran.
     steps: Vec<(usize, usize)>,
+    /// A test's time limit, as the line says it.
+    limit: String,
     shown: bool,
 }
 
 impl ProgressLine {
-    fn at_terminal(through: u8, wanted: bool) -> ProgressLine {
+    fn at_terminal(through: u8, wanted: bool, limit: std::time::Duration) -> ProgressLine {
         let steps = if wanted && std::io::stdout().is_terminal() {
             (1..=through)
                 .map(|step| {
@@ -382,6 +428,7 @@ impl ProgressLine {
         };
         ProgressLine {
             steps,
+            limit: crate::fault::seconds(limit),
             shown: false,
         }
     }
@@ -396,9 +443,11 @@ impl ProgressLine {
         counts.1 += 1;
         let (tests, ran) = *counts;
         let line = format!(
-            "  step {step} of {}: {ran} of {tests} tests run",
-            self.steps.len()
+            "  step {step} of {}: {ran} of {tests} tests run (a test that hangs stops after {})",
+            self.steps.len(),
+            self.limit
         );
+        let line = cut(&line, crate::terminal::width());
         let _ = write!(std::io::stdout(), "\r\x1b[K{}", line.dimmed());
         let _ = std::io::stdout().flush();
         self.shown = true;

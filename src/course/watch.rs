@@ -231,11 +231,24 @@ impl WatchRound<'_> {
             Err(error) => say(&format!(
                 "{}{}\n",
                 if self.terminal { "\x1b[2J\x1b[H" } else { "\n" },
-                fill(&format!("Run {run}, lab watch: {}", error), width, "", "  ").red()
+                failed_run(&format!("Run {run}, lab watch: {error}"), width).red()
             ))?,
         }
         Ok(())
     }
+}
+
+/// A run that failed, as `text` says (its first line prose, the others a
+/// program's lines as it wrote them, a traceback's): the first line filled
+/// to `width`, the others indented by two columns and cut to it, so that
+/// a caret stays under its column.
+fn failed_run(text: &str, width: usize) -> String {
+    let mut lines = text.lines();
+    let first = fill(lines.next().unwrap_or_default(), width, "", "  ");
+    std::iter::once(first)
+        .chain(lines.map(|line| crate::terminal::cut(&format!("  {line}"), width)))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The time of day of `at` as `14:02:07 UTC`: the lab keeps no time zone

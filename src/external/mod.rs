@@ -18,6 +18,7 @@ mod session;
 
 use crate::child_process::{Mark, StderrWindow};
 use crate::error::{ErrorKind, Result, StoreError};
+use crate::frame::{Frame, Raised};
 use crate::job_store::JobStore;
 use crate::operation::{Answer, Operation};
 use serde::{Deserialize, Serialize};
@@ -90,6 +91,8 @@ pub struct ExternalStore {
     /// opened, each with the mark it was opened at (`None`: the run started
     /// within the window); `None` while no window is open.
     window: Mutex<Option<Vec<WindowRun>>>,
+    /// The errors with frames answered since the window opened.
+    raised: Mutex<Vec<Raised>>,
     /// What must outlive the store: the folder of the files the program
     /// runs from (a mutated copy of a store), when it has one.
     _kept: Option<Arc<dyn std::any::Any + Send + Sync>>,
@@ -104,6 +107,7 @@ impl ExternalStore {
             limit,
             session: Mutex::new(None),
             window: Mutex::new(None),
+            raised: Mutex::new(Vec::new()),
             _kept: None,
         }
     }
@@ -166,7 +170,20 @@ impl ExternalStore {
             .with(Cell::get)
             .unwrap_or_else(crate::store::busy_timeout);
         let value = session.ask(request)?;
-        decode(operation, &value, db, asked).map_err(|kind| session.fail(kind, Some(sent)))
+        let answer =
+            decode(operation, &value, db, asked).map_err(|kind| session.fail(kind, Some(sent)))?;
+        let frames = Frame::from_answer(&value);
+        if let (Err(error), false) = (&answer, frames.is_empty()) {
+            let raised = Raised {
+                error: crate::suite::error_text(error),
+                frames: frames.into_iter().map(Frame::with_code).collect(),
+            };
+            self.raised
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(raised);
+        }
+        Ok(answer)
     }
 }
 
@@ -246,6 +263,10 @@ impl JobStore for ExternalStore {
             })
             .unwrap_or_default();
         *self.window.lock().unwrap_or_else(PoisonError::into_inner) = Some(opened);
+        self.raised
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
     }
 
     /// Every run of the program within the window, in order, up to a mark
@@ -260,11 +281,20 @@ impl JobStore for ExternalStore {
         runs.into_iter()
             .fold(StderrWindow::default(), |seen, (session, from)| {
                 let mut child = session.child.lock().unwrap_or_else(PoisonError::into_inner);
-                match child.mark_stderr() {
+                let dumped_at = session
+                    .dumped_at
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take();
+                match dumped_at.or_else(|| child.mark_stderr()) {
                     Some(to) => seen.then(child.stderr_window(from, to, at_most), at_most),
                     None => seen,
                 }
             })
+    }
+
+    fn take_raised(&self) -> Vec<Raised> {
+        std::mem::take(&mut *self.raised.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
     /// Stops the program: a call left waiting on it gets a fault, and the
@@ -452,7 +482,7 @@ mod tests {
             ),
             (
                 "sleep 5",
-                |k| matches!(k, FaultKind::Hang(_)),
+                |k| matches!(k, FaultKind::Hang(..)),
                 "gave no answer within 500 ms",
             ),
             (
@@ -668,7 +698,16 @@ mod tests {
         let store = std::sync::Arc::new(scripted("sleep 100", Duration::from_secs(20)));
         let waiting = std::sync::Arc::clone(&store);
         let call = std::thread::spawn(move || fault_of(&waiting, &enqueue()));
-        std::thread::sleep(Duration::from_millis(300));
+        // Abandon only once the call waits on the program: before, there
+        // would be nothing to stop, however slow the machine is to start it.
+        let waits = || {
+            let session = store.session.lock().unwrap().clone();
+            session.is_some_and(|session| !session.waiting.lock().unwrap().is_empty())
+        };
+        while !waits() {
+            assert!(!call.is_finished(), "the call ended before it waited");
+            std::thread::sleep(Duration::from_millis(10));
+        }
         store.abandon();
         let fault = call.join().unwrap();
         assert!(

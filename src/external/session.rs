@@ -3,7 +3,7 @@
 //! them, and the fault that ends it.
 
 use super::{read_greeting, ImplCommand};
-use crate::child_process::{LineChild, NoLine};
+use crate::child_process::{LineChild, Mark, NoLine};
 use crate::fault::{FaultKind, ImplementationFault};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -31,6 +31,9 @@ pub(super) struct Session {
     /// A fault seen while no call waited (a line after the last answer),
     /// reported to the next call.
     pub(super) unheard: Arc<Mutex<Option<FaultKind>>>,
+    /// Where the program's own lines on standard error end, once the lab
+    /// asked it where it hung: what came after is the dump it asked for.
+    pub(super) dumped_at: Mutex<Option<Mark>>,
 }
 
 /// What arrives for a waiting call: its answer line, or the fault that
@@ -61,7 +64,7 @@ impl Session {
             Ok(line) => line,
             Err(NoLine::Timeout) => {
                 child.kill();
-                return Err(fault(FaultKind::Hang(limit), Some(&mut child)));
+                return Err(fault(FaultKind::Hang(limit, Vec::new()), Some(&mut child)));
             }
             Err(NoLine::Closed) => {
                 let how = child.wait();
@@ -88,6 +91,7 @@ impl Session {
             next_id: AtomicU64::new(1),
             failed: Mutex::new(None),
             unheard: Arc::new(Mutex::new(None)),
+            dumped_at: Mutex::new(None),
         };
         session.dispatch(lines);
         Ok(session)
@@ -186,7 +190,7 @@ impl Session {
             Ok(()) => receiver
                 .recv_timeout(self.limit)
                 .map_err(|error| match error {
-                    mpsc::RecvTimeoutError::Timeout => FaultKind::Hang(self.limit),
+                    mpsc::RecvTimeoutError::Timeout => FaultKind::Hang(self.limit, Vec::new()),
                     mpsc::RecvTimeoutError::Disconnected => FaultKind::Exited(String::new()),
                 }),
             Err(_) => Err(FaultKind::Exited(String::new())),
@@ -205,6 +209,7 @@ impl Session {
             .unwrap_or_else(PoisonError::into_inner)
             .clear();
         let mut child = self.child.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut stderr = None;
         let kind = match kind {
             FaultKind::Exited(how) if how.is_empty() => {
                 let ended = child.ended_within(Duration::from_millis(500));
@@ -213,6 +218,18 @@ impl Session {
                     "closed its standard output".to_string()
                 });
                 FaultKind::Exited(format!("{how} in the middle of the run"))
+            }
+            FaultKind::Hang(limit, _) => {
+                // Where it hung, asked before the kill; the dump is the
+                // lab's, not the program's own lines.
+                let (before, dump) = child.dump_stacks();
+                *self
+                    .dumped_at
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = before;
+                child.kill();
+                stderr = before.map(|before| child.stderr_tail_until(before));
+                FaultKind::Hang(limit, crate::frame::hung_in(&dump))
             }
             other => {
                 child.kill();
@@ -223,7 +240,7 @@ impl Session {
             implementation: self.implementation.clone(),
             kind,
             request,
-            stderr: child.stderr_tail(),
+            stderr: stderr.unwrap_or_else(|| child.stderr_tail()),
         };
         *self.failed.lock().unwrap_or_else(PoisonError::into_inner) = Some(fault.clone());
         fault

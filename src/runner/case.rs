@@ -7,7 +7,7 @@ use crate::error::Faulted;
 use crate::fault::FaultRecorder;
 use crate::job_store::JobStore;
 use crate::operation::NAMES;
-use crate::outcome::{Outcome, TestRun};
+use crate::outcome::{Outcome, TestRun, NOT_RUN};
 use crate::suite::{self, Bench, Case};
 use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
@@ -107,6 +107,7 @@ pub fn run_case(
     let stderr = store.close_stderr_window(TEST_STDERR_LINES);
     TestRun::new(case.name, outcome, started.elapsed())
         .with_stderr(stderr)
+        .with_raised(store.take_raised())
         .with_operations(operations)
 }
 
@@ -248,6 +249,22 @@ impl Lanes {
             self.stopped = true;
         }
     }
+
+    /// Whether the run gave up: [`RunOptions::give_up_after_timeouts`]
+    /// tests ran out of time.
+    fn given_up(&self, options: &RunOptions) -> bool {
+        options
+            .give_up_after_timeouts
+            .is_some_and(|limit| self.timed_out.len() >= limit)
+    }
+
+    /// Why a test is not run once the run gave up.
+    fn not_run(&self) -> String {
+        format!(
+            "{NOT_RUN}the implementation ran out of time in {}; fix that first",
+            self.timed_out.join(", ")
+        )
+    }
 }
 
 /// Runs `tests` against the implementation behind `stores`, from this
@@ -255,9 +272,13 @@ impl Lanes {
 /// taking the next test not yet taken, so that the lanes share the work;
 /// the tests that wait on purpose ([`suite::waits`]) are taken first.
 /// Each test's start and end go to `events` with the test's place in
-/// `tests`; once they are not received, no more tests start. After
-/// [`RunOptions::give_up_after_timeouts`] timeouts in all, the rest are
-/// reported as crashes that say why, without being run.
+/// `tests`; once they are not received, no more tests start.
+///
+/// After [`RunOptions::give_up_after_timeouts`] timeouts in all, the run
+/// gives up: the other lanes' programs are stopped at once (a hang costs
+/// one time limit, however many lanes met it), and every test not run, or
+/// stopped in the middle, is reported as not run ([`Outcome::not_run`]),
+/// never as a failure of its own.
 pub(super) fn run_tests(
     stores: &[Arc<dyn JobStore>],
     tests: &[&'static Case],
@@ -275,6 +296,10 @@ pub(super) fn run_tests(
         events,
         stopped: false,
     });
+    let not_run = |case: &'static Case, why: String| {
+        TestRun::new(case.name, Outcome::Crash { message: why }, Duration::ZERO)
+            .with_operations(every_operation())
+    };
     let lane = |store: &Arc<dyn JobStore>| loop {
         let (at, given_up) = {
             let mut lanes = lanes.lock().unwrap_or_else(PoisonError::into_inner);
@@ -283,10 +308,7 @@ pub(super) fn run_tests(
             }
             let at = order[lanes.next];
             lanes.next += 1;
-            let given_up = options
-                .give_up_after_timeouts
-                .is_some_and(|limit| lanes.timed_out.len() >= limit)
-                .then(|| lanes.timed_out.clone());
+            let given_up = lanes.given_up(options).then(|| lanes.not_run());
             let started = WorkerEvent::Start {
                 test: tests[at].name.to_string(),
             };
@@ -294,22 +316,29 @@ pub(super) fn run_tests(
             (at, given_up)
         };
         let case = tests[at];
+        let ran = given_up.is_none();
         let run = match given_up {
-            Some(timed_out) => {
-                let message = format!(
-                    "not run: the implementation already ran out of time in {} ({}); fix that first",
-                    timed_out.len(),
-                    timed_out.join(", ")
-                );
-                TestRun::new(case.name, Outcome::Crash { message }, Duration::ZERO)
-                    .with_operations(every_operation())
-            }
+            Some(why) => not_run(case, why),
             None => run_case(case, Arc::clone(store), &options.scratch, options.timeout),
         };
         let mut lanes = lanes.lock().unwrap_or_else(PoisonError::into_inner);
-        if matches!(run.outcome, Outcome::Timeout { .. }) {
-            lanes.timed_out.push(case.name);
-        }
+        let run = match &run.outcome {
+            // A test the lab stopped when another gave up did not fail on
+            // its own.
+            Outcome::Crash { .. } | Outcome::Timeout { .. } if ran && lanes.given_up(options) => {
+                not_run(case, lanes.not_run())
+            }
+            Outcome::Timeout { .. } => {
+                lanes.timed_out.push(case.name);
+                if lanes.given_up(options) {
+                    for other in stores.iter().filter(|other| !Arc::ptr_eq(other, store)) {
+                        other.abandon();
+                    }
+                }
+                run
+            }
+            _ => run,
+        };
         lanes.tell(at, WorkerEvent::Done(run));
     };
     thread::scope(|scope| {

@@ -178,6 +178,39 @@ fn lanes_give_up_together_after_the_allowed_timeouts() {
     assert_eq!(given_up.len(), 6 - timeouts, "{runs:?}");
 }
 
+/// A check gives up after the first timeout: a test another lane was
+/// running meanwhile, which ran out of time too, is not run, as is every
+/// test after; none of them is a crash of its own.
+#[test]
+fn after_the_first_timeout_every_other_test_is_not_run() {
+    let stores: Vec<Arc<dyn JobStore>> = (0..2)
+        .map(|_| counting(Some(Duration::from_millis(400))) as Arc<dyn JobStore>)
+        .collect();
+    let tests: Vec<&'static Case> = suite::CASES[..6].iter().collect();
+    let options = RunOptions {
+        timeout: Duration::from_millis(100),
+        scratch: std::env::temp_dir(),
+        jobs: 1,
+        give_up_after_timeouts: Some(1),
+    };
+    let runs = run_program(&stores, &tests, &options, &mut |_| {});
+    let timeouts: Vec<&TestRun> = runs
+        .iter()
+        .filter(|run| matches!(run.outcome, Outcome::Timeout { .. }))
+        .collect();
+    assert_eq!(timeouts.len(), 1, "{runs:?}");
+    let not_run: Vec<&str> = runs
+        .iter()
+        .filter_map(|run| run.outcome.not_run())
+        .collect();
+    assert_eq!(not_run.len(), 5, "{runs:?}");
+    let first = &timeouts[0].test;
+    assert!(
+        not_run.iter().all(|why| why.contains(first.as_str())),
+        "{not_run:?}"
+    );
+}
+
 #[test]
 fn four_workers_run_per_core() {
     let cores = thread::available_parallelism().map_or(2, usize::from);
@@ -211,7 +244,10 @@ fn only_a_late_hang_of_a_program_explains_a_timeout() {
             hang: fault.hang(),
         }))
     };
-    let hang = hang_explained(late(fault(FaultKind::Hang(Duration::from_millis(900)))));
+    let hang = hang_explained(late(fault(FaultKind::Hang(
+        Duration::from_millis(900),
+        Vec::new(),
+    ))));
     assert!(
         hang.as_deref()
             .is_some_and(|text| text.contains("gave no answer within 900 ms")),

@@ -121,10 +121,12 @@ impl Implementation {
         match self {
             Implementation::Python { file } => Ok(super::python_command(file)),
             Implementation::Rust { project } => {
-                eprintln!(
+                let building = format!(
                     "lab: building {} (cargo build; the first build compiles SQLite, about a minute)...",
                     project.display()
                 );
+                let width = crate::terminal::width();
+                eprintln!("{}", crate::terminal::fill(&building, width, "", "  "));
                 let program = rust_project::build(project, None)?;
                 Ok(ImplCommand {
                     argv: vec![program.display().to_string()],

@@ -110,12 +110,21 @@ impl<'a> Bench<'a> {
         ttl: f64,
         expected: Option<i64>,
     ) -> Checked {
+        // The answer depends on the stored lease: a wrong one shows it.
+        let met = self.row(job).ok().flatten();
         let fence = self.claim(job, owner, now, ttl)?;
         expect_eq(
             format!("claim({job:?}, {owner:?}, now={now}, ttl={ttl})"),
             fence,
             expected.map(Fence),
         )
+        .map_err(|failure| match met {
+            Some(row) => failure.with_state(RowState::Met {
+                row: row.shown(),
+                unchanged: false,
+            }),
+            None => failure,
+        })
     }
 
     /// `renew(job, owner, fence, now, ttl)`.
@@ -230,9 +239,15 @@ impl<'a> Bench<'a> {
     ) -> Checked {
         match expect_eq(check, actual, expected) {
             Ok(()) => self.expect_unchanged(after, before),
-            Err(failure) => {
-                Err(failure.with_state(RowState::LeftBehind(row_diff(before, &self.rows()?))))
-            }
+            // A refusal that wrote shows what it wrote; one that wrote
+            // nothing, the row it met (a lease at its boundary, often).
+            Err(failure) => match row_diff(before, &self.rows()?) {
+                diff if diff.is_empty() => Err(failure.with_state(RowState::Met {
+                    row: before.to_vec().shown(),
+                    unchanged: true,
+                })),
+                diff => Err(failure.with_state(RowState::LeftBehind(diff))),
+            },
         }
     }
 

@@ -31,6 +31,15 @@ pub enum RowState {
     /// The check was of an answer, to a call the contract refuses: the
     /// rows it left behind, against the rows before it.
     LeftBehind(String),
+    /// The check was of an answer that depends on the stored row (a lease
+    /// at its boundary): the row the call met, as it was before the call,
+    /// on one line (several rows, one a line).
+    Met {
+        /// The row.
+        row: String,
+        /// Whether the call, one the contract refuses, left it as it was.
+        unchanged: bool,
+    },
 }
 
 impl fmt::Display for RowState {
@@ -40,6 +49,10 @@ impl fmt::Display for RowState {
             RowState::Differs(diff) => f.write_str(diff),
             RowState::LeftBehind(diff) if diff.is_empty() => f.write_str("unchanged by the call"),
             RowState::LeftBehind(diff) => write!(f, "{diff}, left behind by the call"),
+            RowState::Met { row, unchanged } => {
+                let left = if *unchanged { " and left it" } else { "" };
+                write!(f, "{row}, as the call met it{left}")
+            }
         }
     }
 }
@@ -291,7 +304,7 @@ pub fn describe<T: Shown>(result: &Result<T, StoreError>) -> String {
 }
 
 /// `error KIND: what went wrong`.
-pub(super) fn error_text(error: &StoreError) -> String {
+pub fn error_text(error: &StoreError) -> String {
     format!("error {}: {}", error.kind().name(), error.detail())
 }
 

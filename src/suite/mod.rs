@@ -28,8 +28,8 @@ pub mod step8;
 
 pub use bench::{completed, fresh, held, Bench};
 pub use failure::{
-    expect_eq, expect_error, expect_invalid, expect_rows, expect_that, row_diff, Answered, Checked,
-    Failure, RowState,
+    error_text, expect_eq, expect_error, expect_invalid, expect_rows, expect_that, row_diff,
+    Answered, Checked, Failure, RowState,
 };
 
 mod descriptions {

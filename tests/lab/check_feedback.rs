@@ -9,14 +9,20 @@
 //! - the tests beyond the worksheet are one line, listed with `--all`;
 //! - a claim without `BEGIN IMMEDIATE` is sent back to `claim`;
 //! - `lab watch` heads each run with its number and time, shows a line per
-//!   step and then the first failure in full.
+//!   step and then the first failure in full;
+//! - an exception in Python, or a panic in Rust (ignored by default: it
+//!   builds with cargo), shows where it was raised; a hang stops the check
+//!   at once and says where the call hung; a boundary failure shows the
+//!   row the call met; each at 80 columns.
 
-use crate::common::{Sandbox, NO_HANG};
+use crate::common::{run_bounded, Ran, Sandbox, NO_HANG};
 use crate::own_impl::{
-    every_stub_but, fill_in, filled_in_python_starter, python_starter, Watching,
+    every_stub_but, fill_in, filled_in_python_starter, python_starter, shared_target, Watching,
+    BUILD_BOUND,
 };
+use lease_lab::course::starter::python_stub;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Replaces the one occurrence of `from` in the file at `file` by `to`.
 fn edit(file: &Path, from: &str, to: &str) {
@@ -310,4 +316,175 @@ fn lab_watch_heads_each_run_and_shows_the_first_failure() {
         !second.iter().any(|line| line.contains("First failure")),
         "{second:?}"
     );
+}
+
+/// `lab check` at 80 columns, as a student's terminal runs it, within
+/// `bound`; the wall time it took with it.
+fn check_at_80_columns(sandbox: &Sandbox, args: &[&str], bound: Duration) -> (Ran, Duration) {
+    let started = Instant::now();
+    let mut command = sandbox.command(args);
+    command.env("COLUMNS", "80");
+    let ran = run_bounded(&mut command, bound);
+    (ran, started.elapsed())
+}
+
+/// Asserts that every line `lab` wrote fits 80 columns.
+fn assert_fits_80_columns(ran: &Ran) {
+    for line in ran.stdout.lines().chain(ran.stderr.lines()) {
+        assert!(
+            line.chars().count() <= 80,
+            "a line of {} columns:\n{line}\n{}",
+            line.chars().count(),
+            ran.shown()
+        );
+    }
+}
+
+/// The number of the one line of `file` that holds `text`.
+fn line_of(file: &Path, text: &str) -> usize {
+    let source = std::fs::read_to_string(file).unwrap();
+    let lines: Vec<usize> = source
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| line.contains(text))
+        .map(|(at, _)| at + 1)
+        .collect();
+    assert_eq!(lines.len(), 1, "one line holds {text:?}");
+    lines[0]
+}
+
+/// A typo in `complete` (`resutl`) is a `NameError`: the failing test
+/// shows where it was raised, the file, the line, the function and the
+/// source line, and none of the starter's protocol loop.
+#[test]
+fn a_python_exception_shows_the_file_line_and_function_that_raised_it() {
+    let sandbox = Sandbox::new();
+    let file = filled_in_python_starter(&sandbox);
+    edit(
+        &file,
+        "(result, job_id, owner, fence, now))",
+        "(resutl, job_id, owner, fence, now))",
+    );
+    let line = line_of(&file, "resutl");
+    let (ran, _) = check_at_80_columns(&sandbox, &["check", "--step", "6"], NO_HANG);
+    ran.assert_code(1);
+    ran.assert_says(&[
+        "actual: error other: NameError: name 'resutl' is not defined",
+        &format!("raised in complete, line {line} of mine/store.py:"),
+        "(resutl, job_id, owner, fence, now))",
+    ]);
+    assert!(
+        !ran.stdout.contains("in answer"),
+        "the protocol's frames are left out:\n{}",
+        ran.shown()
+    );
+    assert_fits_80_columns(&ran);
+}
+
+/// A `while True` in `renew`: the check stops at the first call that runs
+/// out of time, within the limit it prints and a few seconds; it says the
+/// call hung in renew, on which line; the steps after it are not run,
+/// never failing; every line fits 80 columns.
+#[test]
+fn a_hang_stops_the_check_at_once_and_says_where_the_call_hung() {
+    let sandbox = Sandbox::new();
+    let file = python_starter(&sandbox);
+    let starter = std::fs::read_to_string(&file).unwrap();
+    let written = fill_in(
+        &starter,
+        every_stub_but(&["renew", "complete", "release", "claim_many"]),
+    );
+    std::fs::write(&file, written).unwrap();
+    edit(
+        &file,
+        &python_stub("renew", 5),
+        "    check_args(job_id, owner, now, ttl)\n    while True:\n        pass",
+    );
+    let line = line_of(&file, "while True:");
+    let (ran, took) = check_at_80_columns(
+        &sandbox,
+        &["check", "--timeout-ms", "3000"],
+        Duration::from_secs(30),
+    );
+    ran.assert_code(1);
+    ran.assert_says(&[
+        "step 5 failing",
+        "gave no answer within 2.7 s; the call hung in renew,",
+        &format!("line {line} of mine/store.py, at `while True:`"),
+        "step 6 not run",
+        "step 7 not run",
+    ]);
+    assert!(
+        took < Duration::from_millis(2700) + Duration::from_secs(5),
+        "the check took {took:?}:\n{}",
+        ran.shown()
+    );
+    let after: Vec<&str> = ran
+        .stdout
+        .lines()
+        .skip_while(|line| !line.trim_start().starts_with("step 6 "))
+        .collect();
+    for word in ["failing", "crashed", "timed out"] {
+        assert!(
+            !after.iter().any(|line| line.contains(word)),
+            "no step after 5 is {word}:\n{}",
+            ran.shown()
+        );
+    }
+    assert_fits_80_columns(&ran);
+}
+
+/// A claim that takes `until == now` for a held lease fails step 4's
+/// boundary test: the failure shows the stored row the claim met, its
+/// `until` of 110.
+#[test]
+fn a_boundary_failure_shows_the_row_the_call_met() {
+    let sandbox = Sandbox::new();
+    let file = filled_in_python_starter(&sandbox);
+    edit(&file, "row[0] > now", "row[0] >= now");
+    let ran = sandbox.lab(&["check", "--step", "4"]);
+    ran.assert_code(1);
+    ran.assert_says(&[
+        r#"check: claim("j", "B", now=110, ttl=5)"#,
+        "actual: none",
+        r#"stored: id "j", owner "A", until 110, fence 1, result none, not done, as the call met it"#,
+    ]);
+}
+
+/// A panic in a Rust student's `complete` (an `unwrap` of an SQL error):
+/// the failing test shows the panic's message and where it happened.
+#[test]
+#[ignore = "builds rusqlite with cargo, a minute when cold; .ci/run runs it"]
+fn a_rust_panic_shows_its_message_and_location() {
+    let sandbox = Sandbox::new();
+    sandbox
+        .lab(&["new", "--lang", "rust", "mine"])
+        .assert_code(0);
+    let store = sandbox.path("mine").join("src").join("store.rs");
+    let reference = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store.rs");
+    std::fs::copy(&reference, &store).unwrap();
+    edit(
+        &store,
+        "\"UPDATE jobs SET result = :result, done = 1 WHERE",
+        "\"UPDATE jobs SET resutl = :result, done = 1 WHERE",
+    );
+    edit(
+        &store,
+        "            .map_err(|e| self.fail(e))?;\n        Ok(completed == 1)",
+        "            .unwrap();\n        Ok(completed == 1)",
+    );
+    let line = line_of(&store, ".unwrap();");
+    let mut command = sandbox.command(&["check", "--step", "6"]);
+    command
+        .env("COLUMNS", "80")
+        .env("CARGO_TARGET_DIR", shared_target());
+    let ran = run_bounded(&mut command, BUILD_BOUND);
+    ran.assert_code(1);
+    ran.assert_says(&[
+        "actual: error other: panicked: called `Result::unwrap()` on an `Err` value",
+        "no such column: resutl",
+        &format!("raised at line {line} of mine/src/store.rs:"),
+        ".unwrap();",
+    ]);
+    assert_fits_80_columns(&ran);
 }

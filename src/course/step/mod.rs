@@ -10,7 +10,7 @@
 
 pub mod prompt;
 
-use crate::course::check::{hear_greeting, run_check, CheckError};
+use crate::course::check::{greeting_fault, hear_greeting, run_check, CheckError};
 use crate::course::prediction::{comparison, parse_selection, Broken, Score};
 use crate::course::progress::{self, Attempt, ProbeRecord, Reflection};
 use crate::course::session::Session;
@@ -153,16 +153,15 @@ pub fn yours(
 ) -> Result<(), CheckError> {
     let step = exercise.step();
     let variant = own.variant()?;
-    let ready = hear_greeting(&variant, options, check_lanes())
-        .map_err(|fault| CheckError::Fault(fault.to_string()))?;
+    let ready = hear_greeting(&variant, options, check_lanes()).map_err(greeting_fault)?;
+    let heading = format!(
+        "Your implementation, {}, against the tests of steps 1 to {step}:",
+        own.describe()
+    );
     writeln!(
         console.output,
         "\n{}\n",
-        format!(
-            "Your implementation, {}, against the tests of steps 1 to {step}:",
-            own.describe()
-        )
-        .bold()
+        crate::terminal::fill(&heading, console.width, "", "  ").bold()
     )?;
     let report = run_check(worker, &ready, step, options);
     write!(

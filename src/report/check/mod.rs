@@ -9,14 +9,19 @@ use crate::course::progress::StepStatus;
 use crate::course::starter::OPERATIONS;
 use crate::exercise;
 use crate::fault::STDERR_INTRO;
+use crate::frame::{Frame, Raised};
 use crate::outcome::Outcome as TestOutcome;
 use crate::terminal::{cut, failure_text, fill};
 use colored::Colorize;
 use std::fmt::Write as _;
 
-/// How a check shows a step's status.
-fn status_label(status: StepStatus) -> String {
-    match status {
+/// How a check shows a step's status; a step whose tests were not run
+/// (see [`StepResult::unjudged`]) is `not run`.
+fn status_label(step: &StepResult) -> String {
+    if step.unjudged() {
+        return "not run    ".yellow().to_string();
+    }
+    match step.status {
         StepStatus::Passed => "passed     ".green().to_string(),
         StepStatus::Failing => "failing    ".red().bold().to_string(),
         StepStatus::NotImplemented => "not written".yellow().to_string(),
@@ -57,7 +62,12 @@ pub fn check_json(report: &CheckReport, implementation: &str, through: u8) -> se
             serde_json::json!({
                 "step": step.step,
                 "title": exercise::step_title(step.step),
-                "status": step.status,
+                "status": if step.unjudged() {
+                    serde_json::json!("not-run")
+                } else {
+                    serde_json::json!(step.status)
+                },
+                "not_run": step.not_run,
                 "tests": step.tests,
                 "passed": step.tests - step.failures.len(),
                 "failures": failures,
@@ -86,7 +96,7 @@ pub fn check_json(report: &CheckReport, implementation: &str, through: u8) -> se
         "steps_passed": report
             .steps
             .iter()
-            .filter(|step| step.status == StepStatus::Passed)
+            .filter(|step| step.passed())
             .count(),
         "steps": steps,
         "tests": tests,
@@ -110,6 +120,9 @@ pub fn check_text(report: &CheckReport, width: usize, all: bool) -> String {
     let mut last_said = "";
     for step in &report.steps {
         out.push_str(&step_line(step, width));
+        if step.unjudged() {
+            continue;
+        }
         match step.status {
             StepStatus::Passed => {}
             StepStatus::NotImplemented => {
@@ -154,7 +167,14 @@ pub fn watch_text(report: &CheckReport, width: usize) -> String {
                 .stderr
                 .get(name)
                 .map(|window| StderrWindow::default().then(window.clone(), WATCH_STDERR_LINES));
-            out.push_str(&failure_text_of(name, outcome, stderr.as_ref(), width))
+            let raised = open.raised.get(name).map(Vec::as_slice);
+            out.push_str(&failure_text_of(
+                name,
+                outcome,
+                stderr.as_ref(),
+                raised,
+                width,
+            ))
         }
         None => {
             let said = open.failures[0].1.not_implemented().unwrap_or_default();
@@ -170,7 +190,16 @@ pub fn watch_text(report: &CheckReport, width: usize) -> String {
 fn step_line(step: &StepResult, width: usize) -> String {
     let title = exercise::step_title(step.step);
     let detail = match step.status {
+        _ if step.unjudged() => format!(": {} of {} tests not run", step.not_run, step.tests)
+            .dimmed()
+            .to_string(),
         StepStatus::Passed => format!(" ({} tests)", step.tests).dimmed().to_string(),
+        StepStatus::Failing if step.not_run > 0 => format!(
+            ": {} of {} fail, {} not run",
+            step.failures.len(),
+            step.tests,
+            step.not_run
+        ),
         StepStatus::Failing => {
             format!(": {} of {} fail", step.failures.len(), step.tests)
         }
@@ -179,7 +208,7 @@ fn step_line(step: &StepResult, width: usize) -> String {
     let line = format!(
         "  step {}  {}  {title}{detail}",
         step.step,
-        status_label(step.status)
+        status_label(step)
     );
     format!("{}\n", fill(&line, width, "", DETAIL_INDENT))
 }
@@ -252,6 +281,7 @@ fn failures_text(step: &StepResult, width: usize) -> String {
             name,
             outcome,
             step.stderr.get(name),
+            step.raised.get(name).map(Vec::as_slice),
             width,
         ));
     }
@@ -277,11 +307,14 @@ const FAILURE_INDENT: usize = 8;
 /// lines the program wrote on standard error during the test, as written
 /// (a traceback's caret in place), each cut to the width. Those replace
 /// the lines a crash's message quotes, which are the program's last
-/// whatever test wrote them; a test that wrote none shows those.
+/// whatever test wrote them; a test that wrote none shows those. A
+/// failure whose answer was an error the program raised shows where in
+/// its code (`raised`, see [`raised_text`]).
 fn failure_text_of(
     name: &str,
     outcome: &TestOutcome,
     stderr: Option<&StderrWindow>,
+    raised: Option<&[Raised]>,
     width: usize,
 ) -> String {
     let pad = " ".repeat(FAILURE_INDENT);
@@ -293,14 +326,17 @@ fn failure_text_of(
             expected,
             actual,
             state,
-        } => out.push_str(&failure_text(
-            check,
-            expected,
-            actual,
-            state.as_ref().map(ToString::to_string).as_deref(),
-            FAILURE_INDENT,
-            width,
-        )),
+        } => {
+            out.push_str(&failure_text(
+                check,
+                expected,
+                actual,
+                state.as_ref().map(ToString::to_string).as_deref(),
+                FAILURE_INDENT,
+                width,
+            ));
+            out.push_str(&raised_text(actual, raised.unwrap_or_default(), width));
+        }
         TestOutcome::Timeout {
             detail: Some(message),
             ..
@@ -343,6 +379,32 @@ fn failure_text_of(
     writeln!(out, "{}", fill(&heading, width, &pad, &pad).dimmed()).unwrap();
     for line in &stderr.last {
         writeln!(out, "{}", cut(&format!("{pad}  {line}"), width)).unwrap();
+    }
+    out
+}
+
+/// Where the error a failure quotes as its `actual` was raised, when the
+/// program said so (the last error it answered with that text, and its
+/// frames): the innermost frame first, `raised in FUNCTION, line N of
+/// FILE:`, then each caller, `called from ...`, each with its source line
+/// under it, cut to the width (its spacing is code's).
+fn raised_text(actual: &str, raised: &[Raised], width: usize) -> String {
+    let Some(raised) = raised.iter().rev().find(|raised| raised.error == actual) else {
+        return String::new();
+    };
+    let pad = " ".repeat(FAILURE_INDENT);
+    let mut out = String::new();
+    for (at, frame) in raised.frames.iter().rev().enumerate() {
+        let how = if at == 0 { "raised" } else { "called from" };
+        let place = Frame {
+            code: None,
+            ..frame.clone()
+        };
+        let line = format!("{how} {place}:");
+        writeln!(out, "{}", fill(&line, width, &pad, &pad).dimmed()).unwrap();
+        if let Some(code) = &frame.code {
+            writeln!(out, "{}", cut(&format!("{pad}    {code}"), width)).unwrap();
+        }
     }
     out
 }
@@ -398,6 +460,7 @@ pub fn next_text(report: &CheckReport, source: &str, through: u8, impl_arg: &str
                 open.step
             ),
         },
+        None if !report.all_pass() => "Next: the check stopped at a test beyond the worksheet that ran out of time (`lab check --all` shows it); make that call answer, then `lab check` again.".to_string(),
         None if through < 8 => format!(
             "Steps 1 to {through} pass. Next: step {}, `lab check --step {}` (or `lab check` for all eight).",
             through + 1,

@@ -237,21 +237,27 @@ fn a_failure_shows_the_program_s_standard_error_and_a_crash_its_lines() {
         actual: "none".into(),
         state: None,
     };
-    let shown = failure_text_of("t", &wrong, Some(&window(&["seen 1", "seen 2"], 3)), 80);
+    let shown = failure_text_of(
+        "t",
+        &wrong,
+        Some(&window(&["seen 1", "seen 2"], 3)),
+        None,
+        80,
+    );
     assert!(
         shown.ends_with("        it wrote on standard error (3 earlier lines left out):\n          seen 1\n          seen 2\n"),
         "{shown}"
     );
-    let one = failure_text_of("t", &wrong, Some(&window(&["x"], 1)), 80);
+    let one = failure_text_of("t", &wrong, Some(&window(&["x"], 1)), None, 80);
     assert!(one.contains("(1 earlier line left out)"), "{one}");
-    let none = failure_text_of("t", &wrong, Some(&window(&["x"], 0)), 80);
+    let none = failure_text_of("t", &wrong, Some(&window(&["x"], 0)), None, 80);
     assert!(
         none.contains("it wrote on standard error:\n          x\n"),
         "{none}"
     );
-    assert!(!failure_text_of("t", &wrong, None, 80).contains("standard error"));
+    assert!(!failure_text_of("t", &wrong, None, None, 80).contains("standard error"));
     let long = "y".repeat(100);
-    let cut_line = failure_text_of("t", &wrong, Some(&window(&[&long], 0)), 60);
+    let cut_line = failure_text_of("t", &wrong, Some(&window(&[&long], 0)), None, 60);
     assert!(
         cut_line.lines().all(|line| line.chars().count() <= 60),
         "{cut_line}"
@@ -261,13 +267,13 @@ fn a_failure_shows_the_program_s_standard_error_and_a_crash_its_lines() {
         message: format!("python3 s.py exited with code 1{STDERR_INTRO}\n    another test's line"),
     };
     let traceback = ["File \"s.py\", line 3", "  def f()", "         ^"];
-    let shown = failure_text_of("t", &crash, Some(&window(&traceback, 0)), 80);
+    let shown = failure_text_of("t", &crash, Some(&window(&traceback, 0)), None, 80);
     assert_eq!(
         shown,
         "      t\n        crashed: python3 s.py exited with code 1\n        it wrote on standard error:\n          File \"s.py\", line 3\n            def f()\n                   ^\n",
         "the caret stays under its column; the lines the message quotes are the test's own"
     );
-    let quiet = failure_text_of("t", &crash, Some(&window(&[], 0)), 80);
+    let quiet = failure_text_of("t", &crash, Some(&window(&[], 0)), None, 80);
     assert_eq!(
         quiet,
         format!("      t\n        crashed: python3 s.py exited with code 1{STDERR_INTRO}\n            another test's line\n"),
@@ -277,9 +283,8 @@ fn a_failure_shows_the_program_s_standard_error_and_a_crash_its_lines() {
         limit_ms: 900,
         detail: Some("it gave no answer".into()),
     };
-    assert!(
-        failure_text_of("t", &hang, None, 80).contains("        timed out: it gave no answer\n")
-    );
+    assert!(failure_text_of("t", &hang, None, None, 80)
+        .contains("        timed out: it gave no answer\n"));
 }
 
 /// Step 8's race tests report `N winners`: with several, the advice

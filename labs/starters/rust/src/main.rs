@@ -27,6 +27,7 @@ use crate::job::Fence;
 use rusqlite::ErrorCode;
 use serde::{Deserialize, Deserializer};
 use serde_json::{json, Value};
+use std::cell::RefCell;
 use std::io::{self, BufRead, Write};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Mutex;
@@ -210,6 +211,33 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
+thread_local! {
+    /// Where a panic of the request this thread answers happened, as the
+    /// answer's `"frames"`; `None` while the thread answers no request.
+    static PANICKED_AT: RefCell<Option<Value>> = const { RefCell::new(None) };
+}
+
+/// Notes where a panic of a request happened, for its answer, rather than
+/// printing it: the lab shows the file and line with the failing test. Any
+/// other panic (on a thread of your own) is printed as usual.
+fn note_panics() {
+    let print = panic::take_hook();
+    panic::set_hook(Box::new(move |info| {
+        let answering = PANICKED_AT.with(|at| at.borrow().is_some());
+        let Some(at) = info.location().filter(|_| answering) else {
+            return print(info);
+        };
+        // The program runs in its project's folder, where the file is.
+        let code = std::fs::read_to_string(at.file()).ok().and_then(|text| {
+            let line = text.lines().nth(usize::try_from(at.line()).ok()? - 1)?;
+            Some(line.trim().to_string())
+        });
+        let file = std::env::current_dir().map_or(at.file().into(), |dir| dir.join(at.file()));
+        let frame = json!({"file": file, "line": at.line(), "code": code});
+        PANICKED_AT.with(|noted| *noted.borrow_mut() = Some(json!([frame])));
+    }));
+}
+
 /// The answer to one request, with the request's `"id"` when it has one.
 ///
 /// A panic is caught here, so that one bad request never ends the program:
@@ -221,19 +249,26 @@ fn answer(request: Value) -> Value {
             Some(op) => error("other", format!("bad request: {op}: {problem}")),
             None => error("other", format!("bad request: {problem}")),
         },
-        Ok(request) => match panic::catch_unwind(AssertUnwindSafe(|| call(request))) {
-            Ok(Ok(value)) => json!({ "ok": value }),
-            Ok(Err(problem)) => store_error(&problem),
-            Err(payload) => {
-                let message = panic_message(payload.as_ref());
-                if let Some(rest) = message.strip_prefix("not yet implemented") {
-                    let rest = rest.trim_start_matches([':', ' ']);
-                    error("not-implemented", if rest.is_empty() { "not written yet" } else { rest })
-                } else {
-                    error("other", format!("panicked: {message}"))
+        Ok(request) => {
+            PANICKED_AT.with(|at| *at.borrow_mut() = Some(json!([])));
+            let answered = panic::catch_unwind(AssertUnwindSafe(|| call(request)));
+            let frames = PANICKED_AT.with(|at| at.borrow_mut().take());
+            match answered {
+                Ok(Ok(value)) => json!({ "ok": value }),
+                Ok(Err(problem)) => store_error(&problem),
+                Err(payload) => {
+                    let message = panic_message(payload.as_ref());
+                    if let Some(rest) = message.strip_prefix("not yet implemented") {
+                        let rest = rest.trim_start_matches([':', ' ']);
+                        error("not-implemented", if rest.is_empty() { "not written yet" } else { rest })
+                    } else {
+                        let mut reply = error("other", format!("panicked: {message}"));
+                        reply["frames"] = frames.unwrap_or_default();
+                        reply
+                    }
                 }
             }
-        },
+        }
     };
     if let Some(id) = id {
         reply["id"] = id;
@@ -242,6 +277,7 @@ fn answer(request: Value) -> Value {
 }
 
 fn main() {
+    note_panics();
     let out = Mutex::new(io::stdout());
     // One line at a time, whole: answers written by several threads never mix.
     let send = |message: Value| {
