@@ -664,4 +664,179 @@ mod tests {
         assert_eq!(compiled.verdict(unrun, &compiled.runs[1]), None);
         assert_eq!(compiled.problems().len(), 2, "{:?}", compiled.problems());
     }
+
+    /// A stand-in for the `lab` worker process, which a unit test cannot
+    /// start: it answers each test it is given with a crash when
+    /// `VARIANT:TEST` is among `crashes`, else a pass, and records that the
+    /// test called the operation `calls` gives it (`TEST:OPERATION`).
+    fn scripted_worker(crashes: &[String], calls: &[String]) -> WorkerCommand {
+        let script = r#"crashes=" $1 "; calls=" $2 "; shift 2
+            while [ $# -gt 0 ]; do
+                case "$1" in
+                    --variant) variant="$2"; shift ;;
+                    --tests) tests="$2"; shift ;;
+                esac
+                shift
+            done
+            for test in $(echo "$tests" | tr ',' ' '); do
+                operation=${calls#* $test:}; operation=${operation%% *}
+                case "$crashes" in
+                    *" $variant:$test "*) outcome='"outcome":"crash","message":"scripted"' ;;
+                    *) outcome='"outcome":"pass"' ;;
+                esac
+                echo "{\"event\":\"done\",\"test\":\"$test\",$outcome,\"micros\":1,\"operations\":[\"$operation\"]}"
+            done"#;
+        WorkerCommand {
+            program: "sh".into(),
+            args: vec![
+                "-c".into(),
+                script.into(),
+                "worker".into(),
+                crashes.join(" "),
+                calls.join(" "),
+            ],
+        }
+    }
+
+    /// Two workers at once, so that a variant's tests can be shared.
+    fn two_jobs() -> RunOptions {
+        RunOptions {
+            timeout: std::time::Duration::from_secs(5),
+            scratch: std::env::temp_dir(),
+            jobs: 2,
+            give_up_after_timeouts: None,
+        }
+    }
+
+    /// The first `count` tests of the suite.
+    fn first_tests(count: usize) -> Vec<&'static Case> {
+        suite::CASES.iter().take(count).collect()
+    }
+
+    /// An operation that mutant 04's change reaches, and one it does not.
+    fn reached_and_not() -> (&'static str, &'static str) {
+        let m04 = Variant::find("04").unwrap().mutant.unwrap();
+        let reaches = m04
+            .reaches
+            .clone()
+            .expect("a compiled mutant's reach is known");
+        let unreached = crate::operation::NAMES
+            .iter()
+            .copied()
+            .find(|name| !reaches.contains(name))
+            .expect("an operation 04 does not reach");
+        (reaches[0], unreached)
+    }
+
+    /// Every test runs against every variant, the runs in the variants'
+    /// order, each test's outcome the one its worker reported.
+    #[test]
+    fn a_matrix_runs_every_test_against_every_variant() {
+        let tests = first_tests(2);
+        let variants = [
+            Variant::reference(),
+            Variant::find("04").unwrap(),
+            Variant::find("01").unwrap(),
+        ];
+        let crashes = [
+            format!("04:{}", tests[1].name),
+            format!("01:{}", tests[0].name),
+        ];
+        let matrix = Matrix::build(
+            &scripted_worker(&crashes, &[]),
+            &variants,
+            tests.clone(),
+            &two_jobs(),
+        );
+        let ids: Vec<&str> = matrix
+            .runs
+            .iter()
+            .map(|run| run.variant.id.as_str())
+            .collect();
+        assert_eq!(ids, ["reference", "04", "01"]);
+        assert_eq!(matrix.caught_by(&matrix.runs[1]), [tests[1].name]);
+        assert_eq!(matrix.caught_by(&matrix.runs[2]), [tests[0].name]);
+        assert_eq!(matrix.not_covered(), 0);
+        let whole = Matrix::of_suite(
+            &scripted_worker(&[], &[]),
+            &variants[..2],
+            true,
+            &two_jobs(),
+        );
+        assert_eq!(whole.tests.len(), suite::CASES.len());
+        assert!(whole
+            .runs
+            .iter()
+            .all(|run| run.runs.len() == suite::CASES.len()));
+    }
+
+    /// A mutant runs only the tests that called an operation its change
+    /// reaches; its other cells are the reference's runs, marked not
+    /// covered, whatever the mutant would have done there.
+    #[test]
+    fn a_covered_matrix_runs_a_mutant_only_against_the_tests_that_reach_its_change() {
+        let (reached, unreached) = reached_and_not();
+        let tests = first_tests(3);
+        let calls = [
+            format!("{}:{reached}", tests[0].name),
+            format!("{}:{unreached}", tests[1].name),
+            format!("{}:{unreached}", tests[2].name),
+        ];
+        let crashes: Vec<String> = tests
+            .iter()
+            .map(|case| format!("04:{}", case.name))
+            .collect();
+        let variants = [Variant::reference(), Variant::find("04").unwrap()];
+        let worker = scripted_worker(&crashes, &calls);
+        let matrix = Matrix::build_covered(&worker, &variants, tests.clone(), &two_jobs());
+        let ids: Vec<&str> = matrix
+            .runs
+            .iter()
+            .map(|run| run.variant.id.as_str())
+            .collect();
+        assert_eq!(ids, ["reference", "04"]);
+        let names: Vec<&str> = tests.iter().map(|case| case.name).collect();
+        let reference: Vec<&str> = matrix.runs[0]
+            .runs
+            .iter()
+            .map(|run| run.test.as_str())
+            .collect();
+        assert_eq!(reference, names, "the reference's runs in suite order");
+        let mutant = &matrix.runs[1];
+        assert_eq!(matrix.caught_by(mutant), [tests[0].name]);
+        assert_eq!(matrix.covering(mutant), [tests[0].name]);
+        assert_eq!(matrix.not_covered(), 2);
+        for case in &tests[1..] {
+            let run = mutant.test_run(case.name).unwrap();
+            assert!(run.not_covered && run.outcome == Outcome::Pass, "{run:?}");
+        }
+        let without_reference =
+            Matrix::build_covered(&worker, &variants[1..], tests.clone(), &two_jobs());
+        assert_eq!(
+            without_reference.not_covered(),
+            0,
+            "no reference: every test runs"
+        );
+        assert_eq!(without_reference.runs[0].runs.len(), 3);
+        assert_eq!(
+            without_reference.covering(&without_reference.runs[0]),
+            names,
+            "no reference: every test that ran covers the mutant"
+        );
+    }
+
+    /// What `--check` says of a sound matrix: every test the reference
+    /// passes, and, for a program, which tests are beyond the worksheet.
+    #[test]
+    fn a_passed_check_says_what_the_reference_passes_and_counts_the_mutants() {
+        let matrix = small_matrix(
+            Outcome::Pass,
+            [Outcome::Pass, failed()],
+            [failed(), Outcome::Pass],
+        );
+        assert_eq!(
+            matrix.check_passed(),
+            "the reference passes all 2 tests and every one of the 2 mutants is caught by a test of its own step"
+        );
+    }
 }

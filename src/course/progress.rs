@@ -561,4 +561,55 @@ mod tests {
             "{stamp}"
         );
     }
+
+    /// A check of `statuses.len()` steps, step 1 first, each with its status.
+    fn checked(statuses: &[StepStatus]) -> Progress {
+        let mut progress = Progress::default();
+        for (step, status) in (1..).zip(statuses) {
+            progress.checks.insert(
+                format!("{step}"),
+                StepCheck {
+                    at: String::new(),
+                    status: *status,
+                    failing: Vec::new(),
+                },
+            );
+        }
+        progress
+    }
+
+    /// The worksheet passes only when every one of its steps was checked
+    /// and passed: not before any check, not with a step left unchecked,
+    /// not with a step failing.
+    #[test]
+    fn the_worksheet_passes_only_when_every_step_was_checked_and_passed() {
+        let steps = crate::operation::NAMES.len();
+        let passed = vec![StepStatus::Passed; steps];
+        assert!(checked(&passed).all_steps_pass());
+        assert!(!Progress::default().all_steps_pass());
+        assert!(!checked(&passed[1..]).all_steps_pass());
+        for other in [StepStatus::Failing, StepStatus::NotImplemented] {
+            let mut statuses = passed.clone();
+            statuses[steps - 1] = other;
+            assert!(!checked(&statuses).all_steps_pass(), "{other:?}");
+        }
+    }
+
+    /// Grading reads another student's file as it is, and refuses one that
+    /// is not progress, leaving it where it was.
+    #[test]
+    fn a_file_to_grade_is_read_as_recorded_and_an_unreadable_one_is_refused_in_place() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("ada.json");
+        let mut record = Progress::default();
+        record.record_student("Ada", false).unwrap();
+        record.exercise("4").hints_seen = 1;
+        save(&path, &record).unwrap();
+        assert_eq!(read_for_grading(&path).unwrap(), record);
+        std::fs::write(&path, b"not json").unwrap();
+        let error = read_for_grading(&path).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::InvalidData);
+        assert!(error.to_string().contains("not a progress file"), "{error}");
+        assert_eq!(std::fs::read(&path).unwrap(), b"not json");
+    }
 }

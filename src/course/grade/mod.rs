@@ -566,6 +566,13 @@ pub fn killers(class: &[StudentFile], worker: &WorkerCommand, options: &RunOptio
     killers
 }
 
+/// The interpreter a store's programs run with, which must start before
+/// its matrix can be built: the Python store's; none for the Rust store,
+/// compiled into the lab.
+fn interpreter(store: &Subject) -> Option<&'static str> {
+    (*store == Subject::Python).then_some(PYTHON)
+}
+
 /// The kill matrix of one of the lab's stores, or why it cannot be built
 /// (its interpreter does not start, its reference fails tests here).
 fn store_matrix(
@@ -573,11 +580,11 @@ fn store_matrix(
     worker: &WorkerCommand,
     options: &RunOptions,
 ) -> Result<Matrix, String> {
-    if *subject == Subject::Python {
-        std::process::Command::new(PYTHON)
+    if let Some(interpreter) = interpreter(subject) {
+        std::process::Command::new(interpreter)
             .arg("--version")
             .output()
-            .map_err(|error| format!("{PYTHON} cannot be started ({error})"))?;
+            .map_err(|error| format!("{interpreter} cannot be started ({error})"))?;
     }
     let variants = subject
         .built_in_variants()

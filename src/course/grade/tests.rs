@@ -412,3 +412,104 @@ fn the_item_statistics_are_those_computed_by_hand() {
         (None, None, None)
     );
 }
+
+/// A stand-in for the `lab` worker process, which a unit test cannot
+/// start: it answers each test it is given with a crash when
+/// `VARIANT:TEST` is among `crashes`, else a pass; a test among `crashes`
+/// records that it called `operation`, the others that they called none.
+fn scripted_worker(crashes: &[String], operation: &str) -> WorkerCommand {
+    let script = r#"crashes=" $1 "; operation="$2"; shift 2
+        while [ $# -gt 0 ]; do
+            case "$1" in
+                --variant) variant="$2"; shift ;;
+                --tests) tests="$2"; shift ;;
+            esac
+            shift
+        done
+        for test in $(echo "$tests" | tr ',' ' '); do
+            case "$crashes" in
+                *":$test "*) calls="\"$operation\"" ;;
+                *) calls="" ;;
+            esac
+            case "$crashes" in
+                *" $variant:$test "*) outcome='"outcome":"crash","message":"scripted"' ;;
+                *) outcome='"outcome":"pass"' ;;
+            esac
+            echo "{\"event\":\"done\",\"test\":\"$test\",$outcome,\"micros\":1,\"operations\":[$calls]}"
+        done"#;
+    WorkerCommand {
+        program: "sh".into(),
+        args: vec![
+            "-c".into(),
+            script.into(),
+            "worker".into(),
+            crashes.join(" "),
+            operation.into(),
+        ],
+    }
+}
+
+fn run_options() -> RunOptions {
+    RunOptions {
+        timeout: std::time::Duration::from_secs(5),
+        scratch: std::env::temp_dir(),
+        jobs: 2,
+        give_up_after_timeouts: None,
+    }
+}
+
+/// A test of step 4 or before, and an operation mutant 04's change reaches.
+fn killer_of_04() -> (&'static suite::Case, &'static str) {
+    let m04 = crate::variant::Variant::find("04").unwrap().mutant.unwrap();
+    let reaches = m04
+        .reaches
+        .clone()
+        .expect("a compiled mutant's reach is known");
+    (&suite::CASES[0], reaches[0])
+}
+
+/// The killers of a class's mutants come from its store's matrix, built
+/// with the worker given: the tests that catch each mutant there.
+#[test]
+fn the_killers_of_a_class_s_mutants_are_read_from_its_store_s_matrix() {
+    let (test, operation) = killer_of_04();
+    let class = [student("a", "04", &[(&["x"], 0, "")], false)];
+    let worker = scripted_worker(&[format!("04:{}", test.name)], operation);
+    let killers = super::killers(&class, &worker, &run_options());
+    assert!(
+        killers.unavailable().is_empty(),
+        "{:?}",
+        killers.unavailable()
+    );
+    assert_eq!(killers.caught_at("04", test.step).unwrap(), [test.name]);
+}
+
+/// A store whose reference fails a test here: what catches its mutants
+/// is not known, and the reason names the test.
+#[test]
+fn a_store_whose_reference_fails_here_has_no_killers_and_says_which_test() {
+    let (test, operation) = killer_of_04();
+    let class = [student("a", "04", &[(&["x"], 0, "")], false)];
+    let worker = scripted_worker(&[format!("reference:{}", test.name)], operation);
+    let killers = super::killers(&class, &worker, &run_options());
+    let reason = killers.caught_at("04", test.step).unwrap_err().0;
+    assert!(
+        reason.starts_with("its reference fails 1 test(s) here") && reason.contains(test.name),
+        "{reason}"
+    );
+    assert_eq!(killers.unavailable()["rust"], reason);
+}
+
+/// A class scored out of 100 per exercise of the course.
+#[test]
+fn the_most_a_total_can_be_is_100_per_exercise() {
+    assert_eq!(max_total(), 100 * exercise::exercises().len() as u32);
+}
+
+/// Only the Python store needs an interpreter that starts before its
+/// matrix is built.
+#[test]
+fn only_the_python_store_needs_its_interpreter() {
+    assert_eq!(interpreter(&Subject::Python), Some(PYTHON));
+    assert_eq!(interpreter(&Subject::Rust), None);
+}
