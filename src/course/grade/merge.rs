@@ -118,7 +118,7 @@ fn place(file: &StudentFile, rows: &mut Vec<(StudentFile, Vec<String>)>) -> File
 /// Merges `other`'s progress into `into`'s: each exercise's attempts from
 /// both, in the order of their times (an attempt in both once; attempts of
 /// one file at the same second in that file's order), the hints seen the
-/// most either saw, the later reflection. Changes nothing and says why
+/// most either saw, the later reflection (`into`'s at a tie). Changes nothing and says why
 /// when the two files hold different attempts at one exercise at the same
 /// time: which came first cannot be known.
 fn merge(into: &mut StudentFile, other: &StudentFile) -> Result<(), String> {

@@ -275,6 +275,27 @@ fn merging_keeps_the_most_hints_the_later_reflection_and_one_copy() {
     assert_eq!(grade.reflections[0].why_tests_are_kept, "later");
 }
 
+/// Two reflections given at the same second: the first file given keeps
+/// its own, whichever order the files' names have.
+#[test]
+fn merging_two_reflections_of_one_second_keeps_the_first_file_s() {
+    let reflected = |file: &str, words: &str| {
+        let mut made = timed(file, "4", &[("2026-01-01T00:00:00Z", &["a"])]);
+        made.progress.reflection = Some(Reflection {
+            at: "2026-01-05T00:00:00Z".into(),
+            why_tests_are_kept: words.into(),
+            not_guaranteed: words.into(),
+        });
+        made
+    };
+    let (b, a) = (reflected("b.json", "b's"), reflected("a.json", "a's"));
+    let b_first = grade(&[b.clone(), a.clone()], Vec::new(), &killers("4", &["a"]));
+    assert_eq!(b_first.students.len(), 1);
+    assert_eq!(b_first.reflections[0].why_tests_are_kept, "b's");
+    let a_first = grade(&[a, b], Vec::new(), &killers("4", &["a"]));
+    assert_eq!(a_first.reflections[0].why_tests_are_kept, "a's");
+}
+
 /// Wrong guesses grouped by test across every attempt: how many
 /// students, and their reasons, each once.
 #[test]
