@@ -441,7 +441,18 @@ impl ProgressLine {
             return;
         };
         counts.1 += 1;
-        let (tests, ran) = *counts;
+        // The first step with a test still to run: a step whose tests have
+        // all run hands over to the next at once, so that a hang in its
+        // first test is not shown as the step before it.
+        let Some((step, &(tests, ran))) = self
+            .steps
+            .iter()
+            .enumerate()
+            .find(|(_, (tests, ran))| ran < tests)
+            .map(|(index, counts)| (index + 1, counts))
+        else {
+            return;
+        };
         let line = format!(
             "  step {step} of {}: {ran} of {tests} tests run (a test that hangs stops after {})",
             self.steps.len(),
