@@ -225,4 +225,44 @@ mod tests {
         assert_eq!(frames[1].to_string(), "in g, line 7 of a.py, at `resutl`");
         assert!(Frame::from_answer(&json!({"error": "other"})).is_empty());
     }
+
+    #[test]
+    fn a_thread_that_answers_no_request_is_not_where_the_call_hung() {
+        // The main thread, listed first, stands in the student's file too,
+        // but answers nothing: the call hung in the other thread's renew.
+        let dump: Vec<String> = [
+            "Current thread 0x00007f3b2b9d8740 (most recent call first):",
+            "  File \"/no/such/store.py\", line 460 in <module>",
+            "Thread 0x00007f3b2adff6c0 (most recent call first):",
+            "  File \"/no/such/store.py\", line 265 in renew",
+            "  File \"/no/such/store.py\", line 431 in answer",
+        ]
+        .map(String::from)
+        .to_vec();
+        let lines: Vec<u64> = hung_in(&dump).iter().map(|frame| frame.line).collect();
+        assert_eq!(lines, [265]);
+    }
+
+    #[test]
+    fn a_frame_s_code_is_read_from_its_file_when_not_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("store.py");
+        std::fs::write(&file, "def renew():\n\n    while True:\n").unwrap();
+        let at = |line, code: Option<&str>| Frame {
+            file: file.display().to_string(),
+            line,
+            function: None,
+            code: code.map(str::to_string),
+        };
+        let read = |frame: Frame| frame.with_code().code;
+        assert_eq!(read(at(3, None)).as_deref(), Some("while True:"));
+        assert_eq!(read(at(2, None)), None, "a blank line is no code");
+        assert_eq!(read(at(9, None)), None, "past the end");
+        assert_eq!(read(at(3, Some("given"))).as_deref(), Some("given"));
+        let elsewhere = Frame {
+            file: "/no/such/store.py".into(),
+            ..at(3, None)
+        };
+        assert_eq!(read(elsewhere), None, "a file the lab cannot read");
+    }
 }
