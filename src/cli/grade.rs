@@ -18,7 +18,8 @@ pub struct Args {
     /// The students' progress files.
     #[arg(required_unless_present = "impl_dir")]
     files: Vec<PathBuf>,
-    /// Output format (markdown with --misconceptions only).
+    /// Output format (markdown with --misconceptions only; html is the
+    /// class page, with every view).
     #[arg(long, value_enum, default_value_t = GradeFormat::Text)]
     format: GradeFormat,
     /// Instead of a row per student: per exercise, the tests the class
@@ -59,16 +60,20 @@ pub fn run(args: &Args) -> Outcome {
     };
     if args.format == GradeFormat::Markdown && !args.misconceptions {
         return Err(CliError::Usage(
-            "--format markdown writes the misconceptions: add --misconceptions, or choose text, json or csv".into(),
+            "--format markdown writes the misconceptions: add --misconceptions, or choose text, json, csv or html".into(),
         ));
     }
     if args.format == GradeFormat::Csv && args.misconceptions {
         return Err(CliError::Usage(
-            "--misconceptions has no CSV: choose text, json or markdown".into(),
+            "--misconceptions has no CSV: choose text, json, markdown or html (the class page)"
+                .into(),
         ));
     }
     if args.impl_dir.is_some() {
-        if args.format == GradeFormat::Markdown || args.misconceptions || args.per_exercise {
+        if matches!(args.format, GradeFormat::Markdown | GradeFormat::Html)
+            || args.misconceptions
+            || args.per_exercise
+        {
             return Err(CliError::Usage(
                 "--impl-dir reports as text, json or csv, without --misconceptions or --per-exercise".into(),
             ));

@@ -222,6 +222,8 @@ pub enum GradeFormat {
     Csv,
     /// Markdown (with --misconceptions).
     Markdown,
+    /// The class page: one self-contained HTML file with every view.
+    Html,
 }
 
 impl GradeFormat {
@@ -232,13 +234,14 @@ impl GradeFormat {
             GradeFormat::Json => "json",
             GradeFormat::Csv => "csv",
             GradeFormat::Markdown => "md",
+            GradeFormat::Html => "html",
         }
     }
 
     /// A class's grade in this format, seen as `view`, at `width` columns
     /// for text; `None` for a pair the lab does not write (the students or
-    /// the exercises in Markdown, the misconceptions in CSV). JSON holds
-    /// every view.
+    /// the exercises in Markdown, the misconceptions in CSV). JSON and
+    /// the class page hold every view.
     pub fn render(
         self,
         graded: &crate::course::grade::ClassGrade,
@@ -253,6 +256,7 @@ impl GradeFormat {
             }
             (GradeFormat::Text, GradeView::PerExercise) => render::exercises_text(graded, width),
             (GradeFormat::Json, _) => json_text(graded),
+            (GradeFormat::Html, _) => super::class_page::page(graded),
             (GradeFormat::Csv, GradeView::Students) => render::csv(graded),
             (GradeFormat::Csv, GradeView::PerExercise) => render::exercises_csv(graded),
             (GradeFormat::Markdown, GradeView::Misconceptions) => {

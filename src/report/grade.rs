@@ -4,7 +4,8 @@
 
 use crate::course::class_check::{CheckResult, ImplCheck};
 use crate::course::grade::{
-    max_total, AttemptGrade, ClassGrade, ExerciseAttempts, FileStatus, Misconceptions, StudentGrade,
+    max_total, AttemptGrade, ClassGrade, ExerciseAttempts, FileStatus, GivenFile, Misconceptions,
+    StudentGrade,
 };
 use crate::exercise;
 use crate::terminal::fill;
@@ -14,7 +15,7 @@ use std::fmt::Write as _;
 const NAME_WIDTH: usize = 16;
 
 /// What the marks beside a score mean, for the legend.
-const LEGEND: &str = "Each score is recomputed from the recorded prediction against \
+pub(crate) const LEGEND: &str = "Each score is recomputed from the recorded prediction against \
 what the suite catches today. ! the file claims another score (see below the row); \
 ? not recomputed, the file's score is shown. - not attempted.";
 
@@ -312,21 +313,19 @@ pub fn csv(grade: &ClassGrade) -> String {
     header.extend(["first total", "latest total", "stores", "flags"].map(String::from));
     writer.row(&header);
     for given in &grade.files {
-        let (student, status) = match &given.status {
-            FileStatus::Graded { row } => (Some(&grade.students[*row]), "graded".to_string()),
-            FileStatus::NotMerged { row, why } => {
-                (Some(&grade.students[*row]), format!("graded apart: {why}"))
+        let status = status(grade, given);
+        let student = match &given.status {
+            FileStatus::Graded { row } | FileStatus::NotMerged { row, .. } => {
+                Some(&grade.students[*row])
             }
             FileStatus::MergedInto { row } => {
                 let into = &grade.students[*row];
-                let mut row = vec![into.student.clone(), given.file.clone()];
-                row.push(format!("merged into the row of {}", into.file));
+                let mut row = vec![into.student.clone(), given.file.clone(), status];
                 row.resize(header.len(), String::new());
                 writer.row(&row);
                 continue;
             }
-            FileStatus::GivenTwice => (None, "given twice: graded once".to_string()),
-            FileStatus::Unreadable { reason } => (None, format!("unreadable: {reason}")),
+            FileStatus::GivenTwice | FileStatus::Unreadable { .. } => None,
         };
         let mut row = vec![
             student.map_or(String::new(), |student| student.student.clone()),
@@ -352,6 +351,21 @@ pub fn csv(grade: &ClassGrade) -> String {
         writer.row(&row);
     }
     writer.text()
+}
+
+/// What became of a file given, in words: `graded`; `merged into the row
+/// of FILE`; `graded apart: why`; `given twice: graded once`;
+/// `unreadable: why`.
+pub(crate) fn status(grade: &ClassGrade, given: &GivenFile) -> String {
+    match &given.status {
+        FileStatus::Graded { .. } => "graded".to_string(),
+        FileStatus::NotMerged { why, .. } => format!("graded apart: {why}"),
+        FileStatus::MergedInto { row } => {
+            format!("merged into the row of {}", grade.students[*row].file)
+        }
+        FileStatus::GivenTwice => "given twice: graded once".to_string(),
+        FileStatus::Unreadable { reason } => format!("unreadable: {reason}"),
+    }
 }
 
 /// The class per exercise as CSV: a header row, then a row per exercise
@@ -409,7 +423,7 @@ pub fn exercises_csv(grade: &ClassGrade) -> String {
 
 /// The stores a student's attempts were on, each with its exercises:
 /// `rust: 1 2 4; python: 6`.
-fn stores(exercises: &[ExerciseAttempts]) -> String {
+pub(crate) fn stores(exercises: &[ExerciseAttempts]) -> String {
     let mut by_store: Vec<(String, Vec<&str>)> = Vec::new();
     for entry in exercises {
         for attempt in [&entry.first, &entry.latest] {

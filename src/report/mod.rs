@@ -12,6 +12,7 @@
 
 pub mod analysis;
 pub mod check;
+pub mod class_page;
 pub mod demo;
 pub mod format;
 pub mod grade;

@@ -797,3 +797,119 @@ fn a_check_for_gradescope_follows_its_published_format() {
     );
     assert_eq!(existing["score"].as_f64(), Some(0.0));
 }
+
+/// The exercise-4 guess that misses its mutant, which the small class
+/// makes first.
+const HELD: &str = "claim_of_a_held_job_is_refused";
+
+/// A small class in `lab`'s folder, made with `lab step` as students make
+/// it: Ada's two files (s01.json: exercise 4 first wrong then right;
+/// s24.json: exercise 6), `<b>Bob</b>` (bob.json) and Eve (eve.json, her
+/// 0% first attempt edited to claim 100%) each wrong first at 4, with
+/// reasons from Ada and Bob. Answers the files, and a missing one last.
+pub(crate) fn small_class(lab: &Sandbox) -> [&'static str; 5] {
+    let step = |file: &str, student: &str, exercise: &str, predict: &str, why: &str| {
+        let ran = lab.lab(&[
+            "--progress",
+            file,
+            "--student",
+            student,
+            "step",
+            exercise,
+            "--predict",
+            predict,
+            "--why",
+            why,
+        ]);
+        ran.assert_success();
+    };
+    step("s01.json", "Ada", "4", HELD, "held means refused");
+    step(
+        "s01.json",
+        "Ada",
+        "4",
+        "claim_at_exact_expiry_is_reassigned",
+        "",
+    );
+    step(
+        "s24.json",
+        "Ada",
+        "6",
+        "second_completion_is_refused_and_keeps_the_result",
+        "",
+    );
+    step("bob.json", "<b>Bob</b>", "4", HELD, "a lease is a lock");
+    step("eve.json", "Eve", "4", HELD, "");
+    let eve = lab.path("eve.json");
+    let mut edited: Value = serde_json::from_str(&std::fs::read_to_string(&eve).unwrap()).unwrap();
+    edited["exercises"]["4"]["attempts"][0]["score"]["percent"] = 100.into();
+    std::fs::write(&eve, edited.to_string()).unwrap();
+    ["s01.json", "s24.json", "bob.json", "eve.json", "gone.json"]
+}
+
+/// `lab grade --format html`, the class page: every student's row (Ada's
+/// two files merged and marked, Eve's edited score marked), every file
+/// given with what became of it (a missing one among them), a row per
+/// exercise with its statistics, and each wrong guess with the students'
+/// reasons; a name that looks like markup is shown as text.
+#[test]
+fn the_class_page_shows_every_row_file_statistic_and_reason() {
+    let lab = Sandbox::new();
+    let held = HELD;
+    let files = small_class(&lab);
+    let ran = lab.lab(&[&["grade", "--format", "html"][..], &files].concat());
+    ran.assert_code(3);
+    ran.assert_says(&["gone.json skipped: there is no such file"]);
+    let page = scraper::Html::parse_document(&ran.stdout);
+    let all = |selector: &str| -> Vec<String> {
+        page.select(&scraper::Selector::parse(selector).unwrap())
+            .map(|element| element.text().collect::<String>())
+            .collect()
+    };
+    let students = all("table.students tbody tr:not(.flag) th");
+    assert_eq!(
+        students,
+        ["Adas01.json, s24.json", "<b>Bob</b>bob.json", "Eveeve.json"],
+        "{}",
+        ran.stdout
+    );
+    assert!(ran.stdout.contains("&lt;b&gt;Bob&lt;/b&gt;"), "escaped");
+    let flags = all("table.students tr.flag td");
+    assert!(
+        flags
+            .iter()
+            .any(|flag| flag.starts_with("merged from s01.json and s24.json")),
+        "{flags:?}"
+    );
+    assert!(
+        flags
+            .iter()
+            .any(|flag| flag.contains("the file says 100%, the prediction earns 0%")),
+        "Eve's edited score is flagged: {flags:?}"
+    );
+    assert_eq!(all("tr.merged").len(), 1);
+    let files = all("#files li");
+    assert_eq!(
+        files,
+        [
+            "s01.json: graded",
+            "s24.json: merged into the row of s01.json",
+            "bob.json: graded",
+            "eve.json: graded",
+            "gone.json: unreadable: there is no such file",
+        ]
+    );
+    let exercises = all("table.exercises tbody tr");
+    assert_eq!(exercises.len(), exercise::exercises().len());
+    let four = all("table.exercises tbody tr")
+        .into_iter()
+        .find(|row| row.starts_with('4'))
+        .unwrap();
+    assert!(four.contains(&format!("{held}\u{a0}(3)")), "{four}");
+    let reasons = all("#misconceptions li li");
+    assert!(
+        reasons.contains(&"Ada: “held means refused”".to_string())
+            && reasons.contains(&"<b>Bob</b>: “a lease is a lock”".to_string()),
+        "{reasons:?}"
+    );
+}

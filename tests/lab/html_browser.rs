@@ -308,3 +308,64 @@ probe.dataset.corner = at(10, 10)?.closest("thead th:first-child") ? "corner" : 
     );
     assert_eq!(probe.attr("data-corner"), Some("corner"));
 }
+
+/// The class page (`lab grade --format html`) in a window 1,400 and 800
+/// px wide: no console message, the page never scrolls sideways (a wide
+/// table scrolls inside its own box), and the student names stay in view
+/// with the table scrolled to its right end (at 600 px, where it is wider
+/// than its box).
+#[test]
+#[ignore = "needs chromium; .ci/run installs it"]
+fn the_class_page_fits_1400_px_and_reads_at_800_and_less() {
+    let lab = crate::common::Sandbox::new();
+    let files = crate::grade::small_class(&lab);
+    let ran = lab.lab(&[&["grade", "--format", "html"][..], &files].concat());
+    let probe = r##"<div id="probe"></div><script>
+const probe = document.getElementById("probe");
+const page = document.scrollingElement;
+probe.dataset.sideways = String(page.scrollWidth > window.innerWidth);
+const box = document.querySelector("#students .scroll");
+box.scrollLeft = box.scrollWidth;
+const name = document.querySelector("table.students tbody th").getBoundingClientRect();
+const boxLeft = box.getBoundingClientRect().left;
+// Within the row's marking border of the box's left edge.
+probe.dataset.name = String(name.left - boxLeft >= -1 && name.left - boxLeft <= 6);
+probe.dataset.overflows = String(box.scrollWidth > box.clientWidth);
+const boxes = [...document.querySelectorAll(".scroll")];
+probe.dataset.fits = String(boxes.every((each) => each.scrollWidth <= each.clientWidth));
+</script></body>"##;
+    let html = ran.stdout.replace("</body>", probe);
+    let folder = tempfile::tempdir().unwrap();
+    let page = write_page(folder.path(), "class.html", &html);
+    for width in [1400, 800, 600] {
+        let size = format!("--window-size={width},1000");
+        let output = browse(&page, &[&size, "--dump-dom"]);
+        assert_eq!(console_messages(&output), Vec::<String>::new());
+        let dom = Html::parse_document(&String::from_utf8_lossy(&output.stdout));
+        let probe = dom.select(&select("#probe")).next().expect("the probe ran");
+        assert_eq!(
+            probe.attr("data-sideways"),
+            Some("false"),
+            "at {width} px the page does not scroll sideways"
+        );
+        assert_eq!(
+            probe.attr("data-name"),
+            Some("true"),
+            "at {width} px a student's name stays at the left of the table's box"
+        );
+        if width == 1400 {
+            assert_eq!(
+                probe.attr("data-fits"),
+                Some("true"),
+                "at 1400 px every table fits its box"
+            );
+        }
+        if width == 600 {
+            assert_eq!(
+                probe.attr("data-overflows"),
+                Some("true"),
+                "at 600 px the table is wider than its box, and scrolled"
+            );
+        }
+    }
+}

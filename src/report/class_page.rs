@@ -1,0 +1,298 @@
+//! The class page, `lab grade --format html`: one self-contained HTML file
+//! with the students' rows (marked where merged, graded apart or claiming
+//! another score), what became of every file given, the statistics per
+//! exercise, the misconceptions with the students' reasons, and the
+//! closing reflections. It fits a window 1,400 px wide and reads at
+//! 800 px: the wide tables scroll inside their own box, the student
+//! column staying in view.
+
+use super::grade::{self as rows, LEGEND};
+use crate::course::grade::{AttemptGrade, ClassGrade, ExerciseGrade, FileStatus};
+use crate::exercise;
+use html_escape::encode_text as text;
+use std::fmt::Write as _;
+
+const STYLE: &str = r#"
+body { font-family: system-ui, sans-serif; margin: 16px; color: #222; max-width: 1360px; }
+h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
+.summary { color: #444; }
+.scroll { overflow-x: auto; max-width: 100%; }
+table { border-collapse: collapse; }
+th, td { border-bottom: 1px solid #e4e4e4; padding: 3px 8px; text-align: left; vertical-align: top; }
+td.score, th.score { text-align: right; white-space: nowrap; }
+table.students tbody th { position: sticky; left: 0; background: #fff; font-weight: normal; max-width: 14em; overflow-wrap: anywhere; }
+table.students thead th { background: #f5f5f5; }
+table.students thead th:first-child { position: sticky; left: 0; z-index: 1; }
+.file { color: #666; font-size: 0.85em; }
+.mark { color: #b71c1c; font-weight: bold; }
+tr.flag td { color: #b71c1c; border-bottom: 1px solid #e4e4e4; }
+tr.apart th, tr.merged th { border-left: 4px solid #f9a825; }
+.unknown { color: #6a1b9a; }
+li { margin: 2px 0; }
+td.guesses { min-width: 14em; }
+td.guesses code { overflow-wrap: anywhere; }
+"#;
+
+/// The whole class page for `grade`: a complete HTML document with no
+/// external resource.
+pub fn page(grade: &ClassGrade) -> String {
+    let mut body = String::new();
+    let students = grade.students.len();
+    writeln!(
+        body,
+        "<h1>The class: {students} student{}</h1>\n<p class=\"summary\">{} file{} given; {} answered the closing reflection. {}</p>",
+        plural(students),
+        grade.files.len(),
+        plural(grade.files.len()),
+        grade.reflected,
+        text(LEGEND)
+    )
+    .unwrap();
+    for (store, reason) in &grade.not_recomputed {
+        writeln!(
+            body,
+            "<p class=\"unknown\">The {} store's scores are not recomputed: {}. Its attempts show the score their files record, marked ?.</p>",
+            text(store),
+            text(reason)
+        )
+        .unwrap();
+    }
+    student_table(&mut body, grade);
+    files(&mut body, grade);
+    exercises(&mut body, &grade.exercises);
+    misconceptions(&mut body, grade);
+    super::html::shell(
+        "lease-lab: the class",
+        STYLE,
+        &body,
+        "lab grade --format html",
+    )
+}
+
+fn plural(count: usize) -> &'static str {
+    if count == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// The students' table: a row per student, each exercise's first and
+/// latest score in one cell, the totals; under a row, its flags.
+fn student_table(out: &mut String, grade: &ClassGrade) {
+    let keys: Vec<exercise::Exercise> = exercise::exercises();
+    out.push_str("<section id=\"students\">\n<h2>Students: first attempt → latest</h2>\n<div class=\"scroll\"><table class=\"students\">\n<thead><tr><th>student</th>");
+    for exercise in &keys {
+        write!(
+            out,
+            "<th class=\"score\" title=\"step {}: {}\">{}</th>",
+            exercise.text.step,
+            text(exercise::step_title(exercise.text.step)),
+            text(&exercise.key)
+        )
+        .unwrap();
+    }
+    writeln!(
+        out,
+        "<th class=\"score\">total /{}</th><th>stores</th></tr></thead>\n<tbody>",
+        crate::course::grade::max_total()
+    )
+    .unwrap();
+    for (row, student) in grade.students.iter().enumerate() {
+        // The row's border says what its flags below say at length.
+        let apart = grade.files.iter().any(
+            |given| matches!(given.status, FileStatus::NotMerged { row: at, .. } if at == row),
+        );
+        let class = if apart {
+            " class=\"apart\""
+        } else if student.merged.is_empty() {
+            ""
+        } else {
+            " class=\"merged\""
+        };
+        write!(out, "<tr{class}><th>{}", text(&student.student)).unwrap();
+        if student.named {
+            let files: Vec<&str> = std::iter::once(student.file.as_str())
+                .chain(student.merged.iter().map(String::as_str))
+                .collect();
+            write!(
+                out,
+                "<br><span class=\"file\">{}</span>",
+                text(&files.join(", "))
+            )
+            .unwrap();
+        }
+        out.push_str("</th>");
+        for exercise in &keys {
+            let entry = student.exercise(&exercise.key);
+            write!(
+                out,
+                "<td class=\"score\">{}</td>",
+                match entry {
+                    None => "-".to_string(),
+                    Some(entry) => format!("{} → {}", score(&entry.first), score(&entry.latest)),
+                }
+            )
+            .unwrap();
+        }
+        writeln!(
+            out,
+            "<td class=\"score\">{} → {}</td><td>{}</td></tr>",
+            student.first_total,
+            student.latest_total,
+            text(&rows::stores(&student.exercises))
+        )
+        .unwrap();
+        let colspan = keys.len() + 3;
+        for flag in &student.flags {
+            writeln!(
+                out,
+                "<tr class=\"flag\"><td colspan=\"{colspan}\">{}</td></tr>",
+                text(flag)
+            )
+            .unwrap();
+        }
+    }
+    out.push_str("</tbody></table></div>\n</section>\n");
+}
+
+/// A score as the class page shows it: the number, `!` when the file
+/// claims another, `?` when it could not be recomputed.
+fn score(attempt: &AttemptGrade) -> String {
+    let mark = if attempt.differs() {
+        "<span class=\"mark\">!</span>"
+    } else if attempt.recomputed.is_none() {
+        "<span class=\"unknown\">?</span>"
+    } else {
+        ""
+    };
+    format!("{}{mark}", attempt.shown())
+}
+
+/// Every file given and what became of it.
+fn files(out: &mut String, grade: &ClassGrade) {
+    out.push_str("<section id=\"files\">\n<h2>The files given</h2>\n<ul>\n");
+    for given in &grade.files {
+        let status = rows::status(grade, given);
+        let class = match given.status {
+            FileStatus::Graded { .. } | FileStatus::MergedInto { .. } => "",
+            _ => " class=\"mark\"",
+        };
+        writeln!(
+            out,
+            "<li><code>{}</code>: <span{class}>{}</span></li>",
+            text(&given.file),
+            text(&status)
+        )
+        .unwrap();
+    }
+    out.push_str("</ul>\n</section>\n");
+}
+
+/// The statistics per exercise: first attempts beside the latest, and
+/// the item statistics.
+fn exercises(out: &mut String, exercises: &[ExerciseGrade]) {
+    out.push_str("<section id=\"exercises\">\n<h2>Per exercise</h2>\n<p class=\"summary\">First attempt → latest. Difficulty: the share of students whose first attempt named a killer. Discrimination: how the first attempt's score goes with the rest of the student's first total (−1 to 1).</p>\n<div class=\"scroll\"><table class=\"exercises\">\n<thead><tr><th>exercise</th><th class=\"score\">attempted</th><th class=\"score\">named a killer</th><th class=\"score\">mean score</th><th class=\"score\">probe killed</th><th class=\"score\">difficulty</th><th class=\"score\">discrimination</th><th class=\"score\">mean attempts</th><th class=\"score\">mean hints</th><th>wrong first guesses</th></tr></thead>\n<tbody>\n");
+    let number = |value: Option<f64>, places: usize| {
+        value.map_or("-".to_string(), |value| format!("{value:.places$}"))
+    };
+    for entry in exercises {
+        let stats = &entry.statistics;
+        let tried = entry.attempted > 0;
+        let (killers, mean) = if tried {
+            (
+                format!(
+                    "{} → {}",
+                    stats.first_predicted_a_killer, entry.predicted_a_killer
+                ),
+                format!(
+                    "{}% → {}%",
+                    number(stats.first_mean_score, 0),
+                    entry.mean_score
+                ),
+            )
+        } else {
+            ("-".to_string(), "-".to_string())
+        };
+        let guesses: Vec<String> = stats
+            .wrong_first_guesses
+            .iter()
+            .map(|(test, students)| {
+                // A break may come after an underscore, not inside a word.
+                let name = text(test).replace('_', "_<wbr>");
+                format!("<code>{name}</code>&nbsp;({students})")
+            })
+            .collect();
+        writeln!(
+            out,
+            "<tr><th>{}</th><td class=\"score\">{}</td><td class=\"score\">{killers}</td><td class=\"score\">{mean}</td><td class=\"score\">{}</td><td class=\"score\">{}</td><td class=\"score\">{}</td><td class=\"score\">{}</td><td class=\"score\">{}</td><td class=\"guesses\">{}</td></tr>",
+            text(&entry.exercise),
+            entry.attempted,
+            entry.probe_killed,
+            stats
+                .difficulty
+                .map_or("-".to_string(), |share| format!("{:.0}%", share * 100.0)),
+            number(stats.discrimination, 2),
+            number(stats.mean_attempts, 1),
+            number(stats.mean_hints, 1),
+            guesses.join("<br>")
+        )
+        .unwrap();
+    }
+    out.push_str("</tbody></table></div>\n</section>\n");
+}
+
+/// The wrong predictions per exercise with the students' reasons, then
+/// the closing reflections.
+fn misconceptions(out: &mut String, grade: &ClassGrade) {
+    out.push_str(
+        "<section id=\"misconceptions\">\n<h2>Misconceptions: the wrong predictions and why</h2>\n",
+    );
+    if grade.misconceptions.is_empty() {
+        out.push_str("<p>None: no wrong prediction was recorded.</p>\n");
+    }
+    for group in &grade.misconceptions {
+        writeln!(out, "<h3>Exercise {}</h3>\n<ul>", text(&group.exercise)).unwrap();
+        for wrong in &group.wrong {
+            writeln!(
+                out,
+                "<li><code>{}</code>: {} student{}",
+                text(&wrong.test),
+                wrong.students,
+                plural(wrong.students)
+            )
+            .unwrap();
+            if !wrong.reasons.is_empty() {
+                out.push_str("<ul>\n");
+                for reason in &wrong.reasons {
+                    writeln!(
+                        out,
+                        "<li>{}: “{}”</li>",
+                        text(&reason.student),
+                        text(&reason.why)
+                    )
+                    .unwrap();
+                }
+                out.push_str("</ul>\n");
+            }
+            out.push_str("</li>\n");
+        }
+        out.push_str("</ul>\n");
+    }
+    out.push_str("</section>\n");
+    if grade.reflections.is_empty() {
+        return;
+    }
+    out.push_str("<section id=\"reflections\">\n<h2>The closing reflections</h2>\n<table>\n<thead><tr><th>student</th><th>why the earlier steps' tests are kept</th><th>a condition the lab does not guarantee</th></tr></thead>\n<tbody>\n");
+    for answers in &grade.reflections {
+        writeln!(
+            out,
+            "<tr><th>{}</th><td>{}</td><td>{}</td></tr>",
+            text(&answers.student),
+            text(&answers.why_tests_are_kept),
+            text(&answers.not_guaranteed)
+        )
+        .unwrap();
+    }
+    out.push_str("</tbody></table>\n</section>\n");
+}
