@@ -443,4 +443,32 @@ mod tests {
         .collect();
         assert_eq!(labels, ["killed", "timeout", "crashed", "survived"]);
     }
+
+    #[test]
+    fn a_run_taken_over_for_an_uncovered_variant_keeps_only_the_outcome() {
+        let raised = vec![crate::frame::Raised {
+            error: "NameError".into(),
+            frames: Vec::new(),
+        }];
+        let reference = TestRun {
+            test: "t".into(),
+            outcome: Outcome::Pass,
+            micros: 7,
+            stderr: crate::child_process::StderrWindow {
+                last: vec!["a line".into()],
+                earlier: 0,
+            },
+            raised: Vec::new(),
+            operations: vec!["claim".into()],
+            not_covered: false,
+        }
+        .with_raised(raised.clone());
+        assert_eq!(reference.raised, raised);
+        let taken = TestRun::not_covered(&reference);
+        assert!(taken.not_covered);
+        assert_eq!((taken.micros, taken.raised.len()), (0, 0));
+        assert!(taken.stderr.is_empty());
+        assert_eq!(taken.operations, ["claim"]);
+        assert_eq!(taken.outcome, Outcome::Pass);
+    }
 }

@@ -68,3 +68,84 @@ pub fn results(report: &CheckReport, implementation: &str, through: u8) -> Value
         "tests": tests,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::child_process::StderrWindow;
+    use crate::course::check::StepResult;
+    use crate::course::progress::StepStatus;
+    use crate::outcome::Outcome;
+
+    /// The contract tests of `step` that judge programs, by name.
+    fn judging(step: u8) -> Vec<&'static str> {
+        suite::CASES
+            .iter()
+            .filter(|case| case.step == step && case.judges_programs())
+            .map(|case| case.name)
+            .collect()
+    }
+
+    #[test]
+    fn each_contract_test_is_a_result_with_its_points_and_its_failure() {
+        let (one, two) = (judging(1), judging(2));
+        let failing = two[1];
+        let failure = Outcome::Fail {
+            check: "enqueue(\"j\")".into(),
+            expected: "true".into(),
+            actual: "false".into(),
+            state: None,
+        };
+        let step = |step, failures: Vec<(&'static str, Outcome)>, tests| StepResult {
+            step,
+            status: if failures.is_empty() {
+                StepStatus::Passed
+            } else {
+                StepStatus::Failing
+            },
+            tests,
+            failures,
+            not_run: 0,
+            stderr: Default::default(),
+            raised: Default::default(),
+        };
+        let mut second = step(2, vec![(failing, failure)], two.len());
+        second.stderr.insert(
+            failing,
+            StderrWindow {
+                last: vec!["my enqueue: j".into()],
+                earlier: 0,
+            },
+        );
+        let report = CheckReport {
+            steps: vec![step(1, Vec::new(), one.len()), second],
+            beyond: Vec::new(),
+        };
+        let results = results(&report, "store.py", 2);
+        let tests = results["tests"].as_array().unwrap();
+        assert_eq!(tests.len(), one.len() + two.len());
+        assert_eq!(results["score"].as_f64(), Some((tests.len() - 1) as f64));
+        assert_eq!(tests[0]["name"], format!("step 1: {}", one[0]));
+        assert_eq!(tests[0]["number"], "1.1");
+        assert_eq!(tests[0]["status"], "passed");
+        assert_eq!(tests[0]["output"], "");
+        let failed = &tests[one.len() + 1];
+        assert_eq!(failed["name"], format!("step 2: {failing}"));
+        assert_eq!(failed["number"], "2.2");
+        assert_eq!(
+            (failed["score"].as_f64(), failed["max_score"].as_f64()),
+            (Some(0.0), Some(1.0))
+        );
+        assert_eq!(failed["status"], "failed");
+        let output = failed["output"].as_str().unwrap();
+        assert!(output.contains("enqueue(\"j\")"), "{output}");
+        assert!(
+            output.ends_with("standard error during the test:\nmy enqueue: j"),
+            "{output}"
+        );
+        assert_eq!(
+            results["output"],
+            "store.py against the contract tests of steps 1 to 2: 1 of 2 steps pass."
+        );
+    }
+}

@@ -534,3 +534,31 @@ fn only_the_python_store_needs_its_interpreter() {
     assert_eq!(interpreter(&Subject::Python), Some(PYTHON));
     assert_eq!(interpreter(&Subject::Rust), None);
 }
+
+/// Each attempt names the store of its mutant: `rust` for a compiled
+/// mutant, `python` for one of the Python store's, none for an id that is
+/// neither.
+#[test]
+fn an_attempt_names_the_store_of_its_mutant() {
+    let attempt = |mutant: &str| {
+        let mut file = student("s", "4", &[(&["a"], 0, "")], false);
+        file.progress.exercise("4").attempts[0].mutant = mutant.into();
+        AttemptGrade::of(
+            &file.progress.exercises["4"].attempts[0],
+            4,
+            &killers("4", &["a"]),
+        )
+    };
+    let stores = ["04", "py04", "zz9"].map(|id| {
+        let graded = attempt(id);
+        (graded.store.clone(), graded.on_python())
+    });
+    assert_eq!(
+        stores,
+        [
+            (Some("rust".to_string()), false),
+            (Some("python".to_string()), true),
+            (None, false),
+        ]
+    );
+}
