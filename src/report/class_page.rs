@@ -296,3 +296,117 @@ fn misconceptions(out: &mut String, grade: &ClassGrade) {
     }
     out.push_str("</tbody></table>\n</section>\n");
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::course::grade::tests::{killers, student, timed};
+    use crate::course::grade::{grade, Unreadable};
+    use crate::course::progress::Reflection;
+
+    /// Ada's two files merged (a.json: exercise 4 wrong, then right;
+    /// b.json: exercise 6, whose killers are not known) and a third of hers
+    /// with another attempt at a.json's first moment, graded apart; Bob's
+    /// file claiming 100% for a wrong guess, with his reason and his
+    /// reflection; a file that could not be read.
+    fn class() -> ClassGrade {
+        let first = timed(
+            "a.json",
+            "4",
+            &[
+                ("2026-01-01T00:00:00Z", &["x"]),
+                ("2026-01-02T00:00:00Z", &["a"]),
+            ],
+        );
+        let six = timed("b.json", "6", &[("2026-01-03T00:00:00Z", &["z"])]);
+        let apart = timed("c.json", "4", &[("2026-01-01T00:00:00Z", &["y"])]);
+        let mut bob = student(
+            "bob.json",
+            "4",
+            &[(&["x"], 100, "held <means> refused")],
+            false,
+        );
+        bob.progress.student = Some("Bob".into());
+        bob.progress.reflection = Some(Reflection {
+            at: "2026-01-04T00:00:00Z".into(),
+            why_tests_are_kept: "regressions".into(),
+            not_guaranteed: "clocks".into(),
+        });
+        let gone = Unreadable {
+            file: "gone.json".into(),
+            reason: "there is no such file".into(),
+        };
+        grade(&[first, six, apart, bob], vec![gone], &killers("4", &["a"]))
+    }
+
+    #[test]
+    fn the_page_marks_each_row_and_says_what_became_of_each_file() {
+        let page = page(&class());
+        assert!(page.contains("<h1>The class: 3 students</h1>"), "{page}");
+        assert!(page.contains("5 files given; 1 answered the closing reflection."));
+        assert_eq!(page.matches("<tr class=\"merged\">").count(), 1, "{page}");
+        assert_eq!(page.matches("<tr class=\"apart\">").count(), 1, "{page}");
+        assert!(page.contains("<th>Ada<br><span class=\"file\">a.json, b.json</span></th>"));
+        assert!(page.contains("<td class=\"score\">0 → 100</td>"), "{page}");
+        assert!(
+            page.contains("<span class=\"unknown\">?</span>"),
+            "exercise 6 is not recomputed"
+        );
+        let mark = "0<span class=\"mark\">!</span>";
+        assert!(page.contains(&format!("{mark} → {mark}")), "Bob's claim");
+        let colspan = exercise::exercises().len() + 3;
+        assert!(page.contains(&format!("<tr class=\"flag\"><td colspan=\"{colspan}\">")));
+        for file in [
+            "<li><code>a.json</code>: <span>graded</span></li>",
+            "<li><code>b.json</code>: <span>merged into the row of a.json</span></li>",
+            "<li><code>gone.json</code>: <span class=\"mark\">unreadable: there is no such file</span></li>",
+        ] {
+            assert!(page.contains(file), "{file}\n{page}");
+        }
+        assert!(
+            page.contains("<span class=\"mark\">graded apart: "),
+            "{page}"
+        );
+    }
+
+    #[test]
+    fn the_page_gives_each_exercise_its_statistics_and_each_guess_its_reasons() {
+        let page = page(&class());
+        let section = &page[page.find("id=\"exercises\"").unwrap()..];
+        let table = &section[..section.find("</table>").unwrap()];
+        assert_eq!(
+            table.matches("<tr><th>").count(),
+            exercise::exercises().len() + 1,
+            "a row per exercise, under the head"
+        );
+        assert!(
+            page.contains(
+                "<td class=\"guesses\"><code>x</code>&nbsp;(2)<br><code>y</code>&nbsp;(1)</td>"
+            ),
+            "{page}"
+        );
+        assert!(
+            page.contains("<td class=\"score\">0 → 1</td><td class=\"score\">0% → 33%</td>"),
+            "{page}"
+        );
+        assert!(page.contains("<tr><th>1</th><td class=\"score\">0</td><td class=\"score\">-</td><td class=\"score\">-</td>"), "{page}");
+        assert!(page.contains("<h3>Exercise 4</h3>"));
+        assert!(page.contains("<li><code>x</code>: 2 students"), "{page}");
+        assert!(
+            page.contains("<li>Bob: “held &lt;means&gt; refused”</li>"),
+            "{page}"
+        );
+        assert!(page.contains("<tr><th>Bob</th><td>regressions</td><td>clocks</td></tr>"));
+    }
+
+    #[test]
+    fn a_class_of_one_without_a_wrong_guess_says_so() {
+        let one = timed("a.json", "4", &[("2026-01-01T00:00:00Z", &["a"])]);
+        let page = page(&grade(&[one], Vec::new(), &killers("4", &["a"])));
+        assert!(page.contains("<h1>The class: 1 student</h1>"), "{page}");
+        assert!(page.contains("1 file given;"));
+        assert!(page.contains("<p>None: no wrong prediction was recorded.</p>"));
+        assert!(!page.contains("id=\"reflections\""));
+        assert!(!page.contains("class=\"merged\"") && !page.contains("class=\"apart\""));
+    }
+}

@@ -606,4 +606,4 @@ fn store_matrix(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -8,7 +8,7 @@ fn strings(names: &[&str]) -> Vec<String> {
 }
 
 /// Mutant `key` is caught by `killers`, all tests of step 1.
-fn killers(key: &str, caught: &[&str]) -> Killers {
+pub(crate) fn killers(key: &str, caught: &[&str]) -> Killers {
     let mut killers = Killers::default();
     killers.add_mutant(
         key,
@@ -19,7 +19,7 @@ fn killers(key: &str, caught: &[&str]) -> Killers {
 
 /// A student whose attempts at `key` predicted as given, with the
 /// scores the files claim.
-fn student(
+pub(crate) fn student(
     file: &str,
     key: &str,
     attempts: &[(&[&str], u8, &str)],
@@ -149,7 +149,7 @@ fn a_score_without_a_matrix_is_shown_as_stored_and_flagged() {
 
 /// `file` with `attempts` at `key` recorded at the given times, as the
 /// student's own: (time, tests predicted).
-fn timed(file: &str, key: &str, attempts: &[(&str, &[&str])]) -> StudentFile {
+pub(crate) fn timed(file: &str, key: &str, attempts: &[(&str, &[&str])]) -> StudentFile {
     let mut made = student(file, key, &[], false);
     made.progress.student = Some("Ada".into());
     for (at, predicted) in attempts {
