@@ -861,6 +861,11 @@ fn the_class_page_shows_every_row_file_statistic_and_reason() {
     ran.assert_code(3);
     ran.assert_says(&["gone.json skipped: there is no such file"]);
     let page = scraper::Html::parse_document(&ran.stdout);
+    assert!(
+        page.errors.is_empty(),
+        "the page parses as HTML with no error: {:?}",
+        page.errors
+    );
     let all = |selector: &str| -> Vec<String> {
         page.select(&scraper::Selector::parse(selector).unwrap())
             .map(|element| element.text().collect::<String>())
