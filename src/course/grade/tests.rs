@@ -562,3 +562,24 @@ fn an_attempt_names_the_store_of_its_mutant() {
         ]
     );
 }
+
+/// A reflection in the second file given only is kept in the merged row.
+#[test]
+fn merging_keeps_a_reflection_only_the_second_file_has() {
+    let first = timed("a.json", "4", &[("2026-01-01T00:00:00Z", &["a"])]);
+    let mut second = timed("b.json", "6", &[("2026-01-02T00:00:00Z", &["b"])]);
+    second.progress.reflection = Some(Reflection {
+        at: "2026-01-05T00:00:00Z".into(),
+        why_tests_are_kept: "regressions".into(),
+        not_guaranteed: "clocks".into(),
+    });
+    let graded = grade(&[first, second], Vec::new(), &killers("4", &["a"]));
+    assert_eq!(graded.students.len(), 1);
+    assert_eq!(graded.reflected, 1);
+    let kept: Vec<&str> = graded
+        .reflections
+        .iter()
+        .map(|answers| answers.why_tests_are_kept.as_str())
+        .collect();
+    assert_eq!(kept, ["regressions"]);
+}
