@@ -37,6 +37,11 @@ pub struct Args {
     /// several at once, and its steps passed reported.
     #[arg(long, value_name = "DIR")]
     impl_dir: Option<PathBuf>,
+    /// With --impl-dir --format gradescope: the folder to write each
+    /// submission's Gradescope results.json into, as
+    /// DIR/STUDENT/results.json.
+    #[arg(long, value_name = "DIR", requires = "impl_dir")]
+    results_dir: Option<PathBuf>,
     /// With --impl-dir: the longest one student's check may take, in seconds.
     #[arg(long, default_value_t = 60, requires = "impl_dir",
           value_parser = clap::value_parser!(u64).range(1..))]
@@ -67,6 +72,18 @@ pub fn run(args: &Args) -> Outcome {
         return Err(CliError::Usage(
             "--misconceptions has no CSV: choose text, json, markdown or html (the class page)"
                 .into(),
+        ));
+    }
+    if args.format == GradeFormat::Gradescope
+        && (args.impl_dir.is_none() || args.results_dir.is_none() || !args.files.is_empty())
+    {
+        return Err(CliError::Usage(
+            "--format gradescope writes a results.json per submission: give --impl-dir DIR and --results-dir OUT, and no progress files".into(),
+        ));
+    }
+    if args.results_dir.is_some() && args.format != GradeFormat::Gradescope {
+        return Err(CliError::Usage(
+            "--results-dir is where --format gradescope writes: add --format gradescope".into(),
         ));
     }
     if args.impl_dir.is_some() {
@@ -167,13 +184,32 @@ fn check_implementations(dir: &std::path::Path, args: &Args) -> Outcome {
         std::time::Duration::from_secs(args.time_limit_s),
         cores,
         scratch.path(),
-    );
+        args.results_dir.as_deref(),
+    )
+    .map_err(|error| {
+        CliError::Failed(format!(
+            "cannot write Gradescope's results into {}: {error}",
+            args.results_dir
+                .as_deref()
+                .unwrap_or(std::path::Path::new("."))
+                .display()
+        ))
+    })?;
     match args.format {
         GradeFormat::Json => {
             say_line(&serde_json::to_string_pretty(&checks).expect("checks are JSON"))?
         }
         GradeFormat::Csv => say(&render::checks_csv(&checks))?,
-        _ => say(&render::checks_text(&checks, lease_lab::terminal::width()))?,
+        format => {
+            say(&render::checks_text(&checks, lease_lab::terminal::width()))?;
+            if let (GradeFormat::Gradescope, Some(folder)) = (format, &args.results_dir) {
+                say_line(&format!(
+                    "\nGradescope's results.json of each of the {} submissions: {}/STUDENT/results.json",
+                    checks.len(),
+                    folder.display()
+                ))?;
+            }
+        }
     }
     if !args.files.is_empty() && args.format == GradeFormat::Text {
         say("\n")?;

@@ -1,7 +1,8 @@
 //! Every student's own implementation checked (`lab grade --impl-dir`):
-//! each one by a `lab check --format json` of its own, several at once,
-//! each within a time limit, so that one that hangs or cannot start is a
-//! row saying so and never stops the others.
+//! each one by a `lab check --format json` of its own (`gradescope` when
+//! the instructor asks for Gradescope's results), several at once, each
+//! within a time limit, so that one that hangs or cannot start is a row
+//! saying so and never stops the others.
 
 use serde::Serialize;
 use std::os::unix::process::CommandExt;
@@ -80,14 +81,21 @@ fn student_of(entry: &Path) -> String {
 /// Checks every entry with `lab` (the binary at `lab`), at most `jobs` at
 /// once, each stopped (with every process it started) after `limit`.
 /// Each check records into a progress file of its own in `scratch`, never
-/// the student's. Answers one row per entry, in the order given.
+/// the student's. With `gradescope`, a folder, each entry's check is also
+/// Gradescope's `results.json`, written to `gradescope/STUDENT/results.json`
+/// (`gradescope/ENTRY/results.json` for a student with two entries; a
+/// check that timed out or could not start is one too, scored 0 and
+/// saying why). Answers one row per entry, in the order given.
+///
+/// Errors: a `results.json` cannot be written.
 pub fn check_all(
     lab: &Path,
     entries: &[PathBuf],
     limit: Duration,
     jobs: usize,
     scratch: &Path,
-) -> Vec<ImplCheck> {
+    gradescope: Option<&Path>,
+) -> std::io::Result<Vec<ImplCheck>> {
     let next = Mutex::new(0..entries.len());
     let results = Mutex::new(vec![None; entries.len()]);
     std::thread::scope(|scope| {
@@ -96,17 +104,23 @@ pub fn check_all(
                 let Some(index) = next.lock().expect("the queue").next() else {
                     break;
                 };
+                let format = if gradescope.is_some() {
+                    Format::Gradescope
+                } else {
+                    Format::Json
+                };
                 let result = check_one(
                     lab,
                     &entries[index],
                     limit,
                     &scratch.join(index.to_string()),
+                    format,
                 );
                 results.lock().expect("the results")[index] = Some(result);
             });
         }
     });
-    results
+    let checks: Vec<ImplCheck> = results
         .into_inner()
         .expect("the results")
         .into_iter()
@@ -116,12 +130,107 @@ pub fn check_all(
             entry: entry.display().to_string(),
             result: result.expect("every entry checked"),
         })
-        .collect()
+        .collect();
+    if let Some(folder) = gradescope {
+        for (index, check) in checks.iter().enumerate() {
+            let results = match &check.result {
+                CheckResult::Checked { .. } => {
+                    std::fs::read(scratch.join(index.to_string()).join("check.json"))?
+                }
+                CheckResult::TimedOut { limit_s } => not_checked(&format!(
+                    "{}: the check did not end within the time limit of {limit_s} s and was stopped.",
+                    check.entry
+                )),
+                CheckResult::CouldNotStart { reason } => {
+                    not_checked(&format!("{}: could not start: {reason}", check.entry))
+                }
+            };
+            // `ada.py` and a project folder `ada` are both Ada's: each is
+            // then written under its entry's own name, so neither is lost.
+            let shared = checks
+                .iter()
+                .filter(|other| other.student == check.student)
+                .count()
+                > 1;
+            let into = if shared {
+                folder.join(entries[index].file_name().unwrap_or_default())
+            } else {
+                folder.join(&check.student)
+            };
+            std::fs::create_dir_all(&into)?;
+            std::fs::write(into.join("results.json"), results)?;
+        }
+    }
+    Ok(checks)
+}
+
+/// Gradescope's `results.json` for a submission whose check gave no
+/// result: no test, a score of 0, and `why`.
+fn not_checked(why: &str) -> Vec<u8> {
+    let results = crate::report::gradescope::not_checked(why);
+    serde_json::to_vec_pretty(&results).expect("JSON")
+}
+
+/// How `lab check` reports to the class check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    /// The lab's JSON: the steps, each with its status.
+    Json,
+    /// Gradescope's results.json: a test per contract test, tagged with
+    /// its step.
+    Gradescope,
+}
+
+impl Format {
+    fn name(self) -> &'static str {
+        match self {
+            Format::Json => "json",
+            Format::Gradescope => "gradescope",
+        }
+    }
+
+    /// Each step checked, with whether it passed, from a check's report
+    /// in this format.
+    fn steps(self, report: &serde_json::Value) -> Vec<(u8, bool)> {
+        let step_of = |value: &serde_json::Value| value.as_u64().and_then(|n| u8::try_from(n).ok());
+        match self {
+            Format::Json => report["steps"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|step| Some((step_of(&step["step"])?, step["status"] == "passed")))
+                .collect(),
+            Format::Gradescope => {
+                let mut steps: Vec<(u8, bool)> = Vec::new();
+                for test in report["tests"].as_array().into_iter().flatten() {
+                    let Some(step) = test["tags"][0]
+                        .as_str()
+                        .and_then(|tag| tag.strip_prefix("step "))
+                        .and_then(|n| n.parse().ok())
+                    else {
+                        continue;
+                    };
+                    let passed = test["status"] == "passed";
+                    match steps.iter_mut().find(|(seen, _)| *seen == step) {
+                        Some((_, all)) => *all &= passed,
+                        None => steps.push((step, passed)),
+                    }
+                }
+                steps
+            }
+        }
+    }
 }
 
 /// One entry's check, in its own process group so that a stop reaches the
 /// program it started too.
-fn check_one(lab: &Path, entry: &Path, limit: Duration, folder: &Path) -> CheckResult {
+fn check_one(
+    lab: &Path,
+    entry: &Path,
+    limit: Duration,
+    folder: &Path,
+    format: Format,
+) -> CheckResult {
     let is_python = entry.extension().is_some_and(|extension| extension == "py");
     if !(entry.is_dir() || is_python && entry.is_file()) {
         return CheckResult::CouldNotStart {
@@ -149,7 +258,7 @@ fn check_one(lab: &Path, entry: &Path, limit: Duration, folder: &Path) -> CheckR
         .arg("check")
         .arg("--impl")
         .arg(entry)
-        .args(["--format", "json", "--color", "never"])
+        .args(["--format", format.name(), "--color", "never"])
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err)
@@ -176,15 +285,14 @@ fn check_one(lab: &Path, entry: &Path, limit: Duration, folder: &Path) -> CheckR
     let output = std::fs::read(&out_path).unwrap_or_default();
     match serde_json::from_slice::<serde_json::Value>(&output) {
         Ok(check) if matches!(status.code(), Some(0 | 1)) => {
-            let steps = check["steps"].as_array().cloned().unwrap_or_default();
+            let steps = format.steps(&check);
             CheckResult::Checked {
-                steps_passed: check["steps_passed"].as_u64().unwrap_or(0) as usize,
+                steps_passed: steps.iter().filter(|(_, passed)| *passed).count(),
                 through: steps.len(),
                 open_steps: steps
                     .iter()
-                    .filter(|step| step["status"] != "passed")
-                    .filter_map(|step| step["step"].as_u64())
-                    .filter_map(|step| u8::try_from(step).ok())
+                    .filter(|(_, passed)| !passed)
+                    .map(|(step, _)| *step)
                     .collect(),
             }
         }
@@ -241,6 +349,7 @@ mod tests {
             &found[2],
             Duration::from_secs(1),
             &folder.path().join("scratch"),
+            Format::Json,
         );
         assert_eq!(
             text,

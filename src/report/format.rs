@@ -224,6 +224,9 @@ pub enum GradeFormat {
     Markdown,
     /// The class page: one self-contained HTML file with every view.
     Html,
+    /// Gradescope's results.json for each submission (with --impl-dir and
+    /// --results-dir).
+    Gradescope,
 }
 
 impl GradeFormat {
@@ -235,13 +238,15 @@ impl GradeFormat {
             GradeFormat::Csv => "csv",
             GradeFormat::Markdown => "md",
             GradeFormat::Html => "html",
+            GradeFormat::Gradescope => "json",
         }
     }
 
     /// A class's grade in this format, seen as `view`, at `width` columns
     /// for text; `None` for a pair the lab does not write (the students or
-    /// the exercises in Markdown, the misconceptions in CSV). JSON and
-    /// the class page hold every view.
+    /// the exercises in Markdown, the misconceptions in CSV, Gradescope's
+    /// results, which are for implementations). JSON and the class page
+    /// hold every view.
     pub fn render(
         self,
         graded: &crate::course::grade::ClassGrade,
@@ -263,7 +268,8 @@ impl GradeFormat {
                 render::misconceptions_markdown(graded)
             }
             (GradeFormat::Csv, GradeView::Misconceptions)
-            | (GradeFormat::Markdown, GradeView::Students | GradeView::PerExercise) => return None,
+            | (GradeFormat::Markdown, GradeView::Students | GradeView::PerExercise)
+            | (GradeFormat::Gradescope, _) => return None,
         })
     }
 }

@@ -69,6 +69,20 @@ pub fn results(report: &CheckReport, implementation: &str, through: u8) -> Value
     })
 }
 
+/// Gradescope's `results.json` for a submission the lab could not check
+/// (it did not end within its time limit, or did not start): no test, a
+/// score of 0, and `why` shown to the student.
+pub fn not_checked(why: &str) -> Value {
+    json!({
+        "score": 0.0,
+        "output": why,
+        "output_format": "text",
+        "visibility": "visible",
+        "stdout_visibility": "visible",
+        "tests": [],
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,5 +161,14 @@ mod tests {
             results["output"],
             "store.py against the contract tests of steps 1 to 2: 1 of 2 steps pass."
         );
+    }
+
+    #[test]
+    fn a_submission_not_checked_scores_0_and_says_why() {
+        let results = not_checked("ada.py: could not start");
+        assert_eq!(results["score"].as_f64(), Some(0.0));
+        assert_eq!(results["output"], "ada.py: could not start");
+        assert_eq!(results["tests"], serde_json::json!([]));
+        assert_eq!(results["visibility"], "visible");
     }
 }

@@ -748,10 +748,7 @@ fn a_check_for_gradescope_follows_its_published_format() {
     ]);
     ran.assert_code(1);
     let results: Value = serde_json::from_str(&ran.stdout).expect("JSON");
-    let schema: Value =
-        serde_json::from_str(include_str!("../data/gradescope-results.schema.json"))
-            .expect("the schema");
-    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let validator = gradescope_validator();
     let errors: Vec<String> = validator
         .iter_errors(&results)
         .map(|e| e.to_string())
@@ -917,4 +914,95 @@ fn the_class_page_shows_every_row_file_statistic_and_reason() {
             && reasons.contains(&"<b>Bob</b>: “a lease is a lock”".to_string()),
         "{reasons:?}"
     );
+}
+
+/// A validator of Gradescope's published results.json format, from the
+/// copy kept in tests/data.
+fn gradescope_validator() -> jsonschema::Validator {
+    let schema: Value =
+        serde_json::from_str(include_str!("../data/gradescope-results.schema.json"))
+            .expect("the schema");
+    jsonschema::validator_for(&schema).expect("the schema compiles")
+}
+
+/// `lab grade --impl-dir --format gradescope --results-dir OUT`: a
+/// results.json per submission, each valid against the published format:
+/// the Python store's with every contract test passed, a broken copy's
+/// with step 1's test failed, and one for a program that hangs and one
+/// that cannot start, scored 0 with why. Without --results-dir, or with
+/// progress files, it is a usage error that says what to give.
+#[test]
+fn a_folder_of_submissions_gives_a_gradescope_results_file_each() {
+    let lab = Sandbox::new();
+    let folder = lab.path("class");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::write(folder.join("ada.py"), lease_lab::subject::PYTHON_SOURCE).unwrap();
+    std::fs::write(folder.join("bob.py"), broken_python_store()).unwrap();
+    std::fs::write(folder.join("carl.py"), "import time\ntime.sleep(600)\n").unwrap();
+    std::fs::write(
+        folder.join("dora.py"),
+        "raise SystemExit('no store here')\n",
+    )
+    .unwrap();
+    let grade = [
+        "grade",
+        "--impl-dir",
+        "class",
+        "--time-limit-s",
+        "8",
+        "--format",
+        "gradescope",
+    ];
+    let refused = lab.lab(&grade);
+    refused.assert_code(2);
+    refused.assert_says(&["give --impl-dir DIR and --results-dir OUT"]);
+    let ran = lab.lab(&[&grade[..], &["--results-dir", "out"]].concat());
+    ran.assert_success();
+    ran.assert_says(&["bob               7 of 8        open: step 1"]);
+    let validator = gradescope_validator();
+    let results = |student: &str| -> Value {
+        let file = lab.path("out").join(student).join("results.json");
+        let text = std::fs::read_to_string(&file).unwrap_or_else(|_| panic!("{file:?}"));
+        let results: Value = serde_json::from_str(&text).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&results)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{student}: {errors:#?}");
+        results
+    };
+    let contract = lease_lab::suite::CASES
+        .iter()
+        .filter(|case| case.judges_programs())
+        .count();
+    let ada = results("ada");
+    assert_eq!(ada["tests"].as_array().unwrap().len(), contract);
+    assert_eq!(ada["score"].as_f64(), Some(contract as f64));
+    let bob = results("bob");
+    let failed: Vec<&str> = bob["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|test| test["status"] == "failed")
+        .map(|test| test["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        !failed.is_empty() && failed.iter().all(|name| name.starts_with("step 1: ")),
+        "{failed:?}"
+    );
+    assert_eq!(
+        bob["score"].as_f64(),
+        Some((contract - failed.len()) as f64)
+    );
+    for (student, says) in [
+        ("carl", "did not end within the time limit of 8 s"),
+        ("dora", "could not start: "),
+    ] {
+        let results = results(student);
+        assert_eq!(results["score"].as_f64(), Some(0.0));
+        let output = results["output"].as_str().unwrap();
+        assert!(output.contains(says), "{student}: {output}");
+    }
+    let with_files = lab.lab(&[&grade[..], &["--results-dir", "out", "a.json"]].concat());
+    with_files.assert_code(2);
 }
