@@ -203,10 +203,15 @@ fn check_implementations(dir: &std::path::Path, args: &Args) -> Outcome {
         format => {
             say(&render::checks_text(&checks, lease_lab::terminal::width()))?;
             if let (GradeFormat::Gradescope, Some(folder)) = (format, &args.results_dir) {
-                say_line(&format!(
-                    "\nGradescope's results.json of each of the {} submissions: {}/STUDENT/results.json",
+                let written = format!(
+                    "Gradescope's results.json of each of the {} submissions: {}/STUDENT/results.json",
                     checks.len(),
                     folder.display()
+                );
+                let width = lease_lab::terminal::width();
+                say_line(&format!(
+                    "\n{}",
+                    lease_lab::terminal::fill(&written, width, "", "  ")
                 ))?;
             }
         }
