@@ -42,7 +42,9 @@ pub struct Cli {
     /// When to colour the output (NO_COLOR is honoured under auto).
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true)]
     pub color: ColorChoice,
-    /// The progress file (default: $LEASE_LAB_PROGRESS, else lease-lab-progress.json here).
+    /// The progress file (default: $LEASE_LAB_PROGRESS, else
+    /// lease-lab-progress.json here or in the nearest folder above that has
+    /// one).
     #[arg(long, global = true)]
     pub progress: Option<PathBuf>,
     /// Your name, as your instructor knows you: recorded in the progress
