@@ -396,9 +396,11 @@ fn a_hang_stops_the_check_at_once_and_says_where_the_call_hung() {
     edit(
         &file,
         &python_stub("renew", 5),
-        "    check_args(job_id, owner, now, ttl)\n    while True:\n        pass",
+        // One line: a dump taken in a loop of two lines names either,
+        // whichever the interpreter was at.
+        "    check_args(job_id, owner, now, ttl)\n    while True: pass",
     );
-    let line = line_of(&file, "while True:");
+    let line = line_of(&file, "while True: pass");
     // One time limit, not two: the runner's own test checks that the
     // first timeout stops the run; how long this check takes is measured,
     // not asserted (a loaded machine is slower, not wrong).
@@ -411,7 +413,7 @@ fn a_hang_stops_the_check_at_once_and_says_where_the_call_hung() {
     ran.assert_says(&[
         "step 5 failing",
         "gave no answer within 2.7 s; the call hung in renew,",
-        &format!("line {line} of mine/store.py, at `while True:`"),
+        &format!("line {line} of mine/store.py, at `while True: pass`"),
         "step 6 not run",
         "step 7 not run",
     ]);
@@ -429,12 +431,23 @@ fn a_hang_stops_the_check_at_once_and_says_where_the_call_hung() {
     }
     assert_fits_80_columns(&ran);
     // At a terminal, the line that waits names the step whose test hangs,
-    // never a step whose tests have all run.
+    // never a step whose tests have all run, and counts its tests as the
+    // report does: the contract tests.
     let at_terminal = sandbox.lab_at_terminal(&["check", "--timeout-ms", "3000"], "");
     let screen = at_terminal.stdout.replace('\r', "\n");
+    let step_5 = lease_lab::suite::CASES
+        .iter()
+        .filter(|case| case.step == 5 && case.judges_programs())
+        .count();
     assert!(
-        screen.contains("step 5 of 8: 0 of "),
+        screen.lines().any(|line| line.contains("step 5 of 8: ")
+            && line.contains(&format!(" of {step_5} tests run"))),
         "the waiting line names step 5:\n{screen}"
+    );
+    let flowing = screen.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flowing.contains(&format!("1 of {step_5} fail")),
+        "the report counts as many:\n{screen}"
     );
     for line in screen.lines().filter(|line| line.contains(" tests run (")) {
         let words: Vec<&str> = line.split_whitespace().collect();
