@@ -9,6 +9,7 @@
 use super::grade::{self as rows, LEGEND};
 use crate::course::grade::{AttemptGrade, ClassGrade, ExerciseGrade, FileStatus};
 use crate::exercise;
+use crate::terminal::plural;
 use html_escape::encode_text as text;
 use std::fmt::Write as _;
 
@@ -37,13 +38,11 @@ td.guesses code { overflow-wrap: anywhere; }
 /// external resource.
 pub fn page(grade: &ClassGrade) -> String {
     let mut body = String::new();
-    let students = grade.students.len();
     writeln!(
         body,
-        "<h1>The class: {students} student{}</h1>\n<p class=\"summary\">{} file{} given; {} answered the closing reflection. {}</p>",
-        plural(students),
-        grade.files.len(),
-        plural(grade.files.len()),
+        "<h1>The class: {}</h1>\n<p class=\"summary\">{} given; {} answered the closing reflection. {}</p>",
+        plural(grade.students.len(), "student"),
+        plural(grade.files.len(), "file"),
         grade.reflected,
         text(LEGEND)
     )
@@ -67,14 +66,6 @@ pub fn page(grade: &ClassGrade) -> String {
         &body,
         "lab grade --format html",
     )
-}
-
-fn plural(count: usize) -> &'static str {
-    if count == 1 {
-        ""
-    } else {
-        "s"
-    }
 }
 
 /// The students' table: a row per student, each exercise's first and
@@ -193,9 +184,6 @@ fn files(out: &mut String, grade: &ClassGrade) {
 /// the item statistics.
 fn exercises(out: &mut String, exercises: &[ExerciseGrade]) {
     out.push_str("<section id=\"exercises\">\n<h2>Per exercise</h2>\n<p class=\"summary\">First attempt → latest. Difficulty: the share of students whose first attempt named a killer. Discrimination: how the first attempt's score goes with the rest of the student's first total (−1 to 1).</p>\n<div class=\"scroll\"><table class=\"exercises\">\n<thead><tr><th>exercise</th><th class=\"score\">attempted</th><th class=\"score\">named a killer</th><th class=\"score\">mean score</th><th class=\"score\">probe killed</th><th class=\"score\">difficulty</th><th class=\"score\">discrimination</th><th class=\"score\">mean attempts</th><th class=\"score\">mean hints</th><th>wrong first guesses</th></tr></thead>\n<tbody>\n");
-    let number = |value: Option<f64>, places: usize| {
-        value.map_or("-".to_string(), |value| format!("{value:.places$}"))
-    };
     for entry in exercises {
         let stats = &entry.statistics;
         let tried = entry.attempted > 0;
@@ -206,8 +194,8 @@ fn exercises(out: &mut String, exercises: &[ExerciseGrade]) {
                     stats.first_predicted_a_killer, entry.predicted_a_killer
                 ),
                 format!(
-                    "{}% → {}%",
-                    number(stats.first_mean_score, 0),
+                    "{} → {}%",
+                    rows::percent(stats.first_mean_score),
                     entry.mean_score
                 ),
             )
@@ -229,12 +217,10 @@ fn exercises(out: &mut String, exercises: &[ExerciseGrade]) {
             text(&entry.exercise),
             entry.attempted,
             entry.probe_killed,
-            stats
-                .difficulty
-                .map_or("-".to_string(), |share| format!("{:.0}%", share * 100.0)),
-            number(stats.discrimination, 2),
-            number(stats.mean_attempts, 1),
-            number(stats.mean_hints, 1),
+            rows::percent(stats.difficulty.map(|share| share * 100.0)),
+            rows::decimal(stats.discrimination, 2),
+            rows::decimal(stats.mean_attempts, 1),
+            rows::decimal(stats.mean_hints, 1),
             guesses.join("<br>")
         )
         .unwrap();
@@ -256,10 +242,9 @@ fn misconceptions(out: &mut String, grade: &ClassGrade) {
         for wrong in &group.wrong {
             writeln!(
                 out,
-                "<li><code>{}</code>: {} student{}",
+                "<li><code>{}</code>: {}",
                 text(&wrong.test),
-                wrong.students,
-                plural(wrong.students)
+                plural(wrong.students, "student")
             )
             .unwrap();
             if !wrong.reasons.is_empty() {

@@ -199,7 +199,6 @@ pub fn exercises_text(grade: &ClassGrade, width: usize) -> String {
         "{:>8}  {:>9}  {:>16}  {:>12}  {:>16}\n",
         "exercise", "attempted", "named a killer", "probe killed", "mean score"
     );
-    let percent = |value: Option<f64>| value.map_or("-".to_string(), |v| format!("{v:.0}%"));
     for entry in &grade.exercises {
         let stats = &entry.statistics;
         let (killers, mean) = if entry.attempted == 0 {
@@ -236,9 +235,6 @@ pub fn exercises_text(grade: &ClassGrade, width: usize) -> String {
         "exercise", "difficulty", "discrimination", "mean attempts", "mean hints"
     )
     .unwrap();
-    let number = |value: Option<f64>, places: usize| {
-        value.map_or("-".to_string(), |v| format!("{v:.places$}"))
-    };
     for entry in &grade.exercises {
         let stats = &entry.statistics;
         writeln!(
@@ -246,9 +242,9 @@ pub fn exercises_text(grade: &ClassGrade, width: usize) -> String {
             "{:>8}  {:>10}  {:>14}  {:>13}  {:>10}",
             entry.exercise,
             percent(stats.difficulty.map(|share| share * 100.0)),
-            number(stats.discrimination, 2),
-            number(stats.mean_attempts, 1),
-            number(stats.mean_hints, 1),
+            decimal(stats.discrimination, 2),
+            decimal(stats.mean_attempts, 1),
+            decimal(stats.mean_hints, 1),
         )
         .unwrap();
     }
@@ -290,6 +286,16 @@ pub fn exercises_text(grade: &ClassGrade, width: usize) -> String {
         }
     }
     out
+}
+
+/// A statistic to `places` decimals, `-` when there is none.
+pub(crate) fn decimal(value: Option<f64>, places: usize) -> String {
+    value.map_or("-".to_string(), |value| format!("{value:.places$}"))
+}
+
+/// A percentage, whole, `-` when there is none.
+pub(crate) fn percent(value: Option<f64>) -> String {
+    value.map_or("-".to_string(), |value| format!("{value:.0}%"))
 }
 
 /// The class as CSV (RFC 4180): a header row, then a row for every file

@@ -469,15 +469,10 @@ fn broken_python_store() -> String {
     lease_lab::subject::PYTHON_SOURCE.replace(fragment, "CREATE TABLE jobs")
 }
 
-/// `lab grade --impl-dir`: the Python store passes every step, a broken
-/// copy fails step 1, a program that hangs is stopped at the time limit
-/// and one that exits at once is a row saying it could not start; none
-/// stops the others. (The limit leaves a real check room on a busy
-/// machine, where the tests run side by side, and is shorter than the
-/// wait for a program's greeting, so that the silent one times out.)
-#[test]
-fn every_implementation_of_a_folder_is_checked_within_a_time_limit() {
-    let lab = Sandbox::new();
+/// The folder `class` of four submissions: ada.py the Python store,
+/// bob.py a copy broken at step 1, carl.py a program that hangs, dora.py
+/// one that exits at once. Answers the folder.
+fn submissions(lab: &Sandbox) -> std::path::PathBuf {
     let folder = lab.path("class");
     std::fs::create_dir(&folder).unwrap();
     std::fs::write(folder.join("ada.py"), lease_lab::subject::PYTHON_SOURCE).unwrap();
@@ -488,6 +483,19 @@ fn every_implementation_of_a_folder_is_checked_within_a_time_limit() {
         "raise SystemExit('no store here')\n",
     )
     .unwrap();
+    folder
+}
+
+/// `lab grade --impl-dir`: the Python store passes every step, a broken
+/// copy fails step 1, a program that hangs is stopped at the time limit
+/// and one that exits at once is a row saying it could not start; none
+/// stops the others. (The limit leaves a real check room on a busy
+/// machine, where the tests run side by side, and is shorter than the
+/// wait for a program's greeting, so that the silent one times out.)
+#[test]
+fn every_implementation_of_a_folder_is_checked_within_a_time_limit() {
+    let lab = Sandbox::new();
+    let folder = submissions(&lab);
     let started = std::time::Instant::now();
     let output = lab
         .command(&[
@@ -934,16 +942,7 @@ fn gradescope_validator() -> jsonschema::Validator {
 #[test]
 fn a_folder_of_submissions_gives_a_gradescope_results_file_each() {
     let lab = Sandbox::new();
-    let folder = lab.path("class");
-    std::fs::create_dir(&folder).unwrap();
-    std::fs::write(folder.join("ada.py"), lease_lab::subject::PYTHON_SOURCE).unwrap();
-    std::fs::write(folder.join("bob.py"), broken_python_store()).unwrap();
-    std::fs::write(folder.join("carl.py"), "import time\ntime.sleep(600)\n").unwrap();
-    std::fs::write(
-        folder.join("dora.py"),
-        "raise SystemExit('no store here')\n",
-    )
-    .unwrap();
+    submissions(&lab);
     let grade = [
         "grade",
         "--impl-dir",
