@@ -45,9 +45,10 @@ const LOOK_EVERY: Duration = Duration::from_micros(500);
 pub enum Racers {
     /// In this process: each is seen queue through the lab's VFS shim.
     InThisProcess,
-    /// In another program whose threads can be looked at: each is seen
-    /// queue when a new thread of it sleeps in SQLite's busy handler.
-    InProgram(ProgramThreads),
+    /// In other programs whose threads can be looked at (one, or one
+    /// per worker): each is seen queue when a new thread of one of them
+    /// sleeps in SQLite's busy handler.
+    InPrograms(Vec<ProgramThreads>),
     /// In another program that cannot be looked at: the lock is held for a
     /// fixed pause, a quarter of a second.
     Unseen,
@@ -56,13 +57,25 @@ pub enum Racers {
 impl Racers {
     /// Where the calls of `store` run, and how they can be seen.
     pub fn of(store: &dyn JobStore) -> Racers {
-        if store.in_this_process() {
+        Racers::of_all(&[store])
+    }
+
+    /// Where the calls of `stores` run: in this process when all of them
+    /// do, else in the programs of those whose threads can be looked at
+    /// (a program not started yet is not seen), else unseen.
+    pub fn of_all(stores: &[&dyn JobStore]) -> Racers {
+        if stores.iter().all(|store| store.in_this_process()) {
             return Racers::InThisProcess;
         }
-        store
-            .program_pid()
-            .and_then(ProgramThreads::of)
-            .map_or(Racers::Unseen, Racers::InProgram)
+        let programs: Vec<ProgramThreads> = stores
+            .iter()
+            .filter_map(|store| store.program_pid().and_then(ProgramThreads::of))
+            .collect();
+        if programs.is_empty() {
+            Racers::Unseen
+        } else {
+            Racers::InPrograms(programs)
+        }
     }
 }
 
@@ -112,7 +125,7 @@ pub fn behind_a_held_lock<T: Send>(
     }
     // Threads of the program that sleep before the race are not racers.
     let asleep_before = match seen {
-        Racers::InProgram(threads) => threads.napping(),
+        Racers::InPrograms(programs) => napping(programs),
         _ => BTreeSet::new(),
     };
     let (answer, released) = thread::scope(|scope| {
@@ -121,8 +134,8 @@ pub fn behind_a_held_lock<T: Send>(
             (Some(watch), _) => {
                 watch.wait_for(racers, QUIET, LIMIT, &|| racing.is_finished());
             }
-            (None, Racers::InProgram(threads)) => {
-                wait_for_napping(threads, &asleep_before, racers, &|| racing.is_finished());
+            (None, Racers::InPrograms(programs)) => {
+                wait_for_napping(programs, &asleep_before, racers, &|| racing.is_finished());
             }
             (None, _) => thread::sleep(UNSEEN),
         }
@@ -136,7 +149,12 @@ pub fn behind_a_held_lock<T: Send>(
     Ok(answer)
 }
 
-/// Waits until `racers` threads of the program that were not asleep
+/// The threads of `programs` asleep in a timed sleep right now.
+fn napping(programs: &[ProgramThreads]) -> BTreeSet<crate::program_threads::ThreadId> {
+    programs.iter().flat_map(ProgramThreads::napping).collect()
+}
+
+/// Waits until `racers` threads of the programs that were not asleep
 /// before (`asleep_before`) have been seen asleep, or the race finished.
 /// When fewer come, the wait ends as [`WriteLockWatch::wait_for`]'s does,
 /// once none has come for [`QUIET`] or three times the longest gap between
@@ -144,7 +162,7 @@ pub fn behind_a_held_lock<T: Send>(
 /// that cannot be seen; and after [`LIMIT`] in any case. Answers how many
 /// came.
 fn wait_for_napping(
-    threads: &ProgramThreads,
+    programs: &[ProgramThreads],
     asleep_before: &BTreeSet<crate::program_threads::ThreadId>,
     racers: usize,
     finished: &dyn Fn() -> bool,
@@ -165,8 +183,7 @@ fn wait_for_napping(
         thread::sleep(LOOK_EVERY);
         let before = came.len();
         came.extend(
-            threads
-                .napping()
+            napping(programs)
                 .into_iter()
                 .filter(|thread| !asleep_before.contains(thread)),
         );

@@ -2,7 +2,9 @@
 //! lab's protocol (the Rust store and its mutants through `lab __serve`,
 //! the Python store and a student's program as themselves), driven round
 //! by round from this process, every call recorded with its real-time
-//! interval.
+//! interval. A herd's calls queue behind a write lock the lab holds until
+//! each of them waits for it, so that a check-then-act claim's race
+//! happens on every run rather than when the scheduler allows.
 //!
 //! What the seed decides: each round's workers, their calls and their
 //! clocks, the stalls, and which calls are killed and how long after they
@@ -130,6 +132,14 @@ pub enum RunError {
         db: PathBuf,
         /// SQLite's error.
         source: rusqlite::Error,
+    },
+    /// The write lock a herd's calls queue behind could not be held.
+    #[error("cannot hold the write lock of {} for a herd's calls: {source}", .db.display())]
+    HeldLock {
+        /// The database.
+        db: PathBuf,
+        /// Why.
+        source: crate::race::RaceError,
     },
     /// The disk model could not play back what a power cut loses.
     #[error("the power cut could not be replayed: {0}")]
@@ -385,7 +395,11 @@ impl<'a> Run<'a> {
             }
         }
         let round_calls = self.round_calls(round, &acting, herd, cut_now);
-        let (finished, cut_pids) = self.send(round_calls, herd || cut_now, cut_now);
+        let (finished, cut_pids) = if herd && !cut_now {
+            (self.send_behind_a_held_lock(round_calls)?, Vec::new())
+        } else {
+            self.send(round_calls, cut_now, cut_now)
+        };
         if cut_now {
             cut(
                 &self.stores,
@@ -467,6 +481,53 @@ impl<'a> Run<'a> {
             round_calls.push((index, operation, kill_after));
         }
         round_calls
+    }
+
+    /// Sends a herd's `round_calls` at once while the lab holds the write
+    /// lock, and lets it go once every call that writes waits for it
+    /// ([`crate::race::behind_a_held_lock`]): every claim of the herd has
+    /// then looked at the lease, so a claim that looks before it locks
+    /// (exercise 8b) wins more than once whenever two of the herd claim
+    /// one expired job, on a loaded machine as on an idle one; left to the
+    /// scheduler, the two looks met on some runs only.
+    ///
+    /// Errors: the lock could not be taken or let go.
+    fn send_behind_a_held_lock(
+        &mut self,
+        round_calls: Vec<RoundCall>,
+    ) -> Result<Vec<Done>, RunError> {
+        // The calls that queue for the lock: those that write a row, but
+        // not one the run kills (its process may die before it queues).
+        // (A read does not wait, nor does `init_db` once the table is
+        // there.)
+        let writers = round_calls
+            .iter()
+            .filter(|(_, operation, kill_after)| {
+                kill_after.is_none()
+                    && !matches!(operation, Operation::State { .. } | Operation::InitDb)
+            })
+            .count();
+        if writers < 2 {
+            return Ok(self.send(round_calls, true, false).0);
+        }
+        // A worker just restarted starts its program first, so that its
+        // threads can be seen queue.
+        let stores: Vec<&dyn JobStore> = round_calls
+            .iter()
+            .map(|(index, _, _)| {
+                let store = &self.stores[*index];
+                if store.program_pid().is_none() {
+                    let _ = store.name();
+                }
+                store.as_ref() as &dyn JobStore
+            })
+            .collect();
+        let racers = crate::race::Racers::of_all(&stores);
+        let db = self.db.clone();
+        crate::race::behind_a_held_lock(&db, writers, &racers, || {
+            self.send(round_calls, true, false).0
+        })
+        .map_err(|source| RunError::HeldLock { db, source })
     }
 
     /// Sends `round_calls` and answers what came back, with the workers'
