@@ -319,6 +319,7 @@ pub mod race;
 pub mod reach;
 pub mod report;
 pub mod runner;
+pub mod sandbox;
 pub mod serve;
 pub mod store;
 pub mod subject;

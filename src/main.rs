@@ -51,6 +51,7 @@ fn main() -> ExitCode {
         Command::Db(args) => cli::db::run(args),
         Command::Worker(args) => cli::kill_matrix::worker(&args),
         Command::Serve(args) => cli::chaos::serve(&args),
+        Command::Sandbox(args) => cli::grade::sandbox(&args),
     };
     finish(&format!("lab {name}"), outcome)
 }

@@ -5,11 +5,12 @@
 
 use super::args::{worker_command, SuiteArgs};
 use super::outcome::{say, say_line, CliError, Outcome};
-use lease_lab::course::class_check;
+use lease_lab::course::class_check::{self, Isolation};
 use lease_lab::course::grade::{grade, killers, FileStatus, StudentFile, Unreadable};
 use lease_lab::course::progress;
 use lease_lab::report::format::{GradeFormat, GradeView};
 use lease_lab::report::grade as render;
+use lease_lab::sandbox::Sandbox;
 use std::path::PathBuf;
 
 /// `lab grade`'s arguments.
@@ -46,8 +47,35 @@ pub struct Args {
     #[arg(long, default_value_t = 60, requires = "impl_dir",
           value_parser = clap::value_parser!(u64).range(1..))]
     time_limit_s: u64,
+    /// With --impl-dir: run each submission as you, with your files and
+    /// network, instead of in a sandbox of its own (for code you trust, or
+    /// where no sandbox can be made).
+    #[arg(long, requires = "impl_dir")]
+    no_sandbox: bool,
     #[command(flatten)]
     run: SuiteArgs,
+}
+
+/// `lab __sandbox`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct SandboxArgs {
+    /// The sandbox, as JSON.
+    #[arg(long)]
+    sandbox: String,
+    /// The program to run in it, and its arguments.
+    #[arg(last = true, required = true)]
+    program: Vec<std::ffi::OsString>,
+}
+
+/// `lab __sandbox`: makes the sandbox and runs the program in it, ending
+/// with the program's exit code.
+pub fn sandbox(args: &SandboxArgs) -> Outcome {
+    let sandbox = Sandbox::from_arg(&args.sandbox)
+        .map_err(|error| CliError::Usage(format!("--sandbox is not a sandbox: {error}")))?;
+    let code = sandbox
+        .run(&args.program)
+        .map_err(|error| CliError::Failed(format!("the sandbox could not be made: {error}")))?;
+    std::process::exit(code)
 }
 
 /// `lab grade`: reads every file (an unreadable one is a warning naming
@@ -177,6 +205,16 @@ fn check_implementations(dir: &std::path::Path, args: &Args) -> Outcome {
     })?;
     let scratch = tempfile::tempdir()
         .map_err(|error| CliError::Failed(format!("cannot make a scratch folder: {error}")))?;
+    let isolation = if args.no_sandbox {
+        eprintln!(
+            "lab grade: warning: --no-sandbox: every submission runs as you, and can read and write your files and use the network; grade this way only code you trust"
+        );
+        Isolation::Unisolated
+    } else {
+        let isolation = isolation(dir, &lab, scratch.path(), args.results_dir.as_deref());
+        probe_sandbox(&lab, &isolation)?;
+        isolation
+    };
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let checks = class_check::check_all(
         &lab,
@@ -185,6 +223,7 @@ fn check_implementations(dir: &std::path::Path, args: &Args) -> Outcome {
         cores,
         scratch.path(),
         args.results_dir.as_deref(),
+        &isolation,
     )
     .map_err(|error| {
         CliError::Failed(format!(
@@ -220,4 +259,78 @@ fn check_implementations(dir: &std::path::Path, args: &Args) -> Outcome {
         say("\n")?;
     }
     Ok(())
+}
+
+/// The sandbox of each submission of `dir`: the submissions, the
+/// instructor's home (and root's, and `/home`), the grading's `scratch`
+/// folder and the `results` folder hidden; the lab (`lab`) and the tools on
+/// the `PATH` that live in a hidden folder shown.
+fn isolation(
+    dir: &std::path::Path,
+    lab: &std::path::Path,
+    scratch: &std::path::Path,
+    results: Option<&std::path::Path>,
+) -> Isolation {
+    let mut hidden: Vec<PathBuf> = [Some(dir), Some(scratch), results]
+        .into_iter()
+        .flatten()
+        .map(std::path::Path::to_path_buf)
+        .chain(std::env::var_os("HOME").map(PathBuf::from))
+        .chain(["/root".into(), "/home".into()])
+        .filter_map(|path| path.canonicalize().ok())
+        .filter(|path| path.parent().is_some())
+        .collect();
+    hidden.sort();
+    hidden.dedup();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut shown: Vec<PathBuf> = lab.canonicalize().into_iter().collect();
+    for dir in &hidden {
+        for tool in lease_lab::sandbox::tools_in_home(dir, &path) {
+            if !shown.contains(&tool) {
+                shown.push(tool);
+            }
+        }
+    }
+    Isolation::Sandboxed { hidden, shown }
+}
+
+/// Makes a sandbox as a submission's will be and runs `true` in it, so
+/// that grading stops before it starts when none can be made here,
+/// saying why and what to do.
+fn probe_sandbox(lab: &std::path::Path, isolation: &Isolation) -> Outcome {
+    let what_to_do = "run lab grade as root (as an autograder's container does), or pass --no-sandbox to run every submission as yourself, with your files and network";
+    Sandbox::probe().map_err(|error| {
+        CliError::Failed(format!(
+            "cannot sandbox the submissions: {error}; {what_to_do}"
+        ))
+    })?;
+    let Isolation::Sandboxed { hidden, shown } = isolation else {
+        return Ok(());
+    };
+    let sandbox = Sandbox {
+        uid: class_check::FIRST_SANDBOX_USER,
+        hidden: hidden.clone(),
+        writable: Vec::new(),
+        shown: shown
+            .iter()
+            .map(|path| (path.clone(), path.clone()))
+            .collect(),
+    };
+    let tried = std::process::Command::new(lab)
+        .args(["__sandbox", "--sandbox", &sandbox.to_arg(), "--", "true"])
+        .stdin(std::process::Stdio::null())
+        .output();
+    match tried {
+        Ok(output) if output.status.success() => Ok(()),
+        Ok(output) => Err(CliError::Failed(format!(
+            "cannot sandbox the submissions: {}; in a container, give it the right to make namespaces and mounts (e.g. docker run --privileged), or {what_to_do}",
+            String::from_utf8_lossy(&output.stderr)
+                .trim()
+                .trim_start_matches("lab __sandbox: ")
+        ))),
+        Err(error) => Err(CliError::Failed(format!(
+            "cannot sandbox the submissions: cannot start {}: {error}",
+            lab.display()
+        ))),
+    }
 }

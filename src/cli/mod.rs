@@ -107,6 +107,10 @@ pub enum Command {
     /// standard input and output (used by `lab chaos` for its workers).
     #[command(name = "__serve", hide = true)]
     Serve(chaos::ServeArgs),
+    /// Runs a program in a sandbox of its own (used by `lab grade
+    /// --impl-dir` for each submission).
+    #[command(name = "__sandbox", hide = true)]
+    Sandbox(grade::SandboxArgs),
 }
 
 impl Command {
@@ -149,6 +153,7 @@ impl Command {
             Command::Db(_) => "db",
             Command::Worker(_) => "__worker",
             Command::Serve(_) => "__serve",
+            Command::Sandbox(_) => "__sandbox",
         }
     }
 }

@@ -4,6 +4,7 @@
 //! within a time limit, so that one that hangs or cannot start is a row
 //! saying so and never stops the others.
 
+use crate::sandbox::Sandbox;
 use serde::Serialize;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -47,6 +48,10 @@ pub struct ImplCheck {
     /// How the check ended.
     #[serde(flatten)]
     pub result: CheckResult,
+    /// The sandbox's limit the submission met, when what it said shows one
+    /// (see [`crate::sandbox::limit_met`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<String>,
 }
 
 /// The entries of `dir` to check, in name order: each `.py` file and each
@@ -78,8 +83,34 @@ fn student_of(entry: &Path) -> String {
     name.strip_suffix(".py").map_or(name.clone(), String::from)
 }
 
+/// How each submission's check is isolated from the machine and from the
+/// other submissions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Isolation {
+    /// In a sandbox of its own ([`crate::sandbox`]), as a user of its own:
+    /// `hidden` covered, `shown` (the lab, the tools on the `PATH`) shown
+    /// read-only, a copy of the submission shown where it was, and a
+    /// folder of its own to write.
+    Sandboxed {
+        /// Folders it must not see: the submissions' folder, the
+        /// instructor's home, the grading's scratch folder.
+        hidden: Vec<PathBuf>,
+        /// Files and folders it needs, inside a hidden folder or not.
+        shown: Vec<PathBuf>,
+    },
+    /// As the instructor, with everything the instructor has
+    /// (`--no-sandbox`).
+    Unisolated,
+}
+
+/// The first of the users the sandboxes run as: the entry at index `i`
+/// runs as this plus `i`, a user no account has, so that the submissions'
+/// processes are counted apart against [`crate::sandbox::PROCESS_LIMIT`].
+pub const FIRST_SANDBOX_USER: u32 = 1_000_000;
+
 /// Checks every entry with `lab` (the binary at `lab`), at most `jobs` at
-/// once, each stopped (with every process it started) after `limit`.
+/// once, each stopped (with every process it started) after `limit`, and
+/// isolated as `isolation` says.
 /// Each check records into a progress file of its own in `scratch`, never
 /// the student's. With `gradescope`, a folder, each entry's check is also
 /// Gradescope's `results.json`, written to `gradescope/STUDENT/results.json`
@@ -95,6 +126,7 @@ pub fn check_all(
     jobs: usize,
     scratch: &Path,
     gradescope: Option<&Path>,
+    isolation: &Isolation,
 ) -> std::io::Result<Vec<ImplCheck>> {
     let next = Mutex::new(0..entries.len());
     let results = Mutex::new(vec![None; entries.len()]);
@@ -109,14 +141,20 @@ pub fn check_all(
                 } else {
                     Format::Json
                 };
-                let result = check_one(
-                    lab,
-                    &entries[index],
-                    limit,
-                    &scratch.join(index.to_string()),
-                    format,
-                );
-                results.lock().expect("the results")[index] = Some(result);
+                let user = u32::try_from(index).map_or(FIRST_SANDBOX_USER, |index| {
+                    FIRST_SANDBOX_USER.saturating_add(index)
+                });
+                let folder = scratch.join(index.to_string());
+                let sandbox = isolation.sandboxed_as(user);
+                let result = check_one(lab, &entries[index], limit, &folder, format, &sandbox);
+                // What it said, read for a limit it met in its sandbox.
+                let said = sandbox.is_some().then(|| {
+                    ["check.json", "stderr.txt"]
+                        .map(|file| std::fs::read_to_string(folder.join(file)).unwrap_or_default())
+                        .join("\n")
+                });
+                let limit_met = said.as_deref().and_then(crate::sandbox::limit_met);
+                results.lock().expect("the results")[index] = Some((result, limit_met));
             });
         }
     });
@@ -124,11 +162,13 @@ pub fn check_all(
         .into_inner()
         .expect("the results")
         .into_iter()
+        .map(|checked| checked.expect("every entry checked"))
         .zip(entries)
-        .map(|(result, entry)| ImplCheck {
+        .map(|((result, limit), entry)| ImplCheck {
             student: student_of(entry),
             entry: entry.display().to_string(),
-            result: result.expect("every entry checked"),
+            result,
+            limit,
         })
         .collect();
     if let Some(folder) = gradescope {
@@ -222,14 +262,87 @@ impl Format {
     }
 }
 
+impl Isolation {
+    /// The sandbox of one entry, run as `user`, when sandboxed.
+    fn sandboxed_as(&self, user: u32) -> Option<Sandbox> {
+        match self {
+            Isolation::Sandboxed { hidden, shown } => Some(Sandbox {
+                uid: user,
+                hidden: hidden.clone(),
+                writable: Vec::new(),
+                shown: shown
+                    .iter()
+                    .map(|path| (path.clone(), path.clone()))
+                    .collect(),
+            }),
+            Isolation::Unisolated => None,
+        }
+    }
+}
+
+/// Makes `sandbox` ready for `entry`, checked in `folder`: a folder it may
+/// write (`folder/work`, where its progress file is) and a copy of the
+/// entry (`folder/submission`), both its user's, the copy where the entry
+/// is, to write as it likes (cargo updates a project's `Cargo.lock`) while
+/// the original stays as it was. Answers the entry's absolute path and the
+/// progress file.
+fn ready_sandbox(
+    sandbox: &mut Sandbox,
+    entry: &Path,
+    folder: &Path,
+) -> std::io::Result<(PathBuf, PathBuf)> {
+    let entry = entry.canonicalize()?;
+    let (work, copies) = (folder.join("work"), folder.join("submission"));
+    std::fs::create_dir_all(&work)?;
+    std::fs::create_dir_all(&copies)?;
+    let copy = copies.join(entry.file_name().unwrap_or_default());
+    copy_entry(&entry, &copy)?;
+    for mine in [&work, &copies] {
+        chown_all(mine, sandbox.uid)?;
+    }
+    sandbox.writable.push((work.clone(), work.clone()));
+    sandbox.writable.push((copy, entry.clone()));
+    Ok((entry, work.join("progress.json")))
+}
+
+/// Copies a submission, a file or a folder (without a Rust build's
+/// `target/`, which its check makes again).
+fn copy_entry(from: &Path, to: &Path) -> std::io::Result<()> {
+    if !from.is_dir() {
+        return std::fs::copy(from, to).map(drop);
+    }
+    std::fs::create_dir_all(to)?;
+    for item in std::fs::read_dir(from)? {
+        let item = item?;
+        let kind = item.file_type()?;
+        if kind.is_symlink() || (kind.is_dir() && item.file_name() == "target") {
+            continue;
+        }
+        copy_entry(&item.path(), &to.join(item.file_name()))?;
+    }
+    Ok(())
+}
+
+/// Gives `path` and everything in it to `user`.
+fn chown_all(path: &Path, user: u32) -> std::io::Result<()> {
+    std::os::unix::fs::lchown(path, Some(user), Some(user))?;
+    if path.is_dir() && !path.is_symlink() {
+        for item in std::fs::read_dir(path)? {
+            chown_all(&item?.path(), user)?;
+        }
+    }
+    Ok(())
+}
+
 /// One entry's check, in its own process group so that a stop reaches the
-/// program it started too.
+/// program it started too; in `sandbox` when given.
 fn check_one(
     lab: &Path,
     entry: &Path,
     limit: Duration,
     folder: &Path,
     format: Format,
+    sandbox: &Option<Sandbox>,
 ) -> CheckResult {
     let is_python = entry.extension().is_some_and(|extension| extension == "py");
     if !(entry.is_dir() || is_python && entry.is_file()) {
@@ -252,9 +365,33 @@ fn check_one(
             reason: "cannot write the check's output".into(),
         };
     };
-    let started = Command::new(lab)
+    let mut command = Command::new(lab);
+    let (entry, progress) = match sandbox {
+        None => (entry.to_path_buf(), folder.join("progress.json")),
+        Some(sandbox) => {
+            let mut sandbox = sandbox.clone();
+            let (entry, progress) = match ready_sandbox(&mut sandbox, entry, folder) {
+                Ok(ready) => ready,
+                Err(error) => return could_not("cannot make its sandbox ready", error),
+            };
+            // Its tests' databases, and a Rust project's build, in the
+            // sandbox's private /tmp; no download (there is no network).
+            command
+                .arg("__sandbox")
+                .arg("--sandbox")
+                .arg(sandbox.to_arg())
+                .arg("--")
+                .arg(lab)
+                .env("TMPDIR", "/tmp")
+                .env("CARGO_TARGET_DIR", "/tmp/target")
+                .env("CARGO_NET_OFFLINE", "true")
+                .env("PYTHONDONTWRITEBYTECODE", "1");
+            (entry, progress)
+        }
+    };
+    let started = command
         .arg("--progress")
-        .arg(folder.join("progress.json"))
+        .arg(progress)
         .arg("check")
         .arg("--impl")
         .arg(entry)
@@ -350,6 +487,7 @@ mod tests {
             Duration::from_secs(1),
             &folder.path().join("scratch"),
             Format::Json,
+            &None,
         );
         assert_eq!(
             text,

@@ -503,8 +503,21 @@ pub fn misconceptions_text(grade: &ClassGrade, width: usize) -> String {
     out
 }
 
-/// What a check's row says: the steps passed, or why there are none.
-fn check_summary(result: &CheckResult) -> (String, String) {
+/// What a check's row says: the steps passed, or why there are none, and
+/// the sandbox's limit the submission met.
+fn check_summary(check: &ImplCheck) -> (String, String) {
+    let (passed, result) = check_result(&check.result);
+    match &check.limit {
+        Some(limit) => (
+            passed,
+            format!("{result}; met the sandbox's limit on {limit}"),
+        ),
+        None => (passed, result),
+    }
+}
+
+/// The steps passed, or why there are none.
+fn check_result(result: &CheckResult) -> (String, String) {
     match result {
         CheckResult::Checked {
             steps_passed,
@@ -535,7 +548,7 @@ pub fn checks_text(checks: &[ImplCheck], width: usize) -> String {
     );
     let indent = " ".repeat(NAME_WIDTH + 16);
     for check in checks {
-        let (passed, result) = check_summary(&check.result);
+        let (passed, result) = check_summary(check);
         out.push_str(&fill(
             &result,
             width,
@@ -573,7 +586,7 @@ pub fn checks_csv(checks: &[ImplCheck]) -> String {
             check.entry.clone(),
             steps_passed,
             through,
-            check_summary(&check.result).1,
+            check_summary(check).1,
         ]);
     }
     writer.text()
@@ -728,8 +741,13 @@ mod tests {
             student: "@evil".into(),
             entry: "-rf".into(),
             result: CheckResult::TimedOut { limit_s: 5 },
+            limit: Some("memory (3 GiB of address space)".into()),
         }]);
         assert!(checks.contains("\n'@evil,'-rf,"), "{checks}");
+        assert!(
+            checks.contains("stopped after 5 s; met the sandbox's limit on memory (3 GiB"),
+            "{checks}"
+        );
     }
 
     /// Every line fits 80 columns; a flagged score is marked and explained.

@@ -21,6 +21,7 @@ mod cli;
 mod coverage;
 mod first_hour;
 mod grade;
+mod hostile;
 mod html_browser;
 mod matrices;
 mod matrix_outputs;

@@ -1,0 +1,559 @@
+//! A sandbox for code the lab runs that is not its own: each submission of
+//! a class (`lab grade --impl-dir`) is checked inside one of its own.
+//!
+//! What a sandboxed program gets, and nothing more:
+//! - no network: a network namespace of its own, whose only interface,
+//!   loopback, is down, so a connection to any port of this machine is
+//!   unreachable;
+//! - a private, empty `/tmp` it may write (where its tests' databases
+//!   are), and the folders it is given to write;
+//! - the rest of the file system read-only, with the folders it must not
+//!   see (the other submissions, the instructor's home) each covered by an
+//!   empty folder, and the files it is shown (its own code, the lab, the
+//!   tools on the `PATH`) bound back into place, read-only;
+//! - a user of its own, neither root nor the instructor;
+//! - limits on address space ([`MEMORY_LIMIT`]), processes and threads
+//!   ([`PROCESS_LIMIT`]) and file size ([`FILE_SIZE_LIMIT`]);
+//! - a process-id namespace whose first process is the program run: when
+//!   it ends, however it ends, the kernel ends every process it left.
+//!
+//! It is built from Linux namespaces directly, as `bubblewrap` and IOI's
+//! `isolate` do, by `lab __sandbox`, which needs root: the user switch
+//! needs it, and an autograder's container runs as root. Where one cannot
+//! be made, [`Sandbox::probe`] says why.
+
+use serde::{Deserialize, Serialize};
+use std::ffi::{CString, OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// The most address space one process of a sandbox may map: a program
+/// that allocates more gets an out-of-memory error.
+pub const MEMORY_LIMIT: u64 = 3 << 30;
+
+/// The most processes and threads a sandbox's user may run at once.
+pub const PROCESS_LIMIT: u64 = 256;
+
+/// The largest file a sandbox may write.
+pub const FILE_SIZE_LIMIT: u64 = 1 << 30;
+
+/// The largest the private `/tmp` may grow (a build of a Rust project's
+/// dependencies fits).
+const TMP_SIZE: &str = "size=4g,mode=1777";
+
+/// The exit code of a sandbox that could not be made (the program never
+/// ran): what went wrong is on standard error.
+pub const NOT_MADE: i32 = 125;
+
+/// What a sandbox shows, hides and lets be written, and as whom its
+/// program runs. Paths are absolute.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sandbox {
+    /// The user (and group) the program runs as.
+    pub uid: u32,
+    /// Folders covered by an empty, read-only folder.
+    pub hidden: Vec<PathBuf>,
+    /// Files or folders the program may write: each source at its place
+    /// (the same path, or another).
+    pub writable: Vec<(PathBuf, PathBuf)>,
+    /// Files or folders shown read-only: each source at its place (the
+    /// same path, or another, e.g. a copy shown where the original was).
+    pub shown: Vec<(PathBuf, PathBuf)>,
+}
+
+/// Why a sandbox could not be made, or its program not run.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    /// A step of making it failed.
+    #[error("{step}: {source}")]
+    Step {
+        /// The step, e.g. "a network namespace of its own".
+        step: String,
+        /// The system's error.
+        source: std::io::Error,
+    },
+    /// This system has no such sandbox.
+    #[error("the sandbox is made of Linux namespaces; this system is not Linux")]
+    NotLinux,
+    /// The lab does not run as root.
+    #[error("it runs each submission as a user of its own, which needs root")]
+    NotRoot,
+}
+
+impl Sandbox {
+    /// The arguments of `lab __sandbox` that make this sandbox: one, its
+    /// JSON.
+    pub fn to_arg(&self) -> String {
+        serde_json::to_string(self).expect("a sandbox is JSON")
+    }
+
+    /// The sandbox an argument of `lab __sandbox` describes.
+    ///
+    /// Errors: not the JSON [`Sandbox::to_arg`] writes.
+    pub fn from_arg(arg: &str) -> Result<Sandbox, serde_json::Error> {
+        serde_json::from_str(arg)
+    }
+
+    /// Whether a sandbox can be made here: Linux, as root. (Whether the
+    /// kernel allows each step is found when one is made.)
+    ///
+    /// Errors: not Linux, or not root.
+    pub fn probe() -> Result<(), SandboxError> {
+        if !cfg!(target_os = "linux") {
+            return Err(SandboxError::NotLinux);
+        }
+        // SAFETY: geteuid(2) cannot fail and touches no memory.
+        if unsafe { libc::geteuid() } != 0 {
+            return Err(SandboxError::NotRoot);
+        }
+        Ok(())
+    }
+
+    /// Makes the sandbox and runs `argv` in it (the first found on the
+    /// `PATH`, in this process's environment with `TMPDIR` the private
+    /// `/tmp`), waiting
+    /// for it to end: answers its exit code (128 and the signal's number
+    /// when a signal ended it, [`NOT_MADE`] when the sandbox could not be
+    /// made, with why on standard error).
+    ///
+    /// Must be called while this process has one thread: it forks.
+    ///
+    /// Errors: the namespaces could not be made, or the program not
+    /// waited for.
+    pub fn run(&self, argv: &[OsString]) -> Result<i32, SandboxError> {
+        Sandbox::probe()?;
+        let step = |step: &str| {
+            let source = std::io::Error::last_os_error();
+            SandboxError::Step {
+                step: step.to_string(),
+                source,
+            }
+        };
+        // SAFETY: unshare(2) changes this process's namespaces only; a
+        // new process-id namespace is the next child's.
+        let flags = libc::CLONE_NEWNS
+            | libc::CLONE_NEWNET
+            | libc::CLONE_NEWPID
+            | libc::CLONE_NEWIPC
+            | libc::CLONE_NEWUTS;
+        if unsafe { libc::unshare(flags) } != 0 {
+            return Err(step("namespaces of its own (mounts, network, processes)"));
+        }
+        // SAFETY: this process has one thread (the caller's promise), so
+        // the child may allocate and run Rust code until it execs.
+        let child = unsafe { libc::fork() };
+        if child < 0 {
+            return Err(step("its first process"));
+        }
+        if child == 0 {
+            let error = self.enter(argv);
+            eprintln!("lab: the sandbox could not be made: {error}");
+            // SAFETY: ends the child without running this process's
+            // exit handlers, which belong to the parent.
+            unsafe { libc::_exit(NOT_MADE) };
+        }
+        let mut status = 0;
+        // SAFETY: waits for our own child, writing its status to `status`.
+        if unsafe { libc::waitpid(child, &raw mut status, 0) } < 0 {
+            return Err(step("waiting for its program"));
+        }
+        Ok(if libc::WIFSIGNALED(status) {
+            128 + libc::WTERMSIG(status)
+        } else {
+            libc::WEXITSTATUS(status)
+        })
+    }
+
+    /// In the sandbox's first process: makes its file system, limits and
+    /// user, then execs `argv`. Answers only when a step failed.
+    fn enter(&self, argv: &[OsString]) -> SandboxError {
+        match self.try_enter(argv) {
+            Ok(never) => match never {},
+            Err(error) => error,
+        }
+    }
+
+    fn try_enter(&self, argv: &[OsString]) -> Result<std::convert::Infallible, SandboxError> {
+        let check = |result: libc::c_int, step: &dyn Fn() -> String| {
+            if result == 0 {
+                return Ok(());
+            }
+            let source = std::io::Error::last_os_error();
+            Err(SandboxError::Step {
+                step: step(),
+                source,
+            })
+        };
+        // SAFETY (for each libc call below): each takes C strings this
+        // function owns for the length of the call, and changes only this
+        // process (its mounts, limits and user), never this memory.
+        check(
+            unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) },
+            &|| "ending with the lab".into(),
+        )?;
+        // Whatever is mounted from here on stays in this namespace.
+        check(
+            unsafe {
+                libc::mount(
+                    std::ptr::null(),
+                    c"/".as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_REC | libc::MS_PRIVATE,
+                    std::ptr::null(),
+                )
+            },
+            &|| "mounts of its own".into(),
+        )?;
+        // What it writes or is shown is opened before anything is
+        // covered, and bound from the open file, since a hidden folder
+        // may hold it.
+        let open = |path: &Path| -> Result<std::fs::File, SandboxError> {
+            let path_c = c_path(path);
+            let fd = unsafe { libc::open(path_c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+            if fd < 0 {
+                check(-1, &|| format!("opening {}", path.display()))?;
+            }
+            // SAFETY: `fd` was just opened and is owned by nobody else.
+            Ok(unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd) })
+        };
+        let bound: Vec<(std::fs::File, &Path, bool, bool)> = (self.writable.iter())
+            .map(|binding| (binding, false))
+            .chain(self.shown.iter().map(|binding| (binding, true)))
+            .map(|((source, place), read_only)| {
+                Ok((open(source)?, place.as_path(), source.is_dir(), read_only))
+            })
+            .collect::<Result<_, SandboxError>>()?;
+        read_only_everywhere().map_err(|source| SandboxError::Step {
+            step: "the file system read-only".into(),
+            source,
+        })?;
+        mount_tmpfs(Path::new("/tmp"), TMP_SIZE).map_err(|source| SandboxError::Step {
+            step: "a private /tmp".into(),
+            source,
+        })?;
+        let mut covered: Vec<&Path> = vec![Path::new("/tmp")];
+        let mut hidden: Vec<&Path> = self.hidden.iter().map(PathBuf::as_path).collect();
+        hidden.sort_by_key(|path| path.components().count());
+        for dir in hidden {
+            if covered.iter().any(|cover| dir.starts_with(cover)) || !dir.is_dir() {
+                continue;
+            }
+            mount_tmpfs(dir, "size=1m,mode=0755").map_err(|source| SandboxError::Step {
+                step: format!("hiding {}", dir.display()),
+                source,
+            })?;
+            covered.push(dir);
+        }
+        for (file, place, is_dir, read_only) in &bound {
+            place_for(place, *is_dir)
+                .and_then(|()| bind(file, place, *read_only))
+                .map_err(|source| SandboxError::Step {
+                    step: format!(
+                        "{} {}",
+                        if *read_only {
+                            "showing"
+                        } else {
+                            "letting it write"
+                        },
+                        place.display()
+                    ),
+                    source,
+                })?;
+        }
+        for dir in covered.iter().skip(1) {
+            remount(dir, true).map_err(|source| SandboxError::Step {
+                step: format!("hiding {} read-only", dir.display()),
+                source,
+            })?;
+        }
+        check(
+            unsafe {
+                libc::mount(
+                    c"proc".as_ptr(),
+                    c"/proc".as_ptr(),
+                    c"proc".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    std::ptr::null(),
+                )
+            },
+            &|| "its own /proc".into(),
+        )?;
+        for (resource, limit, name) in [
+            (libc::RLIMIT_AS, MEMORY_LIMIT, "memory"),
+            (libc::RLIMIT_NPROC, PROCESS_LIMIT, "processes"),
+            (libc::RLIMIT_FSIZE, FILE_SIZE_LIMIT, "file size"),
+            (libc::RLIMIT_CORE, 0, "core dumps"),
+        ] {
+            let limit = libc::rlimit {
+                rlim_cur: limit,
+                rlim_max: limit,
+            };
+            check(
+                unsafe { libc::setrlimit(resource, &raw const limit) },
+                &|| format!("the limit on {name}"),
+            )?;
+        }
+        check(unsafe { libc::setgroups(0, std::ptr::null()) }, &|| {
+            "leaving the lab's groups".into()
+        })?;
+        check(unsafe { libc::setgid(self.uid) }, &|| {
+            format!("group {}", self.uid)
+        })?;
+        check(unsafe { libc::setuid(self.uid) }, &|| {
+            format!("user {}", self.uid)
+        })?;
+        check(
+            unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) },
+            &|| "no new privileges".into(),
+        )?;
+        let home = (self.writable.iter())
+            .map(|(_, place)| place.as_path())
+            .find(|place| place.is_dir())
+            .unwrap_or(Path::new("/tmp"));
+        std::env::set_current_dir(home).map_err(|source| SandboxError::Step {
+            step: format!("starting in {}", home.display()),
+            source,
+        })?;
+        let mut command = std::process::Command::new(&argv[0]);
+        command.args(&argv[1..]).env("TMPDIR", "/tmp");
+        let error = std::os::unix::process::CommandExt::exec(&mut command);
+        Err(SandboxError::Step {
+            step: format!("running {}", Path::new(&argv[0]).display()),
+            source: error,
+        })
+    }
+}
+
+/// A path as a C string (a path holds no NUL byte).
+fn c_path(path: &Path) -> CString {
+    CString::new(path.as_os_str().as_bytes()).unwrap_or_default()
+}
+
+/// The last system error, when `result` says there was one.
+fn io(result: libc::c_int) -> std::io::Result<()> {
+    if result == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Every mount of this namespace read-only, at once and recursively.
+fn read_only_everywhere() -> std::io::Result<()> {
+    /// The kernel's `struct mount_attr`.
+    #[repr(C)]
+    struct MountAttr {
+        attr_set: u64,
+        attr_clr: u64,
+        propagation: u64,
+        userns_fd: u64,
+    }
+    const MOUNT_ATTR_RDONLY: u64 = 1;
+    let attr = MountAttr {
+        attr_set: MOUNT_ATTR_RDONLY,
+        attr_clr: 0,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    // SAFETY: mount_setattr(2) reads `attr`, which lives for the call.
+    let result = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            c"/".as_ptr(),
+            libc::AT_RECURSIVE,
+            &raw const attr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    io(if result == 0 { 0 } else { -1 })
+}
+
+/// An empty tmpfs with `options` mounted on `dir`.
+fn mount_tmpfs(dir: &Path, options: &str) -> std::io::Result<()> {
+    let (dir, options) = (c_path(dir), CString::new(options).unwrap_or_default());
+    // SAFETY: mount(2) reads the strings, which live for the call.
+    io(unsafe {
+        libc::mount(
+            c"tmpfs".as_ptr(),
+            dir.as_ptr(),
+            c"tmpfs".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            options.as_ptr().cast(),
+        )
+    })
+}
+
+/// Makes a place for a bind mount at `place`: a folder, or an empty file.
+/// (One that exists is left as it is.)
+fn place_for(place: &Path, is_dir: bool) -> std::io::Result<()> {
+    if place.exists() {
+        return Ok(());
+    }
+    if is_dir {
+        return std::fs::create_dir_all(place);
+    }
+    if let Some(parent) = place.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::File::create(place).map(drop)
+}
+
+/// Binds the open `file` (a folder or a file) at `place`, read-only when
+/// `read_only`.
+fn bind(file: &std::fs::File, place: &Path, read_only: bool) -> std::io::Result<()> {
+    let source = CString::new(format!(
+        "/proc/self/fd/{}",
+        std::os::fd::AsRawFd::as_raw_fd(file)
+    ))
+    .unwrap_or_default();
+    let target = c_path(place);
+    // SAFETY: mount(2) reads the strings, which live for the call.
+    io(unsafe {
+        libc::mount(
+            source.as_ptr(),
+            target.as_ptr(),
+            std::ptr::null(),
+            libc::MS_BIND | libc::MS_REC,
+            std::ptr::null(),
+        )
+    })?;
+    // A bind mount keeps its source's flags, read-only by now: each is
+    // set again.
+    remount(place, read_only)
+}
+
+/// The mount at `place` made read-only, or writable (never with set-user
+/// programs or devices).
+fn remount(place: &Path, read_only: bool) -> std::io::Result<()> {
+    let target = c_path(place);
+    let read_only = if read_only { libc::MS_RDONLY } else { 0 };
+    // SAFETY: mount(2) reads the string, which lives for the call.
+    io(unsafe {
+        libc::mount(
+            std::ptr::null(),
+            target.as_ptr(),
+            std::ptr::null(),
+            libc::MS_BIND | libc::MS_REMOUNT | read_only | libc::MS_NOSUID | libc::MS_NODEV,
+            std::ptr::null(),
+        )
+    })
+}
+
+/// The sandbox's limit that what a program said (its errors, standard
+/// error) shows it met, named with its figure: the memory limit for an
+/// out-of-memory error (Python's `MemoryError`, C's `ENOMEM`, Rust's
+/// failed allocation), the process limit for a fork or thread refused
+/// (`EAGAIN`), the file-size limit for a file too large (`EFBIG`).
+pub fn limit_met(said: &str) -> Option<String> {
+    let limits = [
+        (
+            &[
+                "MemoryError",
+                "Cannot allocate memory",
+                "memory allocation of",
+            ][..],
+            format!("memory ({} GiB of address space)", MEMORY_LIMIT >> 30),
+        ),
+        (
+            &["Resource temporarily unavailable", "BlockingIOError"][..],
+            format!("processes ({PROCESS_LIMIT} processes and threads)"),
+        ),
+        (
+            &["File too large", "SIGXFSZ"][..],
+            format!("file size ({} GiB)", FILE_SIZE_LIMIT >> 30),
+        ),
+    ];
+    limits
+        .into_iter()
+        .find(|(signs, _)| signs.iter().any(|sign| said.contains(sign)))
+        .map(|(_, limit)| limit)
+}
+
+/// The folders of `home` that hold the tools on `path` (e.g. `~/.pyenv`
+/// for `~/.pyenv/shims`, `~/.cargo` for `~/.cargo/bin`, with `~/.rustup`
+/// beside it, which cargo's proxies need): each is shown read-only when
+/// `home` is hidden, so that a submission finds its interpreter.
+pub fn tools_in_home(home: &Path, path: &OsStr) -> Vec<PathBuf> {
+    let mut tools: Vec<PathBuf> = Vec::new();
+    for entry in std::env::split_paths(path) {
+        let Ok(inside) = entry.strip_prefix(home) else {
+            continue;
+        };
+        let Some(first) = inside.components().next() else {
+            continue;
+        };
+        let tool = home.join(first);
+        if tool.is_dir() && !tools.contains(&tool) {
+            tools.push(tool);
+        }
+    }
+    let rustup = home.join(".rustup");
+    if tools.contains(&home.join(".cargo")) && rustup.is_dir() && !tools.contains(&rustup) {
+        tools.push(rustup);
+    }
+    tools
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sandbox_crosses_to_lab_sandbox_and_back_unchanged() {
+        let sandbox = Sandbox {
+            uid: 1_000_007,
+            hidden: vec!["/home/teacher".into()],
+            writable: vec![("/tmp/x/0/work".into(), "/tmp/x/0/work".into())],
+            shown: vec![("/usr/local/bin/lab".into(), "/usr/local/bin/lab".into())],
+        };
+        assert_eq!(Sandbox::from_arg(&sandbox.to_arg()).unwrap(), sandbox);
+        assert!(Sandbox::from_arg("{\"uid\": -1}").is_err());
+    }
+
+    #[test]
+    fn a_limit_is_named_from_the_error_that_met_it() {
+        assert_eq!(
+            limit_met("Traceback ...\nMemoryError\n").as_deref(),
+            Some("memory (3 GiB of address space)")
+        );
+        assert_eq!(
+            limit_met("BlockingIOError: [Errno 11] Resource temporarily unavailable").as_deref(),
+            Some("processes (256 processes and threads)")
+        );
+        assert_eq!(
+            limit_met("OSError: [Errno 27] File too large").as_deref(),
+            Some("file size (1 GiB)")
+        );
+        assert_eq!(limit_met("NameError: name 'resutl' is not defined"), None);
+    }
+
+    #[test]
+    fn the_tools_of_a_hidden_home_are_the_folders_on_the_path() {
+        let home = tempfile::tempdir().unwrap();
+        for dir in [".pyenv/shims", ".cargo/bin", ".rustup", "notes"] {
+            std::fs::create_dir_all(home.path().join(dir)).unwrap();
+        }
+        let path = std::env::join_paths([
+            home.path().join(".pyenv/shims"),
+            PathBuf::from("/usr/bin"),
+            home.path().join(".cargo/bin"),
+            home.path().join(".pyenv/bin"),
+            home.path().join(".missing/bin"),
+        ])
+        .unwrap();
+        assert_eq!(
+            tools_in_home(home.path(), &path),
+            vec![
+                home.path().join(".pyenv"),
+                home.path().join(".cargo"),
+                home.path().join(".rustup")
+            ]
+        );
+        let without_cargo = std::env::join_paths([home.path().join(".pyenv/shims")]).unwrap();
+        assert_eq!(
+            tools_in_home(home.path(), &without_cargo),
+            vec![home.path().join(".pyenv")]
+        );
+    }
+}

@@ -1,0 +1,302 @@
+//! `lab grade --impl-dir` runs a class's code, which the lab does not
+//! trust: each submission in a sandbox of its own. Each hostile submission
+//! here is the Python store behind an attack it makes at import: when the
+//! attack works, it stops at once (a row that could not start, saying
+//! which attack); when the sandbox refuses it, it goes on as the store and
+//! passes every step. So a hostile row of 8 of 8 is the sandbox refusing
+//! the attack, and the same class graded with `--no-sandbox` shows that
+//! each attack is real.
+
+use crate::common::{Ran, Sandbox};
+use std::io::ErrorKind;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The Python store, behind `attack` (Python run at import, which calls
+/// `worked(what)` when the attack worked).
+fn hostile(attack: &str) -> String {
+    format!(
+        "import os, sys\n\ndef worked(what):\n    raise SystemExit('ATTACK WORKED: ' + what)\n\n{attack}\n\n{}",
+        lease_lab::subject::PYTHON_SOURCE
+    )
+}
+
+/// A marker no other process's command line or file name holds (one per
+/// test, `test`): the leftover process of `leaver.py` carries it, and the
+/// file `writer.py` writes in /tmp is named for it.
+fn marker(test: &str) -> String {
+    format!("lease-lab-{test}-{}", std::process::id())
+}
+
+/// The class: `ada.py`, the store as it is, beside one submission per
+/// attack. `outside` is a file no submission may write, `port` one a test
+/// listens on, on this machine.
+fn hostile_class(lab: &Sandbox, outside: &Path, port: u16, marker: &str) -> PathBuf {
+    let class = lab.path("class");
+    std::fs::create_dir(&class).unwrap();
+    let ada = class.join("ada.py");
+    std::fs::write(&ada, lease_lab::subject::PYTHON_SOURCE).unwrap();
+    // SAFETY: getuid(2) cannot fail.
+    let instructor = unsafe { libc::getuid() };
+    let attacks = [
+        (
+            "writer",
+            // The file outside, and one in /tmp, which the sandbox lets it
+            // write in a /tmp of its own that this machine never sees.
+            format!(
+                "open('/tmp/{marker}-written', 'w').write('x')\ntry:\n    open({outside:?}, 'w').write('x')\nexcept OSError:\n    pass\nelse:\n    worked('wrote ' + {outside:?})"
+            ),
+        ),
+        (
+            "reader",
+            format!(
+                "try:\n    text = open({ada:?}).read()\nexcept OSError:\n    pass\nelse:\n    worked('read another submission')\ntry:\n    names = os.listdir({class:?})\nexcept OSError:\n    names = []\nif 'ada.py' in names:\n    worked('listed the other submissions')"
+            ),
+        ),
+        (
+            "connector",
+            format!(
+                "import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), timeout=2).close()\nexcept OSError:\n    pass\nelse:\n    worked('connected to port {port}')"
+            ),
+        ),
+        (
+            "instructor",
+            format!("if os.getuid() in (0, {instructor}) or os.geteuid() in (0, {instructor}):\n    worked('ran as uid %d' % os.getuid())"),
+        ),
+        (
+            "forker",
+            "import signal, time\nkids = []\ntry:\n    for _ in range(500):\n        pid = os.fork()\n        if pid == 0:\n            time.sleep(600)\n            os._exit(0)\n        kids.append(pid)\nexcept OSError:\n    refused = True\nelse:\n    refused = False\nfor pid in kids:\n    os.kill(pid, signal.SIGKILL)\n    os.waitpid(pid, 0)\nif not refused:\n    worked('forked 500 times')".to_string(),
+        ),
+        (
+            "hog",
+            "try:\n    hoard = bytearray(4 << 30)\nexcept MemoryError:\n    pass\nelse:\n    worked('allocated 4 GiB')".to_string(),
+        ),
+        (
+            "leaver",
+            format!(
+                "if os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(600)', {marker:?}])\n    os._exit(0)\nos.wait()"
+            ),
+        ),
+    ];
+    for (name, attack) in attacks {
+        std::fs::write(class.join(format!("{name}.py")), hostile(&attack)).unwrap();
+    }
+    // One that meets a limit and does not catch it: its row says which.
+    std::fs::write(
+        class.join("greedy.py"),
+        format!(
+            "hoard = bytearray(4 << 30)\n{}",
+            lease_lab::subject::PYTHON_SOURCE
+        ),
+    )
+    .unwrap();
+    class
+}
+
+/// The processes of this machine whose command line holds `marker`.
+fn processes_marked(marker: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|line| String::from_utf8_lossy(&line).contains(marker))
+        })
+        .collect()
+}
+
+/// The rows of `lab grade --impl-dir class --format csv`, by student:
+/// steps passed, steps checked, result.
+fn rows(ran: &Ran) -> Vec<(String, [String; 3])> {
+    let mut reader = csv::Reader::from_reader(ran.stdout.as_bytes());
+    reader
+        .records()
+        .map(|row| {
+            let row = row.unwrap();
+            (
+                row[0].to_string(),
+                [row[2].to_string(), row[3].to_string(), row[4].to_string()],
+            )
+        })
+        .collect()
+}
+
+fn grade(lab: &Sandbox, more: &[&str]) -> Ran {
+    let mut args = vec![
+        "grade",
+        "--impl-dir",
+        "class",
+        "--time-limit-s",
+        "60",
+        "--format",
+        "csv",
+    ];
+    args.extend_from_slice(more);
+    crate::common::run_bounded(&mut lab.command(&args), Duration::from_secs(300))
+}
+
+/// Hostile submissions graded beside a good one: every attack is refused
+/// (each passes 8 of 8 only then), nothing is written outside a
+/// submission's folder, no connection reaches a port of this machine, no
+/// process is left, and the one that meets the memory limit uncaught has
+/// a row that says so.
+#[test]
+fn each_submission_is_sandboxed_and_hostile_ones_cannot_reach_out() {
+    // SAFETY: geteuid(2) cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        // Without root there is no sandbox: grading refuses (tested as
+        // another user below, where root is at hand).
+        return;
+    }
+    let lab = Sandbox::new();
+    let outside = lab.path("outside.txt");
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let marker = marker("sandboxed");
+    hostile_class(&lab, &outside, port, &marker);
+    let ran = grade(&lab, &[]);
+    ran.assert_success();
+    let rows = rows(&ran);
+    for (student, [passed, through, result]) in &rows {
+        if student == "greedy" {
+            continue;
+        }
+        assert_eq!(
+            (passed.as_str(), through.as_str()),
+            ("8", "8"),
+            "{student}: {result}\n{}",
+            ran.shown()
+        );
+    }
+    assert_eq!(rows.len(), 9, "{rows:?}");
+    let greedy = &rows
+        .iter()
+        .find(|(student, _)| student == "greedy")
+        .unwrap()
+        .1;
+    assert!(
+        greedy[2].starts_with("could not start: ")
+            && greedy[2].contains("MemoryError")
+            && greedy[2].ends_with("met the sandbox's limit on memory (3 GiB of address space)"),
+        "{greedy:?}"
+    );
+    assert!(
+        !outside.exists(),
+        "a submission wrote {}",
+        outside.display()
+    );
+    let written = PathBuf::from(format!("/tmp/{marker}-written"));
+    assert!(
+        !written.exists(),
+        "a submission wrote {}",
+        written.display()
+    );
+    assert_eq!(
+        listener.accept().map(|_| ()).map_err(|error| error.kind()),
+        Err(ErrorKind::WouldBlock),
+        "a submission connected to port {port}"
+    );
+    assert_eq!(
+        processes_marked(&marker),
+        Vec::<u32>::new(),
+        "processes left"
+    );
+}
+
+/// The same class with `--no-sandbox`: a warning first, then each attack
+/// works (the attacks of this file are real), and grading goes on.
+#[test]
+fn without_the_sandbox_the_same_attacks_work_after_a_warning() {
+    let lab = Sandbox::new();
+    let outside = lab.path("outside.txt");
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let marker = marker("unsandboxed");
+    let class = hostile_class(&lab, &outside, port, &marker);
+    // Not the hog and the fork bomb, which would take this machine's
+    // memory and processes, nor the one that would leave a process.
+    for spared in ["hog", "forker", "leaver", "greedy"] {
+        std::fs::remove_file(class.join(format!("{spared}.py"))).unwrap();
+    }
+    let ran = grade(&lab, &["--no-sandbox"]);
+    ran.assert_success();
+    assert!(
+        ran.stderr
+            .contains("warning: --no-sandbox: every submission runs as you"),
+        "{}",
+        ran.shown()
+    );
+    let rows = rows(&ran);
+    let result = |student: &str| {
+        rows.iter()
+            .find(|(name, _)| name == student)
+            .unwrap_or_else(|| panic!("no row for {student}: {rows:?}"))
+            .1[2]
+            .clone()
+    };
+    assert_eq!(result("ada"), "every step passes");
+    for (student, attack) in [
+        ("writer", "wrote "),
+        ("reader", "read another submission"),
+        ("connector", "connected to port"),
+        ("instructor", "ran as uid"),
+    ] {
+        let said = result(student);
+        assert!(
+            said.contains(&format!("ATTACK WORKED: {attack}")),
+            "{student}: {said}"
+        );
+    }
+    assert!(outside.exists());
+    let written = PathBuf::from(format!("/tmp/{marker}-written"));
+    assert!(written.exists());
+    std::fs::remove_file(written).unwrap();
+}
+
+/// Without root no sandbox can be made: grading refuses before it starts,
+/// says why and what to do, and runs nothing. (Run as another user, with
+/// a copy of the lab that user may run.)
+#[test]
+fn without_root_grading_refuses_and_says_what_to_do() {
+    // SAFETY: geteuid(2) cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return;
+    }
+    let lab = Sandbox::new();
+    let open = |path: &Path| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    open(lab.dir.path());
+    let copy = lab.path("lab");
+    std::fs::copy(env!("CARGO_BIN_EXE_lab"), &copy).unwrap();
+    let class = lab.path("class");
+    std::fs::create_dir(&class).unwrap();
+    open(&class);
+    let marker = lab.path("ran");
+    std::fs::write(
+        class.join("ada.py"),
+        format!("open({marker:?}, 'w').write('ran')\n"),
+    )
+    .unwrap();
+    let ran = crate::common::run_bounded(
+        std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(&copy)
+            .args(["grade", "--impl-dir", "class"])
+            .current_dir(lab.dir.path())
+            .env("COLUMNS", "1000"),
+        Duration::from_secs(60),
+    );
+    ran.assert_code(3);
+    assert!(
+        ran.stderr.contains(
+            "lab grade: cannot sandbox the submissions: it runs each submission as a user of its own, which needs root; run lab grade as root"
+        ) && ran.stderr.contains("or pass --no-sandbox"),
+        "{}",
+        ran.shown()
+    );
+    assert!(!marker.exists(), "a submission ran");
+}
