@@ -20,9 +20,15 @@ use similar::{ChangeTag, TextDiff};
 use std::fmt::Write as _;
 
 /// The page's style: status colours that also read in greyscale, a table
-/// whose variant ids stand upright so that forty columns fit a laptop, and
-/// whose header row and test names stay in view as it scrolls (sticky
-/// cells, opaque so that the cells scrolling under them do not show).
+/// whose variant ids stand upright so that forty columns fit a laptop, in a
+/// box of its own that scrolls (the page never scrolls sideways), whose
+/// header row and test names stay in view as it scrolls (sticky cells,
+/// opaque so that the cells scrolling under them do not show; the borders
+/// separate, so that a sticky cell keeps its own), test names shortened to
+/// a third of the window with the full name on hover, a step's title and
+/// a test's reasons pinned to the box's left edge, and the filters: a
+/// kind's columns and a step's rows hidden by CSS alone (`:has`), with no
+/// script.
 const STYLE: &str = r#"
 body { font: 14px/1.45 system-ui, sans-serif; margin: 24px; color: #1d1d1f; background: #fff; }
 h1 { font-size: 22px; margin: 0 0 4px; }
@@ -33,17 +39,23 @@ code, pre { font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monosp
 .problems { background: #fff4f2; border-left: 4px solid #c62828; padding: 6px 12px; }
 .fine { background: #f1f8f1; border-left: 4px solid #2e7d32; padding: 6px 12px; }
 .legend span { display: inline-block; min-width: 18px; text-align: center; margin: 0 4px 0 12px; border-radius: 3px; }
-table.matrix { border-collapse: collapse; }
-table.matrix th, table.matrix td { border: 1px solid #e3e3e3; }
+div.scroller { overflow: auto; max-width: 100%; max-height: 85vh; border: 1px solid #ccc; }
+table.matrix { border-collapse: separate; border-spacing: 0; }
+table.matrix th, table.matrix td { border-right: 1px solid #e3e3e3; border-bottom: 1px solid #e3e3e3; }
 table.matrix thead th { position: sticky; top: 0; z-index: 2; background: #fff; box-shadow: 0 1px 0 #ccc; }
 table.matrix thead th:first-child { left: 0; z-index: 3; }
 table.matrix tbody th.test { position: sticky; left: 0; z-index: 1; background: #fff; box-shadow: 1px 0 0 #ccc; }
-table.matrix th.test .beyond { color: #8d6e00; font-weight: bold; margin-left: 4px; cursor: help; }
+table.matrix th.test span.name { display: block; max-width: calc(33vw - 24px); overflow: hidden; text-overflow: ellipsis; }
+table.matrix th.test .beyond { color: #8d6e00; font-weight: bold; margin-right: 4px; cursor: help; }
+table.matrix .pin { position: sticky; left: 8px; display: inline-block; max-width: calc(100vw - 100px); white-space: normal; }
+form.filters { margin: 6px 0; font-size: 13px; }
+form.filters fieldset { display: inline-block; border: 1px solid #ddd; margin: 0 12px 6px 0; padding: 2px 8px; }
+form.filters label { margin-right: 8px; white-space: nowrap; }
 table.matrix thead th.variant { writing-mode: vertical-rl; transform: rotate(180deg); padding: 6px 2px; font-weight: 600; font-size: 12px; }
 table.matrix thead th.variant a { color: inherit; text-decoration: none; }
 table.matrix th.test { text-align: left; font-weight: normal; font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12px; padding: 1px 8px 1px 16px; white-space: nowrap; }
-table.matrix tr.step-title th { text-align: left; background: #f6f6f6; padding: 6px 8px; font-size: 13px; }
-table.matrix tr.reasons td { padding: 0 8px 2px 16px; font-size: 12px; border-top: none; }
+table.matrix tr.step-title th { text-align: left; background: #f6f6f6; padding: 6px 0; font-size: 13px; }
+table.matrix tr.reasons td { padding: 0 0 2px; font-size: 12px; }
 table.matrix tr.reasons summary { color: #555; cursor: pointer; }
 td.cell { width: 20px; min-width: 20px; text-align: center; font-size: 12px; padding: 1px 0; }
 .group-start { border-left: 3px solid #999 !important; }
@@ -71,7 +83,7 @@ pre.diff .hunk { color: #00838f; display: block; }
 pre.diff .file { font-weight: bold; display: block; }
 pre.diff .ctx { display: block; }
 ul.kills li { margin: 2px 0; }
-.reason { color: #555; }
+.reason { color: #555; overflow-wrap: anywhere; }
 .advice { background: #fff8e1; border-left: 4px solid #f9a825; padding: 6px 12px; }
 "#;
 
@@ -197,7 +209,7 @@ fn starts_group(matrix: &Matrix, index: usize) -> bool {
 fn header_row(matrix: &Matrix) -> String {
     let summaries = matrix.summaries();
     let mut out = String::new();
-    out.push_str("<table class=\"matrix\">\n<thead><tr><th scope=\"col\">test</th>");
+    out.push_str("<div class=\"scroller\">\n<table class=\"matrix\">\n<thead><tr><th scope=\"col\">test</th>");
     for (index, run) in matrix.runs.iter().enumerate() {
         let group = if starts_group(matrix, index) {
             " group-start"
@@ -215,7 +227,8 @@ fn header_row(matrix: &Matrix) -> String {
                 let status = summary(&summaries, &mutant.id).status.label();
                 write!(
                     out,
-                    "<th scope=\"col\" class=\"variant status-{status}{group}\" title=\"{}\"><a href=\"#mutant-{}\">{}</a></th>",
+                    "<th scope=\"col\" class=\"variant status-{status}{group} kind-{}\" title=\"{}\"><a href=\"#mutant-{}\">{}</a></th>",
+                    mutant.kind.name(),
                     attr(&format!("{} (step {}, {}): {}", mutant.id, mutant.step, status, mutant.title)),
                     attr(&mutant.id),
                     text(&mutant.id)
@@ -231,6 +244,7 @@ fn header_row(matrix: &Matrix) -> String {
 fn matrix_section(matrix: &Matrix) -> String {
     let mut out = String::from("<section id=\"matrix\">\n<h2>The kill matrix</h2>\n");
     out.push_str(&legend(matrix));
+    out.push_str(&filters(matrix));
     let beyond = matrix.beyond_the_worksheet_tests();
     out.push_str(&header_row(matrix));
 
@@ -243,7 +257,7 @@ fn matrix_section(matrix: &Matrix) -> String {
             step = Some(case.step);
             writeln!(
                 out,
-                "<tbody id=\"step-{0}\"><tr class=\"step-title\"><th colspan=\"{1}\" scope=\"colgroup\">Step {0}: {2} <code class=\"reason\">{3}</code></th></tr>",
+                "<tbody id=\"step-{0}\"><tr class=\"step-title\"><th colspan=\"{1}\" scope=\"colgroup\"><span class=\"pin\">Step {0}: {2} <code class=\"reason\">{3}</code></span></th></tr>",
                 case.step,
                 matrix.runs.len() + 1,
                 text(step_title(case.step)),
@@ -259,9 +273,12 @@ fn matrix_section(matrix: &Matrix) -> String {
         } else {
             String::new()
         };
+        // The mark first: a name too long for the column is cut at its
+        // end, and its full name is the cell's title.
         write!(
             out,
-            "<tr class=\"test\"><th scope=\"row\" class=\"test\">{}{mark}</th>",
+            "<tr class=\"test\"><th scope=\"row\" class=\"test\" title=\"{}\"><span class=\"name\">{mark}{}</span></th>",
+            attr(case.name),
             text(case.name)
         )
         .unwrap();
@@ -281,7 +298,8 @@ fn matrix_section(matrix: &Matrix) -> String {
             };
             write!(
                 out,
-                "<td class=\"cell {class}{group}\" title=\"{}\">{mark}</td>",
+                "<td class=\"cell {class}{group}{}\" title=\"{}\">{mark}</td>",
+                kind_class(run),
                 attr(&format!("{} × {}: {why}", run.variant.id, case.name))
             )
             .unwrap();
@@ -292,7 +310,68 @@ fn matrix_section(matrix: &Matrix) -> String {
     if step.is_some() {
         out.push_str("</tbody>\n");
     }
-    out.push_str("</table>\n</section>\n");
+    out.push_str("</table>\n</div>\n</section>\n");
+    out
+}
+
+/// A mutant's column's class for its kind (` kind-field`), by which the
+/// filters hide it; none for the reference, always shown.
+fn kind_class(run: &VariantRun) -> String {
+    run.variant
+        .mutant
+        .as_ref()
+        .map(|mutant| format!(" kind-{}", mutant.spec.kind.name()))
+        .unwrap_or_default()
+}
+
+/// The filters above the table: a box per kind of mutant in the matrix,
+/// whose columns it shows, and one per step, whose rows it shows, all
+/// checked; and the style rules (CSS's `:has`, no script) that hide what
+/// is unchecked.
+fn filters(matrix: &Matrix) -> String {
+    let mut kinds: Vec<crate::mutant::MutantKind> = Vec::new();
+    for mutant in matrix
+        .runs
+        .iter()
+        .filter_map(|run| run.variant.mutant.as_ref())
+    {
+        if !kinds.contains(&mutant.spec.kind) {
+            kinds.push(mutant.spec.kind);
+        }
+    }
+    let mut steps: Vec<u8> = matrix.tests.iter().map(|case| case.step).collect();
+    steps.dedup();
+    let mut rules = String::new();
+    let mut out = String::from(
+        "<form class=\"filters\" aria-label=\"filters\"><fieldset><legend>columns: mutants of kind</legend>",
+    );
+    for kind in &kinds {
+        let name = kind.name();
+        write!(
+            out,
+            "<label><input type=\"checkbox\" id=\"show-{name}\" checked> {name}</label>"
+        )
+        .unwrap();
+        writeln!(
+            rules,
+            "body:has(#show-{name}:not(:checked)) table.matrix .kind-{name} {{ display: none; }}"
+        )
+        .unwrap();
+    }
+    out.push_str("</fieldset><fieldset><legend>rows: the tests of step</legend>");
+    for step in &steps {
+        write!(
+            out,
+            "<label><input type=\"checkbox\" id=\"show-step-{step}\" checked> {step}</label>"
+        )
+        .unwrap();
+        writeln!(
+            rules,
+            "body:has(#show-step-{step}:not(:checked)) table.matrix #step-{step} {{ display: none; }}"
+        )
+        .unwrap();
+    }
+    write!(out, "</fieldset></form>\n<style>\n{rules}</style>\n").unwrap();
     out
 }
 
@@ -313,7 +392,7 @@ fn reasons_row(matrix: &Matrix, test: &str) -> String {
         return String::new();
     }
     let mut out = format!(
-        "<tr class=\"reasons\"><td colspan=\"{}\"><details><summary>why {} did not pass on {}</summary><ul>",
+        "<tr class=\"reasons\"><td colspan=\"{}\"><details class=\"pin\"><summary>why {} did not pass on {}</summary><ul>",
         matrix.runs.len() + 1,
         text(test),
         match reasons.len() {
@@ -515,9 +594,9 @@ mod tests {
     fn a_test_that_did_not_pass_everywhere_has_its_reasons_under_it() {
         let matrix = matrix();
         let page = page(&matrix);
-        assert!(page.contains("<tr class=\"reasons\"><td colspan=\"6\"><details><summary>why claim_at_exact_expiry_is_reassigned did not pass on 1 variant</summary><ul><li><code>04</code> <span class=\"reason\">claim(\"j\", \"B\", now=110, ttl=5): expected fence 2, got none &lt;script&gt;&amp;</span></li></ul></details></td></tr>"), "{page}");
+        assert!(page.contains("<tr class=\"reasons\"><td colspan=\"6\"><details class=\"pin\"><summary>why claim_at_exact_expiry_is_reassigned did not pass on 1 variant</summary><ul><li><code>04</code> <span class=\"reason\">claim(\"j\", \"B\", now=110, ttl=5): expected fence 2, got none &lt;script&gt;&amp;</span></li></ul></details></td></tr>"), "{page}");
         let passing = page
-            .split("<th scope=\"row\" class=\"test\">claim_of_a_new_job_returns_fence_1</th>")
+            .split("<th scope=\"row\" class=\"test\" title=\"claim_of_a_new_job_returns_fence_1\"><span class=\"name\">claim_of_a_new_job_returns_fence_1</span></th>")
             .nth(1)
             .unwrap();
         assert!(
@@ -551,7 +630,7 @@ mod tests {
         let page = page(&program);
         let row = |name: &str| -> String {
             let start = page
-                .find(&format!("class=\"test\">{name}"))
+                .find(&format!("class=\"test\" title=\"{name}\">"))
                 .expect("the test's row");
             page[start..start + page[start..].find("</th>").unwrap()].to_string()
         };
@@ -596,13 +675,60 @@ mod tests {
         assert!(rule("table.matrix tbody th.test").contains("left: 0;"));
     }
 
+    /// A box per kind of mutant in the matrix and per step, each checked,
+    /// each with the rule that hides its columns or rows when unchecked;
+    /// every mutant's header and cells carry its kind, the reference's none.
+    #[test]
+    fn the_filters_hide_a_kind_s_columns_and_a_step_s_rows_without_a_script() {
+        let matrix = matrix();
+        let page = page(&matrix);
+        assert!(!page.contains("<script"), "no script");
+        let kinds: std::collections::BTreeSet<&str> = matrix
+            .runs
+            .iter()
+            .filter_map(|run| Some(run.variant.mutant.as_ref()?.spec.kind.name()))
+            .collect();
+        for kind in &kinds {
+            assert!(
+                page.contains(&format!(
+                    "<input type=\"checkbox\" id=\"show-{kind}\" checked> {kind}"
+                )),
+                "{kind}"
+            );
+            assert!(page.contains(&format!(
+                "body:has(#show-{kind}:not(:checked)) table.matrix .kind-{kind} {{ display: none; }}"
+            )));
+        }
+        let steps: std::collections::BTreeSet<u8> =
+            matrix.tests.iter().map(|case| case.step).collect();
+        assert_eq!(
+            page.matches("id=\"show-").count(),
+            kinds.len() + steps.len()
+        );
+        for step in steps {
+            assert!(page.contains(&format!(
+                "body:has(#show-step-{step}:not(:checked)) table.matrix #step-{step} {{ display: none; }}"
+            )));
+        }
+        let mutants = matrix
+            .runs
+            .iter()
+            .filter(|run| run.variant.mutant.is_some())
+            .count();
+        assert_eq!(
+            page.matches(" kind-").count(),
+            // A header and a cell per test, per mutant.
+            mutants * (1 + matrix.tests.len())
+        );
+    }
+
     #[test]
     fn cells_carry_their_failure_escaped() {
         let page = page(&matrix());
-        assert!(page.contains("class=\"cell killed group-start\" title=\"04 × claim_at_exact_expiry_is_reassigned: claim(&quot;j&quot;, &quot;B&quot;, now=110, ttl=5): expected fence 2, got none &lt;script&gt;&amp;\""));
+        assert!(page.contains("class=\"cell killed group-start kind-worksheet\" title=\"04 × claim_at_exact_expiry_is_reassigned: claim(&quot;j&quot;, &quot;B&quot;, now=110, ttl=5): expected fence 2, got none &lt;script&gt;&amp;\""));
         assert!(page.contains("<code>claim_at_exact_expiry_is_reassigned</code> <span class=\"reason\">claim(\"j\", \"B\", now=110, ttl=5): expected fence 2, got none &lt;script&gt;&amp;</span>"));
-        assert!(page.contains("class=\"cell timeout\""));
-        assert!(page.contains("class=\"cell crash\""));
+        assert!(page.contains("class=\"cell timeout kind-"));
+        assert!(page.contains("class=\"cell crash kind-"));
     }
 
     #[test]

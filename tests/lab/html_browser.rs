@@ -267,46 +267,140 @@ fn the_chaos_timeline_draws_each_call_on_its_worker_s_lane() {
     assert!(verdict.contains("a fence handed out twice"), "{verdict}");
 }
 
-/// The page scrolled down and to the right in a small window: the header
-/// row still sits at the top and the test names at the left, above the
-/// cells that scrolled under them. (The page runs no script of its own;
-/// the test adds one that scrolls and notes what is at the window's edges.)
+/// The matrix page (all 60 variants) at 1,400, 800 and 600 px: the page
+/// never scrolls sideways, the table scrolls in its own box; scrolled down
+/// and right, the header row stays at the box's top and the test names at
+/// its left, and no cell that shows is under a name: a cell right of the
+/// names is what the browser finds at its centre, and unscrolled the first
+/// cell starts where the names end. A step's title stays in view, the
+/// names take at most a third of the window with the full name on hover,
+/// and the filters hide a kind's columns and a step's rows. (The page runs
+/// no script of its own; the test adds one that scrolls, clicks and notes
+/// what it finds.)
 #[test]
 #[ignore = "needs chromium; .ci/run installs it"]
-fn the_header_row_and_the_test_names_stay_in_view_as_the_table_scrolls() {
+fn the_matrix_scrolls_in_its_box_with_its_header_and_names_in_view_and_filters() {
     let folder = tempfile::tempdir().unwrap();
     let probe = r#"<div id="probe"></div><script>
-const names = document.querySelector("table.matrix tbody th.test").getBoundingClientRect().width;
-window.scrollTo(names + 40, 1500);
 const probe = document.getElementById("probe");
+const page = document.scrollingElement;
+probe.dataset.sideways = String(page.scrollWidth > window.innerWidth);
+const box = document.querySelector("div.scroller");
+const name = () => document.querySelector("table.matrix tbody th.test").getBoundingClientRect();
+const firstCell = document.querySelector("table.matrix tbody td.cell").getBoundingClientRect();
+probe.dataset.unscrolled = String(firstCell.left >= name().right - 1);
+probe.dataset.third = String(name().width <= window.innerWidth / 3 + 1);
+const long = document.querySelector("table.matrix tbody th.test[title]");
+probe.dataset.hover = String(long.title === long.textContent.replace("*", ""));
+box.scrollIntoView({ block: "start" });
+box.scrollTo(name().width + 200, 600);
 const at = (x, y) => document.elementFromPoint(x, y);
-probe.dataset.scrolled = String(window.scrollX > names && window.scrollY === 1500);
-probe.dataset.top = at(300, 20)?.closest("thead") ? "header" : String(at(300, 20)?.outerHTML).slice(0, 80);
+const boxArea = box.getBoundingClientRect();
+// The part of the box inside the window.
+const area = { left: boxArea.left, top: boxArea.top, right: Math.min(boxArea.right, window.innerWidth), bottom: Math.min(boxArea.bottom, window.innerHeight) };
+probe.dataset.scrolled = String(box.scrollLeft > name().width && box.scrollTop > 0);
+const header = document.querySelector("table.matrix thead").getBoundingClientRect().height;
+probe.dataset.top = at(area.left + name().width + 30, area.top + 10)?.closest("thead") ? "header" : String(at(area.left + name().width + 30, area.top + 10)?.outerHTML).slice(0, 80);
+probe.dataset.corner = at(area.left + 10, area.top + 10)?.closest("thead th:first-child") ? "corner" : "other";
 const kind = (element) =>
   element?.closest("th.test") ? "name" : element?.closest("td.cell") ? "cell" : "other";
 const left = new Set();
-for (let y = 100; y < window.innerHeight; y += 8) left.add(kind(at(10, y)));
+for (let y = area.top + header + 10; y < area.bottom - 20; y += 8) left.add(kind(at(area.left + 10, y)));
 probe.dataset.left = [...left].sort().join(",");
-probe.dataset.corner = at(10, 10)?.closest("thead th:first-child") ? "corner" : String(at(10, 10)?.outerHTML).slice(0, 80);
+// Every cell of the rows in view, whose centre is right of the names and
+// inside the box, is the element at its centre.
+let covered = 0, seen = 0;
+const namesRight = name().right;
+for (const cell of document.querySelectorAll("table.matrix tbody td.cell")) {
+  const r = cell.getBoundingClientRect();
+  const x = (r.left + r.right) / 2, y = (r.top + r.bottom) / 2;
+  if (x <= namesRight + 1 || x >= area.right - 20 || y <= area.top + header + 1 || y >= area.bottom - 20) continue;
+  seen += 1;
+  if (at(x, y) !== cell) { covered += 1; probe.dataset.cover = String(at(x, y)?.outerHTML).slice(0, 120); }
+}
+probe.dataset.cells = `${seen} seen, ${covered} covered`;
+const title = [...document.querySelectorAll("table.matrix tr.step-title .pin")].find((pin) => {
+  const r = pin.getBoundingClientRect();
+  return r.top > area.top + header && r.bottom < area.bottom;
+});
+probe.dataset.title = title ? String(title.getBoundingClientRect().left >= area.left - 1 && title.getBoundingClientRect().left < area.left + 40) : "none in view";
+box.scrollTo(0, 0);
+document.getElementById("show-field").click();
+document.getElementById("show-step-3").click();
+const shown = (element) => element.getClientRects().length > 0;
+probe.dataset.field = String([...document.querySelectorAll("table.matrix .kind-field")].some(shown));
+probe.dataset.worksheet = String([...document.querySelectorAll("table.matrix thead .kind-worksheet, #step-4 .kind-worksheet")].every(shown));
+probe.dataset.step3 = String(shown(document.getElementById("step-3")));
+probe.dataset.step4 = String(shown(document.getElementById("step-4")));
 </script></body>"#;
     let html = html::page(&matrix()).replace("</body>", probe);
     let page = write_page(folder.path(), "report.html", &html);
-    let output = browse(&page, &["--window-size=600,600", "--dump-dom"]);
-    assert_eq!(console_messages(&output), Vec::<String>::new());
-    let dom = Html::parse_document(&String::from_utf8_lossy(&output.stdout));
-    let probe = dom.select(&select("#probe")).next().expect("the probe ran");
-    assert_eq!(
-        probe.attr("data-scrolled"),
-        Some("true"),
-        "the page scrolled down, and right past the test names"
-    );
-    assert_eq!(probe.attr("data-top"), Some("header"));
-    let left = probe.attr("data-left").unwrap();
-    assert!(
-        left.split(',').any(|kind| kind == "name") && !left.split(',').any(|kind| kind == "cell"),
-        "at the left edge, test names and no cell: {left}"
-    );
-    assert_eq!(probe.attr("data-corner"), Some("corner"));
+    for (width, height) in [(1400, 1000), (800, 600), (600, 600)] {
+        let size = format!("--window-size={width},{height}");
+        let output = browse(&page, &[&size, "--dump-dom"]);
+        assert_eq!(console_messages(&output), Vec::<String>::new());
+        let dom = Html::parse_document(&String::from_utf8_lossy(&output.stdout));
+        let probe = dom.select(&select("#probe")).next().expect("the probe ran");
+        let said = |key: &str| {
+            probe
+                .attr(&format!("data-{key}"))
+                .unwrap_or("none")
+                .to_string()
+        };
+        let at = format!("at {width}x{height}");
+        assert_eq!(
+            said("sideways"),
+            "false",
+            "{at} the page does not scroll sideways"
+        );
+        assert_eq!(
+            said("unscrolled"),
+            "true",
+            "{at} the first cell starts where the names end"
+        );
+        assert_eq!(said("third"), "true", "{at} the names take at most a third");
+        assert_eq!(
+            said("hover"),
+            "true",
+            "{at} a name's full text is its title"
+        );
+        assert_eq!(
+            said("scrolled"),
+            "true",
+            "{at} the box scrolled down and right"
+        );
+        assert_eq!(said("top"), "header", "{at}");
+        assert_eq!(said("corner"), "corner", "{at}");
+        let left = said("left");
+        assert!(
+            left.split(',').any(|kind| kind == "name")
+                && !left.split(',').any(|kind| kind == "cell"),
+            "{at}: at the box's left edge, test names and no cell: {left}"
+        );
+        let cells = said("cells");
+        assert!(
+            cells.ends_with(" 0 covered") && !cells.starts_with("0 seen"),
+            "{at}: {cells}, one under {}",
+            said("cover")
+        );
+        assert_eq!(
+            said("title"),
+            "true",
+            "{at}: a step's title is pinned to the box's left"
+        );
+        assert_eq!(
+            said("field"),
+            "false",
+            "{at}: unchecked, the field mutants' columns hide"
+        );
+        assert_eq!(said("worksheet"), "true", "{at}: the worksheet's stay");
+        assert_eq!(
+            said("step3"),
+            "false",
+            "{at}: unchecked, step 3's rows hide"
+        );
+        assert_eq!(said("step4"), "true", "{at}: step 4's stay");
+    }
 }
 
 /// The class page (`lab grade --format html`) in a window 1,400 and 800
