@@ -122,6 +122,10 @@ impl Sandbox {
     /// waited for.
     pub fn run(&self, argv: &[OsString]) -> Result<i32, SandboxError> {
         Sandbox::probe()?;
+        // The lab's own namespaces, which the sandbox's first process must
+        // have left before it mounts anything: a mount in the lab's own
+        // would change the machine.
+        let outer = own_namespaces();
         let step = |step: &str| {
             let source = std::io::Error::last_os_error();
             SandboxError::Step {
@@ -146,7 +150,7 @@ impl Sandbox {
             return Err(step("its first process"));
         }
         if child == 0 {
-            let error = self.enter(argv);
+            let error = self.enter(argv, &outer);
             eprintln!("lab: the sandbox could not be made: {error}");
             // SAFETY: ends the child without running this process's
             // exit handlers, which belong to the parent.
@@ -166,14 +170,31 @@ impl Sandbox {
 
     /// In the sandbox's first process: makes its file system, limits and
     /// user, then execs `argv`. Answers only when a step failed.
-    fn enter(&self, argv: &[OsString]) -> SandboxError {
-        match self.try_enter(argv) {
+    fn enter(&self, argv: &[OsString], outer: &[Option<PathBuf>]) -> SandboxError {
+        match self.try_enter(argv, outer) {
             Ok(never) => match never {},
             Err(error) => error,
         }
     }
 
-    fn try_enter(&self, argv: &[OsString]) -> Result<std::convert::Infallible, SandboxError> {
+    fn try_enter(
+        &self,
+        argv: &[OsString],
+        outer: &[Option<PathBuf>],
+    ) -> Result<std::convert::Infallible, SandboxError> {
+        let inner = own_namespaces();
+        if inner
+            .iter()
+            .zip(outer)
+            .any(|(inner, outer)| inner.is_none() || inner == outer)
+        {
+            return Err(SandboxError::Step {
+                step: "namespaces of its own".into(),
+                source: std::io::Error::other(
+                    "its first process is still in the lab's own mount or network namespace",
+                ),
+            });
+        }
         let check = |result: libc::c_int, step: &dyn Fn() -> String| {
             if result == 0 {
                 return Ok(());
@@ -322,6 +343,12 @@ impl Sandbox {
             source: error,
         })
     }
+}
+
+/// This process's mount and network namespaces, as Linux names them
+/// (`mnt:[4026531841]`); `None` for one that cannot be read.
+fn own_namespaces() -> [Option<PathBuf>; 2] {
+    ["mnt", "net"].map(|kind| std::fs::read_link(format!("/proc/self/ns/{kind}")).ok())
 }
 
 /// A path as a C string (a path holds no NUL byte).

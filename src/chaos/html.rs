@@ -57,7 +57,7 @@ pub fn page(chaos: &Chaos) -> String {
          <p class=\"run\">{workers}, {operations} calls, seed {seed}; faults: {faults}</p>\
          <p class=\"verdict\">{verdict}</p><ul class=\"findings\">{findings}</ul>\
          <p class=\"model\">Model check: {model}</p>{replay}\
-         {svg}{table}\
+         <div class=\"scroll\">{svg}</div><div class=\"scroll\">{table}</div>\
          <p class=\"prefix\">The longest valid prefix: {prefix}.</p>\n",
         subject = text(&chaos.subject),
         workers = crate::terminal::plural(settings.workers, "worker"),
@@ -78,6 +78,7 @@ pub fn page(chaos: &Chaos) -> String {
 }
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;color:#222}\
+div.scroll{overflow:auto;max-width:100%}code{overflow-wrap:anywhere}\
 svg{border:1px solid #ccc;background:#fafafa}\
 rect.call{fill:#6a9fd4}rect.culprit{fill:#d43c3c}rect.killed{fill:#999;stroke:#222;stroke-dasharray:3 2}\
 text{font-size:11px}table{border-collapse:collapse;margin-top:1em}\

@@ -581,7 +581,7 @@ mod tests {
         assert_eq!(json["variants"][2]["not_covered"], serde_json::json!([]));
         let page = html::page(&matrix);
         assert!(
-            page.contains("class=\"cell not-covered group-start\" title=\"04 × "),
+            page.contains("class=\"cell not-covered group-start kind-worksheet\" title=\"04 × "),
             "{page}"
         );
         let text = text::matrix(&matrix, 100);

@@ -463,3 +463,72 @@ probe.dataset.fits = String(boxes.every((each) => each.scrollWidth <= each.clien
         }
     }
 }
+
+/// The analysis pages (the Rust store's and the Python store's) and a
+/// chaos run's page in a window 1,400 and 800 px wide: no console
+/// message, no page scrolls sideways as a whole, and every label of the
+/// subsumption graph is drawn at 11 px or more (the graph scrolls in its
+/// own box rather than shrink).
+#[test]
+#[ignore = "needs chromium; .ci/run installs it"]
+fn the_analysis_and_chaos_pages_fit_and_the_graph_labels_read() {
+    let lab = crate::common::Sandbox::new();
+    for (file, args) in [
+        ("analysis.html", &["analyze", "--format", "html"][..]),
+        (
+            "python-analysis.html",
+            &["analyze", "--impl", "python", "--format", "html"][..],
+        ),
+        (
+            "chaos.html",
+            &[
+                "chaos",
+                "--variant",
+                "07",
+                "--seed",
+                "1",
+                "--operations",
+                "300",
+                "--format",
+                "html",
+            ][..],
+        ),
+    ] {
+        let ran = lab.lab(&[args, &["-o", file][..]].concat());
+        assert!(matches!(ran.code, Some(0 | 1)), "{}", ran.shown());
+        let probe = r#"<div id="probe"></div><script>
+const probe = document.getElementById("probe");
+probe.dataset.sideways = String(document.scrollingElement.scrollWidth > window.innerWidth);
+const sizes = [...document.querySelectorAll("svg.subsumption text")].map((label) =>
+  parseFloat(getComputedStyle(label).fontSize) * label.getScreenCTM().a);
+probe.dataset.labels = String(sizes.length);
+probe.dataset.smallest = String(Math.min(...sizes));
+</script></body>"#;
+        let page = lab.path(file);
+        let html = std::fs::read_to_string(&page)
+            .unwrap()
+            .replace("</body>", probe);
+        std::fs::write(&page, html).unwrap();
+        for (width, height) in [(1400, 1000), (800, 600)] {
+            let size = format!("--window-size={width},{height}");
+            let output = browse(&page, &[&size, "--dump-dom"]);
+            assert_eq!(console_messages(&output), Vec::<String>::new(), "{file}");
+            let dom = Html::parse_document(&String::from_utf8_lossy(&output.stdout));
+            let probe = dom.select(&select("#probe")).next().expect("the probe ran");
+            assert_eq!(
+                probe.attr("data-sideways"),
+                Some("false"),
+                "{file} at {width} px scrolls sideways"
+            );
+            if file.contains("analysis") {
+                let labels: usize = probe.attr("data-labels").unwrap().parse().unwrap();
+                let smallest: f64 = probe.attr("data-smallest").unwrap().parse().unwrap();
+                assert!(labels >= 9, "{file}: {labels} labels");
+                assert!(
+                    smallest >= 11.0,
+                    "{file} at {width} px: a graph label at {smallest} px"
+                );
+            }
+        }
+    }
+}

@@ -4,7 +4,9 @@
 //! The graph is laid out by hand, as it stays small (one node per group of
 //! indistinguishable mutants): each node sits in the layer of its longest
 //! path from the top, where the dominators are, and within a layer nodes
-//! follow the mean place of their parents, which keeps edges short.
+//! follow the mean place of their parents, which keeps edges short. A
+//! layer wider than a window wraps onto more lines: the drawing keeps its
+//! size (labels of 12 px), and a narrower window scrolls it in its box.
 
 use super::{headline, idle_reason, reach};
 use crate::analysis::{Analysis, ChosenTest};
@@ -18,8 +20,9 @@ h2 { font-size: 18px; margin: 28px 0 8px; border-bottom: 1px solid #ddd; padding
 code { font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 .summary { color: #444; }
 table { border-collapse: collapse; }
-th, td { border-bottom: 1px solid #eee; padding: 3px 10px; text-align: left; vertical-align: top; }
-svg.subsumption { max-width: 100%; height: auto; }
+th, td { border-bottom: 1px solid #eee; padding: 3px 10px; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
+div.graph { overflow: auto; max-width: 100%; border: 1px solid #eee; }
+svg.subsumption { display: block; }
 svg .node rect { fill: #fafafa; stroke: #888; }
 svg .node.dominator rect { fill: #ffb74d; stroke: #4e2a00; stroke-width: 2; }
 svg .node text { font: 12px ui-monospace, Menlo, Consolas, monospace; text-anchor: middle; dominant-baseline: central; }
@@ -36,11 +39,20 @@ const NODE_GAP: usize = 14;
 const CHAR_WIDTH: usize = 8;
 const MARGIN: usize = 10;
 
+/// The widest a line of nodes is drawn: a layer wider than this wraps
+/// onto more lines, so that the drawing fits a 1,400 px window at its own
+/// size (labels of 12 px), never shrunk; a narrower window scrolls it.
+const MOST_WIDTH: usize = 1300;
+
+/// The gap between two lines of one layer.
+const LINE_GAP: usize = 12;
+
 /// Where one group's node is drawn.
 #[derive(Debug, Clone, Copy)]
 struct Place {
     layer: usize,
     x: usize,
+    y: usize,
     width: usize,
 }
 
@@ -63,7 +75,9 @@ fn layers(analysis: &Analysis) -> Vec<usize> {
     layer
 }
 
-/// Every group's place, and the drawing's width and height.
+/// Every group's place, and the drawing's width and height: a layer per
+/// row, top-down, each ordered by its parents' mean centre and wrapped
+/// into lines of at most [`MOST_WIDTH`], each line centred.
 fn layout(analysis: &Analysis) -> (Vec<Place>, usize, usize) {
     let layer = layers(analysis);
     let depth = layer.iter().max().map_or(0, |deepest| deepest + 1);
@@ -74,22 +88,11 @@ fn layout(analysis: &Analysis) -> (Vec<Place>, usize, usize) {
         .map(|(group, &layer)| Place {
             layer,
             x: 0,
+            y: 0,
             width: group.label().chars().count() * CHAR_WIDTH + 2 * MARGIN,
         })
         .collect();
-    // A layer's width does not depend on its order: centre each in the widest.
-    let row_width = |row: usize, places: &[Place]| -> usize {
-        places
-            .iter()
-            .filter(|place| place.layer == row)
-            .map(|place| place.width + NODE_GAP)
-            .sum::<usize>()
-            .saturating_sub(NODE_GAP)
-    };
-    let widest = (0..depth)
-        .map(|row| row_width(row, &places))
-        .max()
-        .unwrap_or(0);
+    let mut y = MARGIN;
     for row in 0..depth {
         // Parents are placed already: order by their mean centre.
         let centre = |g: usize, places: &[Place]| -> usize {
@@ -110,15 +113,52 @@ fn layout(analysis: &Analysis) -> (Vec<Place>, usize, usize) {
             .map(|g| (centre(g, &places), g))
             .collect();
         members.sort_unstable();
-        let mut x = MARGIN + (widest - row_width(row, &places)) / 2;
+        let mut lines: Vec<Vec<usize>> = vec![Vec::new()];
+        let mut line_width = 0;
         for (_, g) in members {
-            places[g].x = x;
-            x += places[g].width + NODE_GAP;
+            let width = places[g].width;
+            let line = lines.last_mut().expect("a line");
+            if !line.is_empty() && line_width + NODE_GAP + width > MOST_WIDTH {
+                lines.push(vec![g]);
+                line_width = width;
+            } else {
+                line_width += if line.is_empty() {
+                    width
+                } else {
+                    NODE_GAP + width
+                };
+                line.push(g);
+            }
         }
+        for line in lines {
+            let width: usize = line
+                .iter()
+                .map(|&g| places[g].width + NODE_GAP)
+                .sum::<usize>()
+                - NODE_GAP;
+            let mut x = MARGIN + MOST_WIDTH.saturating_sub(width) / 2;
+            for g in line {
+                places[g].x = x;
+                places[g].y = y;
+                x += places[g].width + NODE_GAP;
+            }
+            y += NODE_HEIGHT + LINE_GAP;
+        }
+        y += LAYER_GAP - LINE_GAP;
     }
-    let width = widest + 2 * MARGIN;
-    let height = depth * (NODE_HEIGHT + LAYER_GAP) - LAYER_GAP + 2 * MARGIN;
-    (places, width, height.max(2 * MARGIN))
+    // Lines were centred in the widest a line may be: move the drawing to
+    // its left margin.
+    let left = places.iter().map(|place| place.x).min().unwrap_or(MARGIN);
+    for place in &mut places {
+        place.x = place.x - left + MARGIN;
+    }
+    let width = places
+        .iter()
+        .map(|place| place.x + place.width + MARGIN)
+        .max()
+        .unwrap_or(2 * MARGIN);
+    let height = (y + MARGIN).saturating_sub(LAYER_GAP).max(2 * MARGIN);
+    (places, width, height)
 }
 
 /// The subsumption graph as an inline SVG element: a node per group of
@@ -127,7 +167,7 @@ fn layout(analysis: &Analysis) -> (Vec<Place>, usize, usize) {
 /// subsumes directly.
 pub fn graph(analysis: &Analysis) -> String {
     let (places, width, height) = layout(analysis);
-    let top = |place: &Place| MARGIN + place.layer * (NODE_HEIGHT + LAYER_GAP);
+    let top = |place: &Place| place.y;
     let mut out = format!(
         "<svg class=\"subsumption\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" role=\"img\" aria-label=\"mutant subsumption graph\">\n<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"6\" markerHeight=\"6\" orient=\"auto-start-reverse\"><path d=\"M 0 0 L 10 5 L 0 10 z\" fill=\"#999\"/></marker></defs>\n"
     );
@@ -237,7 +277,7 @@ fn subsumption(out: &mut String, analysis: &Analysis) {
         text(&headline::dominators(analysis))
     )
     .unwrap();
-    out.push_str(&graph(analysis));
+    writeln!(out, "<div class=\"graph\">\n{}</div>", graph(analysis)).unwrap();
     if closed_if_empty(out, analysis.subsumed_mutants.is_empty()) {
         return;
     }
@@ -377,7 +417,17 @@ mod tests {
         assert_eq!(layers(&analysis), [0, 1, 2, 0]);
         let (places, width, height) = layout(&analysis);
         assert_eq!(height, 3 * NODE_HEIGHT + 2 * LAYER_GAP + 2 * MARGIN);
+        assert_eq!(
+            places.iter().map(|p| p.y).collect::<Vec<_>>(),
+            [
+                MARGIN,
+                MARGIN + NODE_HEIGHT + LAYER_GAP,
+                MARGIN + 2 * (NODE_HEIGHT + LAYER_GAP),
+                MARGIN
+            ]
+        );
         assert!(places.iter().all(|p| p.x + p.width <= width));
+        assert_eq!(places.iter().map(|p| p.x).min(), Some(MARGIN));
         assert!(
             places[3].x > places[0].x,
             "two nodes of a layer side by side"
@@ -388,5 +438,45 @@ mod tests {
         let page = page(&analysis);
         assert!(page.contains("<li class=\"forced\">"), "{page}");
         assert!(page.ends_with("</html>\n"));
+    }
+
+    /// Forty lone mutants, one layer far wider than a window: it wraps into
+    /// lines no wider than [`MOST_WIDTH`], each under the one before, and
+    /// every node keeps its own size, overlapping none.
+    #[test]
+    fn a_wide_layer_wraps_into_lines_that_fit() {
+        let ids: Vec<String> = crate::variant::Variant::all_compiled()
+            .into_iter()
+            .filter(|variant| variant.mutant.is_some())
+            .map(|variant| variant.id)
+            .take(40)
+            .collect();
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let killers: Vec<Vec<usize>> = (0..ids.len()).map(|i| vec![i]).collect();
+        let killers: Vec<&[usize]> = killers.iter().map(Vec::as_slice).collect();
+        let analysis = Analysis::of(&sample::matrix(ids.len(), &ids, &killers));
+        assert_eq!(analysis.mutant_groups.len(), 40);
+        let (places, width, height) = layout(&analysis);
+        assert!(width <= MOST_WIDTH + 2 * MARGIN, "{width}");
+        for (group, place) in analysis.mutant_groups.iter().zip(&places) {
+            assert_eq!(
+                place.width,
+                group.label().chars().count() * CHAR_WIDTH + 2 * MARGIN
+            );
+        }
+        let lines: std::collections::BTreeSet<usize> = places.iter().map(|p| p.y).collect();
+        let unwrapped: usize = places.iter().map(|p| p.width + NODE_GAP).sum();
+        assert!(lines.len() >= unwrapped.div_ceil(MOST_WIDTH), "{lines:?}");
+        assert!(lines.len() > 1);
+        assert_eq!(
+            height,
+            lines.len() * NODE_HEIGHT + (lines.len() - 1) * LINE_GAP + 2 * MARGIN
+        );
+        for (i, a) in places.iter().enumerate() {
+            for b in &places[i + 1..] {
+                let apart = a.x + a.width <= b.x || b.x + b.width <= a.x || a.y != b.y;
+                assert!(apart, "two nodes overlap: {a:?} {b:?}");
+            }
+        }
     }
 }
