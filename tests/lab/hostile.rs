@@ -39,6 +39,19 @@ fn hostile_class(lab: &Sandbox, outside: &Path, port: u16, marker: &str) -> Path
     std::fs::write(&ada, lease_lab::subject::PYTHON_SOURCE).unwrap();
     // SAFETY: getuid(2) cannot fail.
     let instructor = unsafe { libc::getuid() };
+    let namespaces: Vec<(String, String)> = ["mnt", "net", "pid", "ipc", "uts"]
+        .iter()
+        .map(|kind| {
+            let link = std::fs::read_link(format!("/proc/self/ns/{kind}")).unwrap();
+            (kind.to_string(), link.display().to_string())
+        })
+        .collect();
+    let namespaces = namespaces
+        .iter()
+        .map(|(kind, link)| format!("({kind:?}, {link:?})"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let namespaces = format!("[{namespaces}]");
     let attacks = [
         (
             "writer",
@@ -63,6 +76,13 @@ fn hostile_class(lab: &Sandbox, outside: &Path, port: u16, marker: &str) -> Path
         (
             "instructor",
             format!("if os.getuid() in (0, {instructor}) or os.geteuid() in (0, {instructor}):\n    worked('ran as uid %d' % os.getuid())"),
+        ),
+        (
+            // Every namespace the sandbox makes is not the machine's.
+            "namespaces",
+            format!(
+                "for kind, machine in {namespaces}:\n    if os.readlink('/proc/self/ns/' + kind) == machine:\n        worked('shared the machine\\'s ' + kind + ' namespace')"
+            ),
         ),
         (
             "forker",
@@ -170,7 +190,7 @@ fn each_submission_is_sandboxed_and_hostile_ones_cannot_reach_out() {
             ran.shown()
         );
     }
-    assert_eq!(rows.len(), 9, "{rows:?}");
+    assert_eq!(rows.len(), 10, "{rows:?}");
     let greedy = &rows
         .iter()
         .find(|(student, _)| student == "greedy")
@@ -242,6 +262,7 @@ fn without_the_sandbox_the_same_attacks_work_after_a_warning() {
         ("reader", "read another submission"),
         ("connector", "connected to port"),
         ("instructor", "ran as uid"),
+        ("namespaces", "shared the machine's mnt namespace"),
     ] {
         let said = result(student);
         assert!(
