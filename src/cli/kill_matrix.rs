@@ -8,6 +8,7 @@ use lease_lab::matrix::Matrix;
 use lease_lab::mutant::MutantKind;
 use lease_lab::report;
 use lease_lab::report::format::{plan, Destination, MatrixFormat, OutputArg};
+use lease_lab::report::stryker_page::Viewer;
 use lease_lab::runner::{self, WorkerArgs};
 use lease_lab::suite::{self, Case};
 use lease_lab::variant::Variant;
@@ -41,6 +42,10 @@ pub struct MatrixArgs {
     /// from one run: `--output json=m.json --output html=m.html`.
     #[arg(long, short, value_name = "[FORMAT=]FILE")]
     output: Vec<String>,
+    /// For stryker-html: Stryker's viewer, the folder of the npm package
+    /// mutation-testing-elements (or its dist/mutation-test-elements.js).
+    #[arg(long, value_name = "PATH")]
+    viewer: Option<std::path::PathBuf>,
     #[command(flatten)]
     implementation: ImplArgs,
     #[command(flatten)]
@@ -109,6 +114,22 @@ pub fn matrix(args: &MatrixArgs) -> Outcome {
             format.name()
         )));
     }
+    // The viewer is read before the matrix runs: a missing one is said at once.
+    let wants_viewer = reports
+        .iter()
+        .any(|(format, _)| *format == MatrixFormat::StrykerHtml);
+    let viewer = match (&args.viewer, wants_viewer) {
+        (Some(path), true) => Some(
+            Viewer::load(path).map_err(|error| CliError::Usage(format!("--viewer: {error}")))?,
+        ),
+        (None, true) => return Err(CliError::Usage(MatrixFormat::NEEDS_THE_VIEWER.into())),
+        (Some(_), false) => {
+            return Err(CliError::Usage(
+                "--viewer is for --format stryker-html (or --output stryker-html=FILE)".into(),
+            ))
+        }
+        (None, false) => None,
+    };
     let worker = worker_command()?;
     let variants = Variant::of_kind(
         args.implementation.variants()?,
@@ -122,7 +143,14 @@ pub fn matrix(args: &MatrixArgs) -> Outcome {
         None
     };
     for (format, destination) in &reports {
-        let rendered = format.render(&matrix, chaos.as_ref(), lease_lab::terminal::width());
+        let rendered = format
+            .render(
+                &matrix,
+                chaos.as_ref(),
+                viewer.as_ref(),
+                lease_lab::terminal::width(),
+            )
+            .map_err(|clash| CliError::Usage(clash.0))?;
         match destination {
             Destination::Stdout => say_or_write("matrix", &rendered, None)?,
             Destination::File(path) => say_or_write("matrix", &rendered, Some(path))?,

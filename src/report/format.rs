@@ -38,6 +38,9 @@ pub enum MatrixFormat {
     Stryker,
     /// One self-contained HTML page.
     Html,
+    /// Stryker's report in Stryker's own viewer, one page that opens from
+    /// disk (with --viewer, the viewer's npm package).
+    StrykerHtml,
 }
 
 impl MatrixFormat {
@@ -54,14 +57,23 @@ impl MatrixFormat {
             MatrixFormat::Text => "txt",
             MatrixFormat::Json | MatrixFormat::Stryker => "json",
             MatrixFormat::Markdown => "md",
-            MatrixFormat::Html => "html",
+            MatrixFormat::Html | MatrixFormat::StrykerHtml => "html",
         }
     }
 
     /// `matrix` in this format, at `width` columns for text, with a chaos
-    /// run beside it (`lab matrix --chaos`: text and JSON only).
-    pub fn render(self, matrix: &Matrix, chaos: Option<&ChaosBeside>, width: usize) -> String {
-        match self {
+    /// run beside it (`lab matrix --chaos`: text and JSON only), and with
+    /// Stryker's `viewer` for `stryker-html`.
+    ///
+    /// Errors: `stryker-html` without a viewer, said with what to give.
+    pub fn render(
+        self,
+        matrix: &Matrix,
+        chaos: Option<&ChaosBeside>,
+        viewer: Option<&super::stryker_page::Viewer>,
+        width: usize,
+    ) -> Result<String, OutputClash> {
+        Ok(match self {
             MatrixFormat::Text => {
                 let mut text = super::text::matrix(matrix, width);
                 for summary in matrix.summaries() {
@@ -89,8 +101,15 @@ impl MatrixFormat {
             MatrixFormat::Markdown => super::markdown::report(matrix),
             MatrixFormat::Stryker => json_text(&super::stryker::report(matrix)),
             MatrixFormat::Html => super::html::page(matrix),
-        }
+            MatrixFormat::StrykerHtml => {
+                let viewer = viewer.ok_or_else(|| OutputClash(Self::NEEDS_THE_VIEWER.into()))?;
+                super::stryker_page::page(&super::stryker::report(matrix), viewer)
+            }
+        })
     }
+
+    /// Why `stryker-html` needs `--viewer`, and what to give.
+    pub const NEEDS_THE_VIEWER: &'static str = "stryker-html draws the report with Stryker's viewer, which the lab does not ship: `npm install mutation-testing-elements`, then give --viewer node_modules/mutation-testing-elements";
 
     /// Every format's name, for messages: `text, json, ...`.
     pub fn names() -> String {

@@ -23,6 +23,7 @@ pub mod markdown;
 pub mod progress;
 pub mod step;
 pub mod stryker;
+pub mod stryker_page;
 pub mod text;
 
 use crate::exercise::probe_file;

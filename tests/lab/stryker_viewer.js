@@ -33,9 +33,15 @@ function pathToFile(result) {
 }
 
 const [file] = Object.keys(REPORT.files);
-const app = document.createElement("mutation-test-report-app");
-app.report = REPORT;
-document.body.append(app);
+// The page's own viewer when it has one (lab's stryker-html page), else one
+// made here.
+const app =
+  document.querySelector("mutation-test-report-app") ??
+  document.createElement("mutation-test-report-app");
+if (!app.isConnected) {
+  app.report = REPORT;
+  document.body.append(app);
+}
 
 async function openEach() {
   await app.updateComplete;

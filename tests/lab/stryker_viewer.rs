@@ -12,6 +12,7 @@ use crate::html_browser::{browse, console_messages, write_page};
 use crate::matrices::{matrix, python_matrix};
 use crate::stryker::npm;
 use lease_lab::report::stryker;
+use lease_lab::report::stryker_page::in_script;
 use scraper::{Html, Selector};
 use serde_json::{json, Value};
 use std::path::Path;
@@ -55,21 +56,6 @@ fn install_viewer(folder: &Path) {
     );
 }
 
-/// `text` safe inside a `<script>` element: no `</script` can end it
-/// early. (`<\/` means `</` in a JavaScript string; other `</`, as in a
-/// regular expression, stay as they are.)
-fn in_script(text: &str) -> String {
-    let mut safe = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.to_ascii_lowercase().find("</script") {
-        safe.push_str(&rest[..at]);
-        safe.push_str("<\\/");
-        rest = &rest[at + 2..];
-    }
-    safe.push_str(rest);
-    safe
-}
-
 /// Opens every mutant of `report` in the viewer, in headless chromium.
 ///
 /// The bundle goes into the page itself, not beside it: a script from
@@ -87,8 +73,14 @@ fn view(report: &Value) -> Viewed {
         in_script(&report.to_string()),
         in_script(OPEN_EVERY_MUTANT),
     );
-    let page = write_page(folder.path(), "viewer.html", &page);
-    let output = browse(&page, &["--virtual-time-budget=60000", "--dump-dom"]);
+    open_every_mutant(&write_page(folder.path(), "viewer.html", &page))
+}
+
+/// Opens every mutant of the page at `page` (a viewer with a report, and
+/// [`OPEN_EVERY_MUTANT`] run after the report is `REPORT`), in headless
+/// chromium.
+fn open_every_mutant(page: &Path) -> Viewed {
+    let output = browse(page, &["--virtual-time-budget=60000", "--dump-dom"]);
     let console = console_messages(&output);
     let dom = Html::parse_document(&String::from_utf8_lossy(&output.stdout));
     let result = dom
@@ -184,4 +176,52 @@ fn a_line_added_at_the_end_of_the_location_s_line_fails_in_the_viewer() {
         viewed.opened.len(),
         mutant_ids(&report, "src/store.rs").len() - 1
     );
+}
+
+/// `lab matrix --format stryker-html --viewer` with the viewer installed
+/// by npm: one page, opened from disk, in which every mutant of the Rust
+/// store opens; it names the viewer's version and licence. Without
+/// `--viewer`, or with a folder that is not the viewer, the command says
+/// what to install and runs nothing.
+#[test]
+#[ignore = "needs chromium and npm"]
+fn the_stryker_html_page_opens_every_mutant_from_disk() {
+    let lab = crate::common::Sandbox::new();
+    install_viewer(lab.dir.path());
+    let viewer = format!("node_modules/{VIEWER_PACKAGE}");
+    let ran = lab.lab(&[
+        "matrix",
+        "--format",
+        "stryker-html",
+        "--viewer",
+        &viewer,
+        "-o",
+        "mutants.html",
+    ]);
+    ran.assert_success();
+    let page = std::fs::read_to_string(lab.path("mutants.html")).unwrap();
+    assert!(
+        page.contains(&format!(
+            "the npm package {VIEWER_PACKAGE} {VIEWER_VERSION}, licence Apache-2.0, inlined"
+        )),
+        "the page names the viewer and its licence"
+    );
+    let report = stryker::report(matrix());
+    let opened = page.replace(
+        "</body>",
+        &format!(
+            "<div id=\"result\"></div><script>const REPORT = document.querySelector(\"mutation-test-report-app\").report;\n{}</script></body>",
+            in_script(OPEN_EVERY_MUTANT)
+        ),
+    );
+    let viewed = open_every_mutant(&write_page(lab.dir.path(), "opened.html", &opened));
+    assert_eq!(viewed.errors, Vec::<String>::new());
+    assert_eq!(viewed.console, Vec::<String>::new());
+    assert_eq!(viewed.opened, mutant_ids(&report, "src/store.rs"));
+    let without = lab.lab(&["matrix", "--format", "stryker-html"]);
+    without.assert_code(2);
+    without.assert_says(&["npm install mutation-testing-elements", "--viewer"]);
+    let wrong = lab.lab(&["matrix", "--format", "stryker-html", "--viewer", "."]);
+    wrong.assert_code(2);
+    wrong.assert_says(&["is not Stryker's viewer"]);
 }
