@@ -55,8 +55,8 @@ pub struct CheckArgs {
     #[arg(long)]
     all: bool,
     /// Output format: text, the check's result per step and per test as
-    /// JSON for tools, or Gradescope's results.json (the check alone: not
-    /// with --predict).
+    /// JSON for tools, or an autograder's results.json, Gradescope's or
+    /// PrairieLearn's (the check alone: not with --predict).
     #[arg(long, value_enum, default_value_t = CheckFormat::Text, conflicts_with = "predict")]
     format: CheckFormat,
     #[command(flatten)]

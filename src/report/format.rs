@@ -314,6 +314,10 @@ pub enum CheckFormat {
     Json,
     /// Gradescope's autograder `results.json`: a test per contract test.
     Gradescope,
+    /// PrairieLearn's external grader `results.json`: a test per contract
+    /// test, the score the share passed.
+    #[value(name = "prairielearn")]
+    PrairieLearn,
 }
 
 impl CheckFormat {
@@ -321,7 +325,7 @@ impl CheckFormat {
     pub fn extension(self) -> &'static str {
         match self {
             CheckFormat::Text => "txt",
-            CheckFormat::Json | CheckFormat::Gradescope => "json",
+            CheckFormat::Json | CheckFormat::Gradescope | CheckFormat::PrairieLearn => "json",
         }
     }
 
@@ -337,6 +341,9 @@ impl CheckFormat {
             CheckFormat::Text => return None,
             CheckFormat::Json => super::check::check_json(report, implementation, through),
             CheckFormat::Gradescope => super::gradescope::results(report, implementation, through),
+            CheckFormat::PrairieLearn => {
+                super::prairielearn::results(report, implementation, through)
+            }
         };
         Some(serde_json::to_string_pretty(&value).expect("a check is JSON"))
     }

@@ -10,14 +10,27 @@ use serde_json::{json, Value};
 /// A contract test's points: each is worth one.
 const POINTS: f64 = 1.0;
 
-/// `report`, a check of `implementation` through step `through`, as
-/// Gradescope's `results.json`: a test per contract test of those steps
-/// (`step N: name`, numbered `N.k`), one point each when it passes, with
-/// the failure (the call, expected and actual) and the program's standard
-/// error in its output; the points added up as the score. Everything is
-/// shown to the student at once (`visible`): the suite is the worksheet's
-/// contract, nothing in it is secret.
-pub fn results(report: &CheckReport, implementation: &str, through: u8) -> Value {
+/// One contract test of a check, as an autograder reports it (Gradescope's
+/// and PrairieLearn's alike).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GradedTest {
+    /// Its step.
+    pub step: u8,
+    /// Its place among the step's contract tests, from 1.
+    pub number: usize,
+    /// The test's name.
+    pub name: &'static str,
+    /// Whether it passed.
+    pub passed: bool,
+    /// What to tell the student of a failure: the call, the expected and
+    /// actual answers, and the program's standard error during the test;
+    /// empty for a pass.
+    pub output: String,
+}
+
+/// Every contract test of the steps `report` checked, in order, with what
+/// to tell the student about each.
+pub fn graded_tests(report: &CheckReport) -> Vec<GradedTest> {
     let mut tests = Vec::new();
     for step in &report.steps {
         let cases = suite::CASES
@@ -36,32 +49,61 @@ pub fn results(report: &CheckReport, implementation: &str, through: u8) -> Value
                     text
                 }
             };
-            tests.push(json!({
-                "name": format!("step {}: {}", step.step, case.name),
-                "number": format!("{}.{}", step.step, index + 1),
-                "score": if failure.is_none() { POINTS } else { 0.0 },
-                "max_score": POINTS,
-                "status": if failure.is_none() { "passed" } else { "failed" },
-                "output": output,
-                "output_format": "text",
-                "tags": [format!("step {}", step.step)],
-                "visibility": "visible",
-            }));
+            tests.push(GradedTest {
+                step: step.step,
+                number: index + 1,
+                name: case.name,
+                passed: failure.is_none(),
+                output,
+            });
         }
     }
-    let score: f64 = tests.iter().filter_map(|test| test["score"].as_f64()).sum();
+    tests
+}
+
+/// The line that sums a check up: `IMPL against the contract tests of
+/// steps 1 to N: K of N steps pass.`
+pub fn summary(report: &CheckReport, implementation: &str, through: u8) -> String {
     let passed = report
         .steps
         .iter()
         .filter(|step| step.failures.is_empty())
         .count();
+    format!(
+        "{implementation} against the contract tests of {}: {passed} of {} steps pass.",
+        super::steps_through(through),
+        report.steps.len()
+    )
+}
+
+/// `report`, a check of `implementation` through step `through`, as
+/// Gradescope's `results.json`: a test per contract test of those steps
+/// (`step N: name`, numbered `N.k`), one point each when it passes, with
+/// the failure (the call, expected and actual) and the program's standard
+/// error in its output; the points added up as the score. Everything is
+/// shown to the student at once (`visible`): the suite is the worksheet's
+/// contract, nothing in it is secret.
+pub fn results(report: &CheckReport, implementation: &str, through: u8) -> Value {
+    let tests: Vec<Value> = graded_tests(report)
+        .into_iter()
+        .map(|test| {
+            json!({
+                "name": format!("step {}: {}", test.step, test.name),
+                "number": format!("{}.{}", test.step, test.number),
+                "score": if test.passed { POINTS } else { 0.0 },
+                "max_score": POINTS,
+                "status": if test.passed { "passed" } else { "failed" },
+                "output": test.output,
+                "output_format": "text",
+                "tags": [format!("step {}", test.step)],
+                "visibility": "visible",
+            })
+        })
+        .collect();
+    let score: f64 = tests.iter().filter_map(|test| test["score"].as_f64()).sum();
     json!({
         "score": score,
-        "output": format!(
-            "{implementation} against the contract tests of {}: {passed} of {} steps pass.",
-            super::steps_through(through),
-            report.steps.len()
-        ),
+        "output": summary(report, implementation, through),
         "output_format": "text",
         "visibility": "visible",
         "stdout_visibility": "visible",

@@ -20,6 +20,7 @@ pub mod gradescope;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod prairielearn;
 pub mod progress;
 pub mod step;
 pub mod stryker;

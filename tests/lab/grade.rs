@@ -933,6 +933,76 @@ fn gradescope_validator() -> jsonschema::Validator {
     jsonschema::validator_for(&schema).expect("the schema compiles")
 }
 
+/// `lab check --format prairielearn` writes PrairieLearn's external
+/// grading results.json: gradable, a score between 0 and 1 (the share of
+/// contract tests passed), and a test per contract test with its points,
+/// its maximum, a message and the failure with the program's standard
+/// error, as its `<pl-external-grader-results>` element reads them.
+#[test]
+fn a_check_for_prairielearn_gives_its_grading_results() {
+    let lab = Sandbox::new();
+    let broken = lease_lab::subject::PYTHON_SOURCE.replace(
+        "        return cursor.rowcount == 1",
+        "        print(\"enqueue: always true\", file=__import__(\"sys\").stderr)\n        return True",
+    );
+    assert_ne!(
+        broken,
+        lease_lab::subject::PYTHON_SOURCE,
+        "the break applies"
+    );
+    std::fs::write(lab.path("mine.py"), broken).unwrap();
+    let ran = lab.lab(&[
+        "check",
+        "--impl",
+        "mine.py",
+        "--step",
+        "2",
+        "--format",
+        "prairielearn",
+    ]);
+    ran.assert_code(1);
+    let results: Value = serde_json::from_str(&ran.stdout).expect("JSON");
+    assert_eq!(results["gradable"], true);
+    let tests = results["tests"].as_array().unwrap();
+    let contract = lease_lab::suite::CASES
+        .iter()
+        .filter(|case| case.step <= 2 && case.judges_programs())
+        .count();
+    assert_eq!(tests.len(), contract);
+    for test in tests {
+        let (points, most) = (test["points"].as_u64(), test["max_points"].as_u64());
+        assert!(matches!((points, most), (Some(0 | 1), Some(1))), "{test}");
+        assert!(test["name"]
+            .as_str()
+            .is_some_and(|name| name.starts_with("step ")));
+        assert!(
+            test["message"].is_string() && test["output"].is_string(),
+            "{test}"
+        );
+    }
+    let earned: u64 = tests
+        .iter()
+        .filter_map(|test| test["points"].as_u64())
+        .sum();
+    assert!(earned < contract as u64);
+    let score = results["score"].as_f64().unwrap();
+    assert!(
+        (score - earned as f64 / contract as f64).abs() < 1e-12,
+        "{score}"
+    );
+    let existing = tests
+        .iter()
+        .find(|test| test["name"] == "step 2: enqueue_of_an_existing_job_answers_false")
+        .expect("the break is caught");
+    assert_eq!(existing["points"], 0);
+    let output = existing["output"].as_str().unwrap();
+    assert!(output.contains("enqueue: always true"), "{output}");
+    assert!(results["message"]
+        .as_str()
+        .unwrap()
+        .ends_with("against the contract tests of steps 1 to 2: 1 of 2 steps pass."));
+}
+
 /// `lab grade --impl-dir --format gradescope --results-dir OUT`: a
 /// results.json per submission, each valid against the published format:
 /// the Python store's with every contract test passed, a broken copy's
