@@ -228,14 +228,18 @@ impl Sandbox {
         // What it writes or is shown is opened before anything is
         // covered, and bound from the open file, since a hidden folder
         // may hold it.
+        // A path only, closed on exec (as std opens every file): the
+        // program must not inherit a handle on a folder outside its mounts.
         let open = |path: &Path| -> Result<std::fs::File, SandboxError> {
-            let path_c = c_path(path);
-            let fd = unsafe { libc::open(path_c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
-            if fd < 0 {
-                check(-1, &|| format!("opening {}", path.display()))?;
-            }
-            // SAFETY: `fd` was just opened and is owned by nobody else.
-            Ok(unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd) })
+            std::os::unix::fs::OpenOptionsExt::custom_flags(
+                std::fs::OpenOptions::new().read(true),
+                libc::O_PATH,
+            )
+            .open(path)
+            .map_err(|source| SandboxError::Step {
+                step: format!("opening {}", path.display()),
+                source,
+            })
         };
         let bound: Vec<(std::fs::File, &Path, bool, bool)> = (self.writable.iter())
             .map(|binding| (binding, false))

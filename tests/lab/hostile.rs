@@ -85,6 +85,12 @@ fn hostile_class(lab: &Sandbox, outside: &Path, port: u16, marker: &str) -> Path
             ),
         ),
         (
+            // No handle of the lab's on a folder outside its mounts (an
+            // O_PATH descriptor would reach the machine's files).
+            "inheritor",
+            "for fd in os.listdir('/proc/self/fd'):\n    try:\n        info = open('/proc/self/fdinfo/' + fd).read()\n    except OSError:\n        continue\n    flags = int(info.split('flags:')[1].split()[0], 8)\n    if flags & 0o10000000:\n        worked('inherited an open path: ' + os.readlink('/proc/self/fd/' + fd))".to_string(),
+        ),
+        (
             "forker",
             "import signal, time\nkids = []\ntry:\n    for _ in range(500):\n        pid = os.fork()\n        if pid == 0:\n            time.sleep(600)\n            os._exit(0)\n        kids.append(pid)\nexcept OSError:\n    refused = True\nelse:\n    refused = False\nfor pid in kids:\n    os.kill(pid, signal.SIGKILL)\n    os.waitpid(pid, 0)\nif not refused:\n    worked('forked 500 times')".to_string(),
         ),
@@ -190,7 +196,7 @@ fn each_submission_is_sandboxed_and_hostile_ones_cannot_reach_out() {
             ran.shown()
         );
     }
-    assert_eq!(rows.len(), 10, "{rows:?}");
+    assert_eq!(rows.len(), 11, "{rows:?}");
     let greedy = &rows
         .iter()
         .find(|(student, _)| student == "greedy")
