@@ -257,10 +257,15 @@ impl Sandbox {
             source,
         })?;
         let mut covered: Vec<&Path> = vec![Path::new("/tmp")];
-        let mut hidden: Vec<&Path> = self.hidden.iter().map(PathBuf::as_path).collect();
+        // (A file to hide cannot be covered by a folder; the lab hides
+        // folders only.)
+        let mut hidden: Vec<&Path> = (self.hidden.iter())
+            .map(PathBuf::as_path)
+            .filter(|path| path.is_dir())
+            .collect();
         hidden.sort_by_key(|path| path.components().count());
         for dir in hidden {
-            if covered.iter().any(|cover| dir.starts_with(cover)) || !dir.is_dir() {
+            if covered.iter().any(|cover| dir.starts_with(cover)) {
                 continue;
             }
             mount_tmpfs(dir, "size=1m,mode=0755").map_err(|source| SandboxError::Step {
@@ -397,7 +402,11 @@ fn read_only_everywhere() -> std::io::Result<()> {
             std::mem::size_of::<MountAttr>(),
         )
     };
-    io(if result == 0 { 0 } else { -1 })
+    if result == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
 }
 
 /// An empty tmpfs with `options` mounted on `dir`.

@@ -91,6 +91,14 @@ fn hostile_class(lab: &Sandbox, outside: &Path, port: u16, marker: &str) -> Path
             "for fd in os.listdir('/proc/self/fd'):\n    try:\n        info = open('/proc/self/fdinfo/' + fd).read()\n    except OSError:\n        continue\n    flags = int(info.split('flags:')[1].split()[0], 8)\n    if flags & 0o10000000:\n        worked('inherited an open path: ' + os.readlink('/proc/self/fd/' + fd))".to_string(),
         ),
         (
+            // The only mounts it may write: its private /tmp, its folder,
+            // its own code and /proc, none with set-user programs or
+            // devices (and /proc running nothing).
+            "auditor",
+            // (Of mounts stacked at one place, the last is the one seen.)
+            "mine = {'/tmp', os.getcwd(), os.path.abspath(__file__), '/proc'}\nseen = {}\nfor line in open('/proc/self/mountinfo'):\n    fields = line.split()\n    seen[fields[4]] = set(fields[5].split(','))\nfor point, options in seen.items():\n    if 'rw' in options and point not in mine:\n        worked('a mount it may write: ' + point)\nif not {'nosuid', 'nodev', 'noexec'} <= seen['/proc']:\n    worked('/proc mounted ' + ','.join(sorted(seen['/proc'])))\nfor point in mine:\n    if not {'nosuid', 'nodev'} <= seen[point]:\n        worked(point + ' mounted ' + ','.join(sorted(seen[point])))".to_string(),
+        ),
+        (
             "forker",
             "import signal, time\nkids = []\ntry:\n    for _ in range(500):\n        pid = os.fork()\n        if pid == 0:\n            time.sleep(600)\n            os._exit(0)\n        kids.append(pid)\nexcept OSError:\n    refused = True\nelse:\n    refused = False\nfor pid in kids:\n    os.kill(pid, signal.SIGKILL)\n    os.waitpid(pid, 0)\nif not refused:\n    worked('forked 500 times')".to_string(),
         ),
@@ -175,7 +183,12 @@ fn each_submission_is_sandboxed_and_hostile_ones_cannot_reach_out() {
         // another user below, where root is at hand).
         return;
     }
-    let lab = Sandbox::new();
+    // Outside /tmp, which the sandbox replaces whole: the class and the
+    // file no submission may write are hidden or read-only by the
+    // sandbox's own doing.
+    let lab = Sandbox {
+        dir: tempfile::tempdir_in("/var/tmp").unwrap(),
+    };
     let outside = lab.path("outside.txt");
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
@@ -196,7 +209,7 @@ fn each_submission_is_sandboxed_and_hostile_ones_cannot_reach_out() {
             ran.shown()
         );
     }
-    assert_eq!(rows.len(), 11, "{rows:?}");
+    assert_eq!(rows.len(), 12, "{rows:?}");
     let greedy = &rows
         .iter()
         .find(|(student, _)| student == "greedy")
@@ -326,4 +339,45 @@ fn without_root_grading_refuses_and_says_what_to_do() {
         ran.shown()
     );
     assert!(!marker.exists(), "a submission ran");
+}
+
+/// A sandbox that cannot be made runs nothing and says which step failed:
+/// a folder shown over a file, and a folder to write that does not exist.
+#[test]
+fn a_sandbox_that_cannot_be_made_says_which_step_and_runs_nothing() {
+    // SAFETY: geteuid(2) cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return;
+    }
+    let lab = Sandbox::new();
+    for (sandbox, step) in [
+        (
+            r#"{"uid": 1000000, "hidden": [], "writable": [], "shown": [["/usr", "/etc/hostname"]]}"#,
+            "showing /etc/hostname",
+        ),
+        (
+            r#"{"uid": 1000000, "hidden": [], "writable": [["/no/such/folder", "/no/such/folder"]], "shown": []}"#,
+            "opening /no/such/folder",
+        ),
+    ] {
+        let ran = crate::common::run_bounded(
+            &mut lab.command(&[
+                "__sandbox",
+                "--sandbox",
+                sandbox,
+                "--",
+                "echo",
+                "the program ran",
+            ]),
+            Duration::from_secs(60),
+        );
+        ran.assert_code(lease_lab::sandbox::NOT_MADE);
+        assert!(
+            ran.stderr
+                .contains(&format!("lab: the sandbox could not be made: {step}: ")),
+            "{}",
+            ran.shown()
+        );
+        assert_eq!(ran.stdout, "", "the program ran");
+    }
 }
