@@ -381,3 +381,51 @@ fn a_sandbox_that_cannot_be_made_says_which_step_and_runs_nothing() {
         assert_eq!(ran.stdout, "", "the program ran");
     }
 }
+
+/// `lab __sandbox` ends as its program does: with its exit code, or 128
+/// and the number of the signal that ended it, as a shell says. (The
+/// program is its namespace's first process, which a signal from inside
+/// does not end: the test sends it from outside.)
+#[test]
+fn a_sandbox_ends_with_its_program_s_exit_code_or_signal() {
+    // SAFETY: geteuid(2) cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return;
+    }
+    let lab = Sandbox::new();
+    let sandbox = r#"{"uid": 1000000, "hidden": [], "writable": [], "shown": []}"#;
+    let exited = crate::common::run_bounded(
+        &mut lab.command(&[
+            "__sandbox",
+            "--sandbox",
+            sandbox,
+            "--",
+            "sh",
+            "-c",
+            "exit 7",
+        ]),
+        Duration::from_secs(60),
+    );
+    exited.assert_code(7);
+    // SIGKILL: the one signal an ancestor namespace delivers to a first
+    // process that set no handler.
+    let mut running = lab
+        .command(&["__sandbox", "--sandbox", sandbox, "--", "sleep", "60"])
+        .spawn()
+        .unwrap();
+    let children = format!("/proc/{0}/task/{0}/children", running.id());
+    let program = (0..200)
+        .find_map(|_| {
+            std::thread::sleep(Duration::from_millis(10));
+            let listed = std::fs::read_to_string(&children).ok()?;
+            listed
+                .split_whitespace()
+                .next()?
+                .parse::<libc::pid_t>()
+                .ok()
+        })
+        .expect("the sandbox's program started");
+    // SAFETY: kill(2) touches no memory of this process.
+    unsafe { libc::kill(program, libc::SIGKILL) };
+    assert_eq!(running.wait().unwrap().code(), Some(128 + 9));
+}
