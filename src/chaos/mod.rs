@@ -34,22 +34,50 @@ pub mod run;
 pub mod sink;
 pub mod timeline;
 
-/// What ran, in words: `the Rust store`, `the Python store's mutant 07`.
+/// What ran, in words: `the Rust store, reference`, `the Python store,
+/// mutant py07`; a student's program as its command (`python3 mine.py`),
+/// never called the reference, which is the lab's own store.
 pub fn subject_text(subject: &Subject, variant: &Variant) -> String {
-    let subject = match subject {
-        Subject::Rust => "the Rust store".to_string(),
-        Subject::Python => "the Python store".to_string(),
-        own => own.describe(),
+    let (name, lab_s) = match subject {
+        Subject::Rust => ("the Rust store".to_string(), true),
+        Subject::Python => ("the Python store".to_string(), true),
+        own => (own.describe(), false),
     };
-    if variant.is_reference() {
-        format!("{subject}, reference")
-    } else {
-        format!("{subject}, mutant {}", variant.id)
+    match (variant.is_reference(), lab_s) {
+        (true, true) => format!("{name}, reference"),
+        (true, false) => name,
+        (false, _) => format!("{name}, mutant {}", variant.id),
     }
 }
 
 #[cfg(test)]
 mod testing;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::subject::own::Implementation;
+
+    #[test]
+    fn a_student_s_program_is_named_by_its_command_never_the_reference() {
+        let reference = Variant::reference();
+        assert_eq!(
+            subject_text(&Subject::Rust, &reference),
+            "the Rust store, reference"
+        );
+        assert_eq!(
+            subject_text(&Subject::Python, &reference),
+            "the Python store, reference"
+        );
+        let own = Subject::Own(Implementation::parse("python3 mine.py").unwrap());
+        assert_eq!(subject_text(&own, &reference), "python3 mine.py");
+        let mutant = Variant::find("07").unwrap();
+        assert_eq!(
+            subject_text(&Subject::Rust, &mutant),
+            "the Rust store, mutant 07"
+        );
+    }
+}
 
 pub use history::{error_may_have_taken_effect, Call, Returned};
 pub use linearize::{check, check_job, Malformation, Placement, Verdict, Witness};

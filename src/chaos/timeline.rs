@@ -63,8 +63,9 @@ pub fn answer_text(returned: &Returned) -> String {
 }
 
 /// The timeline of `calls` (indices into `history`), marking `marked`
-/// ones with `mark`: a header, then a line per call.
-pub fn timeline(history: &[Call], calls: &[usize], marked: &[usize], mark: &str) -> Vec<String> {
+/// ones with the step of their own operation (`◀ step 4` for a claim): a
+/// header, then a line per call.
+pub fn timeline(history: &[Call], calls: &[usize], marked: &[usize]) -> Vec<String> {
     let mut lines = vec![format!(
         "{:>8}  {:<6} {:<38} {}",
         "ms", "worker", "call", "answer"
@@ -79,6 +80,7 @@ pub fn timeline(history: &[Call], calls: &[usize], marked: &[usize], mark: &str)
             call_text(&call.operation)
         );
         if marked.contains(&index) {
+            let mark = format!("step {}", call.operation.step());
             let marked_line = format!("{line:<66} ◀ {mark}");
             if marked_line.chars().count() <= 80 {
                 line = marked_line;
@@ -223,24 +225,13 @@ fn shrunk_lines(chaos: &super::Chaos, shrunk: &super::judge::Shrunk) -> Vec<Stri
         plural(small.record.calls.len(), "call")
     ));
     lines.extend(replay_lines(&chaos.replay(small_settings)));
-    let mark = match small.violations.first() {
-        Some(violation) => format!("step {}", violation.step),
-        None => small.culprits().first().map_or("here".to_string(), |call| {
-            format!("step {}", small.calls()[*call].operation.step())
-        }),
-    };
     lines.push(String::new());
     // The shrunk run may break another job than the full run did: the
     // timeline says which it shows.
     if let Some(job) = small.job() {
         lines.push(format!("the calls on {job}, where the shrunk run broke:"));
     }
-    lines.extend(timeline(
-        small.calls(),
-        &small.shown(),
-        &small.culprits(),
-        &mark,
-    ));
+    lines.extend(timeline(small.calls(), &small.shown(), &small.culprits()));
     let hidden = small.not_shown();
     if hidden > 0 {
         lines.push(format!(
@@ -314,7 +305,7 @@ mod tests {
             ended: None,
             returned: Returned::Unknown,
         }];
-        let lines = timeline(&history, &[0], &[0], "step 6");
+        let lines = timeline(&history, &[0], &[0]);
         for line in &lines {
             assert!(
                 line.chars().count() <= 80,
@@ -324,6 +315,40 @@ mod tests {
         }
         assert!(lines[1].contains("complete job-1234 fence=12345 now=-12345.125"));
         assert!(lines.last().expect("lines").ends_with("◀ step 6"));
+    }
+
+    /// A marked call names its own operation's step: a claim is step 4,
+    /// whatever step the finding is about.
+    #[test]
+    fn a_marked_call_names_its_own_step() {
+        let call = |operation| Call {
+            worker: 0,
+            operation,
+            began: 1_000_000,
+            ended: Some(2_000_000),
+            returned: Returned::Answer(Answer::Bool(true)),
+        };
+        let history = vec![
+            call(Operation::Claim {
+                job_id: "job-4".into(),
+                owner: "w1".into(),
+                now: 1.0,
+                ttl: 2.0,
+            }),
+            call(Operation::Complete {
+                job_id: "job-4".into(),
+                owner: "w1".into(),
+                fence: Fence(1),
+                now: 9.0,
+                result: "w1/1".into(),
+            }),
+        ];
+        let lines = timeline(&history, &[0, 1], &[0, 1]);
+        assert!(
+            lines[1].starts_with("    1.00  w1     claim job-4") && lines[1].ends_with("◀ step 4"),
+            "{lines:?}"
+        );
+        assert!(lines[2].ends_with("◀ step 6"), "{lines:?}");
     }
 
     #[test]

@@ -742,6 +742,12 @@ fn a_students_complete_that_ignores_the_fence_is_caught() {
     let (ran, json) =
         caught_within_tries(|| chaos_on_program(&sandbox, &program, &STUCK_ATTEMPT_COMES_BACK));
     assert_caught(&ran, &json);
+    // The student's program is named as itself, never "reference".
+    let subject = json["subject"].as_str().expect("the subject");
+    assert!(
+        subject.starts_with("python3 ") && !subject.contains("reference"),
+        "{subject}"
+    );
     let properties: Vec<&str> = json["judged"]["violations"]
         .as_array()
         .expect("violations")
