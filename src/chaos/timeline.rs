@@ -267,19 +267,24 @@ fn replay_lines(replay: &str) -> Vec<String> {
 
 /// What the two side-effect sinks took, and what was stale.
 fn sink_lines(sinks: &super::sink::SinkReport) -> Vec<String> {
+    let stale = match sinks.fenced_stale() {
+        0 => "so none stale".to_string(),
+        stale => format!("yet {stale} stale"),
+    };
     vec![
         String::new(),
-        "side effects (each worker sends the job's report, then completes):".into(),
+        "side effects: two services downstream of the store, to which each worker".into(),
+        "sends the job's report before it completes (what a side effect does without".into(),
+        "the token; the store is not judged by them):".into(),
         format!(
-            "  trusting sink: {} taken, {} stale (an older lease's, after a newer's)",
+            "  without the token: {} taken, {} stale (an older lease's, after a newer's)",
             sinks.trusting_taken(),
             sinks.trusting_stale()
         ),
         format!(
-            "  fenced sink:   {} taken, {} refused by the fence, {} stale",
+            "  with the token:    {} taken, {} refused for an older fence, {stale}",
             sinks.fenced_taken(),
             sinks.fenced_refused(),
-            sinks.fenced_stale()
         ),
     ]
 }
