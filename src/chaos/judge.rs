@@ -33,6 +33,31 @@ pub struct Judgement {
     pub violations: Vec<Violation>,
     /// The model check's verdict.
     pub model: Verdict,
+    /// Whether fencing held: no finding that breaks it
+    /// ([`properties::Property::breaks_fencing`]).
+    pub fencing: Held,
+    /// Whether the worksheet's whole contract held (nothing found).
+    pub contract: Held,
+}
+
+/// A verdict on one promise: it held, or the run broke it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Held {
+    /// Nothing in the run broke it.
+    Held,
+    /// The run broke it.
+    Broken,
+}
+
+impl Held {
+    fn unless(broken: bool) -> Held {
+        if broken {
+            Held::Broken
+        } else {
+            Held::Held
+        }
+    }
 }
 
 impl Judgement {
@@ -40,11 +65,26 @@ impl Judgement {
     pub fn of(record: Record) -> Judgement {
         let violations = properties::check(&record);
         let model = linearize::check(&record.calls, MODEL_BUDGET);
-        Judgement {
+        Judgement::with(record, violations, model)
+    }
+
+    /// The judgement of `record` with these findings: fencing broken when
+    /// a finding breaks it, the contract when anything was found.
+    pub fn with(record: Record, violations: Vec<Violation>, model: Verdict) -> Judgement {
+        let fencing = Held::unless(
+            violations
+                .iter()
+                .any(|violation| violation.property.breaks_fencing()),
+        );
+        let mut judged = Judgement {
             record,
             violations,
             model,
-        }
+            fencing,
+            contract: Held::Held,
+        };
+        judged.contract = Held::unless(judged.failed());
+        judged
     }
 
     /// Whether the run broke the contract: a property, or no order of the

@@ -20,9 +20,12 @@ pub enum Property {
     FenceTwice,
     /// A claim was handed a fence below one handed out before it began.
     FenceDown,
-    /// A completion was accepted from a worker that was not the current
-    /// holder: its fence had been superseded, or was never handed to it.
+    /// A completion was accepted with a fence that had been superseded: a
+    /// newer claim had been handed a higher fence before it began.
     StaleCompletion,
+    /// A completion was accepted with a fence no claim handed its worker
+    /// (a store whose token alone is the credential, whoever sends it).
+    UnhandedFence,
     /// The stored result is not the accepted completion's.
     WrongResult,
     /// A done job changed afterwards.
@@ -48,6 +51,9 @@ impl Property {
             Property::StaleCompletion => {
                 "a completion accepted from a worker not holding the lease"
             }
+            Property::UnhandedFence => {
+                "a completion accepted with a fence no claim handed its worker"
+            }
             Property::WrongResult => "a stored result that is not the accepted completion's",
             Property::DoneChanged => "a done job that changed",
             Property::JobLost => "a job lost",
@@ -57,11 +63,29 @@ impl Property {
         }
     }
 
+    /// Whether it breaks fencing itself, the lesson's property: a stale
+    /// write accepted, a fence handed out twice or going down, a done job
+    /// changed. Every other finding breaks the worksheet's contract (its
+    /// conventions: when a lease ends, what the token is checked with)
+    /// while the fence may still hold.
+    pub fn breaks_fencing(self) -> bool {
+        matches!(
+            self,
+            Property::FenceTwice
+                | Property::FenceDown
+                | Property::StaleCompletion
+                | Property::DoneChanged
+        )
+    }
+
     /// The worksheet step whose contract it breaks.
     pub fn step(self) -> u8 {
         match self {
             Property::FenceTwice | Property::FenceDown => 4,
-            Property::StaleCompletion | Property::WrongResult | Property::DoneChanged => 6,
+            Property::StaleCompletion
+            | Property::UnhandedFence
+            | Property::WrongResult
+            | Property::DoneChanged => 6,
             Property::JobLost => 2,
             Property::Integrity | Property::CallFailed => 1,
             Property::NotLinearizable => 4,
@@ -330,8 +354,8 @@ impl JobCalls<'_> {
             })
         } else if !handed && !unknown_claim_by_owner {
             Some(Violation {
-                property: Property::StaleCompletion,
-                step: Property::StaleCompletion.step(),
+                property: Property::UnhandedFence,
+                step: Property::UnhandedFence.step(),
                 job: Some(job.into()),
                 calls: vec![index],
                 text: format!(
@@ -574,19 +598,21 @@ mod tests {
             claim(0, 10, 1.0, Some(1)),
             claim(1, 20, 5.0, Some(2)),
         ];
-        let judged = |breaking: Option<usize>| crate::chaos::judge::Judgement {
-            record: record(calls.clone(), vec![row("w2", 2, false)]),
-            violations: breaking
-                .map(|call| Violation {
-                    property: Property::FenceTwice,
-                    step: 4,
-                    job: Some("j".into()),
-                    calls: vec![call],
-                    text: String::new(),
-                })
-                .into_iter()
-                .collect(),
-            model: crate::chaos::linearize::check(&calls, 1000),
+        let judged = |breaking: Option<usize>| {
+            crate::chaos::judge::Judgement::with(
+                record(calls.clone(), vec![row("w2", 2, false)]),
+                breaking
+                    .map(|call| Violation {
+                        property: Property::FenceTwice,
+                        step: 4,
+                        job: Some("j".into()),
+                        calls: vec![call],
+                        text: String::new(),
+                    })
+                    .into_iter()
+                    .collect(),
+                crate::chaos::linearize::check(&calls, 1000),
+            )
         };
         assert_eq!(
             judged(Some(0)).valid_prefix_text(),
@@ -641,6 +667,42 @@ mod tests {
             properties(&record(calls, vec![row("w2", 2, false)])),
             vec![Property::FenceDown]
         );
+    }
+
+    #[test]
+    fn a_completion_with_a_fence_never_handed_to_its_worker_breaks_the_contract_not_fencing() {
+        // w1 holds fence 1; w2, never handed it, completes with it.
+        let calls = vec![
+            enqueue(0),
+            claim(0, 10, 1.0, Some(1)),
+            complete(1, 30, 1, true),
+        ];
+        let mut stored = row("w2", 1, true);
+        stored.owner = Some("w1".into());
+        let found = check(&record(calls, vec![stored]));
+        assert_eq!(found[0].property, Property::UnhandedFence);
+        assert_eq!(
+            found[0].text,
+            "w2's completion with fence 1 was accepted, but no claim handed w2 that fence"
+        );
+        assert!(!Property::UnhandedFence.breaks_fencing());
+        for fencing in [
+            Property::FenceTwice,
+            Property::FenceDown,
+            Property::StaleCompletion,
+            Property::DoneChanged,
+        ] {
+            assert!(fencing.breaks_fencing(), "{fencing:?}");
+        }
+        for contract in [
+            Property::WrongResult,
+            Property::JobLost,
+            Property::Integrity,
+            Property::CallFailed,
+            Property::NotLinearizable,
+        ] {
+            assert!(!contract.breaks_fencing(), "{contract:?}");
+        }
     }
 
     #[test]

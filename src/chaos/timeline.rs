@@ -173,6 +173,16 @@ fn finding_lines(judged: &super::judge::Judgement) -> Vec<String> {
         ));
         return lines;
     }
+    // The two verdicts first: a store whose conventions differ from the
+    // worksheet's (a lease kept through its last instant, a token checked
+    // without the owner's name) breaks the contract while its fencing holds.
+    if judged.fencing == super::judge::Held::Held {
+        lines.push("✓ fencing held: no stale write accepted, no fence handed out twice or".into());
+        lines.push("  going down, no done job changed".into());
+        lines.push("✗ the worksheet's contract broken:".into());
+    } else {
+        lines.push("✗ fencing broken, and with it the worksheet's contract".into());
+    }
     for violation in judged.violations.iter().take(3) {
         lines.push(format!(
             "✗ {} (step {}){}",

@@ -1125,3 +1125,50 @@ fn soak_both_references_over_twenty_seeds() {
     }
     eprintln!("soak: {:.0} s in all", started.elapsed().as_secs_f64());
 }
+
+/// Two verdicts, fencing and the worksheet's contract, in the JSON and at
+/// the head of the text: the reference holds both; mutant 07 (a release
+/// that resets the fence) breaks fencing, and so the contract; h04a (a
+/// claim that takes a held lease) breaks the contract while every fence
+/// still protects, and its text says first that fencing held.
+#[test]
+fn fencing_and_the_contract_are_judged_apart() {
+    let sandbox = Sandbox::new();
+    for (variant, fencing, contract, code) in [
+        ("reference", "held", "held", 0),
+        ("07", "broken", "broken", 1),
+        ("h04a", "held", "broken", 1),
+    ] {
+        let args = [
+            "--variant",
+            variant,
+            "--seed",
+            "1",
+            "--operations",
+            "300",
+            "--no-shrink",
+        ];
+        let (ran, json) = chaos_json(&sandbox, &args);
+        ran.assert_code(code);
+        assert_eq!(
+            (
+                json["judged"]["fencing"].as_str(),
+                json["judged"]["contract"].as_str()
+            ),
+            (Some(fencing), Some(contract)),
+            "{variant}"
+        );
+        let text = chaos(&sandbox, &args);
+        let first = text
+            .stdout
+            .lines()
+            .find(|line| line.starts_with('✓') || line.starts_with('✗'))
+            .unwrap_or_else(|| panic!("{variant}: no verdict in:\n{}", text.stdout));
+        let expected = match (fencing, contract) {
+            ("held", "held") => "✓ no violation",
+            ("held", _) => "✓ fencing held: ",
+            _ => "✗ fencing broken",
+        };
+        assert!(first.starts_with(expected), "{variant}: {first}");
+    }
+}
