@@ -207,7 +207,13 @@ fn check_implementations(dir: &std::path::Path, args: &Args) -> Outcome {
         .map_err(|error| CliError::Failed(format!("cannot make a scratch folder: {error}")))?;
     let isolation = if args.no_sandbox {
         eprintln!(
-            "lab grade: warning: --no-sandbox: every submission runs as you, and can read and write your files and use the network; grade this way only code you trust"
+            "{}",
+            lease_lab::terminal::fill(
+                "lab grade: warning: --no-sandbox: every submission runs as you, and can read and write your files and use the network; grade this way only code you trust",
+                lease_lab::terminal::width(),
+                "",
+                "  ",
+            )
         );
         Isolation::Unisolated
     } else {
