@@ -14,6 +14,55 @@ use html_escape::encode_text as text;
 /// The most calls a page draws for a run that broke nothing.
 const MOST_DRAWN: usize = 200;
 
+/// What the drawing's marks mean.
+const LEGEND: &str = "One lane per worker; each call a bar over its real-time interval, time running right: blue, a call; red, a call the finding names; grey and dashed, a call killed before it answered (drawn to the end).";
+
+/// The two verdicts, fencing and the worksheet's contract, in words.
+fn verdicts(judged: &Judgement) -> String {
+    use super::judge::Held;
+    let word = |held: Held| match held {
+        Held::Held => "held",
+        Held::Broken => "broken",
+    };
+    format!(
+        "Fencing {}; the worksheet's contract {}.",
+        word(judged.fencing),
+        word(judged.contract)
+    )
+}
+
+/// Which run the drawing shows, and how much of it: the shrunk run, the
+/// run's calls on the job it broke, or its first calls.
+fn drawn(chaos: &Chaos, judged: &Judgement, count: usize) -> String {
+    let all = judged.record.calls.len();
+    let job = judged
+        .job()
+        .map_or(String::new(), |job| format!(" on {job}"));
+    match &chaos.shrunk {
+        Some(_) => format!(
+            "Drawn: the shrunk run ({}, {all} calls; the run that failed first made {}), its {count} calls{job}.",
+            crate::terminal::plural(judged.record.settings.workers, "worker"),
+            chaos.judged.record.calls.len()
+        ),
+        None if judged.failed() => {
+            format!("Drawn: {count} calls{job} that show the finding, of the run's {all}.")
+        }
+        None => format!("Drawn: calls 1 to {count} of {all}; the run broke nothing."),
+    }
+}
+
+/// The side-effect services' counts, as the text report says them.
+fn sinks(judged: &Judgement) -> String {
+    let sinks = &judged.record.sinks;
+    format!(
+        "Two services downstream of the store, to which each worker sends the job's report before it completes (what a side effect does without the token; they do not judge the store). Without the token: {} taken, {} stale (an older lease's, after a newer's). With the token: {} taken, {} refused for an older fence.",
+        sinks.trusting_taken(),
+        sinks.trusting_stale(),
+        sinks.fenced_taken(),
+        sinks.fenced_refused()
+    )
+}
+
 /// The lanes' geometry, in SVG units.
 const LANE: f64 = 28.0;
 const LEFT: f64 = 48.0;
@@ -55,10 +104,16 @@ pub fn page(chaos: &Chaos) -> String {
     let body = format!(
         "<h1>lab chaos: {subject}</h1>\
          <p class=\"run\">{workers}, {operations} calls, seed {seed}; faults: {faults}</p>\
+         <p class=\"verdicts\">{verdicts}</p>\
          <p class=\"verdict\">{verdict}</p><ul class=\"findings\">{findings}</ul>\
          <p class=\"model\">Model check: {model}</p>{replay}\
+         <p class=\"drawn\">{drawn}</p><p class=\"legend\">{LEGEND}</p>\
          <div class=\"scroll\">{svg}</div><div class=\"scroll\">{table}</div>\
-         <p class=\"prefix\">The longest valid prefix: {prefix}.</p>\n",
+         <p class=\"prefix\">The longest valid prefix: {prefix}.</p>\
+         <h2>Side effects</h2><p class=\"sinks\">{sinks}</p>\n",
+        verdicts = verdicts(&chaos.judged),
+        drawn = text(&drawn(chaos, judged, shown.len())),
+        sinks = text(&sinks(&chaos.judged)),
         subject = text(&chaos.subject),
         workers = crate::terminal::plural(settings.workers, "worker"),
         operations = settings.operations,

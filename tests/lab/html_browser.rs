@@ -265,6 +265,25 @@ fn the_chaos_timeline_draws_each_call_on_its_worker_s_lane() {
         .text()
         .collect();
     assert!(verdict.contains("a fence handed out twice"), "{verdict}");
+    let said = |selector: &str| -> String {
+        dom.select(&select(selector))
+            .next()
+            .unwrap_or_else(|| panic!("no {selector}"))
+            .text()
+            .collect()
+    };
+    assert_eq!(
+        said("p.verdicts"),
+        "Fencing broken; the worksheet's contract broken."
+    );
+    let drawn = said("p.drawn");
+    assert!(
+        drawn.starts_with("Drawn: the shrunk run (")
+            && drawn.contains(&format!("its {rows} calls")),
+        "the page says which run it draws, and how many calls: {drawn}"
+    );
+    assert!(said("p.legend").contains("red, a call the finding names"));
+    assert!(said("p.sinks").contains("With the token: "));
 }
 
 /// The matrix page (all 60 variants) at 1,400, 800 and 600 px: the page
