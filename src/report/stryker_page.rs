@@ -87,14 +87,17 @@ fn read_package(folder: &Path) -> Option<Value> {
 /// `code` safe inside a `<script>` element: no `</script` ends it early
 /// (`<\/` is `</` to JavaScript, in a string or a regular expression).
 pub fn in_script(code: &str) -> String {
+    // Lower case keeps every byte where it is: the matches' places hold in
+    // `code` too.
+    let lower = code.to_ascii_lowercase();
     let mut safe = String::with_capacity(code.len());
-    let mut rest = code;
-    while let Some(at) = rest.to_ascii_lowercase().find("</script") {
-        safe.push_str(&rest[..at]);
+    let mut copied = 0;
+    for (at, _) in lower.match_indices("</script") {
+        safe.push_str(&code[copied..at]);
         safe.push_str("<\\/");
-        rest = &rest[at + 2..];
+        copied = at + 2;
     }
-    safe.push_str(rest);
+    safe.push_str(&code[copied..]);
     safe
 }
 
@@ -172,5 +175,9 @@ mod tests {
     fn only_a_closing_script_tag_is_escaped() {
         assert_eq!(in_script("a </b> </ScRiPt x"), "a </b> <\\/ScRiPt x");
         assert_eq!(in_script("plain"), "plain");
+        assert_eq!(
+            in_script("a</script>b</SCRIPT>"),
+            "a<\\/script>b<\\/SCRIPT>"
+        );
     }
 }
