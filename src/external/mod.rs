@@ -306,13 +306,11 @@ impl JobStore for ExternalStore {
             .unwrap_or_else(PoisonError::into_inner)
             .take();
         if let Some(session) = session {
-            session
-                .child
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .kill();
-            // A process the program started may hold its output open, so
-            // the end of the output may never come: tell the waiting calls.
+            // The waiting calls are told first, then the program stopped:
+            // stopped first, its end could reach them as a crash (killed by
+            // a signal) before they heard that the lab stopped it; and a
+            // process the program started may hold its output open, so the
+            // end of the output may never come at all.
             let waiting: Vec<Sender<Arrived>> = session
                 .waiting
                 .lock()
@@ -325,6 +323,11 @@ impl JobStore for ExternalStore {
                     "was stopped by the lab (the test ran out of time)".into(),
                 )));
             }
+            session
+                .child
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .kill();
         }
     }
 }
