@@ -511,27 +511,47 @@ pub fn limit_met(said: &str) -> Option<String> {
         .map(|(_, limit)| limit)
 }
 
-/// The folders of `home` that hold the tools on `path` (e.g. `~/.pyenv`
-/// for `~/.pyenv/shims`, `~/.cargo` for `~/.cargo/bin`, with `~/.rustup`
-/// beside it, which cargo's proxies need): each is shown read-only when
-/// `home` is hidden, so that a submission finds its interpreter.
-pub fn tools_in_home(home: &Path, path: &OsStr) -> Vec<PathBuf> {
+/// The folders to show read-only so that the tools on `path` run while the
+/// folders `homes` and `covered` are hidden, and /tmp, which every sandbox
+/// replaces. Each entry of `path` is judged by the innermost hidden folder
+/// that holds it: inside a home folder (one of `homes`), the tool's own
+/// folder there is shown (`~/.pyenv` for `~/.pyenv/shims`: a shim needs its
+/// whole tool; with `~/.rustup` beside `~/.cargo`, which cargo's proxies
+/// need); inside any other, the entry alone. A hidden folder that is itself
+/// on the path is not shown.
+pub fn tools_on_the_path(path: &OsStr, homes: &[PathBuf], covered: &[PathBuf]) -> Vec<PathBuf> {
+    let tmp = PathBuf::from("/tmp");
     let mut tools: Vec<PathBuf> = Vec::new();
     for entry in std::env::split_paths(path) {
-        let Ok(inside) = entry.strip_prefix(home) else {
+        let entry = entry.canonicalize().unwrap_or(entry);
+        let Some(cover) = (homes.iter())
+            .chain(covered)
+            .chain([&tmp])
+            .filter(|cover| entry.starts_with(cover))
+            .max_by_key(|cover| cover.components().count())
+        else {
             continue;
         };
-        let Some(first) = inside.components().next() else {
+        let Some(first) = entry
+            .strip_prefix(cover)
+            .ok()
+            .and_then(|inside| inside.components().next())
+        else {
             continue;
         };
-        let tool = home.join(first);
-        if tool.is_dir() && !tools.contains(&tool) {
-            tools.push(tool);
+        let shown = if homes.contains(cover) {
+            vec![cover.join(first), cover.join(".rustup")]
+                .into_iter()
+                .take(if first.as_os_str() == ".cargo" { 2 } else { 1 })
+                .collect()
+        } else {
+            vec![entry.clone()]
+        };
+        for tool in shown {
+            if tool.is_dir() && !tools.contains(&tool) {
+                tools.push(tool);
+            }
         }
-    }
-    let rustup = home.join(".rustup");
-    if tools.contains(&home.join(".cargo")) && rustup.is_dir() && !tools.contains(&rustup) {
-        tools.push(rustup);
     }
     tools
 }
@@ -570,31 +590,50 @@ mod tests {
     }
 
     #[test]
-    fn the_tools_of_a_hidden_home_are_the_folders_on_the_path() {
-        let home = tempfile::tempdir().unwrap();
-        for dir in [".pyenv/shims", ".cargo/bin", ".rustup", "notes"] {
-            std::fs::create_dir_all(home.path().join(dir)).unwrap();
+    fn the_tools_on_the_path_are_shown_by_their_innermost_hidden_folder() {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path().canonicalize().unwrap();
+        let (home, others, class) = (root.join("home/ada"), root.join("home"), root.join("class"));
+        for dir in [
+            ".pyenv/shims",
+            ".pyenv/bin",
+            ".cargo/bin",
+            ".rustup",
+            "notes",
+        ] {
+            std::fs::create_dir_all(home.join(dir)).unwrap();
         }
+        std::fs::create_dir_all(others.join("bob/bin")).unwrap();
+        std::fs::create_dir_all(class.join("tools")).unwrap();
         let path = std::env::join_paths([
-            home.path().join(".pyenv/shims"),
+            home.join(".pyenv/shims"),
             PathBuf::from("/usr/bin"),
-            home.path().join(".cargo/bin"),
-            home.path().join(".pyenv/bin"),
-            home.path().join(".missing/bin"),
+            home.join(".cargo/bin"),
+            home.join(".pyenv/bin"),
+            home.join(".missing/bin"),
+            others.join("bob/bin"),
+            class.join("tools"),
+            home.clone(),
         ])
         .unwrap();
+        let homes = [home.clone()];
+        let covered = [others.clone(), class.clone()];
         assert_eq!(
-            tools_in_home(home.path(), &path),
+            tools_on_the_path(&path, &homes, &covered),
             vec![
-                home.path().join(".pyenv"),
-                home.path().join(".cargo"),
-                home.path().join(".rustup")
+                home.join(".pyenv"),
+                home.join(".cargo"),
+                home.join(".rustup"),
+                // Inside hidden folders that are not the home: the entry
+                // alone, never bob's whole home.
+                others.join("bob/bin"),
+                class.join("tools"),
             ]
         );
-        let without_cargo = std::env::join_paths([home.path().join(".pyenv/shims")]).unwrap();
+        let without_cargo = std::env::join_paths([home.join(".pyenv/shims")]).unwrap();
         assert_eq!(
-            tools_in_home(home.path(), &without_cargo),
-            vec![home.path().join(".pyenv")]
+            tools_on_the_path(&without_cargo, &homes, &covered),
+            vec![home.join(".pyenv")]
         );
     }
 }

@@ -267,36 +267,55 @@ fn check_implementations(dir: &std::path::Path, args: &Args) -> Outcome {
     Ok(())
 }
 
-/// The sandbox of each submission of `dir`: the submissions, the
-/// instructor's home (and root's, and `/home`), the grading's `scratch`
-/// folder and the `results` folder hidden; the lab (`lab`) and the tools on
-/// the `PATH` that live in a hidden folder shown.
+/// The sandbox of each submission of `dir`: the submissions, the homes
+/// (the instructor's and root's), `/home`, the grading's `scratch` folder
+/// and the `results` folder hidden; the lab (`lab`) and the tools on the
+/// `PATH` that live in a hidden folder shown
+/// ([`lease_lab::sandbox::tools_on_the_path`]).
 fn isolation(
     dir: &std::path::Path,
     lab: &std::path::Path,
     scratch: &std::path::Path,
     results: Option<&std::path::Path>,
 ) -> Isolation {
-    let mut hidden: Vec<PathBuf> = [Some(dir), Some(scratch), results]
+    let existing = |paths: Vec<PathBuf>| -> Vec<PathBuf> {
+        let mut paths: Vec<PathBuf> = paths
+            .into_iter()
+            .filter_map(|path| path.canonicalize().ok())
+            .filter(|path| path.parent().is_some())
+            .collect();
+        paths.sort();
+        paths.dedup();
+        paths
+    };
+    let homes = existing(
+        std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .into_iter()
+            .chain([PathBuf::from("/root")])
+            .collect(),
+    );
+    let covered = existing(
+        [
+            Some(dir),
+            Some(scratch),
+            results,
+            Some(std::path::Path::new("/home")),
+        ]
         .into_iter()
         .flatten()
         .map(std::path::Path::to_path_buf)
-        .chain(std::env::var_os("HOME").map(PathBuf::from))
-        .chain(["/root".into(), "/home".into()])
-        .filter_map(|path| path.canonicalize().ok())
-        .filter(|path| path.parent().is_some())
-        .collect();
-    hidden.sort();
-    hidden.dedup();
+        .collect(),
+    );
     let path = std::env::var_os("PATH").unwrap_or_default();
     let mut shown: Vec<PathBuf> = lab.canonicalize().into_iter().collect();
-    for dir in &hidden {
-        for tool in lease_lab::sandbox::tools_in_home(dir, &path) {
-            if !shown.contains(&tool) {
-                shown.push(tool);
-            }
+    for tool in lease_lab::sandbox::tools_on_the_path(&path, &homes, &covered) {
+        if !shown.contains(&tool) {
+            shown.push(tool);
         }
     }
+    let mut hidden = homes;
+    hidden.extend(covered);
     Isolation::Sandboxed { hidden, shown }
 }
 

@@ -366,7 +366,7 @@ fn a_sandbox_that_cannot_be_made_says_which_step_and_runs_nothing() {
                 "--sandbox",
                 sandbox,
                 "--",
-                "echo",
+                "/bin/echo",
                 "the program ran",
             ]),
             Duration::from_secs(60),
@@ -400,7 +400,7 @@ fn a_sandbox_ends_with_its_program_s_exit_code_or_signal() {
             "--sandbox",
             sandbox,
             "--",
-            "sh",
+            "/bin/sh",
             "-c",
             "exit 7",
         ]),
@@ -410,7 +410,7 @@ fn a_sandbox_ends_with_its_program_s_exit_code_or_signal() {
     // SIGKILL: the one signal an ancestor namespace delivers to a first
     // process that set no handler.
     let mut running = lab
-        .command(&["__sandbox", "--sandbox", sandbox, "--", "sleep", "60"])
+        .command(&["__sandbox", "--sandbox", sandbox, "--", "/bin/sleep", "60"])
         .spawn()
         .unwrap();
     let children = format!("/proc/{0}/task/{0}/children", running.id());
