@@ -51,9 +51,7 @@ impl Property {
             Property::StaleCompletion => {
                 "a completion accepted from a worker not holding the lease"
             }
-            Property::UnhandedFence => {
-                "a completion accepted with a fence no claim handed its worker"
-            }
+            Property::UnhandedFence => "a completion with a fence never handed to its worker",
             Property::WrongResult => "a stored result that is not the accepted completion's",
             Property::DoneChanged => "a done job that changed",
             Property::JobLost => "a job lost",
@@ -702,6 +700,44 @@ mod tests {
             Property::NotLinearizable,
         ] {
             assert!(!contract.breaks_fencing(), "{contract:?}");
+        }
+    }
+
+    /// A finding's headline fits one line of the text report's 80 columns
+    /// on a job of the first hundred, and is filled to them on any.
+    #[test]
+    fn every_headline_fits_80_columns() {
+        for property in [
+            Property::FenceTwice,
+            Property::FenceDown,
+            Property::StaleCompletion,
+            Property::UnhandedFence,
+            Property::WrongResult,
+            Property::DoneChanged,
+            Property::JobLost,
+            Property::Integrity,
+            Property::CallFailed,
+            Property::NotLinearizable,
+        ] {
+            let headline = |job: &str| {
+                crate::terminal::fill(
+                    &format!("✗ {} (step {}), on {job}", property.text(), property.step()),
+                    80,
+                    "",
+                    "  ",
+                )
+            };
+            assert_eq!(
+                headline("job-99").lines().count(),
+                1,
+                "{}",
+                headline("job-99")
+            );
+            let long = headline("job-123456");
+            assert!(
+                long.lines().all(|line| line.chars().count() <= 80),
+                "{long}"
+            );
         }
     }
 

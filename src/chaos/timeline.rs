@@ -184,14 +184,19 @@ fn finding_lines(judged: &super::judge::Judgement) -> Vec<String> {
         lines.push("✗ fencing broken, and with it the worksheet's contract".into());
     }
     for violation in judged.violations.iter().take(3) {
-        lines.push(format!(
-            "✗ {} (step {}){}",
-            violation.property.text(),
-            violation.step,
-            violation
-                .job
-                .as_deref()
-                .map_or_else(String::new, |job| format!(", on {job}"))
+        lines.push(crate::terminal::fill(
+            &format!(
+                "✗ {} (step {}){}",
+                violation.property.text(),
+                violation.step,
+                violation
+                    .job
+                    .as_deref()
+                    .map_or_else(String::new, |job| format!(", on {job}"))
+            ),
+            80,
+            "",
+            "  ",
         ));
         lines.push(crate::terminal::fill_lines(
             &format!("  {}", violation.text),
