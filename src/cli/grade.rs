@@ -329,17 +329,8 @@ fn probe_sandbox(lab: &std::path::Path, isolation: &Isolation) -> Outcome {
             "cannot sandbox the submissions: {error}; {what_to_do}"
         ))
     })?;
-    let Isolation::Sandboxed { hidden, shown } = isolation else {
+    let Some(sandbox) = isolation.sandboxed_as(class_check::FIRST_SANDBOX_USER) else {
         return Ok(());
-    };
-    let sandbox = Sandbox {
-        uid: class_check::FIRST_SANDBOX_USER,
-        hidden: hidden.clone(),
-        writable: Vec::new(),
-        shown: shown
-            .iter()
-            .map(|path| (path.clone(), path.clone()))
-            .collect(),
     };
     let tried = std::process::Command::new(lab)
         .args(["__sandbox", "--sandbox", &sandbox.to_arg(), "--", "true"])

@@ -264,7 +264,7 @@ impl Format {
 
 impl Isolation {
     /// The sandbox of one entry, run as `user`, when sandboxed.
-    fn sandboxed_as(&self, user: u32) -> Option<Sandbox> {
+    pub fn sandboxed_as(&self, user: u32) -> Option<Sandbox> {
         match self {
             Isolation::Sandboxed { hidden, shown } => Some(Sandbox {
                 uid: user,

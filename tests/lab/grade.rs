@@ -737,14 +737,7 @@ fn the_class_per_exercise_gives_first_attempts_and_item_statistics() {
 #[test]
 fn a_check_for_gradescope_follows_its_published_format() {
     let lab = Sandbox::new();
-    let reference = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/store.py"))
-        .expect("the Python store");
-    let broken = reference.replace(
-        "        return cursor.rowcount == 1",
-        "        print(\"enqueue: always true\", file=__import__(\"sys\").stderr)\n        return True",
-    );
-    assert_ne!(broken, reference, "the break applies");
-    std::fs::write(lab.path("mine.py"), broken).unwrap();
+    write_a_store_whose_enqueue_always_says_yes(&lab);
     let ran = lab.lab(&[
         "check",
         "--impl",
@@ -933,14 +926,9 @@ fn gradescope_validator() -> jsonschema::Validator {
     jsonschema::validator_for(&schema).expect("the schema compiles")
 }
 
-/// `lab check --format prairielearn` writes PrairieLearn's external
-/// grading results.json: gradable, a score between 0 and 1 (the share of
-/// contract tests passed), and a test per contract test with its points,
-/// its maximum, a message and the failure with the program's standard
-/// error, as its `<pl-external-grader-results>` element reads them.
-#[test]
-fn a_check_for_prairielearn_gives_its_grading_results() {
-    let lab = Sandbox::new();
+/// Writes `mine.py`, the Python store whose `enqueue` always answers true
+/// and says so on standard error, for a check of steps 1 and 2.
+fn write_a_store_whose_enqueue_always_says_yes(lab: &Sandbox) {
     let broken = lease_lab::subject::PYTHON_SOURCE.replace(
         "        return cursor.rowcount == 1",
         "        print(\"enqueue: always true\", file=__import__(\"sys\").stderr)\n        return True",
@@ -951,6 +939,17 @@ fn a_check_for_prairielearn_gives_its_grading_results() {
         "the break applies"
     );
     std::fs::write(lab.path("mine.py"), broken).unwrap();
+}
+
+/// `lab check --format prairielearn` writes PrairieLearn's external
+/// grading results.json: gradable, a score between 0 and 1 (the share of
+/// contract tests passed), and a test per contract test with its points,
+/// its maximum, a message and the failure with the program's standard
+/// error, as its `<pl-external-grader-results>` element reads them.
+#[test]
+fn a_check_for_prairielearn_gives_its_grading_results() {
+    let lab = Sandbox::new();
+    write_a_store_whose_enqueue_always_says_yes(&lab);
     let ran = lab.lab(&[
         "check",
         "--impl",
