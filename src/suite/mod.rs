@@ -169,6 +169,7 @@ macro_rules! for_each_suite_step {
             step6 (6) [
                 contract complete_by_the_holder_stores_the_result,
                 contract stale_completion_after_takeover_is_refused,
+                contract stale_completion_while_the_new_owner_works_is_refused,
                 contract completion_with_a_stale_fence_of_the_same_owner_is_refused,
                 contract second_completion_is_refused_and_keeps_the_result,
                 contract completion_at_exact_expiry_is_refused,

@@ -42,6 +42,34 @@ pub fn stale_completion_after_takeover_is_refused(bench: &Bench) -> Checked {
     )
 }
 
+/// The commonest real bug: A stalls past its lease and B claims with fence 2;
+/// A's late completion with fence 1 comes while B still holds the job and is
+/// refused; B's completion is then accepted and the row holds B's result. A
+/// store that checks only that the job is running (held, not done) lets A's
+/// write land here, where the worksheet's story, B first, cannot tell.
+pub fn stale_completion_while_the_new_owner_works_is_refused(bench: &Bench) -> Checked {
+    bench.init_with(&["j"])?;
+    bench.claim_expecting("j", "A", 100.0, 10.0, Some(1))?;
+    bench.claim_expecting("j", "B", 115.0, 10.0, Some(2))?;
+    let before = bench.rows()?;
+    bench.expect_refused(
+        "A's late complete with fence 1 while B holds the job",
+        bench.complete("j", "A", 1, 117.0, "A's result")?,
+        false,
+        "the refused completion",
+        &before,
+    )?;
+    expect_eq(
+        "complete by B at 118",
+        bench.complete("j", "B", 2, 118.0, "B's result")?,
+        true,
+    )?;
+    bench.expect_row(
+        "B's completion",
+        completed("j", "B", 2, 125.0, "B's result"),
+    )
+}
+
 /// A restarted worker with the same name but the fence of its earlier claim is refused.
 pub fn completion_with_a_stale_fence_of_the_same_owner_is_refused(bench: &Bench) -> Checked {
     bench.init_with(&["j"])?;
