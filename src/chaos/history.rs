@@ -29,6 +29,33 @@ pub struct Call {
     pub returned: Returned,
 }
 
+/// A moment of a worker's story, placed among the calls: it came after the
+/// calls before index `before` in the history were sent, and before any
+/// call from `before` on.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Noted {
+    /// Whose moment.
+    pub worker: usize,
+    /// The index of the first call sent after it.
+    pub before: usize,
+    /// When, in nanoseconds on the clock of the calls' `began`.
+    pub at: u64,
+    /// What happened.
+    #[serde(flatten)]
+    pub moment: super::plan::Moment,
+}
+
+impl Noted {
+    /// The job it is about, if one (a kill or a restart is the worker's).
+    pub fn job(&self) -> Option<&str> {
+        match &self.moment {
+            super::plan::Moment::Stalled { job, .. }
+            | super::plan::Moment::CameBack { job, .. } => Some(job),
+            super::plan::Moment::Killed | super::plan::Moment::Restarted => None,
+        }
+    }
+}
+
 /// What a call returned.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]

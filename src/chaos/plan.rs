@@ -167,6 +167,42 @@ pub enum Step {
     Idle,
 }
 
+/// A moment of a worker's story that its calls alone do not show: where it
+/// stalled, came back, or was killed or stopped and started again. The
+/// timeline marks each, so that a counterexample reads as a story.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case", tag = "moment")]
+pub enum Moment {
+    /// It stalled past its lease holding `fence` on `job`: the whole worker
+    /// paused (`whole`), or one attempt got stuck while the worker went on.
+    Stalled {
+        /// The job of the lease.
+        job: String,
+        /// The fence it held.
+        fence: Fence,
+        /// Whether the whole worker paused.
+        whole: bool,
+    },
+    /// The stalled attempt came back to `job` with `fence`, its clock saying
+    /// `now`: the clock it read before the stall when `stale`.
+    CameBack {
+        /// The job of the lease.
+        job: String,
+        /// The fence it still holds, it believes.
+        fence: Fence,
+        /// The `now` its call carries.
+        now: f64,
+        /// Whether `now` was read before the stall.
+        stale: bool,
+    },
+    /// It was killed in the middle of a call and starts again, remembering
+    /// nothing.
+    Killed,
+    /// It was stopped between two calls and starts again, remembering
+    /// nothing.
+    Restarted,
+}
+
 /// A stall: until the round it wakes up in, and the `now` it will use
 /// then when its clock is stale (it read the clock before stalling).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -217,6 +253,9 @@ pub struct Worker {
     /// Another worker's lease it read (job and fence): now and then it
     /// meddles with it under its own name, as a confused client would.
     spotted: Option<(String, Fence)>,
+    /// The moments of its story since they were last taken
+    /// ([`Worker::take_moments`]).
+    moments: Vec<Moment>,
     rng: Rng,
 }
 
@@ -244,8 +283,14 @@ impl Worker {
             set_up: false,
             retry: None,
             spotted: None,
+            moments: Vec::new(),
             rng,
         }
+    }
+
+    /// The moments of its story since they were last taken, oldest first.
+    pub fn take_moments(&mut self) -> Vec<Moment> {
+        std::mem::take(&mut self.moments)
     }
 
     /// Whether the whole worker stalls in `round`.
@@ -277,6 +322,7 @@ impl Worker {
             // Back from a pause: it finishes what it started, unaware.
             if let Some(lease) = self.lease.clone() {
                 let now = stall.stale_now.unwrap_or(clock);
+                self.came_back(&lease, now, stall.stale_now.is_some());
                 return self.report_and_complete(&lease, now);
             }
         }
@@ -352,6 +398,7 @@ impl Worker {
         }
         self.parked = None;
         let now = stall.stale_now.unwrap_or(clock);
+        self.came_back(&lease, now, stall.stale_now.is_some());
         // Mostly it completes; or its heartbeat, which outlived the
         // work, renews; or its clean-up gives the lease back.
         let (job_id, owner, fence) = (lease.job.clone(), self.owner.clone(), lease.fence);
@@ -416,7 +463,13 @@ impl Worker {
             wake: round + (TTL / TICK) as usize + 1 + self.rng.below(6),
             stale_now: self.rng.chance(0.5).then_some(now),
         };
-        if self.rng.chance(1.0 / 3.0) {
+        let whole = self.rng.chance(1.0 / 3.0);
+        self.moments.push(Moment::Stalled {
+            job: lease.job.clone(),
+            fence: lease.fence,
+            whole,
+        });
+        if whole {
             self.stall = Some(stall);
         } else {
             // A stuck attempt may stay stuck longer: long enough, often,
@@ -462,6 +515,17 @@ impl Worker {
         } else {
             self.report_and_complete(lease, now)
         }
+    }
+
+    /// Notes that the stalled attempt on `lease` came back, its call
+    /// carrying `now` (`stale`: read before the stall).
+    fn came_back(&mut self, lease: &Lease, now: f64, stale: bool) {
+        self.moments.push(Moment::CameBack {
+            job: lease.job.clone(),
+            fence: lease.fence,
+            now,
+            stale,
+        });
     }
 
     /// A call on another worker's lease (`fence` of `job`) under this

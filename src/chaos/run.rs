@@ -13,8 +13,8 @@
 //! the processes), and whether a kill lands before the call finished. A
 //! replay makes the same calls as long as the answers are the same.
 
-use super::history::{Call, Returned};
-use super::plan::{Settings, Step, Worker};
+use super::history::{Call, Noted, Returned};
+use super::plan::{Moment, Settings, Step, Worker};
 use super::rng::Rng;
 use super::sink::{SinkReport, Sinks};
 use crate::error::StoreError;
@@ -167,6 +167,9 @@ pub struct Record {
     pub rows: Result<Vec<crate::job::Job>, String>,
     /// SQLite's `PRAGMA integrity_check` of the file at the end.
     pub integrity: String,
+    /// The moments of the workers' stories (stalls, returns, kills and
+    /// restarts), in the order they came, placed among the calls.
+    pub moments: Vec<Noted>,
     /// Each worker's clock skew, in seconds.
     pub skews: Vec<f64>,
     /// How many workers were killed.
@@ -271,6 +274,7 @@ struct Run<'a> {
     team: Vec<Worker>,
     rng: Rng,
     calls: Vec<Call>,
+    moments: Vec<Noted>,
     done_jobs: BTreeSet<String>,
     next_job: usize,
     open_jobs: Vec<String>,
@@ -326,6 +330,7 @@ impl<'a> Run<'a> {
             team,
             rng: Rng::part(settings.seed, 0),
             calls: Vec::with_capacity(settings.operations),
+            moments: Vec::new(),
             done_jobs: BTreeSet::new(),
             next_job: 0,
             open_jobs: Vec::new(),
@@ -345,6 +350,12 @@ impl<'a> Run<'a> {
                 operations: calls.len(),
                 ..self.settings.clone()
             },
+            moments: self
+                .moments
+                .iter()
+                .filter(|noted| noted.before <= calls.len())
+                .cloned()
+                .collect(),
             calls,
             rows,
             integrity,
@@ -466,9 +477,14 @@ impl<'a> Run<'a> {
                 self.stores[index].abandon();
                 self.team[index].restart();
                 self.restarts += 1;
+                self.note(index, Moment::Restarted);
                 continue;
             }
-            let operation = match self.team[index].step(round, &self.open_jobs, settings, herd) {
+            let step = self.team[index].step(round, &self.open_jobs, settings, herd);
+            for moment in self.team[index].take_moments() {
+                self.note(index, moment);
+            }
+            let operation = match step {
                 Step::Stall | Step::Idle => continue,
                 Step::Call(operation) => operation,
                 Step::ReportAndComplete(operation) => {
@@ -590,6 +606,16 @@ impl<'a> Run<'a> {
         (receiver.iter().collect(), cut_pids)
     }
 
+    /// Notes `moment` of worker `index` now, before the calls not yet sent.
+    fn note(&mut self, index: usize, moment: Moment) {
+        self.moments.push(Noted {
+            worker: index,
+            before: self.calls.len(),
+            at: u64::try_from(self.started.elapsed().as_nanos()).unwrap_or(u64::MAX),
+            moment,
+        });
+    }
+
     /// Takes in the round's `finished` calls in the order they began: each
     /// worker learns its answer (or restarts after a kill), an accepted
     /// completion closes its job, and each call joins the history.
@@ -601,6 +627,12 @@ impl<'a> Run<'a> {
                 Returned::Unknown => {
                     self.kills += 1;
                     worker.restart();
+                    self.moments.push(Noted {
+                        worker: done.worker,
+                        before: self.calls.len() + 1,
+                        at: done.began,
+                        moment: Moment::Killed,
+                    });
                 }
                 Returned::Answer(answer) => {
                     if matches!(

@@ -2,7 +2,8 @@
 //! and answer, in the style of `lab demo`, with the calls that break the
 //! contract marked. Every line fits 80 columns.
 
-use super::history::{Call, Returned};
+use super::history::{Call, Noted, Returned};
+use super::plan::Moment;
 use crate::operation::{Answer, Operation};
 use crate::terminal::plural;
 
@@ -31,7 +32,7 @@ pub fn call_text(operation: &Operation) -> String {
 }
 
 /// A clock value, as short as it is exact to the millisecond.
-fn number(value: f64) -> String {
+pub fn number(value: f64) -> String {
     let text = format!("{value:.3}");
     let text = text.trim_end_matches('0').trim_end_matches('.');
     if text == "-0" {
@@ -62,23 +63,55 @@ pub fn answer_text(returned: &Returned) -> String {
     }
 }
 
-/// The timeline of `calls` (indices into `history`), marking `marked`
-/// ones with the step of their own operation (`◀ step 4` for a claim): a
-/// header, then a line per call.
-pub fn timeline(history: &[Call], calls: &[usize], marked: &[usize]) -> Vec<String> {
+/// The timeline of `calls` (indices into `history`), each numbered as the
+/// findings number it (`call 105`), marking `marked` ones with the step of
+/// their own operation (`◀ step 4` for a claim): a header, then a line per
+/// call, and between them the `moments` of the story on the job in view
+/// (`job`) or of a worker in view: where it stalled and came back with
+/// what clock, or was killed or started again.
+pub fn timeline(
+    history: &[Call],
+    moments: &[Noted],
+    job: Option<&str>,
+    calls: &[usize],
+    marked: &[usize],
+) -> Vec<String> {
     let mut lines = vec![format!(
-        "{:>8}  {:<6} {:<38} {}",
-        "ms", "worker", "call", "answer"
+        "{:>4}  {:>8}  {:<6} {:<34} {}",
+        "call", "ms", "worker", "what", "answer"
     )];
+    let workers: Vec<usize> = calls.iter().map(|index| history[*index].worker).collect();
+    let (Some(&first), Some(&last)) = (calls.first(), calls.last()) else {
+        return lines;
+    };
+    let in_view = |noted: &&Noted| {
+        noted.before > first
+            && noted.before <= last + 1
+            && noted
+                .job()
+                .map_or(workers.contains(&noted.worker), |of| Some(of) == job)
+    };
+    let mut moments = moments.iter().filter(in_view).peekable();
     for &index in calls {
+        while let Some(noted) = moments.next_if(|noted| noted.before <= index) {
+            lines.push(moment_line(noted));
+        }
         let call = &history[index];
         let at = call.began as f64 / 1e6;
         let answer = answer_text(&call.returned);
         let mut line = format!(
-            "{at:>8.2}  {:<6} {:<38} {answer}",
+            "{:>4}  {at:>8.2}  {:<6} {:<34} {answer}",
+            index + 1,
             call.worker_name(),
             call_text(&call.operation)
         );
+        if line.chars().count() > 80 {
+            // A long call and a long answer: the answer goes under the
+            // call, in the answers' column.
+            let (head, _) = line.split_at(line.len() - answer.len() - 1);
+            lines.push(head.to_string());
+            line = format!("{:58}{answer}", "");
+        }
         if marked.contains(&index) {
             let mark = format!("step {}", call.operation.step());
             let marked_line = format!("{line:<66} ◀ {mark}");
@@ -92,7 +125,40 @@ pub fn timeline(history: &[Call], calls: &[usize], marked: &[usize]) -> Vec<Stri
         }
         lines.push(line);
     }
+    lines.extend(moments.map(moment_line));
     lines
+}
+
+/// A moment of the story as a timeline's line: `┄` where a call would be.
+fn moment_line(noted: &Noted) -> String {
+    let what = match &noted.moment {
+        Moment::Stalled {
+            fence, whole: true, ..
+        } => format!("stalls holding fence {fence}: the whole worker pauses"),
+        Moment::Stalled {
+            fence,
+            whole: false,
+            ..
+        } => format!("stalls holding fence {fence}: that attempt is stuck"),
+        Moment::CameBack {
+            now, stale: true, ..
+        } => format!(
+            "the stalled attempt returns, its clock still at {}",
+            number(*now)
+        ),
+        Moment::CameBack { stale: false, .. } => "the stalled attempt returns".into(),
+        Moment::Killed => "is killed mid-call, and starts again knowing nothing".into(),
+        Moment::Restarted => "is stopped and starts again knowing nothing".into(),
+    };
+    // The number column stays empty: a moment is no call.
+    let head = format!(
+        "{:>4}  {:>8.2}  {:<6} ┄ ",
+        "",
+        noted.at as f64 / 1e6,
+        super::plan::owner(noted.worker)
+    );
+    let rest = " ".repeat(head.chars().count());
+    crate::terminal::fill(&what, 80, &head, &rest)
 }
 
 /// What a chaos run found, as the terminal shows it: the run, the first
@@ -233,20 +299,54 @@ fn shrunk_lines(chaos: &super::Chaos, shrunk: &super::judge::Shrunk) -> Vec<Stri
     let small = &shrunk.judged;
     let small_settings = &small.record.settings;
     let mut lines = vec![String::new()];
-    lines.push(format!(
-        "shrunk in {} to {} and {}; replay it with:",
+    // The sizes of the run shown: its workers and calls, and where it broke
+    // when that is before its end (a run that may not replay exactly goes
+    // to its end).
+    let calls = small.record.calls.len();
+    let broke_at = super::judge::through_failure(small);
+    let at = if broke_at < calls {
+        format!(", broken by call {broke_at}")
+    } else {
+        String::new()
+    };
+    let sizes = format!(
+        "shrunk in {} to {} and {}{at};",
         plural(shrunk.runs, "run"),
         plural(small_settings.workers, "worker"),
-        plural(small.record.calls.len(), "call")
-    ));
+        plural(calls, "call")
+    );
+    // "replay it with:" ends a line, the command's first line after it.
+    if sizes.chars().count() + " replay it with:".len() <= 80 {
+        lines.push(format!("{sizes} replay it with:"));
+    } else {
+        lines.push(sizes);
+        lines.push("replay it with:".into());
+    }
     lines.extend(replay_lines(&chaos.replay(small_settings)));
+    let full_kills = chaos.judged.record.settings.faults.kills;
+    if small_settings.faults.kills {
+        lines.push("  (its kills land when the operating system lets them: a replay may".into());
+        lines.push("  break elsewhere, or take a few runs)".into());
+    } else if full_kills {
+        lines.push("  (without the kills: the run breaks without them, and a kill lands".into());
+        lines.push("  when the operating system lets it, not when the seed says)".into());
+    }
     lines.push(String::new());
     // The shrunk run may break another job than the full run did: the
     // timeline says which it shows.
     if let Some(job) = small.job() {
-        lines.push(format!("the calls on {job}, where the shrunk run broke:"));
+        lines.push(format!(
+            "the calls on {job} ({} of the run's {calls}), where it broke:",
+            small.shown().len()
+        ));
     }
-    lines.extend(timeline(small.calls(), &small.shown(), &small.culprits()));
+    lines.extend(timeline(
+        small.calls(),
+        &small.record.moments,
+        small.job(),
+        &small.shown(),
+        &small.culprits(),
+    ));
     let hidden = small.not_shown();
     if hidden > 0 {
         lines.push(format!(
@@ -255,11 +355,15 @@ fn shrunk_lines(chaos: &super::Chaos, shrunk: &super::judge::Shrunk) -> Vec<Stri
             small.job().unwrap_or("the job")
         ));
     }
-    if let Some(violation) = small.violations.first() {
-        lines.push(crate::terminal::fill_lines(
-            &format!("✗ {}", violation.text),
-            80,
-        ));
+    // The story when the moments tell one, else the finding's sentence.
+    let said = small.story().or_else(|| {
+        small
+            .violations
+            .first()
+            .map(|violation| violation.text.clone())
+    });
+    if let Some(said) = said {
+        lines.push(crate::terminal::fill(&format!("✗ {said}"), 80, "", "  "));
     }
     lines.push(format!(
         "the longest valid prefix: {}",
@@ -325,7 +429,7 @@ mod tests {
             ended: None,
             returned: Returned::Unknown,
         }];
-        let lines = timeline(&history, &[0], &[0]);
+        let lines = timeline(&history, &[], None, &[0], &[0]);
         for line in &lines {
             assert!(
                 line.chars().count() <= 80,
@@ -363,12 +467,64 @@ mod tests {
                 result: "w1/1".into(),
             }),
         ];
-        let lines = timeline(&history, &[0, 1], &[0, 1]);
+        let lines = timeline(&history, &[], None, &[0, 1], &[0, 1]);
         assert!(
-            lines[1].starts_with("    1.00  w1     claim job-4") && lines[1].ends_with("◀ step 4"),
+            lines[1].starts_with("   1      1.00  w1     claim job-4")
+                && lines[1].ends_with("◀ step 4"),
             "{lines:?}"
         );
         assert!(lines[2].ends_with("◀ step 6"), "{lines:?}");
+    }
+
+    /// The moments of the story sit between the calls, each where it came:
+    /// those on the job in view, and a kill or restart of a worker in view;
+    /// a moment of another job, or of a worker not in view, is left out.
+    #[test]
+    fn the_moments_of_the_story_sit_between_the_calls() {
+        use crate::chaos::testing::{claim, complete, enqueue};
+        let history = vec![
+            enqueue(0),
+            claim(0, 1_000_000, 1.0, Some(1)),
+            claim(0, 2_000_000, 4.0, Some(2)),
+            complete(0, 3_000_000, 1, true),
+        ];
+        let noted = |worker, before, moment| Noted {
+            worker,
+            before,
+            at: 500_000 + before as u64 * 1_000_000,
+            moment,
+        };
+        let stalled = |job: &str| Moment::Stalled {
+            job: job.into(),
+            fence: Fence(1),
+            whole: false,
+        };
+        let moments = vec![
+            noted(0, 2, stalled("j")),
+            noted(0, 2, stalled("k")),
+            noted(1, 3, Moment::Restarted),
+            noted(
+                0,
+                3,
+                Moment::CameBack {
+                    job: "j".into(),
+                    fence: Fence(1),
+                    now: 1.0,
+                    stale: true,
+                },
+            ),
+            noted(0, 4, Moment::Killed),
+        ];
+        let lines = timeline(&history, &moments, Some("j"), &[1, 2, 3], &[3]);
+        let starts: Vec<&str> = lines.iter().map(|line| &line[..4]).collect();
+        assert_eq!(
+            starts,
+            ["call", "   2", "    ", "   3", "    ", "   4", "    "]
+        );
+        assert!(lines[2].ends_with("w1     ┄ stalls holding fence 1: that attempt is stuck"));
+        assert!(lines[4].ends_with("┄ the stalled attempt returns, its clock still at 1"));
+        assert!(lines[6].ends_with("┄ is killed mid-call, and starts again knowing nothing"));
+        assert!(lines.iter().all(|line| line.chars().count() <= 80));
     }
 
     #[test]

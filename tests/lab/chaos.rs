@@ -98,17 +98,20 @@ fn assert_no_violation(ran: &Ran, json: &Value) {
 }
 
 /// The lines of the shrunk timeline of a text report that show calls:
-/// those between the header (`      ms  worker call ... answer`) and the
-/// line that ends the timeline (`✗ ...` or `the longest valid prefix`),
-/// without the lines that only hold a mark moved under a long call.
+/// those between the header (`call      ms  worker what ... answer`) and
+/// the line that ends the timeline (`✗ ...` or `the longest valid prefix`),
+/// without the lines that only hold a mark or an answer moved under a long
+/// call, and the moments of the story (`┄ stalls holding fence 1`), which
+/// are no calls.
 fn timeline_calls(stdout: &str) -> Vec<&str> {
     timeline_lines(stdout)
         .into_iter()
         .filter(|line| {
-            let line = line.trim_start();
-            // A mark moved under a long call, and the line that says how
-            // many calls were left out, are no calls.
-            !line.starts_with('◀') && !line.starts_with('…')
+            // A call's line begins with its number; a mark or an answer
+            // moved under a long call, a moment of the story, and the line
+            // that says how many calls were left out begin with spaces.
+            line.get(..4)
+                .is_some_and(|number| number.trim().parse::<usize>().is_ok())
         })
         .collect()
 }
@@ -119,7 +122,7 @@ fn timeline_lines(stdout: &str) -> Vec<&str> {
     let lines: Vec<&str> = stdout.lines().collect();
     let header = lines
         .iter()
-        .position(|line| line.starts_with(' ') && line.contains("ms  worker"))
+        .position(|line| line.starts_with("call ") && line.contains("ms  worker"))
         .unwrap_or_else(|| panic!("no timeline header in:\n{stdout}"));
     let end = lines[header + 1..]
         .iter()
@@ -758,6 +761,41 @@ fn a_students_complete_that_ignores_the_fence_is_caught() {
         properties.contains(&"stale-completion"),
         "the finding of a completion that ignores the fence: {properties:?}"
     );
+    // As the student reads it: the program named as itself in the header,
+    // and the shrunk counterexample told as a story, the stall and the
+    // stuck attempt's late return marked, each marked call with its own
+    // operation's step.
+    let mut args = vec!["--impl", program.as_str(), "--color", "never"];
+    args.extend_from_slice(&STUCK_ATTEMPT_COMES_BACK);
+    let text = caught_within_tries(|| (chaos(&sandbox, &args), Value::Null)).0;
+    text.assert_code(1);
+    let header = text.stdout.lines().next().unwrap_or_default();
+    assert!(
+        header.starts_with("lab chaos: python3 ") && !header.contains("reference"),
+        "{header}"
+    );
+    let timeline = timeline_lines(&text.stdout).join("\n");
+    for told in ["┄ stalls holding fence ", "┄ the stalled attempt returns"] {
+        assert!(timeline.contains(told), "no {told:?} in:\n{}", text.stdout);
+    }
+    assert!(
+        text.stdout.contains("✗ w") && text.stdout.contains(" stalled holding fence "),
+        "no story of the stall in:\n{}",
+        text.stdout
+    );
+    for line in timeline_calls(&text.stdout) {
+        let step = if line.contains(" complete ") {
+            "◀ step 6"
+        } else if line.contains(" claim ") {
+            "◀ step 4"
+        } else {
+            "◀ step"
+        };
+        assert!(
+            !line.contains('◀') || line.ends_with(step),
+            "a marked call names another step than its own: {line}"
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------

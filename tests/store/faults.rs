@@ -839,6 +839,7 @@ fn fencing_violations(ops: &[Op], rows: &BTreeMap<String, Job>, integrity: &str)
             seed: 0,
             faults: Faults::none(),
         },
+        moments: Vec::new(),
         calls,
         rows: Ok(rows.values().cloned().collect()),
         integrity: integrity.to_string(),

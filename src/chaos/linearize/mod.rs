@@ -59,6 +59,32 @@ pub struct Witness {
     pub order: Vec<Placement>,
 }
 
+/// What the contract expected of the first call that cannot be placed: the
+/// answer it gives and the row it gives it from, in the order the search
+/// found for the calls before that one (one such order: another may leave
+/// another row).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Expectation {
+    /// The contract's answer (in JSON the protocol's form: `false`, `2`,
+    /// `null`); `None` when it refuses the arguments (in JSON the string
+    /// `"invalid-argument"`).
+    #[serde(serialize_with = "contract_answer_as_json")]
+    pub answer: Option<Answer>,
+    /// The stored row then; `None` when the job does not exist.
+    pub row: Option<crate::job::Job>,
+}
+
+/// An [`Expectation`]'s answer as its JSON.
+fn contract_answer_as_json<S: serde::Serializer>(
+    answer: &Option<Answer>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match answer {
+        Some(answer) => answer.to_json().serialize(serializer),
+        None => serializer.serialize_str("invalid-argument"),
+    }
+}
+
 /// What is wrong with a history before any search.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -103,6 +129,10 @@ pub enum Verdict {
         /// placed: the calls before it can all be explained, it cannot.
         /// `None` when the budget ran out before the search could tell.
         first_unplaceable: Option<usize>,
+        /// What the contract answers to that call, and the row it answers
+        /// from, in the order that explains the calls before it: `None`
+        /// when there is no such call.
+        expected: Option<Box<Expectation>>,
         /// The search steps it took, narrowing included.
         steps: usize,
     },
@@ -219,19 +249,30 @@ fn check_group(
             // valid prefixes are those below one length: halve towards it.
             // The empty prefix is valid: leaving every call out explains it.
             let (mut valid, mut failing) = (0, calls.len());
+            // The order found for the longest valid prefix so far.
+            let mut explained = Vec::new();
             while failing - valid > 1 {
                 let middle = valid + (failing - valid) / 2;
                 let tried = search(&entries(history, &calls, middle), budget);
                 steps += tried.steps;
                 match tried.end {
-                    End::Found(_) => valid = middle,
+                    End::Found(order) => {
+                        valid = middle;
+                        explained = order;
+                    }
                     End::Impossible => failing = middle,
                     End::OutOfSteps => break,
                 }
             }
+            let first_unplaceable = (failing - valid == 1).then(|| calls[valid]);
+            let expected = first_unplaceable.and_then(|call| {
+                expectation(history, &entries(history, &calls, valid), &explained, call)
+                    .map(Box::new)
+            });
             Verdict::NotLinearizable {
                 job_id,
-                first_unplaceable: (failing - valid == 1).then(|| calls[valid]),
+                first_unplaceable,
+                expected,
                 calls,
                 longest_prefix: valid,
                 failing_prefix: failing,
@@ -239,6 +280,38 @@ fn check_group(
             }
         }
     }
+}
+
+/// What the contract answers to call `unplaceable` after the placements of
+/// `order` (found over `entries`) that come before it, and the row then:
+/// `None` if the order cannot be replayed (it always can: the search found
+/// it with the same model).
+fn expectation(
+    history: &[Call],
+    entries: &[Entry],
+    order: &[Placement],
+    unplaceable: usize,
+) -> Option<Expectation> {
+    let mut state = JobModel::default();
+    for placement in order
+        .iter()
+        .take_while(|placement| placement.call != unplaceable)
+    {
+        let entry = entries.iter().find(|entry| entry.placement == *placement)?;
+        state = match &entry.observed {
+            Some(observed) => state.step(&entry.operation, observed)?,
+            None => state.apply(&entry.operation).0,
+        };
+    }
+    let operation = &history[unplaceable].operation;
+    let answer = match state.apply(operation).1 {
+        Expected::Answer(answer) => Some(answer),
+        Expected::InvalidArgument => None,
+    };
+    Some(Expectation {
+        answer,
+        row: operation.job_id().and_then(|job| state.row(job)),
+    })
 }
 
 /// One thing the search places: a call, or one owner's claim of a

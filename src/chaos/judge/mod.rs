@@ -127,6 +127,64 @@ impl Judgement {
         }
     }
 
+    /// What the first finding's calls and the workers' moments show, in one
+    /// sentence, when the finding is a stale completion that came back from
+    /// a stall: "w1 stalled holding fence 1; fence 2 was handed out to w1's
+    /// next attempt; the stalled attempt came back, its clock still at
+    /// 32.894, and its completion with fence 1 was accepted". `None` for
+    /// any other finding, whose own sentence says it all.
+    pub fn story(&self) -> Option<String> {
+        let violation = self.violations.first()?;
+        if violation.property != properties::Property::StaleCompletion {
+            return None;
+        }
+        let (&[newer, late], calls) = (violation.calls.as_slice(), &self.record.calls) else {
+            return None;
+        };
+        let (claim, completion) = (&calls[newer], &calls[late]);
+        let crate::operation::Operation::Complete { job_id, fence, .. } = &completion.operation
+        else {
+            return None;
+        };
+        let granted = match &claim.returned {
+            super::history::Returned::Answer(crate::operation::Answer::Fence(Some(granted))) => {
+                *granted
+            }
+            _ => return None,
+        };
+        let of_this_lease = |noted: &&super::history::Noted| {
+            noted.worker == completion.worker
+                && noted.before <= late
+                && noted.job() == Some(job_id.as_str())
+        };
+        let moments: Vec<&super::history::Noted> =
+            self.record.moments.iter().filter(of_this_lease).collect();
+        let stalled = moments.iter().rev().find(|noted| {
+            matches!(&noted.moment, super::plan::Moment::Stalled { fence: f, .. } if f == fence)
+        })?;
+        let returned = moments.iter().rev().find(|noted| {
+            noted.before > stalled.before
+                && matches!(&noted.moment, super::plan::Moment::CameBack { fence: f, .. } if f == fence)
+        })?;
+        let writer = completion.worker_name();
+        let to = if claim.worker == completion.worker {
+            format!("{writer}'s next attempt")
+        } else {
+            claim.worker_name()
+        };
+        let clock = match &returned.moment {
+            super::plan::Moment::CameBack {
+                now, stale: true, ..
+            } => format!(", its clock still at {}", super::timeline::number(*now)),
+            _ => String::new(),
+        };
+        Some(format!(
+            "{writer} stalled holding fence {fence}; fence {granted} was handed out to {to}; \
+             the stalled attempt came back{clock}, and its completion with fence {fence} \
+             was accepted"
+        ))
+    }
+
     /// The calls that show the first finding.
     pub fn culprits(&self) -> Vec<usize> {
         match (self.violations.first(), &self.model) {
@@ -294,14 +352,49 @@ impl Judgement {
                 job_id,
                 longest_prefix,
                 first_unplaceable,
+                expected,
                 ..
             } => {
                 let job = job_id.as_deref().unwrap_or("init_db");
-                let call = first_unplaceable.map_or_else(String::new, |call| {
-                    format!("; call {} cannot be placed", call + 1)
+                let call = first_unplaceable.map_or_else(String::new, |index| {
+                    let call = &self.record.calls[index];
+                    let contrast = expected.as_ref().map_or_else(String::new, |expected| {
+                        let row = row_text(expected.row.as_ref());
+                        match &expected.answer {
+                            // A state call's answer is the row itself.
+                            Some(crate::operation::Answer::Row(_)) => {
+                                format!(", where the contract answers {row}")
+                            }
+                            Some(answer) => format!(
+                                ", where the contract answers {} to {row}",
+                                super::timeline::answer_text(&super::history::Returned::Answer(
+                                    answer.clone()
+                                ))
+                            ),
+                            None => ", where the contract refuses its arguments".into(),
+                        }
+                    });
+                    let answered = match &call.returned {
+                        super::history::Returned::Answer(crate::operation::Answer::Row(row)) => {
+                            row_text(row.as_ref())
+                        }
+                        returned => super::timeline::answer_text(returned),
+                    };
+                    let boundary = expected
+                        .as_ref()
+                        .and_then(|expected| at_the_last_instant(call, expected))
+                        .unwrap_or_default();
+                    format!(
+                        "; call {}, {}'s {}, cannot be placed: it answered {answered}{contrast}{boundary}",
+                        index + 1,
+                        call.worker_name(),
+                        super::timeline::call_text(&call.operation),
+                    )
                 });
                 format!(
-                    "not linearizable on {job}: its first {longest_prefix} calls can be explained{call}"
+                    "not linearizable on {job} (no order of its calls, each taking effect at \
+                     one instant while it ran, gives every answer): its first {longest_prefix} \
+                     calls can be explained{call}"
                 )
             }
             Verdict::Unknown { job_id, steps } => format!(
@@ -323,6 +416,51 @@ impl Judgement {
     }
 }
 
+/// The convention a call at a lease's last instant (`now == until`) shows,
+/// in words, when its answer says the store kept the lease through that
+/// instant: a claim refused, or a renew or completion accepted, where the
+/// worksheet's lease has ended.
+fn at_the_last_instant(call: &Call, expected: &linearize::Expectation) -> Option<&'static str> {
+    use crate::operation::{Answer, Operation};
+    let row = expected.row.as_ref()?;
+    let now = match &call.operation {
+        Operation::Claim { now, .. }
+        | Operation::Renew { now, .. }
+        | Operation::Complete { now, .. } => *now,
+        _ => return None,
+    };
+    let super::history::Returned::Answer(answer) = &call.returned else {
+        return None;
+    };
+    let kept = matches!(
+        (&call.operation, answer),
+        (Operation::Claim { .. }, Answer::Fence(None))
+            | (
+                Operation::Renew { .. } | Operation::Complete { .. },
+                Answer::Bool(true)
+            )
+    );
+    (kept && now == row.until && row.owner.is_some() && !row.done).then_some(
+        ": at now == until this store keeps the lease through its last instant, one \
+         instant longer than the worksheet",
+    )
+}
+
+/// A stored row as a model-check finding names it: `the row owner w2,
+/// fence 3, until 36.144, not done`, or `no row` for a job not enqueued.
+fn row_text(row: Option<&crate::job::Job>) -> String {
+    let Some(row) = row else {
+        return "no row".into();
+    };
+    format!(
+        "the row owner {}, fence {}, until {}, {}",
+        row.owner.as_deref().unwrap_or("none"),
+        row.fence,
+        super::timeline::number(row.until),
+        if row.done { "done" } else { "not done" }
+    )
+}
+
 /// A failing run, shrunk.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Shrunk {
@@ -332,6 +470,61 @@ pub struct Shrunk {
     pub runs: usize,
 }
 
+/// The finding a shrink keeps: the first property the failing run broke,
+/// or, when it broke none, the model check's. A candidate that breaks
+/// something else does not count, so the counterexample shows what the
+/// report's headline says.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Headline {
+    /// A property's violation.
+    Property(properties::Property),
+    /// The model check's: no order of the calls explains the answers.
+    Model,
+}
+
+impl Headline {
+    /// The headline of `failing`.
+    fn of(failing: &Judgement) -> Headline {
+        failing
+            .violations
+            .first()
+            .map_or(Headline::Model, |violation| {
+                Headline::Property(violation.property)
+            })
+    }
+
+    /// Whether `judged` shows this finding.
+    fn shown_by(self, judged: &Judgement) -> bool {
+        match self {
+            Headline::Property(property) => judged
+                .violations
+                .iter()
+                .any(|violation| violation.property == property),
+            // Only the model check's: a property broken would lead the
+            // candidate's report instead.
+            Headline::Model => {
+                judged.violations.is_empty()
+                    && matches!(
+                        judged.model,
+                        Verdict::NotLinearizable { .. } | Verdict::Malformed { .. }
+                    )
+            }
+        }
+    }
+
+    /// `judged` with this finding's violations first (the others after
+    /// them, each in the order of its calls), so that its first finding, the
+    /// one its report shows, is this one.
+    fn first_in(self, mut judged: Judgement) -> Judgement {
+        if let Headline::Property(property) = self {
+            judged
+                .violations
+                .sort_by_key(|violation| violation.property != property);
+        }
+        judged
+    }
+}
+
 /// Whether a run of `settings` takes the same course every time: one
 /// worker has no herd whose calls race, and without kills or a power cut
 /// nothing lands when the operating system lets it.
@@ -339,8 +532,9 @@ fn replays_exactly(settings: &Settings) -> bool {
     settings.workers == 1 && !settings.faults.kills && !settings.faults.power
 }
 
-/// Shrinks `failing`: first to the fewest workers that still fail (with as
-/// many calls), then to the fewest calls, each candidate run two or three
+/// Shrinks `failing`: first to the fewest workers that still show its
+/// headline's finding ([`Headline`]; with as many calls), then to the
+/// fewest calls, each candidate run two or three
 /// times in a row before it counts (a herd's race and a kill's moment are
 /// the operating system's). Every run has the same seed; one that takes the
 /// seed's course every time stops as soon as it has failed ([`run_until`]).
@@ -352,6 +546,7 @@ pub fn shrink(workers: &Workers, failing: &Judgement, scratch: &Path) -> Result<
     let mut shrinking = Shrinking {
         workers,
         scratch,
+        headline: Headline::of(failing),
         runs: 0,
         calls: failing.record.settings.operations,
         chosen: Vec::new(),
@@ -379,7 +574,7 @@ pub fn shrink(workers: &Workers, failing: &Judgement, scratch: &Path) -> Result<
 
 /// How many calls of `judged` it takes to show its failure: through the
 /// last call the finding needs, or all of them.
-fn through_failure(judged: &Judgement) -> usize {
+pub fn through_failure(judged: &Judgement) -> usize {
     judged
         .last_needed()
         .map_or(judged.record.calls.len(), |last| last + 1)
@@ -390,6 +585,8 @@ fn through_failure(judged: &Judgement) -> usize {
 struct Shrinking<'a> {
     workers: &'a Workers,
     scratch: &'a Path,
+    /// The finding every candidate must show.
+    headline: Headline,
     /// The runs made so far.
     runs: usize,
     /// How many calls the run that failed first made.
@@ -399,8 +596,9 @@ struct Shrinking<'a> {
 }
 
 impl Shrinking<'_> {
-    /// Runs the candidate `settings`: answers its judgement when it failed
-    /// in every one of a few runs in a row, `None` when one passed or the
+    /// Runs the candidate `settings`: answers its judgement, its headline's
+    /// finding first, when it showed the headline's finding (see
+    /// [`Headline`]) in every one of a few runs in a row, `None` when one passed or the
     /// shrink reached `most` runs in all.
     ///
     /// A candidate counts only when it fails in every one of a few runs in a
@@ -427,9 +625,10 @@ impl Shrinking<'_> {
             // found right after one did not fail again in its replay.)
             // The judgement that stopped a run is the run's.
             let mut stopped_by = None;
+            let headline = self.headline;
             let mut failed_so_far = |so_far: &Record| {
                 let judged = Judgement::of(so_far.clone());
-                let failed = judged.failed();
+                let failed = headline.shown_by(&judged);
                 stopped_by = failed.then_some(judged);
                 failed
             };
@@ -437,10 +636,10 @@ impl Shrinking<'_> {
                 .then_some(&mut failed_so_far as &mut dyn FnMut(&Record) -> bool);
             let record = run_until(self.workers, &settings, self.scratch, stop)?;
             let judged = stopped_by.unwrap_or_else(|| Judgement::of(record));
-            if !judged.failed() {
+            if !self.headline.shown_by(&judged) {
                 return Ok(None);
             }
-            failing.get_or_insert(judged);
+            failing.get_or_insert(self.headline.first_in(judged));
         }
         Ok(failing)
     }
@@ -555,3 +754,6 @@ impl Shrinking<'_> {
         Ok(None)
     }
 }
+
+#[cfg(test)]
+mod tests;
