@@ -109,6 +109,7 @@
 //! Shared:
 //!
 //! - [`terminal`]: colour, width, and the text and diffs the screens share.
+//! - [`progress`]: a line of progress at a terminal, for the commands that keep one waiting.
 //! - [`error`]: the store's errors, each naming what went wrong and what to do.
 //! - [`immutable`]: a file's immutable flag, which binds root too.
 //!
@@ -315,6 +316,7 @@ pub mod operation;
 pub mod outcome;
 pub mod probe;
 pub mod program_threads;
+pub mod progress;
 pub mod race;
 pub mod reach;
 pub mod report;

@@ -56,7 +56,12 @@ pub fn judge_variants(
                     shrunk_calls: None,
                 });
             }
-            let shrunk = super::judge::shrink(&workers, &judged, scratch)?;
+            let shrunk = super::judge::shrink(
+                &workers,
+                &judged,
+                scratch,
+                &crate::progress::Progress::hidden(),
+            )?;
             Ok(ChaosVerdict {
                 id: variant.id.clone(),
                 reference: variant.is_reference(),

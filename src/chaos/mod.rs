@@ -83,6 +83,7 @@ pub use history::{error_may_have_taken_effect, Call, Returned};
 pub use linearize::{check, check_job, Malformation, Placement, Verdict, Witness};
 pub use model::{check_arguments, Expected, JobModel, Refusal, Row};
 
+use crate::progress::Progress;
 use crate::subject::Subject;
 use crate::variant::Variant;
 use judge::{Judgement, Shrunk};
@@ -140,8 +141,8 @@ impl Chaos {
 }
 
 /// Runs `settings` against `workers`, judges the run, and shrinks it when
-/// it failed and `shrink` is set. `subject` and `replay_prefix` say what
-/// ran (see [`Chaos`]).
+/// it failed and `shrink` is set, saying how far it got on `progress`.
+/// `subject` and `replay_prefix` say what ran (see [`Chaos`]).
 ///
 /// Errors: a run that could not be made (no folder for the database, an
 /// implementation that does not start).
@@ -152,10 +153,20 @@ pub fn chaos(
     settings: &Settings,
     scratch: &Path,
     shrink: bool,
+    progress: &Progress,
 ) -> Result<Chaos, RunError> {
-    let judged = Judgement::of(run::run(workers, settings, scratch)?);
+    let watch = run::Watch {
+        progress,
+        label: "the run".into(),
+    };
+    let record = run::run_until(workers, settings, scratch, None, &watch)?;
+    progress.say(format!(
+        "the run: {} calls made; judging them against the contract",
+        record.calls.len()
+    ));
+    let judged = Judgement::of(record);
     let shrunk = if shrink && judged.failed() {
-        Some(judge::shrink(workers, &judged, scratch)?)
+        Some(judge::shrink(workers, &judged, scratch, progress)?)
     } else {
         None
     };

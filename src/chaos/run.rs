@@ -21,6 +21,7 @@ use crate::error::StoreError;
 use crate::external::ImplCommand;
 use crate::job_store::JobStore;
 use crate::operation::{Answer, Operation};
+use crate::progress::Progress;
 use crate::runner::WorkerCommand;
 use crate::variant::{Engine, Variant};
 use std::collections::BTreeSet;
@@ -197,8 +198,36 @@ struct Done {
 /// Errors: the database could not be made, or a worker never started (the
 /// implementation's own fault, said in its words).
 pub fn run(workers: &Workers, settings: &Settings, scratch: &Path) -> Result<Record, RunError> {
-    run_until(workers, settings, scratch, None)
+    run_until(workers, settings, scratch, None, &Watch::hidden())
 }
+
+/// Who watches a run as it goes: a progress line, and what it calls the
+/// run (`the run`, `shrinking, run 3`).
+pub struct Watch<'a> {
+    /// The line.
+    pub progress: &'a Progress,
+    /// The run's name on it.
+    pub label: String,
+}
+
+impl Watch<'_> {
+    /// Nobody: no line.
+    pub fn hidden() -> Watch<'static> {
+        static HIDDEN: std::sync::OnceLock<Progress> = std::sync::OnceLock::new();
+        Watch {
+            progress: HIDDEN.get_or_init(Progress::hidden),
+            label: String::new(),
+        }
+    }
+}
+
+/// How often the progress line is said again, at most: the calls made and
+/// the faults are counted as they come.
+const SAY_EVERY: Duration = Duration::from_millis(100);
+
+/// How often the findings so far are counted, at most: each count reads the
+/// file and checks the history so far.
+const COUNT_FINDINGS_EVERY: Duration = Duration::from_millis(400);
 
 /// After how many calls a run that may stop early first looks at what it
 /// has made; it looks again each time it has made twice as many, and at
@@ -220,6 +249,7 @@ pub fn run_until(
     settings: &Settings,
     scratch: &Path,
     mut stop: Option<&mut dyn FnMut(&Record) -> bool>,
+    watch: &Watch,
 ) -> Result<Record, RunError> {
     if settings.faults.power {
         stop = None;
@@ -236,10 +266,22 @@ pub fn run_until(
         })?;
     let mut run = Run::start(workers, settings, dir.path())?;
     let mut round = 0;
+    let mut said = Instant::now();
+    let mut counted = (Instant::now(), 0);
     while run.calls.len() < settings.operations {
         round += 1;
         if !run.round(round)? {
             continue;
+        }
+        if watch.progress.shown() && said.elapsed() >= SAY_EVERY {
+            said = Instant::now();
+            if counted.0.elapsed() >= COUNT_FINDINGS_EVERY {
+                let so_far = run.record_now(run.calls.clone());
+                counted = (Instant::now(), super::properties::check(&so_far).len());
+            }
+            watch
+                .progress
+                .say(run.progress_text(&watch.label, counted.1));
         }
         if let Some(stop) = stop.as_mut().filter(|_| run.calls.len() >= next_check) {
             next_check = run.calls.len() + run.calls.len().min(LONGEST_UNCHECKED);
@@ -606,6 +648,32 @@ impl<'a> Run<'a> {
         (receiver.iter().collect(), cut_pids)
     }
 
+    /// The progress line's text: `label`, the calls made, the faults so
+    /// far, and `findings` (the named checks' findings so far; the model
+    /// check comes at the end): `the run: 290/2000 calls; 9 stalls, 3
+    /// killed; 0 findings`.
+    fn progress_text(&self, label: &str, findings: usize) -> String {
+        let stalls = self
+            .moments
+            .iter()
+            .filter(|noted| matches!(noted.moment, Moment::Stalled { .. }))
+            .count();
+        let mut faults = vec![
+            crate::terminal::plural(stalls, "stall"),
+            format!("{} killed", self.kills),
+        ];
+        if self.settings.faults.restarts {
+            faults.push(format!("{} restarted", self.restarts));
+        }
+        format!(
+            "{label}: {}/{} calls; {}; {}",
+            self.calls.len(),
+            self.settings.operations,
+            faults.join(", "),
+            crate::terminal::plural(findings, "finding")
+        )
+    }
+
     /// Notes `moment` of worker `index` now, before the calls not yet sent.
     fn note(&mut self, index: usize, moment: Moment) {
         self.moments.push(Noted {
@@ -891,8 +959,14 @@ mod tests {
             assert_eq!(so_far.settings.operations, so_far.calls.len());
             so_far.calls.len() >= 100
         };
-        let stopped = run_until(&workers, &settings, scratch.path(), Some(&mut stop))
-            .expect("the run is made");
+        let stopped = run_until(
+            &workers,
+            &settings,
+            scratch.path(),
+            Some(&mut stop),
+            &Watch::hidden(),
+        )
+        .expect("the run is made");
         assert_eq!(asked.len(), 3, "asked after {asked:?} calls");
         assert!((32..64).contains(&asked[0]), "{asked:?}");
         assert!((64..128).contains(&asked[1]), "{asked:?}");
@@ -942,6 +1016,7 @@ mod tests {
             &settings,
             scratch.path(),
             Some(&mut never),
+            &Watch::hidden(),
         )
         .expect("the run is made");
         assert_eq!(record.calls.len(), 120);

@@ -142,6 +142,7 @@ pub fn run(args: &Args) -> Outcome {
         &settings,
         &scratch,
         !args.no_shrink,
+        &lease_lab::progress::Progress::at_terminal(),
     )?;
     let rendered = args.format.render(&chaos);
     say_or_write("chaos", &rendered, args.output.as_deref())?;

@@ -733,6 +733,45 @@ const COMPLETE_FENCED: &str = r#""UPDATE jobs SET result=?,done=1 WHERE id=? AND
 const COMPLETE_UNFENCED: &str = r#""UPDATE jobs SET result=?,done=1 WHERE id=? AND owner=?"
                               " AND done=0 AND until>?", (result, job_id, owner, now))"#;
 
+/// At a terminal, a line shows the run's progress (the calls made, the
+/// faults so far and the findings so far) while it goes, and is cleared
+/// before the report; piped, nothing but the report is written.
+#[test]
+fn at_a_terminal_a_progress_line_comes_before_the_report() {
+    let sandbox = Sandbox::new();
+    let args = [
+        "chaos",
+        "--seed",
+        "3",
+        "--operations",
+        "1500",
+        "--no-shrink",
+    ];
+    let ran = sandbox.lab_at_terminal(&args, "");
+    ran.assert_code(0);
+    let screen = &ran.stdout;
+    let progress = screen
+        .find("the run: ")
+        .unwrap_or_else(|| panic!("no progress line at a terminal:\n{}", ran.shown()));
+    let report = screen
+        .find("lab chaos: the Rust store, reference")
+        .unwrap_or_else(|| panic!("no report:\n{}", ran.shown()));
+    assert!(progress < report, "{}", ran.shown());
+    let line = &screen[progress..];
+    let line = &line[..line.find(['\r', '\n']).unwrap_or(line.len())];
+    for part in ["/1500 calls; ", " stall", " killed; ", " finding"] {
+        assert!(line.contains(part), "{part:?} not in the line {line:?}");
+    }
+    // Cleared before the report: the report's first line starts afresh.
+    assert!(screen[..report].ends_with("\x1b[2K") || screen[..report].ends_with('\n'));
+
+    let piped = chaos(&sandbox, &args[1..]);
+    piped.assert_code(0);
+    assert!(piped.stderr.is_empty(), "{}", piped.shown());
+    assert!(piped.stdout.starts_with("lab chaos: "), "{}", piped.shown());
+    assert!(!piped.stdout.contains("the run: "), "{}", piped.shown());
+}
+
 /// A student's `complete` that ignores the fence is caught: a worker's
 /// older attempt completes on the lease the same worker claimed since.
 #[test]

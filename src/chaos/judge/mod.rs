@@ -6,7 +6,8 @@ use super::history::Call;
 use super::linearize::{self, Verdict};
 use super::plan::Settings;
 use super::properties::{self, Violation};
-use super::run::{run_until, Record, RunError, Workers};
+use super::run::{run_until, Record, RunError, Watch, Workers};
+use crate::progress::Progress;
 use std::path::Path;
 
 /// How many search steps the model check may take over a whole run before
@@ -542,10 +543,16 @@ fn replays_exactly(settings: &Settings) -> bool {
 /// failed three more runs in a row, or it is the run that failed first.
 ///
 /// Errors: a run that could not be made.
-pub fn shrink(workers: &Workers, failing: &Judgement, scratch: &Path) -> Result<Shrunk, RunError> {
+pub fn shrink(
+    workers: &Workers,
+    failing: &Judgement,
+    scratch: &Path,
+    progress: &Progress,
+) -> Result<Shrunk, RunError> {
     let mut shrinking = Shrinking {
         workers,
         scratch,
+        progress,
         headline: Headline::of(failing),
         runs: 0,
         calls: failing.record.settings.operations,
@@ -585,6 +592,8 @@ pub fn through_failure(judged: &Judgement) -> usize {
 struct Shrinking<'a> {
     workers: &'a Workers,
     scratch: &'a Path,
+    /// Where each candidate run is said as it goes.
+    progress: &'a Progress,
     /// The finding every candidate must show.
     headline: Headline,
     /// The runs made so far.
@@ -634,7 +643,15 @@ impl Shrinking<'_> {
             };
             let stop = replays_exactly(&settings)
                 .then_some(&mut failed_so_far as &mut dyn FnMut(&Record) -> bool);
-            let record = run_until(self.workers, &settings, self.scratch, stop)?;
+            let watch = Watch {
+                progress: self.progress,
+                label: format!(
+                    "shrink run {}, {}",
+                    self.runs,
+                    crate::terminal::plural(settings.workers, "worker")
+                ),
+            };
+            let record = run_until(self.workers, &settings, self.scratch, stop, &watch)?;
             let judged = stopped_by.unwrap_or_else(|| Judgement::of(record));
             if !self.headline.shown_by(&judged) {
                 return Ok(None);

@@ -1,0 +1,64 @@
+//! A line of progress, rewritten in place, for the commands that keep a
+//! person waiting (`lab chaos` and its shrink): on standard error, and only
+//! when standard error is a terminal, so that piped or captured output is
+//! exactly the report.
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::time::Duration;
+
+/// How often the line is drawn again, even when nothing new was said: the
+/// spinner shows that the command is alive through a long call.
+const TICK: Duration = Duration::from_millis(100);
+
+/// A progress line, or nothing (not at a terminal, or not wanted).
+///
+/// It is cleared when dropped, so that the report that follows starts on a
+/// clean line.
+#[derive(Debug)]
+pub struct Progress {
+    bar: Option<ProgressBar>,
+}
+
+impl Progress {
+    /// A line on standard error when it is a terminal, else nothing.
+    pub fn at_terminal() -> Progress {
+        let target = ProgressDrawTarget::stderr();
+        if target.is_hidden() {
+            return Progress::hidden();
+        }
+        let bar = ProgressBar::with_draw_target(None, target).with_style(
+            ProgressStyle::with_template("{spinner} {wide_msg}")
+                .expect("the template is valid")
+                .tick_chars("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏ "),
+        );
+        bar.enable_steady_tick(TICK);
+        Progress { bar: Some(bar) }
+    }
+
+    /// No line at all: what every caller that is not a person's terminal
+    /// gets (tests, pipes, the matrix's chaos column).
+    pub fn hidden() -> Progress {
+        Progress { bar: None }
+    }
+
+    /// Whether a line is shown: when it is not, the caller need not work
+    /// out what it would say.
+    pub fn shown(&self) -> bool {
+        self.bar.is_some()
+    }
+
+    /// Says `message` on the line (cut to the terminal's width).
+    pub fn say(&self, message: String) {
+        if let Some(bar) = &self.bar {
+            bar.set_message(message);
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
