@@ -80,18 +80,9 @@ pub fn timeline(
         "{:>4}  {:>8}  {:<6} {:<34} {}",
         "call", "ms", "worker", "what", "answer"
     )];
-    let workers: Vec<usize> = calls.iter().map(|index| history[*index].worker).collect();
-    let (Some(&first), Some(&last)) = (calls.first(), calls.last()) else {
-        return lines;
-    };
-    let in_view = |noted: &&Noted| {
-        noted.before > first
-            && noted.before <= last + 1
-            && noted
-                .job()
-                .map_or(workers.contains(&noted.worker), |of| Some(of) == job)
-    };
-    let mut moments = moments.iter().filter(in_view).peekable();
+    let mut moments = moments_in_view(history, moments, job, calls)
+        .into_iter()
+        .peekable();
     for &index in calls {
         while let Some(noted) = moments.next_if(|noted| noted.before <= index) {
             lines.push(moment_line(noted));
@@ -129,9 +120,49 @@ pub fn timeline(
     lines
 }
 
+/// The `moments` to show beside `calls` (indices into `history`, in order):
+/// those that came between the first and just after the last, on the job in
+/// view (`job`), or a kill or restart of a worker in view.
+pub fn moments_in_view<'m>(
+    history: &[Call],
+    moments: &'m [Noted],
+    job: Option<&str>,
+    calls: &[usize],
+) -> Vec<&'m Noted> {
+    let (Some(&first), Some(&last)) = (calls.first(), calls.last()) else {
+        return Vec::new();
+    };
+    let workers: Vec<usize> = calls.iter().map(|index| history[*index].worker).collect();
+    moments
+        .iter()
+        .filter(|noted| {
+            noted.before > first
+                && noted.before <= last + 1
+                && noted
+                    .job()
+                    .map_or(workers.contains(&noted.worker), |of| Some(of) == job)
+        })
+        .collect()
+}
+
 /// A moment of the story as a timeline's line: `┄` where a call would be.
 fn moment_line(noted: &Noted) -> String {
-    let what = match &noted.moment {
+    let what = moment_text(noted);
+    // The number column stays empty: a moment is no call.
+    let head = format!(
+        "{:>4}  {:>8.2}  {:<6} ┄ ",
+        "",
+        noted.at as f64 / 1e6,
+        super::plan::owner(noted.worker)
+    );
+    let rest = " ".repeat(head.chars().count());
+    crate::terminal::fill(&what, 80, &head, &rest)
+}
+
+/// What a moment of the story was, in words: `stalls holding fence 1:
+/// that attempt is stuck`.
+pub fn moment_text(noted: &Noted) -> String {
+    match &noted.moment {
         Moment::Stalled {
             fence, whole: true, ..
         } => format!("stalls holding fence {fence}: the whole worker pauses"),
@@ -149,16 +180,7 @@ fn moment_line(noted: &Noted) -> String {
         Moment::CameBack { stale: false, .. } => "the stalled attempt returns".into(),
         Moment::Killed => "is killed mid-call, and starts again knowing nothing".into(),
         Moment::Restarted => "is stopped and starts again knowing nothing".into(),
-    };
-    // The number column stays empty: a moment is no call.
-    let head = format!(
-        "{:>4}  {:>8.2}  {:<6} ┄ ",
-        "",
-        noted.at as f64 / 1e6,
-        super::plan::owner(noted.worker)
-    );
-    let rest = " ".repeat(head.chars().count());
-    crate::terminal::fill(&what, 80, &head, &rest)
+    }
 }
 
 /// What a chaos run found, as the terminal shows it: the run, the first

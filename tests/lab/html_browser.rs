@@ -249,7 +249,11 @@ fn the_chaos_timeline_draws_each_call_on_its_worker_s_lane() {
     assert_eq!(console_messages(&output), Vec::<String>::new());
     let dom = Html::parse_document(&String::from_utf8_lossy(&output.stdout));
     let bars = dom.select(&select("svg.lanes rect.call")).count();
-    let rows = dom.select(&select("table.timeline tbody tr")).count();
+    let rows = dom
+        .select(&select(
+            "table.timeline tbody tr.call, table.timeline tbody tr.culprit",
+        ))
+        .count();
     assert!(rows > 0, "the counterexample has calls");
     assert_eq!(bars, rows, "a bar per call of the table");
     let culprits = dom.select(&select("svg.lanes rect.culprit")).count();
@@ -498,16 +502,23 @@ fn the_analysis_and_chaos_pages_fit_and_the_graph_labels_read() {
             "python-analysis.html",
             &["analyze", "--impl", "python", "--format", "html"][..],
         ),
+        // A stale completion back from a stall: the page tells the story,
+        // with the moments of the stall and the return on the lanes. (One
+        // worker without kills takes the seed's course on every run.)
         (
             "chaos.html",
             &[
                 "chaos",
                 "--variant",
-                "07",
+                "h06e",
+                "--faults",
+                "stalls,skew",
                 "--seed",
                 "1",
+                "--workers",
+                "1",
                 "--operations",
-                "300",
+                "181",
                 "--format",
                 "html",
             ][..],
@@ -522,6 +533,14 @@ const sizes = [...document.querySelectorAll("svg.subsumption text")].map((label)
   parseFloat(getComputedStyle(label).fontSize) * label.getScreenCTM().a);
 probe.dataset.labels = String(sizes.length);
 probe.dataset.smallest = String(Math.min(...sizes));
+const lanes = document.querySelector("svg.lanes");
+if (lanes) {
+  const box = lanes.parentElement;
+  probe.dataset.lanesFit = String(box.scrollWidth <= box.clientWidth);
+  const lanesSizes = [...lanes.querySelectorAll("text")].map((label) =>
+    parseFloat(getComputedStyle(label).fontSize) * label.getScreenCTM().a);
+  probe.dataset.lanesSmallest = String(Math.min(...lanesSizes));
+}
 </script></body>"#;
         let page = lab.path(file);
         let html = std::fs::read_to_string(&page)
@@ -539,6 +558,33 @@ probe.dataset.smallest = String(Math.min(...sizes));
                 Some("false"),
                 "{file} at {width} px scrolls sideways"
             );
+            if file == "chaos.html" {
+                assert_eq!(
+                    probe.attr("data-lanes-fit"),
+                    Some("true"),
+                    "{file} at {width} px: the drawing is wider than its box"
+                );
+                let smallest: f64 = probe.attr("data-lanes-smallest").unwrap().parse().unwrap();
+                assert!(
+                    smallest >= 10.0,
+                    "{file} at {width} px: a lane or axis label at {smallest} px"
+                );
+                let count = |selector: &str| dom.select(&select(selector)).count();
+                assert_eq!(count("svg.lanes g.axis text"), 5, "the time axis's ticks");
+                let moments = count("svg.lanes path.moment");
+                assert!(moments >= 2, "the stall and the return are drawn");
+                assert_eq!(moments, count("table.timeline tr.moment"));
+                let story: String = dom
+                    .select(&select("p.story"))
+                    .next()
+                    .expect("the story")
+                    .text()
+                    .collect();
+                assert!(
+                    story.contains("stalled holding fence") && story.contains("came back"),
+                    "{story}"
+                );
+            }
             if file.contains("analysis") {
                 let labels: usize = probe.attr("data-labels").unwrap().parse().unwrap();
                 let smallest: f64 = probe.attr("data-smallest").unwrap().parse().unwrap();
