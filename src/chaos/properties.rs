@@ -357,7 +357,7 @@ impl JobCalls<'_> {
                 job: Some(job.into()),
                 calls: vec![index],
                 text: format!(
-                    "{owner}'s completion with fence {fence} was accepted, but no claim handed {owner} that fence"
+                    "{owner}'s completion with fence {fence} was accepted, but no claim handed {owner} that fence: this store takes the token alone as the credential, whoever sends it"
                 ),
             })
         } else {
@@ -600,7 +600,8 @@ mod tests {
         assert_eq!(found[0].property, Property::UnhandedFence);
         assert_eq!(
             found[0].text,
-            "w2's completion with fence 1 was accepted, but no claim handed w2 that fence"
+            "w2's completion with fence 1 was accepted, but no claim handed w2 that fence: \
+             this store takes the token alone as the credential, whoever sends it"
         );
         assert!(!Property::UnhandedFence.breaks_fencing());
         for fencing in [
