@@ -640,6 +640,7 @@ mod tests {
             &[&[0], &[reference_tagged]],
         );
         let only_reference = Analysis::of(&matrix);
+        assert!(!only_reference.contract_minimum.kills_every_mutant());
         assert_eq!(only_reference.contract_minimum.survivors, ["h04a"]);
         assert_eq!(only_reference.contract_minimum.tests.len(), 1);
         assert_eq!(
@@ -706,6 +707,37 @@ mod tests {
         assert_eq!(analysis.idle_tests.len(), 1);
         assert_eq!(analysis.idle_tests[0].name, promise.name);
         assert_eq!(analysis.idle_tests[0].why, Idle::BeyondTheWorksheet);
+    }
+
+    /// With no mutant to judge it by, a promise of the Rust store's own
+    /// that a program fails is still beyond the worksheet, not a failure
+    /// of the reference nor a test that passes on every mutant.
+    #[test]
+    fn a_program_failing_a_promise_beyond_the_worksheet_is_idle_for_that_reason_alone() {
+        use crate::external::ImplCommand;
+        let mut matrix = sample::matrix(1, &[], &[]);
+        let promise = suite::CASES
+            .iter()
+            .find(|case| case.tag == Tag::Reference)
+            .unwrap();
+        matrix.tests.push(promise);
+        let reference = &mut matrix.runs[0];
+        reference.runs.push(crate::matrix::sample::run(
+            promise.name,
+            crate::matrix::sample::failed(),
+        ));
+        reference.variant =
+            Variant::program("reference", ImplCommand::parse("python3 s.py").unwrap());
+        let analysis = Analysis::of(&matrix);
+        let idle: Vec<(&str, Idle)> = analysis
+            .idle_tests
+            .iter()
+            .map(|test| (test.name, test.why))
+            .collect();
+        assert!(
+            idle.contains(&(promise.name, Idle::BeyondTheWorksheet)),
+            "{idle:?}"
+        );
     }
 
     /// A test the reference fails kills nothing, and says why.
