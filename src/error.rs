@@ -106,6 +106,17 @@ pub enum StoreError {
         source: rusqlite::Error,
     },
 
+    /// A database server (the store on PostgreSQL) failed the call: it could
+    /// not be reached, refused the connection, or reported an error.
+    #[error("{server}: {detail}")]
+    Server {
+        /// The server, as the lab names it: its connection string without
+        /// any password.
+        server: String,
+        /// What the server or its client reported, and what to do.
+        detail: String,
+    },
+
     /// The implementation, a program over the lab's protocol, failed to
     /// answer at all: it could not start, greeted wrongly, ended, hung, or
     /// wrote something that is not an answer. Not an answer of the store:
@@ -215,7 +226,7 @@ impl StoreError {
             StoreError::Busy { .. } => ErrorKind::Busy,
             StoreError::Sqlite { .. } => ErrorKind::Sqlite,
             StoreError::Reported { kind, .. } => *kind,
-            StoreError::Fault(_) => ErrorKind::Other,
+            StoreError::Server { .. } | StoreError::Fault(_) => ErrorKind::Other,
         }
     }
 
@@ -226,7 +237,8 @@ impl StoreError {
             StoreError::InvalidArgument(message) => message.clone(),
             StoreError::NotADatabase { detail, .. }
             | StoreError::IncompatibleSchema { detail, .. }
-            | StoreError::ReadOnly { detail, .. } => detail.clone(),
+            | StoreError::ReadOnly { detail, .. }
+            | StoreError::Server { detail, .. } => detail.clone(),
             StoreError::Busy { waited, .. } => {
                 format!("stayed locked for {} ms", waited.as_millis())
             }

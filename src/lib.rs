@@ -50,6 +50,8 @@
 //! The store:
 //!
 //! - [`store`]: the reference store, steps 1 to 8 in the worksheet's order.
+//! - [`store_postgres`]: the same store on PostgreSQL, steps 1 to 8 in the same order.
+//! - [`pg_server`]: a PostgreSQL server for the lab: one it is given, or a throwaway cluster.
 //! - [`job`]: the values the store hands out: a job's row and the [`Fence`].
 //! - [`operation`]: a call described once: a protocol line, a `lab db` command.
 //! - [`mutant`]: mutant files: one broken fragment of a reference store, as data.
@@ -314,6 +316,7 @@ pub mod matrix;
 pub mod mutant;
 pub mod operation;
 pub mod outcome;
+pub mod pg_server;
 pub mod probe;
 pub mod program_threads;
 pub mod progress;
@@ -324,6 +327,7 @@ pub mod runner;
 pub mod sandbox;
 pub mod serve;
 pub mod store;
+pub mod store_postgres;
 pub mod subject;
 pub mod suite;
 pub mod terminal;

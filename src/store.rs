@@ -228,14 +228,14 @@ fn invalid(message: String) -> StoreError {
     StoreError::InvalidArgument(message)
 }
 
-fn check_job_id(job_id: &str) -> Result<()> {
+pub(crate) fn check_job_id(job_id: &str) -> Result<()> {
     if job_id.is_empty() {
         return Err(invalid("job id must not be empty".into()));
     }
     Ok(())
 }
 
-fn check_owner(owner: &str) -> Result<()> {
+pub(crate) fn check_owner(owner: &str) -> Result<()> {
     if owner.is_empty() {
         return Err(invalid(
             "owner must not be empty: name the worker that holds the lease".into(),
@@ -244,7 +244,7 @@ fn check_owner(owner: &str) -> Result<()> {
     Ok(())
 }
 
-fn check_now(now: f64) -> Result<()> {
+pub(crate) fn check_now(now: f64) -> Result<()> {
     if !now.is_finite() {
         return Err(invalid(format!(
             "now must be a finite number of seconds (got {now})"
@@ -255,7 +255,7 @@ fn check_now(now: f64) -> Result<()> {
 
 /// The checks shared by `claim` and `renew`: the lease would end at
 /// `now + ttl`, which must be a finite time after `now`.
-fn check_lease(job_id: &str, owner: &str, now: f64, ttl: f64) -> Result<f64> {
+pub(crate) fn check_lease(job_id: &str, owner: &str, now: f64, ttl: f64) -> Result<f64> {
     check_job_id(job_id)?;
     check_owner(owner)?;
     check_now(now)?;

@@ -67,20 +67,26 @@ pub fn minimum_cover(sets: &[Elements]) -> Cover {
 }
 
 /// A cover of `uncovered` taking, each time, the set that covers the most
-/// of what is left: a first bound for the search, not always the minimum.
+/// of what is left (of two that cover as much, the lower index): a first
+/// bound for the search, not always the minimum. An element no set holds
+/// stays uncovered.
 pub fn greedy(sets: &[Elements], uncovered: &Elements) -> Vec<usize> {
     let mut left = uncovered.clone();
     let mut chosen = Vec::new();
-    while !left.is_empty() {
-        let Some((index, _)) = sets
+    // Each pick covers something new, so no set is picked twice: at most
+    // as many picks as sets.
+    for _ in 0..sets.len() {
+        let Some((index, gain)) = sets
             .iter()
             .enumerate()
             .map(|(index, set)| (index, set.intersection(&left).count()))
-            .filter(|(_, gain)| *gain > 0)
-            .min_by_key(|(index, gain)| (usize::MAX - gain, *index))
+            .max_by_key(|&(index, gain)| (gain, std::cmp::Reverse(index)))
         else {
             break;
         };
+        if gain == 0 {
+            break;
+        }
         left.retain(|element| !sets[index].contains(element));
         chosen.push(index);
     }
@@ -168,6 +174,18 @@ mod tests {
         let all: Elements = sets.iter().flatten().copied().collect();
         let got: Elements = chosen.iter().flat_map(|&i| &sets[i]).copied().collect();
         all == got
+    }
+
+    /// Greedy breaks a tie by the lower index, picks no set twice, and
+    /// leaves an element no set holds uncovered, rather than search for
+    /// ever.
+    #[test]
+    fn greedy_breaks_ties_by_index_and_stops_at_what_no_set_holds() {
+        let twins = sets(&[&[0, 1], &[0, 1], &[2]]);
+        assert_eq!(greedy(&twins, &[0, 1, 2].into()), [0, 2]);
+        assert_eq!(greedy(&twins, &[2].into()), [2]);
+        assert_eq!(greedy(&twins, &[0, 7].into()), [0]);
+        assert_eq!(greedy(&twins, &Elements::new()), Vec::<usize>::new());
     }
 
     /// The classic case where greedy takes the big middle set first and

@@ -5,6 +5,7 @@ use super::outcome::{say_line, CliError, Outcome};
 use lease_lab::error::StoreError;
 use lease_lab::operation::Operation;
 use lease_lab::runner::DEFAULT_TIMEOUT;
+use lease_lab::subject::Subject;
 use lease_lab::variant::REFERENCE_ID;
 use std::path::PathBuf;
 
@@ -20,6 +21,14 @@ pub struct Args {
     variant: String,
     #[command(flatten)]
     implementation: ImplArgs,
+    /// The engine under the store: `sqlite`, the file given by --db (the
+    /// default), or `postgres`, the server given by --dsn or LEASE_LAB_PG.
+    #[arg(long, global = true, value_enum, default_value_t = Engine::Sqlite)]
+    engine: Engine,
+    /// The PostgreSQL server, as a connection string (`host=... user=...
+    /// dbname=...` or `postgresql://...`); default: $LEASE_LAB_PG.
+    #[arg(long, global = true)]
+    dsn: Option<String>,
     /// The operation.
     #[command(subcommand)]
     operation: Operation,
@@ -33,15 +42,54 @@ pub struct Args {
 /// answer), 2 for an invalid argument, 1 for any other error the store
 /// answered, 3 when the program behind the store did not answer at all.
 pub fn run(args: Args) -> Outcome {
+    if args.engine == Engine::Postgres {
+        return on_postgres(&args);
+    }
     let store = args
         .implementation
         .variant(&args.variant)?
         .open(DEFAULT_TIMEOUT);
-    match store.call(&args.db, &args.operation) {
+    answered(store.call(&args.db, &args.operation))
+}
+
+/// The store's answer printed, or its error with its exit code.
+fn answered(answer: Result<lease_lab::operation::Answer, StoreError>) -> Outcome {
+    match answer {
         Ok(answer) => say_line(&answer.to_json().to_string()),
         Err(error @ StoreError::InvalidArgument(_)) => Err(CliError::Usage(error.to_string())),
         // The program behind the store did not answer at all.
         Err(error @ StoreError::Fault(_)) => Err(CliError::Failed(error.to_string())),
         Err(error) => Err(CliError::Found(error.to_string())),
     }
+}
+
+/// The engine under `lab db`'s store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Engine {
+    /// The reference store on an SQLite file.
+    Sqlite,
+    /// The reference store on a PostgreSQL server.
+    Postgres,
+}
+
+/// The operation on the PostgreSQL store at the server given: the lab's
+/// own store only (a mutant or a program runs on SQLite), and never a
+/// throwaway cluster, which would be gone, with the job, when the command
+/// ends.
+fn on_postgres(args: &Args) -> Outcome {
+    if args.variant != REFERENCE_ID || args.implementation.subject != Subject::Rust {
+        return Err(CliError::Usage(
+            "--engine postgres runs the lab's own store; leave out --variant and --impl".into(),
+        ));
+    }
+    let Some(dsn) = lease_lab::pg_server::given(args.dsn.as_deref()) else {
+        return Err(CliError::Usage(format!(
+            "--engine postgres needs a server: give --dsn URL or set {} (a throwaway \
+             cluster would be gone, with your jobs, when the command ends)",
+            lease_lab::pg_server::DSN_VARIABLE
+        )));
+    };
+    let store = lease_lab::store_postgres::Postgres::connect(&dsn)
+        .map_err(|error| CliError::Found(error.to_string()))?;
+    answered(lease_lab::pg_server::call(&store, &args.operation))
 }

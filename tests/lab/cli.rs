@@ -179,6 +179,58 @@ fn db_other_failures_exit_1_naming_the_file() {
     assert!(stderr.contains("not a usable SQLite database"), "{stderr}");
 }
 
+/// `lab db --engine postgres` without a server says what to give, refuses
+/// a mutant or a program (only the lab's own store runs on PostgreSQL),
+/// and names a server it cannot reach; none of this needs PostgreSQL
+/// installed (tests/store/postgres.rs drives a real server).
+#[test]
+fn db_on_postgres_says_what_it_needs() {
+    let lab = Sandbox::new();
+    let mut command = lab.command(&["db", "--engine", "postgres", "state", "j"]);
+    command.env_remove("LEASE_LAB_PG");
+    let ran = crate::common::run_bounded(&mut command, crate::common::NO_HANG);
+    assert_eq!(ran.code, Some(2), "{}", ran.shown());
+    assert!(
+        ran.text()
+            .contains("--engine postgres needs a server: give --dsn URL or set LEASE_LAB_PG"),
+        "{}",
+        ran.shown()
+    );
+    for other in [&["--variant", "06"][..], &["--impl", "python"][..]] {
+        let args = [
+            &["db", "--engine", "postgres", "--dsn", "host=/nowhere"][..],
+            other,
+            &["state", "j"],
+        ]
+        .concat();
+        let ran = lab.lab(&args);
+        assert_eq!(ran.code, Some(2), "{}", ran.shown());
+        assert!(
+            ran.text().contains("runs the lab's own store"),
+            "{}",
+            ran.shown()
+        );
+    }
+    let nowhere = lab.path("no-server");
+    let dsn = format!(
+        "host={} user=lab password=secret dbname=lab",
+        nowhere.display()
+    );
+    let ran = lab.lab(&["db", "--engine", "postgres", "--dsn", &dsn, "enqueue", "j"]);
+    assert_eq!(ran.code, Some(1), "{}", ran.shown());
+    let said = ran.text();
+    assert!(said.contains("cannot connect"), "{said}");
+    assert!(
+        said.contains(&nowhere.display().to_string()),
+        "the server is named: {said}"
+    );
+    assert!(
+        !said.contains("secret"),
+        "a password is never printed: {said}"
+    );
+    assert!(ran.stdout.is_empty());
+}
+
 #[test]
 fn db_can_drive_a_mutant() {
     let lab = Sandbox::new();

@@ -13,4 +13,5 @@ mod common;
 mod bad_input;
 mod faults;
 mod interop;
+mod postgres;
 mod stability;

@@ -534,7 +534,8 @@ fn replays_exactly(settings: &Settings) -> bool {
 }
 
 /// Shrinks `failing`: first to the fewest workers that still show its
-/// headline's finding ([`Headline`]; with as many calls), then to the
+/// headline's finding (the first property it broke, or the model check
+/// alone; with as many calls), then to the
 /// fewest calls, each candidate run two or three
 /// times in a row before it counts (a herd's race and a kill's moment are
 /// the operating system's). Every run has the same seed; one that takes the

@@ -1,0 +1,246 @@
+//! The store on PostgreSQL, on a throwaway cluster the lab starts: it
+//! agrees with the contract's model over random boundary-heavy sequences,
+//! racing claims of one row have one winner, `lab db --engine postgres`
+//! drives it from the shell, and nothing of the cluster is left.
+//!
+//! Ignored by default: they need PostgreSQL's server programs, which
+//! `.ci/run` installs when they are missing.
+
+use crate::common::Sandbox;
+use lease_lab::chaos::{Expected, JobModel};
+use lease_lab::error::StoreError;
+use lease_lab::job::Fence;
+use lease_lab::operation::{Answer, Operation};
+use lease_lab::pg_server::{call, Cluster};
+use lease_lab::store_postgres::Postgres;
+use std::collections::BTreeMap;
+
+/// A cluster in a folder of its own, under the system's temporary folder
+/// (the server's user must reach it).
+fn cluster() -> Cluster {
+    Cluster::start(&std::env::temp_dir()).expect("a throwaway PostgreSQL cluster starts")
+}
+
+/// SplitMix64: a seeded stream, so that a failing sequence is reproduced by
+/// its seed alone.
+struct Seeded(u64);
+
+impl Seeded {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[(self.next() % items.len() as u64) as usize]
+    }
+}
+
+/// An operation on one of three jobs, its times on a few lease boundaries
+/// (a lease of 10 from 100 ends at 110: `now` 109.999, 110 and 110.001
+/// are all drawn), with bad arguments now and then.
+fn boundary_heavy(rng: &mut Seeded) -> Operation {
+    let job_id = rng.pick(&["a", "b", "c", ""]).to_string();
+    let owner = rng.pick(&["A", "B", "C", "A", ""]).to_string();
+    let now = *rng.pick(&[
+        100.0,
+        105.0,
+        109.999,
+        110.0,
+        110.001,
+        115.0,
+        120.0,
+        125.0,
+        130.0,
+        200.0,
+        f64::NAN,
+    ]);
+    let ttl = *rng.pick(&[10.0, 10.0, 5.0, 15.0, 0.0, -1.0, f64::INFINITY]);
+    let fence = Fence(*rng.pick(&[0, 1, 2, 3, 4]));
+    match rng.next() % 9 {
+        0 => Operation::Enqueue { job_id },
+        1 => Operation::State { job_id },
+        2 | 3 => Operation::Claim {
+            job_id,
+            owner,
+            now,
+            ttl,
+        },
+        4 => Operation::Renew {
+            job_id,
+            owner,
+            fence,
+            now,
+            ttl,
+        },
+        5 => Operation::Complete {
+            job_id,
+            owner,
+            fence,
+            now,
+            result: format!("r{}", rng.next() % 100),
+        },
+        6 => Operation::Release {
+            job_id,
+            owner,
+            fence,
+        },
+        7 => Operation::ClaimMany {
+            job_id,
+            owners: vec!["A".into(), "B".into(), "C".into()],
+            now,
+            ttl,
+        },
+        _ => Operation::InitDb,
+    }
+}
+
+/// The store's answer as the model states it.
+fn observed(answer: Result<Answer, StoreError>, operation: &Operation) -> Expected {
+    match answer {
+        Ok(answer) => Expected::Answer(answer),
+        Err(StoreError::InvalidArgument(_)) => Expected::InvalidArgument,
+        Err(other) => panic!("{operation:?} failed: {other}"),
+    }
+}
+
+/// Over 3 seeds of 1,500 calls each, every answer of the PostgreSQL store
+/// is one the contract's model allows in the state the calls before it
+/// left, each job on its own (claim_many: any one owner may win).
+#[test]
+#[ignore = "needs PostgreSQL; .ci/run installs it"]
+fn the_postgres_store_agrees_with_the_contract_s_model() {
+    let cluster = cluster();
+    for seed in 1..=3 {
+        let store = Postgres::connect(cluster.dsn()).expect("connects");
+        store.init_db().expect("init_db");
+        call(&store, &Operation::InitDb).expect("init_db again");
+        let mut models: BTreeMap<String, JobModel> = BTreeMap::new();
+        let mut rng = Seeded(seed);
+        let mut compared = 0;
+        for _ in 0..1_500 {
+            let operation = boundary_heavy(&mut rng);
+            let answer = observed(call(&store, &operation), &operation);
+            let Some(job) = operation.job_id() else {
+                assert_eq!(answer, Expected::Answer(Answer::Done));
+                continue;
+            };
+            let model = models.entry(job.to_string()).or_default();
+            match model.step(&operation, &answer) {
+                Some(next) => *model = next,
+                None => panic!(
+                    "seed {seed}: {operation:?} answered {answer:?}; the contract's model, \
+                     in the state {model:?}, answers {:?}",
+                    model.apply(&operation).1
+                ),
+            }
+            compared += 1;
+        }
+        assert!(compared > 1_000, "seed {seed}: {compared} calls on jobs");
+        // The next seed starts on an empty table.
+        let mut client = postgres::Client::connect(cluster.dsn(), postgres::NoTls).unwrap();
+        client.batch_execute("DROP TABLE jobs").unwrap();
+    }
+}
+
+/// Sixteen owners claim one expired job at once, twenty times: each time
+/// exactly one is handed the next fence, under READ COMMITTED, PostgreSQL's
+/// default isolation.
+#[test]
+#[ignore = "needs PostgreSQL; .ci/run installs it"]
+fn racing_claims_of_one_row_have_one_winner() {
+    let cluster = cluster();
+    let store = Postgres::connect(cluster.dsn()).expect("connects");
+    store.init_db().unwrap();
+    assert!(store.enqueue("j").unwrap());
+    let owners: Vec<String> = (0..16).map(|owner| format!("w{owner}")).collect();
+    let owners: Vec<&str> = owners.iter().map(String::as_str).collect();
+    for round in 0..20 {
+        // Each round's lease (10 s) is over by the next round's time.
+        let now = 100.0 + f64::from(round) * 20.0;
+        let fences = store.claim_many("j", &owners, now, 10.0).unwrap();
+        let won: Vec<Fence> = fences.into_iter().flatten().collect();
+        assert_eq!(won, [Fence(i64::from(round) + 1)], "round {round}");
+    }
+    let row = store.state("j").unwrap().expect("the job");
+    assert_eq!(row.fence, Fence(20));
+}
+
+/// `lab db --engine postgres` drives the store on the server given by
+/// --dsn, or by LEASE_LAB_PG; without one it says what to give; a server
+/// that is not there is named in the error; and the cluster's folder and
+/// process are gone once it is dropped.
+#[test]
+#[ignore = "needs PostgreSQL; .ci/run installs it"]
+fn lab_db_drives_the_postgres_store_and_the_cluster_leaves_nothing() {
+    let cluster = cluster();
+    let sandbox = Sandbox::new();
+    let dsn = cluster.dsn().to_string();
+    let db = |args: &[&str]| {
+        let mut full = vec!["db", "--engine", "postgres", "--dsn", &dsn];
+        full.extend_from_slice(args);
+        sandbox.lab(&full)
+    };
+    for (args, said) in [
+        (&["init"][..], "true"),
+        (&["enqueue", "j"][..], "true"),
+        (&["claim", "j", "A", "--now", "100", "--ttl", "10"][..], "1"),
+        (&["claim", "j", "B", "--now", "110", "--ttl", "10"][..], "2"),
+        (
+            &[
+                "complete", "j", "A", "1", "--now", "111", "--result", "late",
+            ][..],
+            "false",
+        ),
+        (
+            &["complete", "j", "B", "2", "--now", "112", "--result", "B's"][..],
+            "true",
+        ),
+    ] {
+        let ran = db(args);
+        assert!(ran.success(), "{}", ran.shown());
+        assert_eq!(ran.stdout.trim(), said, "{args:?}");
+    }
+    let state = db(&["state", "j"]);
+    let row: serde_json::Value = serde_json::from_str(&state.stdout).expect("JSON");
+    assert_eq!(row["owner"], "B");
+    assert_eq!(row["fence"], 2);
+    assert_eq!(row["result"], "B's");
+    assert_eq!(row["done"], true);
+    // The same server through the environment.
+    let mut command = sandbox.command(&["db", "--engine", "postgres", "state", "j"]);
+    command.env("LEASE_LAB_PG", &dsn);
+    let ran = command.output().unwrap();
+    assert!(String::from_utf8_lossy(&ran.stdout).contains("\"B's\""));
+    // Bad input: an empty id is refused (exit 2) and nothing changes.
+    let ran = db(&["enqueue", ""]);
+    assert_eq!(ran.code, Some(2), "{}", ran.shown());
+
+    let mut command = sandbox.command(&["db", "--engine", "postgres", "state", "j"]);
+    command.env_remove("LEASE_LAB_PG");
+    let ran = crate::common::run_bounded(&mut command, crate::common::NO_HANG);
+    assert_eq!(ran.code, Some(2), "{}", ran.shown());
+    assert!(ran
+        .text()
+        .contains("needs a server: give --dsn URL or set LEASE_LAB_PG"));
+
+    let gone = format!(
+        "host={}/gone user=lab dbname=postgres",
+        cluster.folder().display()
+    );
+    let ran = sandbox.lab(&["db", "--engine", "postgres", "--dsn", &gone, "state", "j"]);
+    assert_eq!(ran.code, Some(1), "{}", ran.shown());
+    assert!(ran.text().contains("cannot connect"), "{}", ran.shown());
+
+    let folder = cluster.folder().to_path_buf();
+    drop(cluster);
+    assert!(!folder.exists(), "the cluster's folder is removed");
+    let left = std::process::Command::new("pgrep")
+        .args(["-f", &folder.display().to_string()])
+        .output()
+        .unwrap();
+    assert!(left.stdout.is_empty(), "a server is left: {left:?}");
+}
