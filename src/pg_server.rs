@@ -14,13 +14,16 @@ use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The environment variable that names the server to use.
 pub const DSN_VARIABLE: &str = "LEASE_LAB_PG";
 
-/// The longest a new cluster may take to accept connections.
-const STARTING: Duration = Duration::from_secs(30);
+/// How often a new cluster is tried until it accepts a connection.
+const TRY_EVERY: Duration = Duration::from_millis(50);
+
+/// How many times it is tried: for 30 s in all.
+const TRIES: u32 = 600;
 
 /// Why no server could be had.
 #[derive(Debug, thiserror::Error)]
@@ -135,10 +138,10 @@ impl Cluster {
         self.folder.path()
     }
 
-    /// Waits until the server accepts a connection.
+    /// Waits until the server accepts a connection: tries every
+    /// [`TRY_EVERY`], [`TRIES`] times at most.
     fn wait_until_ready(&mut self) -> Result<(), ServerError> {
-        let started = Instant::now();
-        loop {
+        for _ in 0..TRIES {
             if postgres::Client::connect(&self.dsn, postgres::NoTls).is_ok() {
                 return Ok(());
             }
@@ -152,14 +155,15 @@ impl Cluster {
                     detail: format!("it ended ({status}): {}", said.trim()),
                 });
             }
-            if started.elapsed() > STARTING {
-                return Err(ServerError::Step {
-                    step: "starting postgres",
-                    detail: format!("it accepted no connection in {} s", STARTING.as_secs()),
-                });
-            }
-            std::thread::sleep(Duration::from_millis(50));
+            std::thread::sleep(TRY_EVERY);
         }
+        Err(ServerError::Step {
+            step: "starting postgres",
+            detail: format!(
+                "it accepted no connection in {} s",
+                (TRY_EVERY * TRIES).as_secs()
+            ),
+        })
     }
 }
 
