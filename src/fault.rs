@@ -242,6 +242,29 @@ impl JobStore for FaultRecorder<'_> {
         self.inner.set_thread_busy_timeout(timeout);
     }
 
+    fn stored_rows(&self, db: &Path) -> Option<std::result::Result<Vec<crate::job::Job>, String>> {
+        self.inner.stored_rows(db)
+    }
+
+    fn store_row(
+        &self,
+        db: &Path,
+        row: &crate::job::Job,
+    ) -> Option<std::result::Result<(), String>> {
+        self.inner.store_row(db, row)
+    }
+
+    fn plain_sql(&self, db: &Path, sql: &str) -> Option<std::result::Result<(), String>> {
+        self.inner.plain_sql(db, sql)
+    }
+
+    fn hold_every_row(
+        &self,
+        db: &Path,
+    ) -> Option<std::result::Result<Box<dyn crate::job_store::HeldLock>, String>> {
+        self.inner.hold_every_row(db)
+    }
+
     fn in_this_process(&self) -> bool {
         self.inner.in_this_process()
     }

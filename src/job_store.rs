@@ -9,6 +9,15 @@ use crate::operation::{Answer, Operation};
 use std::path::Path;
 use std::time::Duration;
 
+/// Another client's lock on a server's rows, held while a race queues
+/// behind it.
+pub trait HeldLock: Send {
+    /// How many sessions wait for a lock now.
+    fn waiting(&self) -> std::result::Result<usize, String>;
+    /// Lets the lock go.
+    fn let_go(self: Box<Self>) -> std::result::Result<(), String>;
+}
+
 /// One implementation of the store, path-based as the worksheet's contract
 /// is. The contract suite takes an implementation as a value of this
 /// trait, so one test runs against any of them.
@@ -21,6 +30,34 @@ pub trait JobStore: Send + Sync {
     /// Contract: an `Ok` answer is of the kind the operation gives
     /// ([`Operation::answers`]): the typed methods rely on it.
     fn call(&self, db: &Path, operation: &Operation) -> Result<Answer>;
+
+    /// The rows stored for the database `db`, read on a connection of
+    /// their own, when they are not in an SQLite file at `db` (a store on a
+    /// server): `None` for a store on the file, whose rows the suite reads
+    /// from the file itself. `Err` says why they could not be read.
+    fn stored_rows(&self, _db: &Path) -> Option<std::result::Result<Vec<Job>, String>> {
+        None
+    }
+
+    /// Writes `row` (adding it or replacing it) on a connection of its own,
+    /// for a store on a server, as [`JobStore::stored_rows`] reads them:
+    /// `None` for a store on the file, which the suite writes itself.
+    fn store_row(&self, _db: &Path, _row: &Job) -> Option<std::result::Result<(), String>> {
+        None
+    }
+
+    /// Runs `sql` on a connection of its own, for a store on a server, as
+    /// another client would: `None` for a store on the file.
+    fn plain_sql(&self, _db: &Path, _sql: &str) -> Option<std::result::Result<(), String>> {
+        None
+    }
+
+    /// For a store on a server, another client's lock on every row of the
+    /// table, held until it is let go (see [`HeldLock`]): `None` for a store
+    /// on the file, whose write lock the suite takes itself.
+    fn hold_every_row(&self, _db: &Path) -> Option<std::result::Result<Box<dyn HeldLock>, String>> {
+        None
+    }
 
     /// How long this thread's calls wait for a lock (`None`: the default).
     /// An implementation without such a setting ignores it.

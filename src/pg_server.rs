@@ -9,11 +9,17 @@
 //! itself; and even then the server, whose parent was the lab, finds its
 //! folder gone at its next checkpoint.
 
+use crate::job::{Fence, Job};
+use crate::job_store::{HeldLock, JobStore};
 use crate::operation::{Answer, Operation};
+use crate::store_postgres::Postgres;
+use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::Duration;
 
 /// The environment variable that names the server to use.
@@ -231,6 +237,183 @@ pub fn call(
             Answer::Fences(store.claim_many(job_id, &owners, *now, *ttl)?)
         }
     })
+}
+
+/// The store on a PostgreSQL server as the suite and the lab's runs see it
+/// (a [`JobStore`]): each database path a schema of its own, made on its
+/// first call, so that every test has a fresh table; each call on a
+/// connection of its own; the stored rows read on another.
+pub struct OnServer {
+    dsn: String,
+    /// The schema of each database path seen.
+    schemas: Mutex<HashMap<PathBuf, String>>,
+    /// The next schema's number.
+    next: AtomicUsize,
+}
+
+impl OnServer {
+    /// The store on the server at `dsn`.
+    pub fn new(dsn: &str) -> OnServer {
+        OnServer {
+            dsn: dsn.to_string(),
+            schemas: Mutex::new(HashMap::new()),
+            next: AtomicUsize::new(0),
+        }
+    }
+
+    /// The schema of `db`: a new one for a path not seen before
+    /// (`lab_PID_N`, so that two runs on one server never share one).
+    fn schema(&self, db: &Path) -> String {
+        let mut schemas = self
+            .schemas
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        schemas
+            .entry(db.to_path_buf())
+            .or_insert_with(|| {
+                format!(
+                    "lab_{}_{}",
+                    std::process::id(),
+                    self.next.fetch_add(1, Ordering::SeqCst)
+                )
+            })
+            .clone()
+    }
+
+    /// The schema of `db`, and a store on it with a connection of its own
+    /// for one call, as the worksheet's path functions open one: calls
+    /// from several threads race on the server as several workers' would.
+    ///
+    /// Errors: the server cannot be reached.
+    fn on(&self, db: &Path) -> crate::error::Result<(String, Postgres)> {
+        let schema = self.schema(db);
+        let store = Postgres::connect_in(&self.dsn, Some(&schema))?;
+        Ok((schema, store))
+    }
+}
+
+impl OnServer {
+    /// The schema of `db` (made if missing), and a new connection to the
+    /// server that is not the store's: another client's.
+    fn plain_client(&self, db: &Path) -> Result<(String, postgres::Client), String> {
+        let (schema, _) = self.on(db).map_err(|error| error.to_string())?;
+        let client = postgres::Client::connect(&self.dsn, postgres::NoTls)
+            .map_err(|error| error.to_string())?;
+        Ok((schema, client))
+    }
+}
+
+/// Every row of a table locked by another client (`SELECT ... FOR UPDATE`
+/// in an open transaction), and a third client that watches who waits.
+struct RowsHeld {
+    holder: postgres::Client,
+    watcher: Mutex<postgres::Client>,
+}
+
+impl HeldLock for RowsHeld {
+    fn waiting(&self) -> Result<usize, String> {
+        let mut watcher = self
+            .watcher
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let row = watcher
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity \
+                 WHERE wait_event_type = 'Lock' AND datname = current_database()",
+                &[],
+            )
+            .map_err(|error| error.to_string())?;
+        Ok(usize::try_from(row.get::<_, i64>(0)).unwrap_or(0))
+    }
+
+    fn let_go(self: Box<Self>) -> Result<(), String> {
+        let mut holder = self.holder;
+        holder
+            .batch_execute("ROLLBACK")
+            .map_err(|error| error.to_string())
+    }
+}
+
+impl JobStore for OnServer {
+    fn call(&self, db: &Path, operation: &Operation) -> crate::error::Result<Answer> {
+        call(&self.on(db)?.1, operation)
+    }
+
+    fn store_row(&self, db: &Path, row: &Job) -> Option<Result<(), String>> {
+        let write = || -> Result<(), String> {
+            let (schema, mut client) = self.plain_client(db)?;
+            client
+                .execute(
+                    &format!(
+                        "INSERT INTO {schema}.jobs (id, owner, until, fence, result, done) \
+                         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO UPDATE SET \
+                         owner = $2, until = $3, fence = $4, result = $5, done = $6"
+                    ),
+                    &[
+                        &row.id,
+                        &row.owner,
+                        &row.until,
+                        &row.fence.0,
+                        &row.result,
+                        &i32::from(row.done),
+                    ],
+                )
+                .map(|_| ())
+                .map_err(|error| error.to_string())
+        };
+        Some(write())
+    }
+
+    fn plain_sql(&self, db: &Path, sql: &str) -> Option<Result<(), String>> {
+        let run = || -> Result<(), String> {
+            let (schema, mut client) = self.plain_client(db)?;
+            client
+                .batch_execute(&format!("SET search_path TO {schema}; {sql}"))
+                .map_err(|error| error.to_string())
+        };
+        Some(run())
+    }
+
+    fn hold_every_row(&self, db: &Path) -> Option<Result<Box<dyn HeldLock>, String>> {
+        let hold = || -> Result<Box<dyn HeldLock>, String> {
+            let (schema, mut holder) = self.plain_client(db)?;
+            holder
+                .batch_execute(&format!("BEGIN; SELECT id FROM {schema}.jobs FOR UPDATE"))
+                .map_err(|error| error.to_string())?;
+            let (_, watcher) = self.plain_client(db)?;
+            Ok(Box::new(RowsHeld {
+                holder,
+                watcher: Mutex::new(watcher),
+            }))
+        };
+        Some(hold())
+    }
+
+    fn stored_rows(&self, db: &Path) -> Option<Result<Vec<Job>, String>> {
+        let read = || -> Result<Vec<Job>, String> {
+            let (schema, mut client) = self.plain_client(db)?;
+            let rows = client
+                .query(
+                    &format!(
+                        "SELECT id, owner, until, fence, result, done FROM {schema}.jobs ORDER BY id"
+                    ),
+                    &[],
+                )
+                .map_err(|error| error.to_string())?;
+            Ok(rows
+                .iter()
+                .map(|row| Job {
+                    id: row.get(0),
+                    owner: row.get(1),
+                    until: row.get(2),
+                    fence: Fence(row.get(3)),
+                    result: row.get(4),
+                    done: row.get::<_, i32>(5) != 0,
+                })
+                .collect())
+        };
+        Some(read())
+    }
 }
 
 /// The server to use: `dsn` when given, else the environment's

@@ -149,6 +149,45 @@ pub fn behind_a_held_lock<T: Send>(
     Ok(answer)
 }
 
+/// Runs `race` on another thread while `held` (another client's lock on a
+/// server's rows) is held, and lets it go once `racers` sessions wait for a
+/// lock, or none has come for a while (60 ms), or after 5 s: the server's
+/// form of [`behind_a_held_lock`]. A panic in `race` is passed on.
+///
+/// Errors: the lock could not be watched or let go.
+pub fn behind_held_rows<T: Send>(
+    held: Box<dyn crate::job_store::HeldLock>,
+    racers: usize,
+    race: impl FnOnce() -> T + Send,
+) -> Result<T, String> {
+    let (answer, released) = thread::scope(|scope| {
+        let racing = scope.spawn(race);
+        let started = std::time::Instant::now();
+        let (mut seen, mut last_change) = (0, std::time::Instant::now());
+        let mut watched = Ok(());
+        while !racing.is_finished() && started.elapsed() < LIMIT {
+            match held.waiting() {
+                Ok(now) if now >= racers => break,
+                Ok(now) if now != seen => (seen, last_change) = (now, std::time::Instant::now()),
+                Ok(_) if seen > 0 && last_change.elapsed() > QUIET => break,
+                Ok(_) => {}
+                Err(error) => {
+                    watched = Err(error);
+                    break;
+                }
+            }
+            thread::sleep(Duration::from_millis(2));
+        }
+        let released = watched.and(held.let_go());
+        let answer = racing
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (answer, released)
+    });
+    released?;
+    Ok(answer)
+}
+
 /// The threads of `programs` asleep in a timed sleep right now.
 fn napping(programs: &[ProgramThreads]) -> BTreeSet<crate::program_threads::ThreadId> {
     programs.iter().flat_map(ProgramThreads::napping).collect()

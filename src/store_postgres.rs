@@ -41,6 +41,9 @@ pub type Result<T> = std::result::Result<T, StoreError>;
 pub struct Postgres {
     /// The connection string, for `claim_many`'s own connections.
     dsn: String,
+    /// The schema that holds the `jobs` table, when not the server's
+    /// default (`public`): each test of a suite gets one of its own.
+    schema: Option<String>,
     /// The server as errors name it: the connection string without a
     /// password.
     server: String,
@@ -54,19 +57,53 @@ impl Postgres {
     /// Errors: [`StoreError::Server`] when the server cannot be reached or
     /// refuses the connection, saying so and what to check.
     pub fn connect(dsn: &str) -> Result<Postgres> {
+        Postgres::connect_in(dsn, None)
+    }
+
+    /// Connects to the server at `dsn`, with the `jobs` table in `schema`
+    /// (made if missing; a name of letters, digits and `_`), or in the
+    /// server's default schema when `None`.
+    ///
+    /// Errors: as for [`Postgres::connect`], and an invalid schema name.
+    pub fn connect_in(dsn: &str, schema: Option<&str>) -> Result<Postgres> {
         let server = crate::pg_server::without_password(dsn);
-        let client = Client::connect(dsn, NoTls).map_err(|error| StoreError::Server {
+        let cannot = |error: &postgres::Error| {
+            StoreError::Server {
             detail: format!(
                 "cannot connect ({}); check that the server runs and that the connection string names it",
-                reason(&error)
+                reason(error)
             ),
             server: server.clone(),
-        })?;
+        }
+        };
+        let mut client = Client::connect(dsn, NoTls).map_err(|error| cannot(&error))?;
+        if let Some(schema) = schema {
+            if schema.is_empty()
+                || !schema
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_')
+            {
+                return Err(StoreError::InvalidArgument(format!(
+                    "a schema's name is letters, digits and _ (got {schema:?})"
+                )));
+            }
+            client
+                .batch_execute(&format!(
+                    "CREATE SCHEMA IF NOT EXISTS {schema}; SET search_path TO {schema}"
+                ))
+                .map_err(|error| cannot(&error))?;
+        }
         Ok(Postgres {
             dsn: dsn.to_string(),
+            schema: schema.map(str::to_string),
             server,
             client: Mutex::new(client),
         })
+    }
+
+    /// The schema that holds its `jobs` table, when not the default.
+    pub fn schema(&self) -> Option<&str> {
+        self.schema.as_deref()
     }
 
     /// The connection string as errors and reports name it.
@@ -328,7 +365,7 @@ impl Postgres {
                 scope.spawn(|| {
                     // Connected before the barrier, so that the claims, not
                     // the connections, race.
-                    let connection = Postgres::connect(&self.dsn);
+                    let connection = Postgres::connect_in(&self.dsn, self.schema.as_deref());
                     start.wait();
                     loop {
                         let index = next_owner.fetch_add(1, Ordering::SeqCst);

@@ -185,8 +185,17 @@ impl<'a> Bench<'a> {
         self.rows_at(&self.db)
     }
 
-    /// Every stored row of the database at `db`, as [`Bench::rows`] reads them.
+    /// Every stored row of the database at `db`, as [`Bench::rows`] reads them
+    /// (from the server, for a store on one: [`JobStore::stored_rows`]).
     pub fn rows_at(&self, db: &Path) -> Answered<Vec<Job>> {
+        if let Some(read) = self.store.stored_rows(db) {
+            return read.map_err(|why| Failure {
+                check: "reading the stored rows".into(),
+                expected: "the jobs table".into(),
+                actual: why,
+                state: None,
+            });
+        }
         let read = |conn: &Connection| -> rusqlite::Result<Vec<Job>> {
             let mut statement =
                 conn.prepare("SELECT id, owner, until, fence, result, done FROM jobs ORDER BY id")?;
@@ -291,6 +300,15 @@ impl<'a> Bench<'a> {
         racers: usize,
         race: impl FnOnce() -> T + Send,
     ) -> Answered<T> {
+        if let Some(held) = self.store.hold_every_row(&self.db) {
+            let raced = held.and_then(|held| crate::race::behind_held_rows(held, racers, race));
+            return raced.map_err(|error| Failure {
+                check: "queueing the racing calls behind another client's row locks".into(),
+                expected: "held row locks".into(),
+                actual: error,
+                state: None,
+            });
+        }
         crate::race::behind_a_held_lock(
             &self.db,
             racers,
@@ -450,6 +468,14 @@ impl<'a> Bench<'a> {
     /// that step and the ones before it, and a student who writes the steps
     /// in order sees each one pass as it is written.
     pub fn store_row(&self, row: &Job) -> Checked {
+        if let Some(written) = self.store.store_row(&self.db, row) {
+            return written.map_err(|error| Failure {
+                check: format!("storing the row of {:?} with plain SQL", row.id),
+                expected: "success".into(),
+                actual: format!("Err({error})"),
+                state: None,
+            });
+        }
         let write = || -> rusqlite::Result<usize> {
             let conn = Connection::open(&self.db)?;
             conn.execute(
@@ -476,6 +502,14 @@ impl<'a> Bench<'a> {
     /// Runs SQL on the file through a separate plain connection: another
     /// client, or a test preparing a file the store must refuse.
     pub fn raw_sql(&self, path: &Path, sql: &str) -> Checked {
+        if let Some(ran) = self.store.plain_sql(path, sql) {
+            return ran.map_err(|error| Failure {
+                check: format!("preparing the table with plain SQL: {sql}"),
+                expected: "success".into(),
+                actual: format!("Err({error})"),
+                state: None,
+            });
+        }
         let run = || -> rusqlite::Result<()> {
             let conn = Connection::open(path)?;
             conn.execute_batch(sql)
