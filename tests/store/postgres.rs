@@ -317,3 +317,37 @@ fn the_contract_suite_passes_on_postgres() {
         assert!(!why.is_empty());
     }
 }
+
+/// Another client's row locks hold a claim until they are let go, and the
+/// watch sees the claim wait for them: the server's form of the write lock
+/// a race queues behind.
+#[test]
+#[ignore = "needs PostgreSQL; .ci/run installs it"]
+fn held_rows_hold_a_claim_and_the_watch_sees_it_wait() {
+    use lease_lab::job_store::JobStore;
+    let cluster = cluster();
+    let store = lease_lab::pg_server::OnServer::new(cluster.dsn());
+    let db = std::path::Path::new("held");
+    store.init_db(db).unwrap();
+    assert!(store.enqueue(db, "j").unwrap());
+    let held = store
+        .hold_every_row(db)
+        .expect("a store on a server holds rows")
+        .expect("the rows are held");
+    assert_eq!(held.waiting(), Ok(0));
+    std::thread::scope(|scope| {
+        let claim = scope.spawn(|| store.claim(db, "j", "A", 100.0, 10.0));
+        let seen = (0..500).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            held.waiting() == Ok(1)
+        });
+        assert!(seen, "the claim was never seen waiting");
+        assert!(!claim.is_finished(), "the claim went through a held row");
+        held.let_go().expect("the rows are let go");
+        let fence = claim
+            .join()
+            .expect("the claim's thread")
+            .expect("the claim");
+        assert_eq!(fence, Some(Fence(1)));
+    });
+}
