@@ -3,7 +3,7 @@
 //! when standard error is a terminal, so that piped or captured output is
 //! exactly the report.
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressFinish, ProgressStyle};
 use std::time::Duration;
 
 /// How often the line is drawn again, even when nothing new was said: the
@@ -12,8 +12,8 @@ const TICK: Duration = Duration::from_millis(100);
 
 /// A progress line, or nothing (not at a terminal, or not wanted).
 ///
-/// It is cleared when dropped, so that the report that follows starts on a
-/// clean line.
+/// It is cleared when dropped (indicatif's `AndClear`), so that the report
+/// that follows starts on a clean line.
 #[derive(Debug)]
 pub struct Progress {
     bar: Option<ProgressBar>,
@@ -26,11 +26,13 @@ impl Progress {
         if target.is_hidden() {
             return Progress::hidden();
         }
-        let bar = ProgressBar::with_draw_target(None, target).with_style(
-            ProgressStyle::with_template("{spinner} {wide_msg}")
-                .expect("the template is valid")
-                .tick_chars("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏ "),
-        );
+        let bar = ProgressBar::with_draw_target(None, target)
+            .with_style(
+                ProgressStyle::with_template("{spinner} {wide_msg}")
+                    .expect("the template is valid")
+                    .tick_chars("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏ "),
+            )
+            .with_finish(ProgressFinish::AndClear);
         bar.enable_steady_tick(TICK);
         Progress { bar: Some(bar) }
     }
@@ -41,24 +43,11 @@ impl Progress {
         Progress { bar: None }
     }
 
-    /// Whether a line is shown: when it is not, the caller need not work
-    /// out what it would say.
-    pub fn shown(&self) -> bool {
-        self.bar.is_some()
-    }
-
-    /// Says `message` on the line (cut to the terminal's width).
-    pub fn say(&self, message: String) {
+    /// Says what `message` makes on the line (cut to the terminal's
+    /// width); without a line, `message` is not even made.
+    pub fn say(&self, message: impl FnOnce() -> String) {
         if let Some(bar) = &self.bar {
-            bar.set_message(message);
-        }
-    }
-}
-
-impl Drop for Progress {
-    fn drop(&mut self) {
-        if let Some(bar) = &self.bar {
-            bar.finish_and_clear();
+            bar.set_message(message());
         }
     }
 }

@@ -101,16 +101,6 @@ impl Postgres {
         })
     }
 
-    /// The schema that holds its `jobs` table, when not the default.
-    pub fn schema(&self) -> Option<&str> {
-        self.schema.as_deref()
-    }
-
-    /// The connection string as errors and reports name it.
-    pub fn server(&self) -> &str {
-        &self.server
-    }
-
     /// Runs `body` on the connection.
     fn with<T>(
         &self,

@@ -160,10 +160,12 @@ pub fn chaos(
         label: "the run".into(),
     };
     let record = run::run_until(workers, settings, scratch, None, &watch)?;
-    progress.say(format!(
-        "the run: {} calls made; judging them against the contract",
-        record.calls.len()
-    ));
+    progress.say(|| {
+        format!(
+            "the run: {} calls made; judging them against the contract",
+            record.calls.len()
+        )
+    });
     let judged = Judgement::of(record);
     let shrunk = if shrink && judged.failed() {
         Some(judge::shrink(workers, &judged, scratch, progress)?)

@@ -273,15 +273,16 @@ pub fn run_until(
         if !run.round(round)? {
             continue;
         }
-        if watch.progress.shown() && said.elapsed() >= SAY_EVERY {
+        if said.elapsed() >= SAY_EVERY {
             said = Instant::now();
-            if counted.0.elapsed() >= COUNT_FINDINGS_EVERY {
-                let so_far = run.record_now(run.calls.clone());
-                counted = (Instant::now(), super::properties::check(&so_far).len());
-            }
-            watch
-                .progress
-                .say(run.progress_text(&watch.label, counted.1));
+            // (Made only when a line is shown: counting reads the file.)
+            watch.progress.say(|| {
+                if counted.0.elapsed() >= COUNT_FINDINGS_EVERY {
+                    let so_far = run.record_now(run.calls.clone());
+                    counted = (Instant::now(), super::properties::check(&so_far).len());
+                }
+                run.progress_text(&watch.label, counted.1)
+            });
         }
         if let Some(stop) = stop.as_mut().filter(|_| run.calls.len() >= next_check) {
             next_check = run.calls.len() + run.calls.len().min(LONGEST_UNCHECKED);

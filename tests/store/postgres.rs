@@ -351,3 +351,42 @@ fn held_rows_hold_a_claim_and_the_watch_sees_it_wait() {
         assert_eq!(fence, Some(Fence(1)));
     });
 }
+
+/// The throwaway cluster's folder belongs to the `postgres` user when the
+/// lab runs as root (the server refuses root), else to the lab's own user;
+/// a schema's name that is not letters, digits and `_` is refused before
+/// it reaches any SQL.
+#[test]
+#[ignore = "needs PostgreSQL; .ci/run installs it"]
+fn the_cluster_runs_as_postgres_under_root_and_schema_names_are_checked() {
+    use std::os::unix::fs::MetadataExt;
+    let cluster = cluster();
+    let owner = std::fs::metadata(cluster.folder()).unwrap().uid();
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let expected = if me == 0 {
+        let id = std::process::Command::new("id")
+            .args(["-u", "postgres"])
+            .output()
+            .expect("id runs");
+        String::from_utf8_lossy(&id.stdout)
+            .trim()
+            .parse()
+            .expect("a uid")
+    } else {
+        me
+    };
+    assert_eq!(owner, expected);
+    for bad in ["", "two words", "x; DROP TABLE jobs", "dash-ed"] {
+        assert!(
+            matches!(
+                Postgres::connect_in(cluster.dsn(), Some(bad)),
+                Err(StoreError::InvalidArgument(_))
+            ),
+            "{bad:?}"
+        );
+    }
+    let store = Postgres::connect_in(cluster.dsn(), Some("a_Schema_2")).expect("a good name");
+    store.init_db().unwrap();
+    assert!(store.enqueue("j").unwrap());
+}
