@@ -33,15 +33,48 @@ const RUNS: usize = 5;
 trait Engine: Sync {
     /// A new handle, for one worker.
     fn worker(&self) -> Box<dyn Worker>;
-    /// A completion statement timed `CYCLES` times on a claimed job, with
-    /// the worksheet's whole condition (`fenced`) or with the id and `done`
-    /// only: the seconds it took.
-    fn completions(&self, fenced: bool, run: usize) -> Duration;
+    /// Another client that runs a completion statement with the
+    /// worksheet's whole condition (`fenced`: `owner`, `fence`, `done`,
+    /// `until`), or with the job's id and `done` only.
+    fn completer(&self, fenced: bool) -> Box<dyn Completer>;
 }
 
-/// One worker's handle.
+/// One worker's handle: the three calls of a job's cycle.
 trait Worker {
-    fn cycle(&self, job: &str, now: f64);
+    fn enqueue(&self, job: &str) -> bool;
+    fn claim(&self, job: &str, owner: &str, now: f64) -> Option<Fence>;
+    fn complete(&self, job: &str, owner: &str, fence: Fence, now: f64) -> bool;
+
+    /// Enqueues `job`, claims it at `now` and completes it.
+    fn cycle(&self, job: &str, now: f64) {
+        assert!(self.enqueue(job));
+        let fence = self.claim(job, "w", now).expect("a fence");
+        assert!(self.complete(job, "w", fence, now + 1.0));
+    }
+}
+
+/// A completion statement, prepared: the rows it changed.
+trait Completer {
+    fn complete(&mut self, job: &str, fence: Fence) -> u64;
+}
+
+/// [`CYCLES`] completions by `engine`'s completer on jobs claimed by "A"
+/// with a lease to 110, each at 105 (named by `run`): the time the
+/// statements took.
+fn completions(engine: &dyn Engine, fenced: bool, run: usize) -> Duration {
+    let store = engine.worker();
+    let mut completer = engine.completer(fenced);
+    let mut total = Duration::ZERO;
+    for cycle in 0..CYCLES {
+        let job = format!("f{fenced}-{run}-{cycle}");
+        assert!(store.enqueue(&job));
+        let fence = store.claim(&job, "A", 100.0).expect("a fence");
+        let started = Instant::now();
+        let changed = completer.complete(&job, fence);
+        total += started.elapsed();
+        assert_eq!(changed, 1);
+    }
+    total
 }
 
 struct Sqlite<'a> {
@@ -53,8 +86,7 @@ impl Engine for Sqlite<'_> {
         Box::new(Store::open(self.db).expect("opens"))
     }
 
-    fn completions(&self, fenced: bool, run: usize) -> Duration {
-        let store = Store::open(self.db).expect("opens");
+    fn completer(&self, fenced: bool) -> Box<dyn Completer> {
         let connection = rusqlite::Connection::open(self.db).expect("opens");
         connection
             .busy_timeout(Duration::from_secs(10))
@@ -67,35 +99,30 @@ impl Engine for Sqlite<'_> {
         } else {
             "UPDATE jobs SET result = 'r', done = 1 WHERE id = ?1 AND done = 0 AND ?2 IS NOT NULL AND ?3 IS NOT NULL"
         };
-        let mut total = Duration::ZERO;
-        for cycle in 0..CYCLES {
-            let job = format!("f{fenced}-{run}-{cycle}");
-            store.enqueue(&job).expect("enqueue");
-            let fence = store
-                .claim(&job, "A", 100.0, 10.0)
-                .expect("claim")
-                .expect("a fence");
-            let started = Instant::now();
-            let changed = connection
-                .execute(sql, rusqlite::params![job, fence.0, 105.0])
-                .expect("completes");
-            total += started.elapsed();
-            assert_eq!(changed, 1);
-        }
-        total
+        Box::new((connection, sql))
+    }
+}
+
+impl Completer for (rusqlite::Connection, &'static str) {
+    fn complete(&mut self, job: &str, fence: Fence) -> u64 {
+        let changed = self
+            .0
+            .prepare_cached(self.1)
+            .and_then(|mut statement| statement.execute(rusqlite::params![job, fence.0, 105.0]))
+            .expect("completes");
+        changed as u64
     }
 }
 
 impl Worker for Store {
-    fn cycle(&self, job: &str, now: f64) {
-        assert!(self.enqueue(job).expect("enqueue"));
-        let fence = self
-            .claim(job, "w", now, 10.0)
-            .expect("claim")
-            .expect("a fence");
-        assert!(self
-            .complete(job, "w", fence, now + 1.0, "done")
-            .expect("complete"));
+    fn enqueue(&self, job: &str) -> bool {
+        Store::enqueue(self, job).expect("enqueue")
+    }
+    fn claim(&self, job: &str, owner: &str, now: f64) -> Option<Fence> {
+        Store::claim(self, job, owner, now, 10.0).expect("claim")
+    }
+    fn complete(&self, job: &str, owner: &str, fence: Fence, now: f64) -> bool {
+        Store::complete(self, job, owner, fence, now, "done").expect("complete")
     }
 }
 
@@ -108,8 +135,7 @@ impl Engine for Server<'_> {
         Box::new(Postgres::connect(self.dsn).expect("connects"))
     }
 
-    fn completions(&self, fenced: bool, run: usize) -> Duration {
-        let store = Postgres::connect(self.dsn).expect("connects");
+    fn completer(&self, fenced: bool) -> Box<dyn Completer> {
         let mut client = postgres::Client::connect(self.dsn, postgres::NoTls).expect("connects");
         let sql = if fenced {
             "UPDATE jobs SET result = 'r', done = 1 WHERE id = $1 AND owner = 'A' AND fence = $2 AND done = 0 AND until > $3"
@@ -117,35 +143,27 @@ impl Engine for Server<'_> {
             "UPDATE jobs SET result = 'r', done = 1 WHERE id = $1 AND done = 0 AND $2::BIGINT IS NOT NULL AND $3::FLOAT8 IS NOT NULL"
         };
         let statement = client.prepare(sql).expect("prepares");
-        let mut total = Duration::ZERO;
-        for cycle in 0..CYCLES {
-            let job = format!("f{fenced}-{run}-{cycle}");
-            store.enqueue(&job).expect("enqueue");
-            let Fence(fence) = store
-                .claim(&job, "A", 100.0, 10.0)
-                .expect("claim")
-                .expect("a fence");
-            let started = Instant::now();
-            let changed = client
-                .execute(&statement, &[&job, &fence, &105.0_f64])
-                .expect("completes");
-            total += started.elapsed();
-            assert_eq!(changed, 1);
-        }
-        total
+        Box::new((client, statement))
+    }
+}
+
+impl Completer for (postgres::Client, postgres::Statement) {
+    fn complete(&mut self, job: &str, fence: Fence) -> u64 {
+        self.0
+            .execute(&self.1, &[&job, &fence.0, &105.0_f64])
+            .expect("completes")
     }
 }
 
 impl Worker for Postgres {
-    fn cycle(&self, job: &str, now: f64) {
-        assert!(self.enqueue(job).expect("enqueue"));
-        let fence = self
-            .claim(job, "w", now, 10.0)
-            .expect("claim")
-            .expect("a fence");
-        assert!(self
-            .complete(job, "w", fence, now + 1.0, "done")
-            .expect("complete"));
+    fn enqueue(&self, job: &str) -> bool {
+        Postgres::enqueue(self, job).expect("enqueue")
+    }
+    fn claim(&self, job: &str, owner: &str, now: f64) -> Option<Fence> {
+        Postgres::claim(self, job, owner, now, 10.0).expect("claim")
+    }
+    fn complete(&self, job: &str, owner: &str, fence: Fence, now: f64) -> bool {
+        Postgres::complete(self, job, owner, fence, now, "done").expect("complete")
     }
 }
 
@@ -203,7 +221,7 @@ fn main() {
         let per = |fenced: bool| {
             median(
                 (0..RUNS)
-                    .map(|run| engine.completions(fenced, run).as_secs_f64() * 1e6 / CYCLES as f64)
+                    .map(|run| completions(engine, fenced, run).as_secs_f64() * 1e6 / CYCLES as f64)
                     .collect(),
             )
         };

@@ -9,7 +9,7 @@
 //! itself; and even then the server, whose parent was the lab, finds its
 //! folder gone at its next checkpoint.
 
-use crate::job::{Fence, Job};
+use crate::job::Job;
 use crate::job_store::{HeldLock, JobStore};
 use crate::operation::{Answer, Operation};
 use crate::store_postgres::Postgres;
@@ -293,10 +293,12 @@ impl OnServer {
 }
 
 impl OnServer {
-    /// The schema of `db` (made if missing), and a new connection to the
-    /// server that is not the store's: another client's.
+    /// The schema of `db`, and a new connection to the server that is not
+    /// the store's: another client's. (Before `init_db` the schema is not
+    /// there, and what it reads or writes fails, as on a file with no
+    /// table.)
     fn plain_client(&self, db: &Path) -> Result<(String, postgres::Client), String> {
-        let (schema, _) = self.on(db).map_err(|error| error.to_string())?;
+        let schema = self.schema(db);
         let client = postgres::Client::connect(&self.dsn, postgres::NoTls)
             .map_err(|error| error.to_string())?;
         Ok((schema, client))
@@ -400,17 +402,7 @@ impl JobStore for OnServer {
                     &[],
                 )
                 .map_err(|error| error.to_string())?;
-            Ok(rows
-                .iter()
-                .map(|row| Job {
-                    id: row.get(0),
-                    owner: row.get(1),
-                    until: row.get(2),
-                    fence: Fence(row.get(3)),
-                    result: row.get(4),
-                    done: row.get::<_, i32>(5) != 0,
-                })
-                .collect())
+            Ok(rows.iter().map(crate::store_postgres::job_of).collect())
         };
         Some(read())
     }

@@ -151,8 +151,9 @@ pub fn behind_a_held_lock<T: Send>(
 
 /// Runs `race` on another thread while `held` (another client's lock on a
 /// server's rows) is held, and lets it go once `racers` sessions wait for a
-/// lock, or none has come for a while (60 ms), or after 5 s: the server's
-/// form of [`behind_a_held_lock`]. A panic in `race` is passed on.
+/// lock, or fewer have come and the wait ends as the file's does
+/// does: the server's form of [`behind_a_held_lock`]. A panic in `race` is
+/// passed on.
 ///
 /// Errors: the lock could not be watched or let go.
 pub fn behind_held_rows<T: Send>(
@@ -160,30 +161,27 @@ pub fn behind_held_rows<T: Send>(
     racers: usize,
     race: impl FnOnce() -> T + Send,
 ) -> Result<T, String> {
+    let mut failed = None;
     let (answer, released) = thread::scope(|scope| {
         let racing = scope.spawn(race);
-        let started = std::time::Instant::now();
-        let (mut seen, mut last_change) = (0, std::time::Instant::now());
-        let mut watched = Ok(());
-        while !racing.is_finished() && started.elapsed() < LIMIT {
-            match held.waiting() {
-                Ok(now) if now >= racers => break,
-                Ok(now) if now != seen => (seen, last_change) = (now, std::time::Instant::now()),
-                Ok(_) if seen > 0 && last_change.elapsed() > QUIET => break,
-                Ok(_) => {}
-                Err(error) => {
-                    watched = Err(error);
-                    break;
-                }
+        let mut waiting = || match held.waiting() {
+            Ok(waiting) => waiting,
+            // Nothing more can be seen: stop waiting, and say why.
+            Err(error) => {
+                failed.get_or_insert(error);
+                racers
             }
-            thread::sleep(Duration::from_millis(2));
-        }
-        let released = watched.and(held.let_go());
+        };
+        wait_for_arrivals(racers, &mut waiting, &|| racing.is_finished());
+        let released = held.let_go();
         let answer = racing
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         (answer, released)
     });
+    if let Some(error) = failed {
+        return Err(error);
+    }
     released?;
     Ok(answer)
 }
@@ -194,11 +192,9 @@ fn napping(programs: &[ProgramThreads]) -> BTreeSet<crate::program_threads::Thre
 }
 
 /// Waits until `racers` threads of the programs that were not asleep
-/// before (`asleep_before`) have been seen asleep, or the race finished.
-/// When fewer come, the wait ends as [`WriteLockWatch::wait_for`]'s does,
-/// once none has come for [`QUIET`] or three times the longest gap between
-/// arrivals; when none comes at all, after [`UNSEEN`], as for a program
-/// that cannot be seen; and after [`LIMIT`] in any case. Answers how many
+/// before (`asleep_before`) have been seen asleep, or the race finished, as
+/// [`wait_for_arrivals`] waits (the rule of [`WriteLockWatch::wait_for`];
+/// none coming at all is a program that cannot be seen). Answers how many
 /// came.
 fn wait_for_napping(
     programs: &[ProgramThreads],
@@ -206,11 +202,33 @@ fn wait_for_napping(
     racers: usize,
     finished: &dyn Fn() -> bool,
 ) -> usize {
-    let started = Instant::now();
     let mut came = BTreeSet::new();
+    let mut count = || {
+        came.extend(
+            napping(programs)
+                .into_iter()
+                .filter(|thread| !asleep_before.contains(thread)),
+        );
+        came.len()
+    };
+    wait_for_arrivals(racers, &mut count, finished)
+}
+
+/// Waits until `racers` have come, `count` saying how many have so far
+/// (looked at every [`LOOK_EVERY`]), or the race `finished`. When fewer
+/// come, the wait ends once none has come for [`QUIET`] or three times the
+/// longest gap between arrivals; when none comes at all, after [`UNSEEN`];
+/// and after [`LIMIT`] in any case. Answers how many came.
+fn wait_for_arrivals(
+    racers: usize,
+    count: &mut dyn FnMut() -> usize,
+    finished: &dyn Fn() -> bool,
+) -> usize {
+    let started = Instant::now();
+    let mut came = 0;
     let mut last_change = started;
     let mut longest_gap: Option<Duration> = None;
-    while came.len() < racers && !finished() {
+    while came < racers && !finished() {
         let now = Instant::now();
         let waited = match longest_gap {
             None => now - started >= UNSEEN,
@@ -220,19 +238,15 @@ fn wait_for_napping(
             break;
         }
         thread::sleep(LOOK_EVERY);
-        let before = came.len();
-        came.extend(
-            napping(programs)
-                .into_iter()
-                .filter(|thread| !asleep_before.contains(thread)),
-        );
-        if came.len() != before {
+        let now_came = count();
+        if now_came != came {
             let now = Instant::now();
             longest_gap = Some(longest_gap.unwrap_or_default().max(now - last_change));
             last_change = now;
+            came = now_came;
         }
     }
-    came.len()
+    came
 }
 
 #[cfg(test)]

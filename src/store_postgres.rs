@@ -202,14 +202,20 @@ impl Postgres {
                 &[&job_id],
             )
         })?;
-        Ok(row.map(|row| Job {
-            id: row.get(0),
-            owner: row.get(1),
-            until: row.get(2),
-            fence: Fence(row.get(3)),
-            result: row.get(4),
-            done: row.get::<_, i32>(5) != 0,
-        }))
+        Ok(row.as_ref().map(job_of))
+    }
+}
+
+/// A row of `SELECT id, owner, until, fence, result, done FROM jobs` as a
+/// [`Job`].
+pub(crate) fn job_of(row: &postgres::Row) -> Job {
+    Job {
+        id: row.get(0),
+        owner: row.get(1),
+        until: row.get(2),
+        fence: Fence(row.get(3)),
+        result: row.get(4),
+        done: row.get::<_, i32>(5) != 0,
     }
 }
 
