@@ -151,9 +151,8 @@ pub fn behind_a_held_lock<T: Send>(
 
 /// Runs `race` on another thread while `held` (another client's lock on a
 /// server's rows) is held, and lets it go once `racers` sessions wait for a
-/// lock, or fewer have come and the wait ends as the file's does
-/// does: the server's form of [`behind_a_held_lock`]. A panic in `race` is
-/// passed on.
+/// lock, or fewer have come and the wait ends as the file's does: the
+/// server's form of [`behind_a_held_lock`]. A panic in `race` is passed on.
 ///
 /// Errors: the lock could not be watched or let go.
 pub fn behind_held_rows<T: Send>(
