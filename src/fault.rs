@@ -265,6 +265,14 @@ impl JobStore for FaultRecorder<'_> {
         self.inner.hold_every_row(db)
     }
 
+    fn server_of_its_own(&self, db: &Path) -> Option<std::result::Result<(), String>> {
+        self.inner.server_of_its_own(db)
+    }
+
+    fn crash_server(&self, db: &Path) -> Option<std::result::Result<(), String>> {
+        self.inner.crash_server(db)
+    }
+
     fn in_this_process(&self) -> bool {
         self.inner.in_this_process()
     }

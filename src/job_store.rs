@@ -59,6 +59,22 @@ pub trait JobStore: Send + Sync {
         None
     }
 
+    /// For a store on a server: from now on the database `db` is on a
+    /// server of its own, which [`JobStore::crash_server`] may crash
+    /// without touching the one other tests run on. `None` for a store on
+    /// a file, whose crash the suite simulates itself (a power cut, see the
+    /// power-loss shim).
+    fn server_of_its_own(&self, _db: &Path) -> Option<std::result::Result<(), String>> {
+        None
+    }
+
+    /// For a store on a server: kills the server of `db` (one of its own,
+    /// see [`JobStore::server_of_its_own`]) at once, with no shutdown, and
+    /// starts it again. `None` for a store on a file.
+    fn crash_server(&self, _db: &Path) -> Option<std::result::Result<(), String>> {
+        None
+    }
+
     /// How long this thread's calls wait for a lock (`None`: the default).
     /// An implementation without such a setting ignores it.
     fn set_thread_busy_timeout(&self, _timeout: Option<Duration>) {}

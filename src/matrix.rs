@@ -70,12 +70,10 @@ impl Matrix {
         } else {
             Matrix::build_covered
         };
-        build(
-            command,
-            variants,
-            crate::suite::CASES.iter().collect(),
-            options,
-        )
+        let tests = variants
+            .first()
+            .map_or_else(|| crate::suite::CASES.iter().collect(), Variant::suite);
+        build(command, variants, tests, options)
     }
 
     /// What `--check` says when it finds nothing wrong ([`Matrix::problems`]

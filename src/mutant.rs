@@ -135,8 +135,12 @@ pub const MUTABLE_FILE: &str = "src/store.rs";
 /// The Python reference store, whose mutants are applied when they run.
 pub const PYTHON_STORE: &str = "src/store.py";
 
-/// The files a mutant may change: the two reference implementations.
-pub const MUTABLE_FILES: [&str; 2] = [MUTABLE_FILE, PYTHON_STORE];
+/// The Rust reference store on PostgreSQL, which the build compiles each of
+/// its mutants from, as it does the file store's.
+pub const POSTGRES_STORE: &str = "src/store_postgres.rs";
+
+/// The files a mutant may change: the three reference implementations.
+pub const MUTABLE_FILES: [&str; 3] = [MUTABLE_FILE, PYTHON_STORE, POSTGRES_STORE];
 
 /// Why a mutant file cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -195,7 +199,7 @@ impl MutantSpec {
             return Err(error(format!(
                 "changes {:?}, but only {} (the reference stores) can be mutated",
                 spec.file,
-                MUTABLE_FILES.join(" and ")
+                MUTABLE_FILES.join(", ")
             )));
         }
         if spec.fragment == spec.replacement {
@@ -292,7 +296,7 @@ mod tests {
             (
                 "x1-a.toml",
                 VALID.replace("src/store.rs", "src/main.rs"),
-                "only src/store.rs and src/store.py",
+                "only src/store.rs, src/store.py, src/store_postgres.rs",
             ),
             (
                 "x1-a.toml",

@@ -6,14 +6,21 @@
 
 use crate::external::{ExternalStore, ImplCommand};
 use crate::job_store::{compiled_store, CompiledStore, JobStore};
-use crate::mutant::{DemoStory, MutantKind, MutantSpec, MUTABLE_FILE};
+use crate::mutant::{DemoStory, MutantKind, MutantSpec};
+#[cfg(doc)]
+use crate::mutant::{MUTABLE_FILE, POSTGRES_STORE};
+#[cfg(doc)]
+use crate::pg_server::ServerStore;
+use crate::pg_server::{OnServer, Server};
 use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A mutant compiled into the binary by the build step (`build.rs`).
+/// A mutant compiled into the binary by the build step (`build.rs`), with
+/// its operations (`S`): a store on a file ([`CompiledStore`]) or on a
+/// server ([`ServerStore`]).
 #[derive(Clone, Copy)]
-pub struct CompiledMutant {
+pub struct CompiledMutant<S: 'static = CompiledStore> {
     /// The mutant's id (`04`, `08b`, `h05a`).
     pub id: &'static str,
     /// The worksheet step whose contract it breaks.
@@ -24,6 +31,11 @@ pub struct CompiledMutant {
     pub kind: MutantKind,
     /// Its file in `mutants/`.
     pub file_name: &'static str,
+    /// The store's source file it changes ([`MUTABLE_FILE`] or
+    /// [`POSTGRES_STORE`]).
+    pub file: &'static str,
+    /// That file's reference source, exactly as compiled.
+    pub original: &'static str,
     /// The reference text it replaces.
     pub fragment: &'static str,
     /// The text it puts in its place.
@@ -41,11 +53,14 @@ pub struct CompiledMutant {
     /// test that calls none of them runs no mutated code.
     pub reaches: &'static [&'static str],
     /// Its eight operations.
-    pub store: CompiledStore,
+    pub store: S,
 }
 
 /// The source of the reference store, exactly as compiled.
 pub const REFERENCE_SOURCE: &str = include_str!("store.rs");
+
+/// The source of the reference store on PostgreSQL, exactly as compiled.
+pub const POSTGRES_SOURCE: &str = include_str!("store_postgres.rs");
 
 /// Another name of the reference, as commands take it.
 pub const REFERENCE_ALIAS: &str = "correct";
@@ -61,7 +76,7 @@ mod generated {
     include!(concat!(env!("OUT_DIR"), "/variants.rs"));
 }
 
-pub use generated::{active, ACTIVE_MUTANT, MUTANTS};
+pub use generated::{active, ACTIVE_MUTANT, MUTANTS, SERVER_MUTANTS};
 
 /// The operations of the store the library exports (see [`ACTIVE_MUTANT`]).
 pub static ACTIVE: CompiledStore = compiled_store!(self::active);
@@ -99,22 +114,22 @@ impl Mutant {
     }
 }
 
-impl From<&'static CompiledMutant> for Mutant {
-    fn from(compiled: &'static CompiledMutant) -> Mutant {
+impl<S> From<&'static CompiledMutant<S>> for Mutant {
+    fn from(compiled: &'static CompiledMutant<S>) -> Mutant {
         Mutant {
             spec: MutantSpec {
                 id: compiled.id.into(),
                 step: compiled.step,
                 title: compiled.title.into(),
                 kind: compiled.kind,
-                file: MUTABLE_FILE.into(),
+                file: compiled.file.into(),
                 fragment: compiled.fragment.into(),
                 replacement: compiled.replacement.into(),
                 explanation: compiled.explanation.into(),
                 worksheet: compiled.worksheet.map(String::from),
                 story: compiled.story,
             },
-            original: Cow::Borrowed(REFERENCE_SOURCE),
+            original: Cow::Borrowed(compiled.original),
             source: Cow::Borrowed(compiled.source),
             reaches: Some(compiled.reaches.to_vec()),
         }
@@ -128,6 +143,8 @@ pub enum Engine {
     Compiled(&'static CompiledStore),
     /// A program that speaks the lab's protocol.
     Process(Arc<Program>),
+    /// A store on PostgreSQL compiled into this binary, on a server.
+    Server(Arc<OnServer>),
 }
 
 /// A program that speaks the lab's protocol, and the files it runs from
@@ -168,6 +185,64 @@ impl Variant {
             id: mutant.id.into(),
             mutant: Some(Arc::new(Mutant::from(mutant))),
             engine: Engine::Compiled(&mutant.store),
+        }
+    }
+
+    /// The store on PostgreSQL on `server`: the reference first, then every
+    /// compiled mutant of it in file order.
+    pub fn all_on_server(server: &Arc<Server>) -> Vec<Variant> {
+        let on = |store| Engine::Server(Arc::new(OnServer::of(Arc::clone(server), store)));
+        std::iter::once(Variant {
+            id: REFERENCE_ID.into(),
+            mutant: None,
+            engine: on(&crate::pg_server::REFERENCE),
+        })
+        .chain(SERVER_MUTANTS.iter().map(|mutant| Variant {
+            id: mutant.id.into(),
+            mutant: Some(Arc::new(Mutant::from(mutant))),
+            engine: on(&mutant.store),
+        }))
+        .collect()
+    }
+
+    /// The variant `id` of the store on PostgreSQL ([`Variant::all_on_server`]),
+    /// on the server whose connection string is in the environment
+    /// ([`DSN_VARIABLE`](crate::pg_server::DSN_VARIABLE)): how the lab's
+    /// worker processes are told the server, which a command line would
+    /// show to every user of the machine, password and all.
+    ///
+    /// Errors: the variable is not set, or names no such variant; says which.
+    pub fn find_on_the_server_of_the_environment(id: &str) -> Result<Variant, String> {
+        let variable = crate::pg_server::DSN_VARIABLE;
+        let dsn = std::env::var(variable)
+            .ok()
+            .filter(|dsn| !dsn.is_empty())
+            .ok_or_else(|| {
+                format!("--on-server needs the server's connection string in {variable}")
+            })?;
+        let server = Arc::new(Server::given(&dsn));
+        Variant::find_in(Variant::all_on_server(&server), id).map_err(|ids| {
+            format!(
+                "no variant {id:?} on PostgreSQL; the variants are: {}",
+                ids.join(", ")
+            )
+        })
+    }
+
+    /// The tests of the suite it runs: on a server, those that mean
+    /// something there ([`crate::suite::on_a_server`]), else the whole suite.
+    pub fn suite(&self) -> Vec<&'static crate::suite::Case> {
+        match self.engine {
+            Engine::Server(_) => crate::suite::on_a_server(),
+            _ => crate::suite::CASES.iter().collect(),
+        }
+    }
+
+    /// The server it runs on, for a store on PostgreSQL.
+    pub fn server(&self) -> Option<&Server> {
+        match &self.engine {
+            Engine::Server(store) => Some(store.server()),
+            _ => None,
         }
     }
 
@@ -241,6 +316,7 @@ impl Variant {
         match &self.engine {
             Engine::Compiled(store) => Arc::new(**store),
             Engine::Process(_) => self.open_program(limit).expect("a program"),
+            Engine::Server(store) => Arc::clone(store) as Arc<dyn JobStore>,
         }
     }
 
@@ -248,7 +324,7 @@ impl Variant {
     /// a compiled variant.
     pub fn open_program(&self, limit: Duration) -> Option<Arc<ExternalStore>> {
         match &self.engine {
-            Engine::Compiled(_) => None,
+            Engine::Compiled(_) | Engine::Server(_) => None,
             Engine::Process(program) => Some(Arc::new(
                 ExternalStore::new(program.command.clone(), limit)
                     .keeping(Arc::clone(program) as Arc<dyn std::any::Any + Send + Sync>),
@@ -259,7 +335,7 @@ impl Variant {
     /// The command that runs it, when it is a program.
     pub fn command(&self) -> Option<&ImplCommand> {
         match &self.engine {
-            Engine::Compiled(_) => None,
+            Engine::Compiled(_) | Engine::Server(_) => None,
             Engine::Process(program) => Some(&program.command),
         }
     }
@@ -277,7 +353,7 @@ impl std::fmt::Debug for Variant {
     }
 }
 
-impl std::fmt::Debug for CompiledMutant {
+impl<S> std::fmt::Debug for CompiledMutant<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CompiledMutant")
             .field("id", &self.id)

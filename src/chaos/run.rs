@@ -82,6 +82,18 @@ impl Workers {
                 on_shim: false,
                 _files: Some(Arc::clone(program) as Arc<dyn std::any::Any + Send + Sync>),
             },
+            // The server's connection string reaches the workers in their
+            // environment (`LEASE_LAB_PG`), never on a command line.
+            Engine::Server(store) => {
+                let mut argv = vec![lab.program.to_string_lossy().into_owned()];
+                argv.extend(["__serve".into(), "--variant".into(), variant.id.clone()]);
+                argv.push("--on-server".into());
+                Workers {
+                    command: ImplCommand { argv, dir: None },
+                    on_shim: false,
+                    _files: Some(Arc::clone(store) as Arc<dyn std::any::Any + Send + Sync>),
+                }
+            }
         }
     }
 

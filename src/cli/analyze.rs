@@ -26,6 +26,7 @@ pub struct Args {
 /// `lab analyze`: builds the kill matrix as `lab matrix` does (a mutant
 /// runs the tests that can run its change), analyses it, and renders it.
 pub fn analyze(args: &Args) -> Outcome {
+    args.implementation.on_sqlite_only("analyze")?;
     let worker = worker_command()?;
     let variants = args.implementation.variants()?;
     let matrix = Matrix::build_covered(

@@ -3,10 +3,12 @@
 
 use super::outcome::CliError;
 use lease_lab::exercise::{self, Exercise};
+use lease_lab::pg_server::{self, Server};
 use lease_lab::runner::{self, RunOptions, WorkerCommand};
 use lease_lab::subject::{Subject, SubjectError};
 use lease_lab::variant::Variant;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The exercise named on the command line, or a usage error listing them.
@@ -32,6 +34,24 @@ pub struct ImplArgs {
     /// into lab run beside the built-in ones.
     #[arg(long, value_name = "DIR", default_value = "mutants")]
     pub mutants: PathBuf,
+    /// The engine under the store: `sqlite`, a file (the default), or
+    /// `postgres`: the lab's Rust store on PostgreSQL and its mutants, on
+    /// the server --dsn names, else on a throwaway cluster the lab starts.
+    #[arg(long, global = true, value_enum, default_value_t = EngineArg::Sqlite)]
+    pub engine: EngineArg,
+    /// The PostgreSQL server, as a connection string (`host=... user=...
+    /// dbname=...` or `postgresql://...`); default: $LEASE_LAB_PG.
+    #[arg(long, global = true, value_name = "URL")]
+    pub dsn: Option<String>,
+}
+
+/// The engine under the store, as `--engine` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineArg {
+    /// The store on an SQLite file.
+    Sqlite,
+    /// The lab's Rust store on a PostgreSQL server.
+    Postgres,
 }
 
 /// A subject that cannot run: a usage error when `--impl` names nothing
@@ -47,9 +67,60 @@ impl From<SubjectError> for CliError {
 
 impl ImplArgs {
     /// Its implementations: the reference (or the program) first, then the
-    /// mutants, built-in ones and then those of [`ImplArgs::mutants`].
+    /// mutants, built-in ones and then those of [`ImplArgs::mutants`]. On
+    /// PostgreSQL, the store on the server and its mutants: on the server
+    /// given, else on a throwaway cluster, started now (and said on
+    /// standard error), which runs while any of them lives.
     pub fn variants(&self) -> Result<Vec<Variant>, CliError> {
-        Ok(self.subject.variants(&self.mutants)?)
+        match self.engine {
+            EngineArg::Sqlite => Ok(self.subject.variants(&self.mutants)?),
+            EngineArg::Postgres => Ok(Variant::all_on_server(&Arc::new(self.server()?))),
+        }
+    }
+
+    /// The PostgreSQL server of `--engine postgres`: the one given, else a
+    /// throwaway cluster.
+    ///
+    /// Errors: `--impl` names another store than the lab's Rust one (a
+    /// usage error), or no cluster could be started (PostgreSQL is not
+    /// installed, say: the message names the package).
+    fn server(&self) -> Result<Server, CliError> {
+        if self.subject != Subject::Rust {
+            return Err(CliError::Usage(format!(
+                "--engine postgres runs the lab's Rust store on PostgreSQL (src/store_postgres.rs), \
+                 not {}; leave out --impl",
+                self.subject.describe()
+            )));
+        }
+        match pg_server::given(self.dsn.as_deref()) {
+            Some(dsn) => {
+                let server = Server::given(&dsn);
+                server
+                    .reachable()
+                    .map_err(|error| CliError::Failed(error.to_string()))?;
+                eprintln!("lab: {}", server.describe());
+                Ok(server)
+            }
+            None => {
+                let server = Server::throwaway(&std::env::temp_dir())
+                    .map_err(|error| CliError::Failed(error.to_string()))?;
+                eprintln!("lab: {}", server.describe());
+                Ok(server)
+            }
+        }
+    }
+
+    /// A usage error when `--engine postgres` was given to `command`,
+    /// which runs only on SQLite so far.
+    pub fn on_sqlite_only(&self, command: &str) -> Result<(), CliError> {
+        match self.engine {
+            EngineArg::Sqlite => Ok(()),
+            EngineArg::Postgres => Err(CliError::Usage(format!(
+                "--engine postgres: {command} runs on SQLite only so far; the store on \
+                 PostgreSQL runs under lab matrix, lab run, lab tests --variants and lab db \
+                 (leave out --engine)"
+            ))),
+        }
     }
 
     /// The implementation of the family with this id (`reference` and
@@ -116,6 +187,8 @@ mod tests {
         let rust = ImplArgs {
             subject: Subject::Rust,
             mutants: PathBuf::from("/no/such/folder"),
+            engine: EngineArg::Sqlite,
+            dsn: None,
         };
         assert_eq!(rust.variant("correct").unwrap().id, "reference");
         let error = rust.variant("99").unwrap_err();

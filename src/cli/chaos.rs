@@ -98,6 +98,7 @@ fn parse_faults(text: &str) -> Result<FaultList, String> {
 
 /// Runs the chaos, prints what it found; exit 1 when the contract broke.
 pub fn run(args: &Args) -> Outcome {
+    args.implementation.on_sqlite_only("chaos")?;
     if !(args.skew.is_finite() && args.skew >= 0.0) {
         return Err(CliError::Usage(format!(
             "--skew must be a number of seconds, 0 or more (got {})",
@@ -178,16 +179,24 @@ pub struct ServeArgs {
     /// The undo log shared by every worker (see `--power-db`).
     #[arg(long, requires = "power_db")]
     pub power_log: Option<PathBuf>,
+    /// Serve the store on PostgreSQL's variant, on the server whose
+    /// connection string is in LEASE_LAB_PG.
+    #[arg(long, conflicts_with = "power_db")]
+    pub on_server: bool,
 }
 
 /// Serves the variant on standard input and output until input ends.
 pub fn serve(args: &ServeArgs) -> Outcome {
-    let variant = Variant::find(&args.variant).ok_or_else(|| {
-        CliError::Usage(format!(
-            "no compiled variant {:?}; `lab tests --variants` lists them",
-            args.variant
-        ))
-    })?;
+    let variant = if args.on_server {
+        Variant::find_on_the_server_of_the_environment(&args.variant).map_err(CliError::Usage)?
+    } else {
+        Variant::find(&args.variant).ok_or_else(|| {
+            CliError::Usage(format!(
+                "no compiled variant {:?}; `lab tests --variants` lists them",
+                args.variant
+            ))
+        })?
+    };
     // The disk stays shared while the process lives.
     let _disk = match (&args.power_db, &args.power_log) {
         (Some(db), Some(log)) => Some(

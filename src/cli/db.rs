@@ -1,6 +1,6 @@
 //! `lab db`: the store's eight operations from the shell, answering JSON.
 
-use super::args::ImplArgs;
+use super::args::{EngineArg, ImplArgs};
 use super::outcome::{say_line, CliError, Outcome};
 use lease_lab::error::StoreError;
 use lease_lab::operation::Operation;
@@ -21,14 +21,6 @@ pub struct Args {
     variant: String,
     #[command(flatten)]
     implementation: ImplArgs,
-    /// The engine under the store: `sqlite`, the file given by --db (the
-    /// default), or `postgres`, the server given by --dsn or LEASE_LAB_PG.
-    #[arg(long, global = true, value_enum, default_value_t = Engine::Sqlite)]
-    engine: Engine,
-    /// The PostgreSQL server, as a connection string (`host=... user=...
-    /// dbname=...` or `postgresql://...`); default: $LEASE_LAB_PG.
-    #[arg(long, global = true)]
-    dsn: Option<String>,
     /// The operation.
     #[command(subcommand)]
     operation: Operation,
@@ -42,7 +34,7 @@ pub struct Args {
 /// answer), 2 for an invalid argument, 1 for any other error the store
 /// answered, 3 when the program behind the store did not answer at all.
 pub fn run(args: Args) -> Outcome {
-    if args.engine == Engine::Postgres {
+    if args.implementation.engine == EngineArg::Postgres {
         return on_postgres(&args);
     }
     let store = args
@@ -63,15 +55,6 @@ fn answered(answer: Result<lease_lab::operation::Answer, StoreError>) -> Outcome
     }
 }
 
-/// The engine under `lab db`'s store.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum Engine {
-    /// The reference store on an SQLite file.
-    Sqlite,
-    /// The reference store on a PostgreSQL server.
-    Postgres,
-}
-
 /// The operation on the PostgreSQL store at the server given: the lab's
 /// own store only (a mutant or a program runs on SQLite), and never a
 /// throwaway cluster, which would be gone, with the job, when the command
@@ -82,7 +65,7 @@ fn on_postgres(args: &Args) -> Outcome {
             "--engine postgres runs the lab's own store; leave out --variant and --impl".into(),
         ));
     }
-    let Some(dsn) = lease_lab::pg_server::given(args.dsn.as_deref()) else {
+    let Some(dsn) = lease_lab::pg_server::given(args.implementation.dsn.as_deref()) else {
         return Err(CliError::Usage(format!(
             "--engine postgres needs a server: give --dsn URL or set {} (a throwaway \
              cluster would be gone, with your jobs, when the command ends)",

@@ -73,6 +73,7 @@ impl StoryName {
 
 /// `lab demo`: plays the story and tells it.
 pub fn run(args: &Args) -> Outcome {
+    args.implementation.on_sqlite_only("demo")?;
     let variant = args.implementation.variant(&args.variant)?;
     let folder = tempfile::tempdir()
         .map_err(|error| CliError::Failed(format!("cannot make a temporary folder: {error}")))?;

@@ -10,7 +10,7 @@ use lease_lab::report;
 use lease_lab::report::format::{plan, Destination, MatrixFormat, OutputArg};
 use lease_lab::report::stryker_page::Viewer;
 use lease_lab::runner::{self, WorkerArgs};
-use lease_lab::suite::{self, Case};
+
 use lease_lab::variant::Variant;
 
 /// `lab matrix`'s arguments.
@@ -176,7 +176,7 @@ pub fn matrix(args: &MatrixArgs) -> Outcome {
 pub fn run(args: &RunArgs) -> Outcome {
     let variant = args.implementation.variant(&args.variant)?;
     let worker = worker_command()?;
-    let tests: Vec<&'static Case> = suite::CASES.iter().collect();
+    let tests = variant.suite();
     let matrix = Matrix::build(&worker, &[variant], tests, &args.run.options());
     say(&report::text::run(&matrix, &matrix.runs[0]))?;
     // A mutant is meant to fail tests; an implementation that is not one

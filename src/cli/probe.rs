@@ -34,6 +34,7 @@ pub struct Args {
 /// reads the contract wrongly or a mutant survives it; 2 when it cannot be
 /// read or names an unknown mutant.
 pub fn run(args: &Args) -> Outcome {
+    args.implementation.on_sqlite_only("probe")?;
     let probe = probe::load(&args.file).map_err(|error| CliError::Usage(error.to_string()))?;
     let reference = args
         .implementation

@@ -41,17 +41,27 @@ pub fn matrix(matrix: &Matrix, width: usize) -> String {
         .collect();
     let key = format!("the first column is the reference; {}", key.join(", "));
     write!(out, "\n{}\n\n", fill(&key, width, "key: ", "     ")).unwrap();
-    for (summary, (_, mutant)) in matrix.summaries().iter().zip(matrix.mutant_runs()) {
+    let summaries = matrix.summaries();
+    // Ids right-aligned in at least five columns (`h04a`, `py08b`), more
+    // for longer ones (the store on PostgreSQL's `pgf06a`).
+    let id_width = summaries
+        .iter()
+        .map(|summary| summary.id.len())
+        .max()
+        .unwrap_or(0)
+        .max(5);
+    let indent = " ".repeat(id_width + 2);
+    for (summary, (_, mutant)) in summaries.iter().zip(matrix.mutant_runs()) {
         let label = summary.status.label();
         let line = format!(
-            "{:>5}  step {}  {label:<8}  {:>8} ({} of its step)  {}",
+            "{:>id_width$}  step {}  {label:<8}  {:>8} ({} of its step)  {}",
             summary.id,
             summary.step,
             tests_phrase(summary.killers.len()),
             summary.own_step_killers,
             mutant.spec.title
         );
-        let filled = fill(&line, width, "", "       ");
+        let filled = fill(&line, width, "", &indent);
         // Coloured after filling, so that colour codes do not count as width.
         let painted = status_look(summary.status).paint(label).to_string();
         writeln!(out, "{}", filled.replacen(label, &painted, 1)).unwrap();

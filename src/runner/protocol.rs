@@ -75,6 +75,11 @@ pub struct WorkerArgs {
     /// See [`RunOptions::give_up_after_timeouts`].
     #[arg(long)]
     pub give_up_after_timeouts: Option<usize>,
+    /// The variant is the store on PostgreSQL's, on the server whose
+    /// connection string is in `LEASE_LAB_PG` (see
+    /// [`Variant::find_on_the_server_of_the_environment`]).
+    #[arg(long)]
+    pub on_server: bool,
 }
 
 impl WorkerArgs {
@@ -89,6 +94,7 @@ impl WorkerArgs {
             timeout_ms: u64::try_from(options.timeout.as_millis()).unwrap_or(u64::MAX),
             scratch: options.scratch.clone(),
             give_up_after_timeouts: options.give_up_after_timeouts,
+            on_server: variant.server().is_some(),
         }
     }
 
@@ -114,6 +120,7 @@ impl WorkerArgs {
                     ["--give-up-after-timeouts".into(), limit.to_string().into()]
                 }),
             )
+            .chain(self.on_server.then(|| "--on-server".into()))
             .collect()
     }
 }
@@ -139,6 +146,8 @@ pub fn serve(args: &WorkerArgs, out: &mut dyn Write) -> Result<(), WorkerError> 
             })?;
             Variant::program(&args.variant, command)
         }
+        None if args.on_server => Variant::find_on_the_server_of_the_environment(&args.variant)
+            .map_err(WorkerError::Usage)?,
         None => Variant::find(&args.variant)
             .ok_or_else(|| WorkerError::Usage(format!("no variant {:?}", args.variant)))?,
     };
@@ -202,6 +211,9 @@ pub(super) fn run_worker(
     process
         .args(&command.args)
         .args(WorkerArgs::new(variant, tests, options).to_args());
+    if let Some(server) = variant.server() {
+        process.env(crate::pg_server::DSN_VARIABLE, server.dsn());
+    }
     let mut child = match LineChild::spawn(&mut process, false) {
         Ok(child) => child,
         Err(error) => {

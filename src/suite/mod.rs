@@ -231,9 +231,38 @@ pub const ON_A_FILE_ONLY: [(&str, &str); 1] = [(
     "it reads SQLite's own description of the table (PRAGMA table_info), in SQLite's type names",
 )];
 
+/// The tests that only mean something on a server, beyond the worksheet:
+/// run on a server besides the contract, never on a file (where each has a
+/// counterpart of its own, which its documentation names).
+pub static ON_A_SERVER_ONLY: &[Case] = &[Case {
+    name: "a_returned_fence_survives_a_server_crash",
+    step: 4,
+    tag: Tag::Reference,
+    run: step4::a_returned_fence_survives_a_server_crash,
+}];
+
+/// The tests a store on a server runs, in step order: the contract's,
+/// less those that only mean something for a file ([`ON_A_FILE_ONLY`]),
+/// and those that only mean something on a server ([`ON_A_SERVER_ONLY`]).
+pub fn on_a_server() -> Vec<&'static Case> {
+    let mut cases: Vec<&'static Case> = CASES
+        .iter()
+        .filter(|case| {
+            case.tag == Tag::Contract && !ON_A_FILE_ONLY.iter().any(|(name, _)| *name == case.name)
+        })
+        .chain(ON_A_SERVER_ONLY)
+        .collect();
+    // Stable: each step's server tests come after its contract tests.
+    cases.sort_by_key(|case| case.step);
+    cases
+}
+
 /// The test with this name, if any.
 pub fn case(name: &str) -> Option<&'static Case> {
-    CASES.iter().find(|case| case.name == name)
+    CASES
+        .iter()
+        .chain(ON_A_SERVER_ONLY)
+        .find(|case| case.name == name)
 }
 
 /// The tests in force at step `step`: those of steps 1 to `step`.
@@ -244,6 +273,38 @@ pub fn cases_through(step: u8) -> impl Iterator<Item = &'static Case> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A store on a server runs the contract less the file's own tests,
+    /// and the server's own, in step order; a worker finds each by name,
+    /// and a file never runs the server's.
+    #[test]
+    fn a_server_runs_the_contract_less_the_file_s_tests_and_its_own() {
+        let cases = on_a_server();
+        let names: Vec<&str> = cases.iter().map(|case| case.name).collect();
+        for (name, _) in ON_A_FILE_ONLY {
+            assert!(!names.contains(&name), "{name}");
+        }
+        for own in ON_A_SERVER_ONLY {
+            assert!(names.contains(&own.name), "{}", own.name);
+            assert_eq!(case(own.name).map(|case| case.step), Some(own.step));
+            assert!(!CASES.iter().any(|case| case.name == own.name));
+            assert!(description(own.name).is_some(), "{}", own.name);
+        }
+        assert!(cases.windows(2).all(|pair| pair[0].step <= pair[1].step));
+        let contract = CASES.iter().filter(|case| case.tag == Tag::Contract);
+        assert_eq!(
+            cases.len(),
+            contract.count() - ON_A_FILE_ONLY.len() + ON_A_SERVER_ONLY.len()
+        );
+        assert!(cases.iter().all(|case| case.tag == Tag::Contract
+            || ON_A_SERVER_ONLY.iter().any(|own| own.name == case.name)));
+        let crash = names
+            .iter()
+            .position(|name| *name == "a_returned_fence_survives_a_server_crash")
+            .unwrap();
+        assert_eq!(cases[crash - 1].step, 4);
+        assert_eq!(cases[crash + 1].step, 5);
+    }
 
     /// The tests that hold a lock against the store or race claims behind
     /// one wait; the others do not; every one named is a test.

@@ -194,3 +194,43 @@ pub fn a_returned_fence_survives_a_power_cut(bench: &Bench) -> Checked {
     bench.claim_expecting("j", "B", 120.0, 10.0, Some(2))?;
     bench.expect_row("B's claim after the power cut", held("j", "B", 2, 130.0))
 }
+
+/// A fence, once returned, survives a crash of the server: the claim's
+/// commit reached the server's disk (its write-ahead log) before the claim
+/// answered. The server, one of the test's own, is killed with SIGKILL
+/// right after A's claim, with its backends and no shutdown, and started
+/// again; the next claim hands out fence 2, never fence 1 again. (With
+/// `synchronous_commit = off` the commit is answered before its log is
+/// written, and dies with the server: the server's WAL writer, which would
+/// write it out within 200 ms, is paused, so that it dies every time.) Run only on a server: on a file,
+/// [`a_returned_fence_survives_a_power_cut`] is its counterpart.
+pub fn a_returned_fence_survives_a_server_crash(bench: &Bench) -> Checked {
+    let server = |check: &str, actual: String| Failure {
+        check: check.into(),
+        expected: "a server of the test's own, crashed and started again".into(),
+        actual,
+        state: None,
+    };
+    let on_a_server = |answer: Option<Result<(), String>>, check: &str| match answer {
+        Some(Ok(())) => Ok(()),
+        Some(Err(error)) => Err(server(check, error)),
+        None => Err(server(check, "this store is not on a server".into())),
+    };
+    on_a_server(
+        bench.store().server_of_its_own(bench.db()),
+        "starting a server of the test's own",
+    )?;
+    bench.init_with(&["j"])?;
+    // Another client's write, whose commit waits for its log, puts the
+    // table and the job on disk whatever the store's commits do: what the
+    // crash may take is A's claim alone.
+    bench.store_row(&fresh("j"))?;
+    bench.claim_expecting("j", "A", 100.0, 10.0, Some(1))?;
+    on_a_server(
+        bench.store().crash_server(bench.db()),
+        "crashing the server after A's claim",
+    )?;
+    bench.init()?;
+    bench.claim_expecting("j", "B", 120.0, 10.0, Some(2))?;
+    bench.expect_row("B's claim after the crash", held("j", "B", 2, 130.0))
+}

@@ -231,6 +231,52 @@ fn db_on_postgres_says_what_it_needs() {
     assert!(ran.stdout.is_empty());
 }
 
+/// `--engine postgres` where it cannot run says so, and what to do, before
+/// any server is started: with another store than the lab's Rust one, and
+/// on the commands that run on SQLite only; a server that cannot be
+/// reached is named without its password, and the matrix fails.
+#[test]
+fn the_engine_postgres_says_where_it_does_not_run() {
+    let lab = Sandbox::new();
+    let ran = lab.lab(&["matrix", "--engine", "postgres", "--impl", "python"]);
+    assert_eq!(ran.code, Some(2), "{}", ran.shown());
+    assert!(
+        ran.text()
+            .contains("--engine postgres runs the lab's Rust store on PostgreSQL"),
+        "{}",
+        ran.shown()
+    );
+    for args in [
+        &["chaos"][..],
+        &["demo"],
+        &["analyze"],
+        &["probe", "any.probe"],
+    ] {
+        let command = args[0];
+        let ran = lab.lab(&[args, &["--engine", "postgres"]].concat());
+        assert_eq!(ran.code, Some(2), "{command}: {}", ran.shown());
+        assert!(
+            ran.text().contains(&format!(
+                "--engine postgres: {command} runs on SQLite only so far"
+            )),
+            "{command}: {}",
+            ran.shown()
+        );
+    }
+    let nowhere = lab.path("no-server");
+    let dsn = format!("host={} user=lab password=secret", nowhere.display());
+    let ran = lab.lab(&["run", "reference", "--engine", "postgres", "--dsn", &dsn]);
+    assert_eq!(ran.code, Some(3), "{}", ran.shown());
+    assert!(ran.text().contains("cannot connect"), "{}", ran.shown());
+    assert!(
+        ran.text().contains(&nowhere.display().to_string()),
+        "{}",
+        ran.shown()
+    );
+    assert!(!ran.text().contains("secret"), "{}", ran.shown());
+    assert!(ran.stdout.is_empty(), "no test ran: {}", ran.shown());
+}
+
 #[test]
 fn db_can_drive_a_mutant() {
     let lab = Sandbox::new();

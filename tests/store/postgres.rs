@@ -276,31 +276,27 @@ fn lab_db_drives_the_postgres_store_and_the_cluster_leaves_nothing() {
 /// The contract suite, test by test, on the store on PostgreSQL: each test
 /// on a schema of its own, each call on a connection of its own, its stored
 /// rows read and written by another client, and its races queued behind
-/// another client's row locks. Every contract test passes but those that
-/// only mean something for a file, which say why.
+/// another client's row locks. Every test a store on a server runs passes:
+/// the contract's but those that only mean something for a file, which say
+/// why, and the server's own (a fence survives a crash of the server).
 #[test]
 #[ignore = "needs PostgreSQL; .ci/run installs it"]
 fn the_contract_suite_passes_on_postgres() {
     use lease_lab::job_store::JobStore;
-    use lease_lab::suite::{Tag, CASES, ON_A_FILE_ONLY};
+    use lease_lab::suite::{on_a_server, Tag, CASES, ON_A_FILE_ONLY, ON_A_SERVER_ONLY};
     use std::sync::Arc;
     let cluster = cluster();
     let store: Arc<dyn JobStore> = Arc::new(lease_lab::pg_server::OnServer::new(cluster.dsn()));
     let scratch = tempfile::tempdir().unwrap();
-    let file_only: Vec<&str> = ON_A_FILE_ONLY.iter().map(|(name, _)| *name).collect();
-    let mut ran = 0;
     let mut not_passed = Vec::new();
-    for case in CASES.iter().filter(|case| case.tag == Tag::Contract) {
-        if file_only.contains(&case.name) {
-            continue;
-        }
+    let cases = on_a_server();
+    for case in &cases {
         let run = lease_lab::runner::run_case(
             case,
             Arc::clone(&store),
             scratch.path(),
             std::time::Duration::from_secs(30),
         );
-        ran += 1;
         if run.outcome != lease_lab::outcome::Outcome::Pass {
             not_passed.push(format!("{}: {:?}", case.name, run.outcome));
         }
@@ -310,12 +306,90 @@ fn the_contract_suite_passes_on_postgres() {
         .iter()
         .filter(|case| case.tag == Tag::Contract)
         .count();
-    assert_eq!(ran + file_only.len(), contract);
+    assert_eq!(
+        cases.len(),
+        contract - ON_A_FILE_ONLY.len() + ON_A_SERVER_ONLY.len()
+    );
     for (name, why) in ON_A_FILE_ONLY {
         let case = lease_lab::suite::case(name).expect("a test of the suite");
         assert_eq!(case.tag, Tag::Contract, "{name}");
         assert!(!why.is_empty());
+        assert!(!cases.iter().any(|case| case.name == name), "{name}");
     }
+}
+
+/// `lab matrix --engine postgres --check` on a throwaway cluster of its own:
+/// it says where the store runs, passes, and kills every mutant of the
+/// store on PostgreSQL by a test of its own step, the server's own among
+/// them (the asynchronous commit by the crash, the check-then-act claims by
+/// the race behind held rows); and it leaves no cluster behind, neither
+/// the run's nor the crash test's.
+#[test]
+#[ignore = "needs PostgreSQL; .ci/run installs it"]
+fn the_matrix_on_postgres_kills_every_mutant_and_leaves_nothing() {
+    let scratch = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_lab"))
+        .args([
+            "matrix", "--engine", "postgres", "--check", "--format", "json",
+        ])
+        .env_remove(lease_lab::pg_server::DSN_VARIABLE)
+        .env("TMPDIR", scratch.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("runs on a throwaway cluster, removed when the"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("lab matrix --check: ok"), "{stderr}");
+    // What the lab says of the server fits a terminal of 80 columns.
+    let said: Vec<&str> = stderr
+        .lines()
+        .take_while(|line| !line.starts_with("lab matrix"))
+        .collect();
+    assert!(!said.is_empty(), "{stderr}");
+    assert!(
+        said.iter().all(|line| line.chars().count() <= 80),
+        "{stderr}"
+    );
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let variants = report["variants"].as_array().expect("variants");
+    assert_eq!(variants[0]["id"], "reference");
+    let mutants = &variants[1..];
+    let ids: Vec<&str> = mutants.iter().map(|m| m["id"].as_str().unwrap()).collect();
+    assert!(
+        mutants.iter().all(|m| m["status"] == "killed"),
+        "{mutants:?}"
+    );
+    let compiled: Vec<&str> = lease_lab::variant::SERVER_MUTANTS
+        .iter()
+        .map(|mutant| mutant.id)
+        .collect();
+    assert_eq!(ids, compiled);
+    assert!(ids.len() >= 15, "{ids:?}");
+    let killers = |id: &str| -> Vec<String> {
+        let mutant = mutants.iter().find(|m| m["id"] == id).unwrap();
+        mutant["killed_by"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{id}: {mutant}"))
+            .iter()
+            .map(|test| test.as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(killers("pgs04b").contains(&"a_returned_fence_survives_a_server_crash".to_string()));
+    for id in ["pgs08a", "pg08b"] {
+        assert!(
+            killers(id).contains(&"claims_queued_behind_a_writer_have_one_winner".to_string()),
+            "{id}: {:?}",
+            killers(id)
+        );
+    }
+    let left: Vec<_> = std::fs::read_dir(scratch.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }
 
 /// Another client's row locks hold a claim until they are let go, and the

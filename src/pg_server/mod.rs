@@ -1,0 +1,260 @@
+//! A PostgreSQL server for the lab: the one it is given (`--dsn`, or
+//! `LEASE_LAB_PG`), or a throwaway [`Cluster`] it starts and removes; and
+//! the store on it, the reference's or a mutant's ([`ServerStore`]), as
+//! the suite and the lab's runs see it ([`OnServer`]).
+
+mod cluster;
+mod on_server;
+
+pub use cluster::Cluster;
+pub use on_server::OnServer;
+
+use crate::operation::{Answer, Operation};
+use std::path::Path;
+use std::time::Duration;
+
+/// The environment variable that names the server to use.
+pub const DSN_VARIABLE: &str = "LEASE_LAB_PG";
+
+/// How often a new cluster is tried until it accepts a connection.
+const TRY_EVERY: Duration = Duration::from_millis(50);
+
+/// How many times it is tried: for 30 s in all.
+const TRIES: u32 = 600;
+
+/// Why no server could be had.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// PostgreSQL's programs are not installed.
+    #[error(
+        "PostgreSQL is not installed: `{program}` was found neither on the PATH nor in \
+         /usr/lib/postgresql/*/bin; install the server (on Debian or Ubuntu: \
+         `apt-get install postgresql`), or give the lab a server with --dsn URL or {DSN_VARIABLE}"
+    )]
+    NotInstalled {
+        /// The program looked for.
+        program: &'static str,
+    },
+    /// A step of making the cluster failed.
+    #[error("the throwaway PostgreSQL cluster could not be made: {step} failed: {detail}")]
+    Step {
+        /// The step: `initdb`, `starting postgres`, ...
+        step: &'static str,
+        /// What went wrong, with the program's own words.
+        detail: String,
+    },
+}
+
+/// `operation` on a store on PostgreSQL (the reference's `Postgres`, or a
+/// mutated copy's), as the protocol answers it; `init_db` takes no path:
+/// the server holds the table. Its errors are the store's.
+macro_rules! answer_on {
+    ($store:expr, $operation:expr) => {{
+        use $crate::operation::{Answer, Operation};
+        let store = $store;
+        Ok(match $operation {
+            Operation::InitDb => {
+                store.init_db()?;
+                Answer::Done
+            }
+            Operation::Enqueue { job_id } => Answer::Bool(store.enqueue(job_id)?),
+            Operation::State { job_id } => Answer::Row(store.state(job_id)?),
+            Operation::Claim {
+                job_id,
+                owner,
+                now,
+                ttl,
+            } => Answer::Fence(store.claim(job_id, owner, *now, *ttl)?),
+            Operation::Renew {
+                job_id,
+                owner,
+                fence,
+                now,
+                ttl,
+            } => Answer::Bool(store.renew(job_id, owner, *fence, *now, *ttl)?),
+            Operation::Complete {
+                job_id,
+                owner,
+                fence,
+                now,
+                result,
+            } => Answer::Bool(store.complete(job_id, owner, *fence, *now, result)?),
+            Operation::Release {
+                job_id,
+                owner,
+                fence,
+            } => Answer::Bool(store.release(job_id, owner, *fence)?),
+            Operation::ClaimMany {
+                job_id,
+                owners,
+                now,
+                ttl,
+            } => {
+                let owners: Vec<&str> = owners.iter().map(String::as_str).collect();
+                Answer::Fences(store.claim_many(job_id, &owners, *now, *ttl)?)
+            }
+        })
+    }};
+}
+
+pub(crate) use answer_on;
+
+/// `operation` on the reference store `store`, on its connection, as the
+/// protocol answers it.
+///
+/// Errors: the store's, as each operation documents them.
+pub fn call(
+    store: &crate::store_postgres::Postgres,
+    operation: &Operation,
+) -> crate::store_postgres::Result<Answer> {
+    answer_on!(store, operation)
+}
+
+/// The operations of a store on PostgreSQL compiled into the lab: the
+/// reference's ([`REFERENCE`]) or a mutant's (`build.rs` makes one per
+/// mutant of src/store_postgres.rs).
+#[derive(Clone, Copy)]
+pub struct ServerStore {
+    /// Connects to the server at the connection string given, with the
+    /// `jobs` table in the schema given (or the server's default), and
+    /// runs the operation on that connection.
+    pub run: fn(&str, Option<&str>, &Operation) -> crate::error::Result<Answer>,
+}
+
+/// The [`ServerStore`] of a module that defines the store's `Postgres`.
+macro_rules! server_store {
+    ($($module:ident)::+) => {
+        $crate::pg_server::ServerStore {
+            run: |dsn, schema, operation| {
+                let store = $($module)::+::Postgres::connect_in(dsn, schema)?;
+                $crate::pg_server::answer_on!(&store, operation)
+            },
+        }
+    };
+}
+
+pub(crate) use server_store;
+
+/// The reference store on PostgreSQL's operations.
+pub static REFERENCE: ServerStore = server_store!(crate::store_postgres);
+
+/// The server the lab runs on: one it was given, or a throwaway cluster it
+/// started, which runs while this lives.
+#[derive(Debug)]
+pub struct Server {
+    dsn: String,
+    cluster: Option<Cluster>,
+}
+
+impl Server {
+    /// The server at `dsn`, which the lab neither starts nor stops.
+    pub fn given(dsn: &str) -> Server {
+        Server {
+            dsn: dsn.to_string(),
+            cluster: None,
+        }
+    }
+
+    /// A throwaway cluster, started in a new folder under `scratch`.
+    ///
+    /// Errors: as for [`Cluster::start`].
+    pub fn throwaway(scratch: &Path) -> Result<Server, ServerError> {
+        let cluster = Cluster::start(scratch)?;
+        Ok(Server {
+            dsn: cluster.dsn().to_string(),
+            cluster: Some(cluster),
+        })
+    }
+
+    /// How to connect to it.
+    pub fn dsn(&self) -> &str {
+        &self.dsn
+    }
+
+    /// Checks that it accepts a connection, so that a run on a server that
+    /// is not there fails once, at once, rather than in every test.
+    ///
+    /// Errors: [`StoreError::Server`](crate::error::StoreError::Server),
+    /// as [`Postgres::connect`](crate::store_postgres::Postgres::connect)
+    /// says it.
+    pub fn reachable(&self) -> crate::error::Result<()> {
+        crate::store_postgres::Postgres::connect(&self.dsn).map(drop)
+    }
+
+    /// Whether it is a throwaway cluster the lab started (and removes
+    /// whole when this is dropped).
+    pub fn is_throwaway(&self) -> bool {
+        self.cluster.is_some()
+    }
+
+    /// What the lab says of it when a run begins: the connection string
+    /// without its password, or the throwaway cluster's folder (on two
+    /// lines, within 80 columns).
+    pub fn describe(&self) -> String {
+        match &self.cluster {
+            Some(cluster) => format!(
+                "the store on PostgreSQL runs on a throwaway cluster, removed when the\n     run ends: {}",
+                cluster.folder().display()
+            ),
+            None => format!(
+                "the store on PostgreSQL runs on the server {}",
+                without_password(&self.dsn)
+            ),
+        }
+    }
+}
+
+/// The server to use: `dsn` when given, else the environment's
+/// [`DSN_VARIABLE`], else `None` (then the lab starts a [`Cluster`]).
+pub fn given(dsn: Option<&str>) -> Option<String> {
+    dsn.map(str::to_string).or_else(|| {
+        std::env::var(DSN_VARIABLE)
+            .ok()
+            .filter(|dsn| !dsn.is_empty())
+    })
+}
+
+/// A connection string without its password (`password=...` or the
+/// `user:password@` of a URL), safe to print.
+pub fn without_password(dsn: &str) -> String {
+    if let Some((scheme, rest)) = dsn.split_once("://") {
+        if let Some((credentials, host)) = rest.split_once('@') {
+            let user = credentials.split(':').next().unwrap_or_default();
+            return format!("{scheme}://{user}@{host}");
+        }
+        return dsn.to_string();
+    }
+    dsn.split_whitespace()
+        .filter(|part| !part.starts_with("password="))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A connection string is printed without its password, in either
+    /// form; one without a password is printed as it is.
+    #[test]
+    fn a_server_is_named_without_its_password() {
+        assert_eq!(
+            without_password("postgresql://lab:secret@db.example:5432/lab"),
+            "postgresql://lab@db.example:5432/lab"
+        );
+        assert_eq!(
+            without_password("postgresql://db.example/lab"),
+            "postgresql://db.example/lab"
+        );
+        assert_eq!(
+            without_password("host=/tmp/x user=lab password=secret dbname=lab"),
+            "host=/tmp/x user=lab dbname=lab"
+        );
+    }
+
+    /// The server to use: the one given, else the environment's, else none.
+    #[test]
+    fn the_server_given_comes_before_the_environment_s() {
+        assert_eq!(given(Some("host=/a")).as_deref(), Some("host=/a"));
+    }
+}
