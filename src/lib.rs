@@ -39,8 +39,9 @@
 //!   the clap types, and one function per command that parses its arguments, calls
 //!   one library function and renders what it returns. `src/main.rs` picks the
 //!   command; the exit codes are decided in `src/cli/outcome.rs`, and only there.
-//! - `build.rs`: turns every `mutants/*.toml` of `src/store.rs` into a compiled
-//!   variant (a copy of the store with the fragment replaced, and what it reaches),
+//! - `build.rs`: turns every `mutants/*.toml` of `src/store.rs` and of
+//!   `src/store_postgres.rs` into a compiled variant (a copy of the store with the
+//!   fragment replaced, and what it reaches),
 //!   checks that each mutant of `src/store.py` applies, checks `labs/exercises.toml`
 //!   against `mutants/`, `labs/` and `labs/probes/`, and compiles the table and the
 //!   texts in. It includes [`mutant`], [`exercise_table`] and [`reach`] by path.
@@ -51,7 +52,9 @@
 //!
 //! - [`store`]: the reference store, steps 1 to 8 in the worksheet's order.
 //! - [`store_postgres`]: the same store on PostgreSQL, steps 1 to 8 in the same order.
-//! - [`pg_server`]: a PostgreSQL server for the lab: one it is given, or a throwaway cluster.
+//! - [`pg_server`]: a PostgreSQL server for the lab: one it is given, or a throwaway
+//!   cluster (which a test may crash); the store on it as the suite sees it, and the
+//!   compiled operations of the reference on it and of its mutants.
 //! - [`job`]: the values the store hands out: a job's row and the [`Fence`].
 //! - [`operation`]: a call described once: a protocol line, a `lab db` command.
 //! - [`mutant`]: mutant files: one broken fragment of a reference store, as data.
@@ -227,12 +230,13 @@
 //! 1. A file `mutants/ID-slug.toml` holding the fields of [`mutant::MutantSpec`]:
 //!    `id` (the name's part before the first `-`, lowercase letters and digits),
 //!    `step` (1 to 8), `kind` ([`mutant::MutantKind`]: `worksheet`, `hardening`,
-//!    `field`; `own` is never compiled in), `title`, `file` (`src/store.rs`, or
-//!    `src/store.py`, whose mutants are `pyNN`), `fragment` (it must occur exactly
-//!    once), `replacement`, `explanation`, and optionally `worksheet` and `story`
-//!    ([`mutant::DemoStory`]). Checked by the build: [`mutant::MutantSpec::parse`]
-//!    and [`mutant::MutantSpec::apply`] fail it with the file's name, as does an id
-//!    another mutant of `src/store.rs` has.
+//!    `field`; `own` is never compiled in), `title`, `file` (`src/store.rs`;
+//!    `src/store.py`, whose mutants are `pyNN`; or `src/store_postgres.rs`, whose
+//!    mutants are `pgNN`, `pgfNN` and `pgsNN` and are no exercise's), `fragment` (it
+//!    must occur exactly once), `replacement`, `explanation`, and optionally
+//!    `worksheet` and `story` ([`mutant::DemoStory`]). Checked by the build:
+//!    [`mutant::MutantSpec::parse`] and [`mutant::MutantSpec::apply`] fail it with
+//!    the file's name, as does an id another compiled mutant has.
 //! 2. For a mutant of `src/store.rs`, `mutant-ID = []` under `[features]` in
 //!    `Cargo.toml` (a mutant of `src/store.py` has none). The build only warns when
 //!    it is missing; the test `variant::tests::the_cargo_features_are_the_compiled_mutants`
@@ -240,8 +244,10 @@
 //! 3. A test of its own step that kills it, in `src/suite/stepN.rs`, listed in
 //!    `for_each_suite_step!` (`src/suite/mod.rs`) with its tag and documented
 //!    (`suite::tests::every_test_says_what_it_checks`). Checked by
-//!    `lab matrix --check` (`--impl python` for a Python mutant): a survivor, or a
-//!    mutant only other steps' tests catch, fails it ([`matrix::Matrix::problems`]).
+//!    `lab matrix --check` (`--impl python` for a Python mutant, `--engine postgres`
+//!    for one of the store on PostgreSQL, whose tests are [`suite::on_a_server`]): a
+//!    survivor, or a mutant only other steps' tests catch, fails it
+//!    ([`matrix::Matrix::problems`]); `tests/store/postgres.rs` runs the latter.
 //! 4. The counts. Nothing counts by hand: `tests/lab/analyze.rs` derives the
 //!    number of tests and mutants from [`suite::CASES`] and the compiled variants,
 //!    and `the_guides_state_the_counts_the_lab_derives` fails until
