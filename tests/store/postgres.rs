@@ -464,3 +464,64 @@ fn the_cluster_runs_as_postgres_under_root_and_schema_names_are_checked() {
     store.init_db().unwrap();
     assert!(store.enqueue("j").unwrap());
 }
+
+/// `lab __serve --on-server` serves a variant of the store on PostgreSQL
+/// over the lab's protocol, as a chaos run's worker would, on the server
+/// whose connection string is in its environment: a path is a schema of
+/// that server. Without the variable it says what it needs.
+#[test]
+#[ignore = "needs PostgreSQL; .ci/run installs it"]
+fn a_variant_on_the_server_is_served_over_the_protocol() {
+    use std::io::{BufRead, BufReader, Write};
+    let cluster = cluster();
+    let serve = |variant: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_lab"))
+            .args(["__serve", "--variant", variant, "--on-server"])
+            .env(lease_lab::pg_server::DSN_VARIABLE, cluster.dsn())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let answers = |variant: &str| -> Vec<serde_json::Value> {
+        let mut child = serve(variant);
+        let mut input = child.stdin.take().unwrap();
+        for request in [
+            r#"{"path": "served.db", "op": "init_db"}"#,
+            r#"{"path": "served.db", "op": "enqueue", "job_id": "j"}"#,
+            r#"{"path": "served.db", "op": "claim", "job_id": "j", "owner": "A", "now": 100, "ttl": 10}"#,
+            r#"{"path": "served.db", "op": "claim", "job_id": "j", "owner": "B", "now": 105, "ttl": 10}"#,
+        ] {
+            writeln!(input, "{request}").unwrap();
+        }
+        drop(input);
+        let lines: Vec<serde_json::Value> = BufReader::new(child.stdout.take().unwrap())
+            .lines()
+            .map(|line| serde_json::from_str(&line.unwrap()).unwrap())
+            .collect();
+        assert!(child.wait().unwrap().success());
+        lines
+    };
+    let reference = answers("reference");
+    assert_eq!(reference[0]["protocol"], "lease-lab");
+    let oks: Vec<&serde_json::Value> = reference[1..].iter().map(|line| &line["ok"]).collect();
+    assert_eq!(
+        oks,
+        [
+            &true.into(),
+            &true.into(),
+            &1.into(),
+            &serde_json::Value::Null
+        ]
+    );
+    // The server's clock takes the lease A still holds by the caller's.
+    let mutant = answers("pgs04a");
+    assert_eq!(mutant[4]["ok"], 2, "{mutant:?}");
+    let without = std::process::Command::new(env!("CARGO_BIN_EXE_lab"))
+        .args(["__serve", "--variant", "reference", "--on-server"])
+        .env_remove(lease_lab::pg_server::DSN_VARIABLE)
+        .output()
+        .unwrap();
+    assert_eq!(without.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&without.stderr).contains("LEASE_LAB_PG"));
+}
