@@ -229,6 +229,19 @@ impl Variant {
         })
     }
 
+    /// The same variant with every database path in `schema` of its server,
+    /// which another process made and drops ([`OnServer::sharing`]): how a
+    /// chaos run's workers share one table. Any other variant is as it was.
+    pub fn in_schema(self, schema: &str) -> Variant {
+        match &self.engine {
+            Engine::Server(store) => Variant {
+                engine: Engine::Server(Arc::new(store.sharing(schema))),
+                ..self
+            },
+            _ => self,
+        }
+    }
+
     /// The tests of the suite it runs: on a server, those that mean
     /// something there ([`crate::suite::on_a_server`]), else the whole suite.
     pub fn suite(&self) -> Vec<&'static crate::suite::Case> {

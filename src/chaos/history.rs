@@ -46,12 +46,15 @@ pub struct Noted {
 }
 
 impl Noted {
-    /// The job it is about, if one (a kill or a restart is the worker's).
+    /// The job it is about, if one (a kill, a restart or a cut-off call is
+    /// the worker's).
     pub fn job(&self) -> Option<&str> {
         match &self.moment {
             super::plan::Moment::Stalled { job, .. }
             | super::plan::Moment::CameBack { job, .. } => Some(job),
-            super::plan::Moment::Killed | super::plan::Moment::Restarted => None,
+            super::plan::Moment::Killed
+            | super::plan::Moment::Restarted
+            | super::plan::Moment::CutOff => None,
         }
     }
 }

@@ -39,6 +39,9 @@ pub mod timeline;
 /// never called the reference, which is the lab's own store.
 pub fn subject_text(subject: &Subject, variant: &Variant) -> String {
     let (name, lab_s) = match subject {
+        Subject::Rust if variant.server().is_some() => {
+            ("the store on PostgreSQL".to_string(), true)
+        }
         Subject::Rust => ("the Rust store".to_string(), true),
         Subject::Python => ("the Python store".to_string(), true),
         own => (own.describe(), false),
@@ -115,6 +118,7 @@ impl Chaos {
             (faults.restarts, "restarts"),
             (faults.skew > 0.0, "skew"),
             (faults.power, "power"),
+            (faults.server_crash, "server-crash"),
         ]
         .iter()
         .filter(|(on, _)| *on)

@@ -43,6 +43,11 @@ pub struct Faults {
     /// back (the shared disk model of [`crate::vfs_shim`]), and each
     /// starts again. Only for the compiled stores, which run on the shim.
     pub power: bool,
+    /// The server crashes once (SIGKILL of every one of its processes) in
+    /// the middle of a round, and restarts: the calls in flight are cut
+    /// off, their outcomes unknown, and the workers go on. Only for
+    /// workers on a server, on a cluster of the run's own.
+    pub server_crash: bool,
 }
 
 impl Faults {
@@ -56,6 +61,7 @@ impl Faults {
             restarts: true,
             skew: TTL,
             power: on_shim,
+            server_crash: false,
         }
     }
 
@@ -67,6 +73,7 @@ impl Faults {
             restarts: false,
             skew: 0.0,
             power: false,
+            server_crash: false,
         }
     }
 
@@ -87,6 +94,9 @@ impl Faults {
         }
         if self.power {
             names.push("power".to_string());
+        }
+        if self.server_crash {
+            names.push("server-crash".to_string());
         }
         names
     }
@@ -201,6 +211,9 @@ pub enum Moment {
     /// It was stopped between two calls and starts again, remembering
     /// nothing.
     Restarted,
+    /// Its call in flight was cut off as the server crashed: it may or may
+    /// not have landed. The worker lives on, remembering what it knew.
+    CutOff,
 }
 
 /// A stall: until the round it wakes up in, and the `now` it will use

@@ -112,6 +112,8 @@ pub(crate) fn record(calls: Vec<Call>, rows: Vec<Job>) -> Record {
         skews: vec![0.0, 0.0],
         kills: 0,
         restarts: 0,
+        cut_off: 0,
+        on_a_server: false,
         sinks: SinkReport::default(),
         took: Duration::ZERO,
     }

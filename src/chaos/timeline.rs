@@ -180,6 +180,9 @@ pub fn moment_text(noted: &Noted) -> String {
         Moment::CameBack { stale: false, .. } => "the stalled attempt returns".into(),
         Moment::Killed => "is killed mid-call, and starts again knowing nothing".into(),
         Moment::Restarted => "is stopped and starts again knowing nothing".into(),
+        Moment::CutOff => {
+            "loses its call as the server crashes: it may or may not have landed".into()
+        }
     }
 }
 
@@ -244,6 +247,12 @@ fn run_lines(chaos: &super::Chaos) -> Vec<String> {
     if record.settings.faults.restarts {
         lines.push(format!("{} restarted between calls", record.restarts));
     }
+    if record.settings.faults.server_crash {
+        lines.push(format!(
+            "the server crashed once and restarted, cutting off {}",
+            crate::terminal::plural(record.cut_off, "call")
+        ));
+    }
     lines
 }
 
@@ -254,7 +263,11 @@ fn finding_lines(judged: &super::judge::Judgement) -> Vec<String> {
     if !judged.failed() {
         lines.push("✓ no violation: no fence handed out twice or going down, no stale".into());
         lines.push("  completion, every stored result the accepted one's, no done job".into());
-        lines.push("  changed, no job lost, the file sound".into());
+        lines.push(if judged.record.on_a_server {
+            "  changed, no job lost".into()
+        } else {
+            "  changed, no job lost, the file sound".into()
+        });
         lines.push(crate::terminal::fill_lines(
             &format!("  model check: {}", judged.model_text()),
             80,

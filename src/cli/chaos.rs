@@ -2,7 +2,7 @@
 //! from its history; and `lab __serve`, which serves one of the lab's
 //! compiled stores over the protocol for those workers.
 
-use super::args::{worker_command, ImplArgs};
+use super::args::{worker_command, EngineArg, ImplArgs};
 use super::outcome::{say_or_write, CliError, Outcome};
 use lease_lab::chaos::plan::{Faults, Settings, DEFAULT_CALLS, DEFAULT_WORKERS, TTL};
 use lease_lab::chaos::run::Workers;
@@ -35,8 +35,11 @@ pub struct Args {
     /// The faults, as a comma-separated list of `stalls` (past the lease),
     /// `kills` (SIGKILL in the middle of a call), `restarts` (a worker
     /// stopped between calls and started again), `skew` (clocks that
-    /// disagree) and `power` (a power cut of every worker; the compiled
-    /// stores only), or `none`. Restarts and power are not in the default.
+    /// disagree), `power` (a power cut of every worker; the compiled
+    /// stores on SQLite only) and `server-crash` (the server killed and
+    /// restarted under the calls in flight; --engine postgres only, on a
+    /// cluster of the run's own), or `none`. Restarts, power and
+    /// server-crash are not in the default.
     #[arg(long, default_value = "stalls,kills,skew", value_parser = parse_faults)]
     pub faults: FaultList,
     /// With `skew`: how far each worker's clock may be off, in seconds
@@ -66,6 +69,7 @@ pub struct FaultList {
     restarts: bool,
     skew: bool,
     power: bool,
+    server_crash: bool,
 }
 
 fn parse_faults(text: &str) -> Result<FaultList, String> {
@@ -75,6 +79,7 @@ fn parse_faults(text: &str) -> Result<FaultList, String> {
         restarts: false,
         skew: false,
         power: false,
+        server_crash: false,
     };
     if text == "none" {
         return Ok(list);
@@ -86,9 +91,11 @@ fn parse_faults(text: &str) -> Result<FaultList, String> {
             "restarts" => list.restarts = true,
             "skew" => list.skew = true,
             "power" => list.power = true,
+            "server-crash" => list.server_crash = true,
             other => {
                 return Err(format!(
-                    "no fault {other:?}; the faults are stalls, kills, restarts, skew and power (or none)"
+                    "no fault {other:?}; the faults are stalls, kills, restarts, skew, power \
+                     and server-crash (or none)"
                 ))
             }
         }
@@ -98,12 +105,26 @@ fn parse_faults(text: &str) -> Result<FaultList, String> {
 
 /// Runs the chaos, prints what it found; exit 1 when the contract broke.
 pub fn run(args: &Args) -> Outcome {
-    args.implementation.on_sqlite_only("chaos")?;
     if !(args.skew.is_finite() && args.skew >= 0.0) {
         return Err(CliError::Usage(format!(
             "--skew must be a number of seconds, 0 or more (got {})",
             args.skew
         )));
+    }
+    let on_server = args.implementation.engine == EngineArg::Postgres;
+    if args.faults.power && on_server {
+        return Err(CliError::Usage(
+            "--faults power cuts the power of workers on the lab's disk model, which the \
+             store on PostgreSQL is not on; use server-crash to kill its server"
+                .into(),
+        ));
+    }
+    if args.faults.server_crash && !on_server {
+        return Err(CliError::Usage(
+            "--faults server-crash kills a PostgreSQL server, and this store keeps its jobs \
+             in a file; add --engine postgres, or use power or kills"
+                .into(),
+        ));
     }
     let variant = args.implementation.variant(&args.variant)?;
     if args.faults.power && !matches!(variant.engine, lease_lab::variant::Engine::Compiled(_)) {
@@ -127,6 +148,7 @@ pub fn run(args: &Args) -> Outcome {
             restarts: args.faults.restarts,
             skew: if args.faults.skew { args.skew } else { 0.0 },
             power: args.faults.power,
+            server_crash: args.faults.server_crash,
         },
     };
     let workers = Workers::of(&variant, &worker_command()?);
@@ -157,6 +179,9 @@ pub fn run(args: &Args) -> Outcome {
 /// The command that replays a run, up to its seed and sizes.
 fn replay_prefix(args: &Args) -> String {
     let mut words = vec!["lab chaos".to_string()];
+    if args.implementation.engine == EngineArg::Postgres {
+        words.push("--engine postgres".into());
+    }
     if args.implementation.subject != Subject::Rust {
         words.push(format!("--impl {}", args.implementation.subject.impl_arg()));
     }
@@ -183,12 +208,21 @@ pub struct ServeArgs {
     /// connection string is in LEASE_LAB_PG.
     #[arg(long, conflicts_with = "power_db")]
     pub on_server: bool,
+    /// With --on-server: keep the jobs in this schema, which the lab made
+    /// for a chaos run and shares among its workers.
+    #[arg(long, requires = "on_server")]
+    pub schema: Option<String>,
 }
 
 /// Serves the variant on standard input and output until input ends.
 pub fn serve(args: &ServeArgs) -> Outcome {
     let variant = if args.on_server {
-        Variant::find_on_the_server_of_the_environment(&args.variant).map_err(CliError::Usage)?
+        let variant = Variant::find_on_the_server_of_the_environment(&args.variant)
+            .map_err(CliError::Usage)?;
+        match &args.schema {
+            Some(schema) => variant.in_schema(schema),
+            None => variant,
+        }
     } else {
         Variant::find(&args.variant).ok_or_else(|| {
             CliError::Usage(format!(

@@ -53,6 +53,7 @@ pub(super) fn command(command: &ImplCommand) -> Command {
         None => Command::new(&command.argv[0]),
     };
     process.args(&command.argv[1..]);
+    process.envs(command.env.iter().map(|(name, value)| (name, value)));
     if let Some(dir) = &command.dir {
         process.current_dir(dir);
     }
@@ -176,6 +177,7 @@ mod tests {
         let command = ImplCommand {
             argv: vec![launcher.display().to_string(), "-c".into(), script.into()],
             dir: None,
+            env: Vec::new(),
         };
         for _ in 0..3 {
             let store = ExternalStore::new(command.clone(), Duration::from_secs(10));

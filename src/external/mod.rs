@@ -46,6 +46,11 @@ pub struct ImplCommand {
     pub argv: Vec<String>,
     /// The folder to start it in, if not the lab's own.
     pub dir: Option<PathBuf>,
+    /// Variables set in its environment besides the lab's own: how a
+    /// server's connection string, password and all, reaches a worker
+    /// without showing on its command line.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<(String, String)>,
 }
 
 /// What `--impl` names cannot run: an empty or unbalanced command line, a
@@ -68,7 +73,11 @@ impl ImplCommand {
                 "the command line is empty: name the program that runs your store".into(),
             ));
         }
-        Ok(ImplCommand { argv, dir: None })
+        Ok(ImplCommand {
+            argv,
+            dir: None,
+            env: Vec::new(),
+        })
     }
 
     /// The command line, for messages.
@@ -408,6 +417,7 @@ mod tests {
             ImplCommand {
                 argv: vec!["sh".into(), "-c".into(), program],
                 dir: None,
+                env: Vec::new(),
             },
             limit,
         )
@@ -561,6 +571,7 @@ mod tests {
             ImplCommand {
                 argv: vec!["sh".into(), "-c".into(), program.into()],
                 dir: None,
+                env: Vec::new(),
             },
             Duration::from_secs(5),
         );
@@ -582,6 +593,7 @@ mod tests {
             ImplCommand {
                 argv: vec!["sh".into(), "-c".into(), "echo hello; sleep 5".into()],
                 dir: None,
+                env: Vec::new(),
             },
             Duration::from_secs(5),
         );
@@ -739,6 +751,7 @@ mod tests {
             ImplCommand {
                 argv: vec!["sh".into(), "-c".into(), program.into()],
                 dir: None,
+                env: Vec::new(),
             },
             Duration::from_secs(5),
         );

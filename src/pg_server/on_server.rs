@@ -21,6 +21,9 @@ pub struct OnServer {
     store: &'static ServerStore,
     /// The schema of each database path seen.
     schemas: Mutex<HashMap<PathBuf, String>>,
+    /// The one schema every path is in, when it shares another process's
+    /// (see [`OnServer::sharing`]); that process made it, and drops it.
+    shared: Option<String>,
     /// The next schema's number.
     next: AtomicUsize,
     /// The database paths on a server of their own (see
@@ -49,14 +52,47 @@ impl OnServer {
             server,
             store,
             schemas: Mutex::new(HashMap::new()),
+            shared: None,
             next: AtomicUsize::new(0),
             own: Mutex::new(HashMap::new()),
         }
     }
 
-    /// The connection string of the server `db` is on: one of its own, or
-    /// the store's.
-    fn dsn(&self, db: &Path) -> String {
+    /// The same store on the same server, with every database path in
+    /// `schema`, which another process (the lab, for the workers of a
+    /// chaos run) named and drops: several processes then share one table.
+    pub fn sharing(&self, schema: &str) -> OnServer {
+        let mut store = OnServer::of(Arc::clone(&self.server), self.store);
+        store.shared = Some(schema.to_string());
+        store
+    }
+
+    /// Lets go of `db`: its schema is dropped on a server the lab was
+    /// given (a throwaway cluster goes whole at the end), and its server of
+    /// its own, if it had one, stops and is removed. A path used again
+    /// afterwards is a new database.
+    pub fn let_go(&self, db: &Path) {
+        let own = self
+            .own
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(db);
+        let schema = self
+            .schemas
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(db);
+        // (On a cluster of its own, the schema goes with the cluster.)
+        if let (Some(schema), None) = (schema, own) {
+            if !self.server.is_throwaway() {
+                drop_schemas(self.server.dsn(), &[schema]);
+            }
+        }
+    }
+
+    /// The connection string of the server `db` is on: one of its own
+    /// ([`JobStore::server_of_its_own`]), or the store's.
+    pub fn dsn_of(&self, db: &Path) -> String {
         self.own
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -70,8 +106,12 @@ impl OnServer {
     }
 
     /// The schema of `db`: a new one for a path not seen before
-    /// (`lab_PID_N`, so that two runs on one server never share one).
-    fn schema(&self, db: &Path) -> String {
+    /// (`lab_PID_N`, so that two runs on one server never share one), or
+    /// the one it shares ([`OnServer::sharing`]).
+    pub fn schema_of(&self, db: &Path) -> String {
+        if let Some(shared) = &self.shared {
+            return shared.clone();
+        }
         let mut schemas = self
             .schemas
             .lock()
@@ -93,9 +133,9 @@ impl OnServer {
     /// there, and what it reads or writes fails, as on a file with no
     /// table.)
     fn plain_client(&self, db: &Path) -> Result<(String, postgres::Client), String> {
-        let schema = self.schema(db);
-        let client = postgres::Client::connect(&self.dsn(db), postgres::NoTls)
-            .map_err(|error| error.to_string())?;
+        let schema = self.schema_of(db);
+        let client = postgres::Client::connect(&self.dsn_of(db), postgres::NoTls)
+            .map_err(|error| crate::store_postgres::reason(&error))?;
         Ok((schema, client))
     }
 }
@@ -119,7 +159,7 @@ impl HeldLock for RowsHeld {
                  WHERE wait_event_type = 'Lock' AND datname = current_database()",
                 &[],
             )
-            .map_err(|error| error.to_string())?;
+            .map_err(|error| crate::store_postgres::reason(&error))?;
         Ok(usize::try_from(row.get::<_, i64>(0)).unwrap_or(0))
     }
 
@@ -127,7 +167,7 @@ impl HeldLock for RowsHeld {
         let mut holder = self.holder;
         holder
             .batch_execute("ROLLBACK")
-            .map_err(|error| error.to_string())
+            .map_err(|error| crate::store_postgres::reason(&error))
     }
 }
 
@@ -136,7 +176,7 @@ impl JobStore for OnServer {
     /// this call, as the worksheet's path functions open one: calls from
     /// several threads race on the server as several workers' would.
     fn call(&self, db: &Path, operation: &Operation) -> crate::error::Result<Answer> {
-        (self.store.run)(&self.dsn(db), Some(&self.schema(db)), operation)
+        (self.store.run)(&self.dsn_of(db), Some(&self.schema_of(db)), operation)
     }
 
     fn store_row(&self, db: &Path, row: &Job) -> Option<Result<(), String>> {
@@ -159,7 +199,7 @@ impl JobStore for OnServer {
                     ],
                 )
                 .map(|_| ())
-                .map_err(|error| error.to_string())
+                .map_err(|error| crate::store_postgres::reason(&error))
         };
         Some(write())
     }
@@ -169,7 +209,7 @@ impl JobStore for OnServer {
             let (schema, mut client) = self.plain_client(db)?;
             client
                 .batch_execute(&format!("SET search_path TO {schema}; {sql}"))
-                .map_err(|error| error.to_string())
+                .map_err(|error| crate::store_postgres::reason(&error))
         };
         Some(run())
     }
@@ -179,7 +219,7 @@ impl JobStore for OnServer {
             let (schema, mut holder) = self.plain_client(db)?;
             holder
                 .batch_execute(&format!("BEGIN; SELECT id FROM {schema}.jobs FOR UPDATE"))
-                .map_err(|error| error.to_string())?;
+                .map_err(|error| crate::store_postgres::reason(&error))?;
             let (_, watcher) = self.plain_client(db)?;
             Ok(Box::new(RowsHeld {
                 holder,
@@ -199,7 +239,7 @@ impl JobStore for OnServer {
                     ),
                     &[],
                 )
-                .map_err(|error| error.to_string())?;
+                .map_err(|error| crate::store_postgres::reason(&error))?;
             Ok(rows.iter().map(crate::store_postgres::job_of).collect())
         };
         Some(read())
@@ -262,11 +302,17 @@ impl Drop for OnServer {
         if schemas.is_empty() || self.server.is_throwaway() {
             return;
         }
-        if let Ok(mut client) = postgres::Client::connect(self.server.dsn(), postgres::NoTls) {
-            let _ = client.batch_execute(&format!(
-                "DROP SCHEMA IF EXISTS {} CASCADE",
-                schemas.join(", ")
-            ));
-        }
+        drop_schemas(self.server.dsn(), &schemas);
+    }
+}
+
+/// Drops `schemas` and what they hold on the server at `dsn`, as well as it
+/// can: a server that cannot be reached keeps them.
+fn drop_schemas(dsn: &str, schemas: &[String]) {
+    if let Ok(mut client) = postgres::Client::connect(dsn, postgres::NoTls) {
+        let _ = client.batch_execute(&format!(
+            "DROP SCHEMA IF EXISTS {} CASCADE",
+            schemas.join(", ")
+        ));
     }
 }

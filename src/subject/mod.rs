@@ -291,6 +291,7 @@ pub fn python_command(file: &Path) -> ImplCommand {
     ImplCommand {
         argv: vec![PYTHON.into(), file.display().to_string()],
         dir: None,
+        env: Vec::new(),
     }
 }
 

@@ -131,6 +131,7 @@ impl Implementation {
                 Ok(ImplCommand {
                     argv: vec![program.display().to_string()],
                     dir: Some(project.clone()),
+                    env: Vec::new(),
                 })
             }
             Implementation::Command { line } => {

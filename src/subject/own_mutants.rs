@@ -119,6 +119,7 @@ pub fn rust_variant(spec: MutantSpec) -> Result<Variant, SubjectError> {
             command: ImplCommand {
                 argv: vec![program.display().to_string()],
                 dir: None,
+                env: Vec::new(),
             },
             files: None,
         })),

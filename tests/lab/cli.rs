@@ -246,12 +246,7 @@ fn the_engine_postgres_says_where_it_does_not_run() {
         "{}",
         ran.shown()
     );
-    for args in [
-        &["chaos"][..],
-        &["demo"],
-        &["analyze"],
-        &["probe", "any.probe"],
-    ] {
+    for args in [&["demo"][..], &["analyze"], &["probe", "any.probe"]] {
         let command = args[0];
         let ran = lab.lab(&[args, &["--engine", "postgres"]].concat());
         assert_eq!(ran.code, Some(2), "{command}: {}", ran.shown());
@@ -263,6 +258,30 @@ fn the_engine_postgres_says_where_it_does_not_run() {
             ran.shown()
         );
     }
+    // A fault of the other engine is refused before any server is started.
+    for (faults, engine, says) in [
+        (
+            "stalls,server-crash",
+            &[][..],
+            "--faults server-crash kills a PostgreSQL server",
+        ),
+        (
+            "power",
+            &["--engine", "postgres"][..],
+            "use server-crash to kill its server",
+        ),
+    ] {
+        let ran = lab.lab(&[&["chaos", "--faults", faults][..], engine].concat());
+        assert_eq!(ran.code, Some(2), "{faults}: {}", ran.shown());
+        assert!(ran.text().contains(says), "{faults}: {}", ran.shown());
+    }
+    let ran = lab.lab(&["chaos", "--faults", "server-crush"]);
+    assert_eq!(ran.code, Some(2), "{}", ran.shown());
+    assert!(
+        ran.text().contains("power and server-crash (or none)"),
+        "{}",
+        ran.shown()
+    );
     let nowhere = lab.path("no-server");
     let dsn = format!("host={} user=lab password=secret", nowhere.display());
     let ran = lab.lab(&["run", "reference", "--engine", "postgres", "--dsn", &dsn]);

@@ -846,6 +846,8 @@ fn fencing_violations(ops: &[Op], rows: &BTreeMap<String, Job>, integrity: &str)
         skews: vec![0.0; workers],
         kills: 0,
         restarts: 0,
+        cut_off: 0,
+        on_a_server: false,
         sinks: SinkReport::default(),
         took: Duration::ZERO,
     };

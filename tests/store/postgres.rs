@@ -525,3 +525,58 @@ fn a_variant_on_the_server_is_served_over_the_protocol() {
     assert_eq!(without.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&without.stderr).contains("LEASE_LAB_PG"));
 }
+
+/// `lab chaos --engine postgres`: workers of their own processes on a
+/// throwaway cluster, the run's jobs on a cluster of the run's own that
+/// crashes under them. The reference stays clean over three seeds, its
+/// cut-off calls judged as unknown; a claim committed without waiting for
+/// the disk (pgs04b) loses jobs and fences in the crash, and a completion
+/// that ignores the fence (pg06) is caught as on SQLite; nothing is left.
+#[test]
+#[ignore = "needs PostgreSQL; .ci/run installs it"]
+fn chaos_on_postgres_survives_a_server_crash_and_catches_what_it_loses() {
+    let scratch = tempfile::tempdir().unwrap();
+    let chaos = |variant: &str, seed: &str| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_lab"))
+            .args(["chaos", "--engine", "postgres", "--variant", variant])
+            .args(["--faults", "stalls,kills,server-crash", "--seed", seed])
+            .args(["--operations", "500", "--no-shrink", "--color", "never"])
+            .env_remove(lease_lab::pg_server::DSN_VARIABLE)
+            .env("TMPDIR", scratch.path())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        (output.status.code(), format!("{stdout}\n{stderr}"))
+    };
+    for seed in ["1", "2", "3"] {
+        let (code, said) = chaos("reference", seed);
+        assert_eq!(code, Some(0), "seed {seed}: {said}");
+        assert!(
+            said.contains("the store on PostgreSQL, reference, 8 workers, 500 calls"),
+            "{said}"
+        );
+        assert!(
+            said.contains("the server crashed once and restarted, cutting off"),
+            "{said}"
+        );
+        assert!(said.contains("✓ no violation"), "{said}");
+        assert!(!said.contains("the file sound"), "{said}");
+    }
+    let (code, said) = chaos("pgs04b", "1");
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains("✗ fencing broken"), "{said}");
+    assert!(
+        said.contains("the job was added, and the server no longer holds it")
+            || said.contains("handed out twice"),
+        "{said}"
+    );
+    let (code, said) = chaos("pg06", "1");
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains("(step 6)"), "{said}");
+    let left: Vec<_> = std::fs::read_dir(scratch.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
