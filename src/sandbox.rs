@@ -177,58 +177,32 @@ impl Sandbox {
         }
     }
 
+    /// The steps of [`Sandbox::enter`], in their order: each needs the one
+    /// before (the mounts are made where they stay private, the files to
+    /// bind are opened before a folder holding them is hidden, and the
+    /// user is switched last, since the steps before need root). Answers
+    /// only when one failed: on success, `argv` runs in place of this
+    /// process.
     fn try_enter(
         &self,
         argv: &[OsString],
         outer: &[Option<PathBuf>],
     ) -> Result<std::convert::Infallible, SandboxError> {
-        let inner = own_namespaces();
-        if inner
-            .iter()
-            .zip(outer)
-            // (Two that cannot be read are equal: not left either.)
-            .any(|(inner, outer)| inner == outer)
-        {
-            return Err(SandboxError::Step {
-                step: "namespaces of its own".into(),
-                source: std::io::Error::other(
-                    "its first process is still in the lab's own mount or network namespace",
-                ),
-            });
-        }
-        let check = |result: libc::c_int, step: &dyn Fn() -> String| {
-            if result == 0 {
-                return Ok(());
-            }
-            let source = std::io::Error::last_os_error();
-            Err(SandboxError::Step {
-                step: step(),
-                source,
-            })
-        };
-        // SAFETY (for each libc call below): each takes C strings this
-        // function owns for the length of the call, and changes only this
-        // process (its mounts, limits and user), never this memory.
-        check(
-            unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) },
-            &|| "ending with the lab".into(),
-        )?;
-        // Whatever is mounted from here on stays in this namespace.
-        check(
-            unsafe {
-                libc::mount(
-                    std::ptr::null(),
-                    c"/".as_ptr(),
-                    std::ptr::null(),
-                    libc::MS_REC | libc::MS_PRIVATE,
-                    std::ptr::null(),
-                )
-            },
-            &|| "mounts of its own".into(),
-        )?;
-        // What it writes or is shown is opened before anything is
-        // covered, and bound from the open file, since a hidden folder
-        // may hold it.
+        namespaces_left(outer)?;
+        private_mounts()?;
+        let bound = self.open_bound()?;
+        self.make_file_system(&bound)?;
+        limit_resources()?;
+        self.become_its_user()?;
+        self.exec(argv)
+    }
+
+    /// What the program may write and is shown, each source opened (a path
+    /// only, closed on exec) with where it goes, whether it is a folder and
+    /// whether it is shown read-only. Opened before anything is covered,
+    /// and bound from the open file later, since a hidden folder may hold
+    /// it.
+    fn open_bound(&self) -> Result<Vec<Bound<'_>>, SandboxError> {
         // A path only, closed on exec (as std opens every file): the
         // program must not inherit a handle on a folder outside its mounts.
         let open = |path: &Path| -> Result<std::fs::File, SandboxError> {
@@ -242,13 +216,19 @@ impl Sandbox {
                 source,
             })
         };
-        let bound: Vec<(std::fs::File, &Path, bool, bool)> = (self.writable.iter())
+        (self.writable.iter())
             .map(|binding| (binding, false))
             .chain(self.shown.iter().map(|binding| (binding, true)))
             .map(|((source, place), read_only)| {
                 Ok((open(source)?, place.as_path(), source.is_dir(), read_only))
             })
-            .collect::<Result<_, SandboxError>>()?;
+            .collect()
+    }
+
+    /// The sandbox's file system, in this process's private mounts: all
+    /// read-only, a private `/tmp`, the hidden folders covered, the `bound`
+    /// files in their places, and a `/proc` of its own.
+    fn make_file_system(&self, bound: &[Bound<'_>]) -> Result<(), SandboxError> {
         read_only_everywhere().map_err(|source| SandboxError::Step {
             step: "the file system read-only".into(),
             source,
@@ -257,25 +237,8 @@ impl Sandbox {
             step: "a private /tmp".into(),
             source,
         })?;
-        let mut covered: Vec<&Path> = vec![Path::new("/tmp")];
-        // (A file to hide cannot be covered by a folder; the lab hides
-        // folders only.)
-        let mut hidden: Vec<&Path> = (self.hidden.iter())
-            .map(PathBuf::as_path)
-            .filter(|path| path.is_dir())
-            .collect();
-        hidden.sort_by_key(|path| path.components().count());
-        for dir in hidden {
-            if covered.iter().any(|cover| dir.starts_with(cover)) {
-                continue;
-            }
-            mount_tmpfs(dir, "size=1m,mode=0755").map_err(|source| SandboxError::Step {
-                step: format!("hiding {}", dir.display()),
-                source,
-            })?;
-            covered.push(dir);
-        }
-        for (file, place, is_dir, read_only) in &bound {
+        let covered = self.hide()?;
+        for (file, place, is_dir, read_only) in bound {
             place_for(place, *is_dir)
                 .and_then(|()| bind(file, place, *read_only))
                 .map_err(|source| SandboxError::Step {
@@ -297,6 +260,8 @@ impl Sandbox {
                 source,
             })?;
         }
+        // SAFETY: mount(2) reads the static strings; it changes only this
+        // process's mounts.
         check(
             unsafe {
                 libc::mount(
@@ -308,22 +273,40 @@ impl Sandbox {
                 )
             },
             &|| "its own /proc".into(),
-        )?;
-        for (resource, limit, name) in [
-            (libc::RLIMIT_AS, MEMORY_LIMIT, "memory"),
-            (libc::RLIMIT_NPROC, PROCESS_LIMIT, "processes"),
-            (libc::RLIMIT_FSIZE, FILE_SIZE_LIMIT, "file size"),
-            (libc::RLIMIT_CORE, 0, "core dumps"),
-        ] {
-            let limit = libc::rlimit {
-                rlim_cur: limit,
-                rlim_max: limit,
-            };
-            check(
-                unsafe { libc::setrlimit(resource, &raw const limit) },
-                &|| format!("the limit on {name}"),
-            )?;
+        )
+    }
+
+    /// Covers each hidden folder with an empty tmpfs, outermost first (one
+    /// inside a folder already covered is hidden with it). Answers the
+    /// covered folders, `/tmp` first, to be made read-only once the bound
+    /// files are in place.
+    fn hide(&self) -> Result<Vec<&Path>, SandboxError> {
+        let mut covered: Vec<&Path> = vec![Path::new("/tmp")];
+        // (A file to hide cannot be covered by a folder; the lab hides
+        // folders only.)
+        let mut hidden: Vec<&Path> = (self.hidden.iter())
+            .map(PathBuf::as_path)
+            .filter(|path| path.is_dir())
+            .collect();
+        hidden.sort_by_key(|path| path.components().count());
+        for dir in hidden {
+            if covered.iter().any(|cover| dir.starts_with(cover)) {
+                continue;
+            }
+            mount_tmpfs(dir, "size=1m,mode=0755").map_err(|source| SandboxError::Step {
+                step: format!("hiding {}", dir.display()),
+                source,
+            })?;
+            covered.push(dir);
         }
+        Ok(covered)
+    }
+
+    /// This process as the sandbox's user and group, with no other groups
+    /// and no way to gain privileges again.
+    fn become_its_user(&self) -> Result<(), SandboxError> {
+        // SAFETY (for each libc call below): each changes only this
+        // process's user, groups or flags, and reads no memory.
         check(unsafe { libc::setgroups(0, std::ptr::null()) }, &|| {
             "leaving the lab's groups".into()
         })?;
@@ -336,7 +319,13 @@ impl Sandbox {
         check(
             unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) },
             &|| "no new privileges".into(),
-        )?;
+        )
+    }
+
+    /// Runs `argv` in place of this process, in the first folder it may
+    /// write (or `/tmp`), with `TMPDIR` the private `/tmp`. Answers only
+    /// when it could not.
+    fn exec(&self, argv: &[OsString]) -> Result<std::convert::Infallible, SandboxError> {
         let home = (self.writable.iter())
             .map(|(_, place)| place.as_path())
             .find(|place| place.is_dir())
@@ -353,6 +342,90 @@ impl Sandbox {
             source: error,
         })
     }
+}
+
+/// A file or folder to bind into the sandbox: the open source, its place,
+/// whether it is a folder, and whether it is shown read-only.
+type Bound<'a> = (std::fs::File, &'a Path, bool, bool);
+
+/// Fails unless this process has left the lab's own mount and network
+/// namespaces (`outer`): a mount made in the lab's own would change the
+/// machine.
+fn namespaces_left(outer: &[Option<PathBuf>]) -> Result<(), SandboxError> {
+    let inner = own_namespaces();
+    if inner
+        .iter()
+        .zip(outer)
+        // (Two that cannot be read are equal: not left either.)
+        .any(|(inner, outer)| inner == outer)
+    {
+        return Err(SandboxError::Step {
+            step: "namespaces of its own".into(),
+            source: std::io::Error::other(
+                "its first process is still in the lab's own mount or network namespace",
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// This process ends with the lab, and its mounts are its own: whatever
+/// is mounted from here on stays in this namespace.
+fn private_mounts() -> Result<(), SandboxError> {
+    // SAFETY (for each libc call below): each takes static C strings or
+    // none, and changes only this process (its parent-death signal and its
+    // mounts), never this memory.
+    check(
+        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) },
+        &|| "ending with the lab".into(),
+    )?;
+    check(
+        unsafe {
+            libc::mount(
+                std::ptr::null(),
+                c"/".as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            )
+        },
+        &|| "mounts of its own".into(),
+    )
+}
+
+/// The sandbox's limits: address space, processes and threads, file size,
+/// and no core dumps.
+fn limit_resources() -> Result<(), SandboxError> {
+    for (resource, limit, name) in [
+        (libc::RLIMIT_AS, MEMORY_LIMIT, "memory"),
+        (libc::RLIMIT_NPROC, PROCESS_LIMIT, "processes"),
+        (libc::RLIMIT_FSIZE, FILE_SIZE_LIMIT, "file size"),
+        (libc::RLIMIT_CORE, 0, "core dumps"),
+    ] {
+        let limit = libc::rlimit {
+            rlim_cur: limit,
+            rlim_max: limit,
+        };
+        // SAFETY: setrlimit(2) reads `limit`, which lives for the call.
+        check(
+            unsafe { libc::setrlimit(resource, &raw const limit) },
+            &|| format!("the limit on {name}"),
+        )?;
+    }
+    Ok(())
+}
+
+/// A step of making the sandbox whose system call answered `result`: an
+/// error naming the step, with the system's error, unless it is 0.
+fn check(result: libc::c_int, step: &dyn Fn() -> String) -> Result<(), SandboxError> {
+    if result == 0 {
+        return Ok(());
+    }
+    let source = std::io::Error::last_os_error();
+    Err(SandboxError::Step {
+        step: step(),
+        source,
+    })
 }
 
 /// This process's mount and network namespaces, as Linux names them

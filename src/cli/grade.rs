@@ -6,7 +6,7 @@
 use super::args::{worker_command, SuiteArgs};
 use super::outcome::{say, say_line, CliError, Outcome};
 use lease_lab::course::class_check::{self, Isolation};
-use lease_lab::course::grade::{grade, killers, FileStatus, StudentFile, Unreadable};
+use lease_lab::course::grade::{grade, killers, ClassGrade, FileStatus, StudentFile, Unreadable};
 use lease_lab::course::progress;
 use lease_lab::report::format::{GradeFormat, GradeView};
 use lease_lab::report::grade as render;
@@ -84,6 +84,41 @@ pub fn sandbox(args: &SandboxArgs) -> Outcome {
 /// Exit code 3 ([`CliError::Failed`]) when a file was skipped: the report
 /// is complete for the others.
 pub fn run(args: &Args) -> Outcome {
+    let view = view(args)?;
+    let (class, skipped) = read_class(&args.files);
+    let skipped_names: Vec<String> = skipped.iter().map(|file| file.file.clone()).collect();
+    if let Some(dir) = &args.impl_dir {
+        check_implementations(dir, args)?;
+    }
+    if !class.is_empty() || args.impl_dir.is_none() {
+        let killers = killers(&class, &worker_command()?, &args.run.options());
+        let graded = grade(&class, skipped, &killers);
+        warn_about_files(&graded);
+        let width = lease_lab::terminal::width();
+        let rendered = args
+            .format
+            .render(&graded, view, width)
+            .expect("the pairs the lab does not write were refused above");
+        say(&rendered)?;
+    }
+    if skipped_names.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::Failed(format!(
+            "{} skipped (see the warnings above); the other files were graded",
+            skipped_names.join(", ")
+        )))
+    }
+}
+
+/// The view the arguments ask for, once their format and options are
+/// known to go together: every pair [`GradeFormat::render`] cannot write
+/// is refused here, before anything is read or run, saying what to give
+/// instead.
+///
+/// Errors: [`CliError::Usage`] for a format and options that do not go
+/// together.
+fn view(args: &Args) -> Result<GradeView, CliError> {
     let view = if args.misconceptions {
         GradeView::Misconceptions
     } else if args.per_exercise {
@@ -129,9 +164,16 @@ pub fn run(args: &Args) -> Outcome {
             ));
         }
     }
+    Ok(view)
+}
+
+/// The progress files read, in the order given, and those that could not
+/// be, each with why in words (a warning on standard error names it as
+/// it is skipped).
+fn read_class(files: &[PathBuf]) -> (Vec<StudentFile>, Vec<Unreadable>) {
     let mut skipped: Vec<Unreadable> = Vec::new();
     let mut class = Vec::new();
-    for file in &args.files {
+    for file in files {
         match progress::read_for_grading(file) {
             Ok(progress) => class.push(StudentFile {
                 file: file.display().to_string(),
@@ -151,46 +193,30 @@ pub fn run(args: &Args) -> Outcome {
             }
         }
     }
-    let skipped_names: Vec<String> = skipped.iter().map(|file| file.file.clone()).collect();
-    if let Some(dir) = &args.impl_dir {
-        check_implementations(dir, args)?;
-    }
-    if !class.is_empty() || args.impl_dir.is_none() {
-        let killers = killers(&class, &worker_command()?, &args.run.options());
-        let graded = grade(&class, skipped, &killers);
-        for given in &graded.files {
-            let row = |row: &usize| &graded.students[*row];
-            match &given.status {
-                FileStatus::GivenTwice => eprintln!(
-                    "lab grade: warning: {} is given twice: graded once",
-                    given.file
-                ),
-                FileStatus::MergedInto { row: at } => eprintln!(
-                    "lab grade: {} is {}'s too: merged into the row of {}",
-                    given.file,
-                    row(at).student,
-                    row(at).file
-                ),
-                FileStatus::NotMerged { why, .. } => {
-                    eprintln!("lab grade: warning: {}: {why}; graded apart", given.file)
-                }
-                FileStatus::Graded { .. } | FileStatus::Unreadable { .. } => {}
+    (class, skipped)
+}
+
+/// On standard error, what became of each file not graded as a row of its
+/// own: given twice, merged into another student's row, or kept apart.
+fn warn_about_files(graded: &ClassGrade) {
+    for given in &graded.files {
+        let row = |row: &usize| &graded.students[*row];
+        match &given.status {
+            FileStatus::GivenTwice => eprintln!(
+                "lab grade: warning: {} is given twice: graded once",
+                given.file
+            ),
+            FileStatus::MergedInto { row: at } => eprintln!(
+                "lab grade: {} is {}'s too: merged into the row of {}",
+                given.file,
+                row(at).student,
+                row(at).file
+            ),
+            FileStatus::NotMerged { why, .. } => {
+                eprintln!("lab grade: warning: {}: {why}; graded apart", given.file)
             }
+            FileStatus::Graded { .. } | FileStatus::Unreadable { .. } => {}
         }
-        let width = lease_lab::terminal::width();
-        let rendered = args
-            .format
-            .render(&graded, view, width)
-            .expect("the pairs the lab does not write were refused above");
-        say(&rendered)?;
-    }
-    if skipped_names.is_empty() {
-        Ok(())
-    } else {
-        Err(CliError::Failed(format!(
-            "{} skipped (see the warnings above); the other files were graded",
-            skipped_names.join(", ")
-        )))
     }
 }
 

@@ -399,55 +399,91 @@ mod tests {
         })
     }
 
-    /// Forgetting everything names what is recorded, asks at a terminal
-    /// (only `y` forgets), needs `--yes` off one, and changes nothing
-    /// otherwise; one exercise is forgotten without asking.
-    #[test]
-    fn reset_names_what_it_forgets_and_asks_before_forgetting_everything() {
-        use lease_lab::course::progress::ExerciseProgress;
-        let folder = tempfile::tempdir().unwrap();
-        let path = folder.path().join("progress.json");
-        let mut session = Session::open(&path).unwrap();
-        let everything = |yes| ResetArgs {
+    /// `lab reset` of everything, with `--yes` or without.
+    fn everything(yes: bool) -> ResetArgs {
+        ResetArgs {
             exercise: None,
             yes,
-        };
-        let (outcome, shown) = reset_typing(everything(false), "", false, &mut session);
-        assert!(outcome.is_ok());
-        assert_eq!(
-            shown,
-            format!(
-                "Nothing to forget: {} records no progress.\n",
-                path.display()
-            )
+        }
+    }
+
+    /// `lab reset 04`, with `--yes` or without.
+    fn exercise_04(yes: bool) -> ResetArgs {
+        ResetArgs {
+            exercise: Some("04".into()),
+            yes,
+        }
+    }
+
+    /// What the test of reset records first: exercises 4 (2 hints seen)
+    /// and 8b, the closing answers and an implementation. Answers the
+    /// progress as recorded (not yet saved).
+    fn record_exercises_answers_and_implementation(session: &mut Session) -> Progress {
+        use lease_lab::course::progress::ExerciseProgress;
+        let progress = session.edit();
+        progress.exercises.insert(
+            "4".into(),
+            ExerciseProgress {
+                hints_seen: 2,
+                attempts: Vec::new(),
+            },
         );
-        let recorded = {
-            let progress = session.edit();
-            progress.exercises.insert(
-                "4".into(),
-                ExerciseProgress {
-                    hints_seen: 2,
-                    attempts: Vec::new(),
+        progress
+            .exercises
+            .insert("8b".into(), ExerciseProgress::default());
+        progress.reflection = Some(Reflection {
+            at: "then".into(),
+            why_tests_are_kept: "a".into(),
+            not_guaranteed: "b".into(),
+        });
+        progress.implementation = Some(lease_lab::subject::Implementation::Command {
+            line: "./mine".into(),
+        });
+        progress.clone()
+    }
+
+    /// What the test of reset records last: `implementation`, its check of
+    /// steps 1 and 2, and a prediction about breaks of its own (not yet
+    /// saved).
+    fn record_checks_and_a_prediction(
+        session: &mut Session,
+        implementation: Option<lease_lab::subject::Implementation>,
+    ) {
+        let progress = session.edit();
+        progress.implementation = implementation;
+        for step in ["1", "2"] {
+            progress.checks.insert(
+                step.into(),
+                lease_lab::course::progress::StepCheck {
+                    at: "then".into(),
+                    status: StepStatus::Passed,
+                    failing: Vec::new(),
                 },
             );
-            progress
-                .exercises
-                .insert("8b".into(), ExerciseProgress::default());
-            progress.reflection = Some(Reflection {
+        }
+        progress
+            .own_predictions
+            .push(lease_lab::course::progress::OwnPrediction {
                 at: "then".into(),
-                why_tests_are_kept: "a".into(),
-                not_guaranteed: "b".into(),
+                through: 2,
+                predicted: Vec::new(),
+                why: String::new(),
+                failed: Vec::new(),
+                score: Score::of(&[], &[]),
             });
-            progress.implementation = Some(lease_lab::subject::Implementation::Command {
-                line: "./mine".into(),
-            });
-            progress.clone()
-        };
-        session.save().unwrap();
-        let list = "  - exercises 4, 8b (0 attempts, and the hints seen)\n  - your answers to the closing questions\n  - your implementation, ./mine (its files stay)\n";
-        let on_file = || progress::load(&path).unwrap().progress;
+    }
 
-        let (outcome, shown) = reset_typing(everything(false), "y\n", false, &mut session);
+    /// Forgetting everything that `recorded` (saved at `path`) holds needs
+    /// `--yes` off a terminal and a `y` at one: otherwise it names what
+    /// it would forget and forgets nothing.
+    fn everything_is_kept_without_yes_or_a_y(
+        path: &Path,
+        session: &mut Session,
+        recorded: &Progress,
+    ) {
+        let list = "  - exercises 4, 8b (0 attempts, and the hints seen)\n  - your answers to the closing questions\n  - your implementation, ./mine (its files stay)\n";
+        let on_file = || progress::load(path).unwrap().progress;
+        let (outcome, shown) = reset_typing(everything(false), "y\n", false, session);
         match outcome {
             Err(CliError::Usage(message)) => assert!(
                 message.contains("(exercises 4, 8b (0 attempts, and the hints seen); your answers to the closing questions; your implementation, ./mine (its files stay)); nothing was changed: add --yes"),
@@ -456,9 +492,9 @@ mod tests {
             other => panic!("off a terminal without --yes: {other:?}"),
         }
         assert_eq!(shown, "");
-        assert_eq!(on_file(), recorded);
+        assert_eq!(&on_file(), recorded);
 
-        let (outcome, shown) = reset_typing(everything(false), "n\n", true, &mut session);
+        let (outcome, shown) = reset_typing(everything(false), "n\n", true, session);
         assert!(outcome.is_ok());
         assert_eq!(
             shown,
@@ -467,14 +503,15 @@ mod tests {
                 path.display()
             )
         );
-        assert_eq!(on_file(), recorded);
+        assert_eq!(&on_file(), recorded);
+    }
 
-        // One exercise is asked about too, and needs --yes off a terminal.
-        let one = |yes| ResetArgs {
-            exercise: Some("04".into()),
-            yes,
-        };
-        let (outcome, shown) = reset_typing(one(false), "y\n", false, &mut session);
+    /// One exercise of `recorded` (saved at `path`) is asked about too,
+    /// and needs `--yes` off a terminal; a yes forgets it alone, and once
+    /// forgotten there is nothing to forget.
+    fn one_exercise_is_asked_about_too(path: &Path, session: &mut Session, recorded: &Progress) {
+        let on_file = || progress::load(path).unwrap().progress;
+        let (outcome, shown) = reset_typing(exercise_04(false), "y\n", false, session);
         match outcome {
             Err(CliError::Usage(message)) => assert!(
                 message.contains("forgets exercise 4: 0 attempts and 2 hints seen; nothing was changed: add --yes"),
@@ -483,14 +520,14 @@ mod tests {
             other => panic!("off a terminal without --yes: {other:?}"),
         }
         assert_eq!((shown.as_str(), on_file()), ("", recorded.clone()));
-        let (outcome, shown) = reset_typing(one(false), "\n", true, &mut session);
+        let (outcome, shown) = reset_typing(exercise_04(false), "\n", true, session);
         assert!(outcome.is_ok());
         assert_eq!(
             shown,
             "Forget exercise 4: 0 attempts and 2 hints seen? [y/N] Nothing was forgotten.\n"
         );
-        assert_eq!(on_file(), recorded, "Enter keeps it");
-        let (outcome, shown) = reset_typing(one(false), "yes\n", true, &mut session);
+        assert_eq!(&on_file(), recorded, "Enter keeps it");
+        let (outcome, shown) = reset_typing(exercise_04(false), "yes\n", true, session);
         assert!(outcome.is_ok());
         assert_eq!(
             shown,
@@ -504,39 +541,41 @@ mod tests {
             },
             "",
             false,
-            &mut session,
+            session,
         );
         assert_eq!(shown, "Exercise 4 had nothing recorded.\n");
+    }
+
+    /// Forgetting everything names what is recorded, asks at a terminal
+    /// (only `y` forgets), needs `--yes` off one, and changes nothing
+    /// otherwise; so does forgetting one exercise.
+    #[test]
+    fn reset_names_what_it_forgets_and_asks_before_forgetting_everything() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("progress.json");
+        let mut session = Session::open(&path).unwrap();
+        let (outcome, shown) = reset_typing(everything(false), "", false, &mut session);
+        assert!(outcome.is_ok());
+        assert_eq!(
+            shown,
+            format!(
+                "Nothing to forget: {} records no progress.\n",
+                path.display()
+            )
+        );
+        let recorded = record_exercises_answers_and_implementation(&mut session);
+        session.save().unwrap();
+        let on_file = || progress::load(&path).unwrap().progress;
+
+        everything_is_kept_without_yes_or_a_y(&path, &mut session, &recorded);
+        one_exercise_is_asked_about_too(&path, &mut session, &recorded);
 
         let (outcome, shown) = reset_typing(everything(false), " y \n", true, &mut session);
         assert!(outcome.is_ok());
         assert!(shown.ends_with("[y/N] Forgot:\n  - exercises 8b (0 attempts, and the hints seen)\n  - your answers to the closing questions\n  - your implementation, ./mine (its files stay)\n"), "{shown}");
         assert_eq!(on_file(), Progress::default());
 
-        {
-            let progress = session.edit();
-            progress.implementation = recorded.implementation.clone();
-            for step in ["1", "2"] {
-                progress.checks.insert(
-                    step.into(),
-                    lease_lab::course::progress::StepCheck {
-                        at: "then".into(),
-                        status: StepStatus::Passed,
-                        failing: Vec::new(),
-                    },
-                );
-            }
-            progress
-                .own_predictions
-                .push(lease_lab::course::progress::OwnPrediction {
-                    at: "then".into(),
-                    through: 2,
-                    predicted: Vec::new(),
-                    why: String::new(),
-                    failed: Vec::new(),
-                    score: Score::of(&[], &[]),
-                });
-        }
+        record_checks_and_a_prediction(&mut session, recorded.implementation.clone());
         session.save().unwrap();
         let (outcome, shown) = reset_typing(everything(true), "", false, &mut session);
         assert!(outcome.is_ok());

@@ -8,7 +8,7 @@ use crate::sandbox::Sandbox;
 use serde::Serialize;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -368,26 +368,10 @@ fn check_one(
     let mut command = Command::new(lab);
     let (entry, progress) = match sandbox {
         None => (entry.to_path_buf(), folder.join("progress.json")),
-        Some(sandbox) => {
-            let mut sandbox = sandbox.clone();
-            let (entry, progress) = match ready_sandbox(&mut sandbox, entry, folder) {
-                Ok(ready) => ready,
-                Err(error) => return could_not("cannot make its sandbox ready", error),
-            };
-            // Its tests' databases, and a Rust project's build, in the
-            // sandbox's private /tmp; no download (there is no network).
-            command
-                .arg("__sandbox")
-                .arg("--sandbox")
-                .arg(sandbox.to_arg())
-                .arg("--")
-                .arg(lab)
-                .env("TMPDIR", "/tmp")
-                .env("CARGO_TARGET_DIR", "/tmp/target")
-                .env("CARGO_NET_OFFLINE", "true")
-                .env("PYTHONDONTWRITEBYTECODE", "1");
-            (entry, progress)
-        }
+        Some(sandbox) => match in_sandbox(&mut command, sandbox, lab, entry, folder) {
+            Ok(ready) => ready,
+            Err(error) => return could_not("cannot make its sandbox ready", error),
+        },
     };
     let started = command
         .arg("--progress")
@@ -405,21 +389,68 @@ fn check_one(
         Ok(child) => child,
         Err(error) => return could_not("cannot start lab check", error),
     };
+    let Some(status) = wait_within(&mut child, limit) else {
+        return CheckResult::TimedOut {
+            limit_s: limit.as_secs(),
+        };
+    };
+    checked(format, status, &out_path, &err_path)
+}
+
+/// Makes `command` (`lab`, not yet given its arguments) run `lab` in a copy
+/// of `sandbox` made ready for `entry`, with its check's files in `folder`:
+/// answers the entry and the progress file as the sandbox sees them.
+///
+/// Errors: the sandbox's folders could not be made ready.
+fn in_sandbox(
+    command: &mut Command,
+    sandbox: &Sandbox,
+    lab: &Path,
+    entry: &Path,
+    folder: &Path,
+) -> std::io::Result<(PathBuf, PathBuf)> {
+    let mut sandbox = sandbox.clone();
+    let (entry, progress) = ready_sandbox(&mut sandbox, entry, folder)?;
+    // Its tests' databases, and a Rust project's build, in the
+    // sandbox's private /tmp; no download (there is no network).
+    command
+        .arg("__sandbox")
+        .arg("--sandbox")
+        .arg(sandbox.to_arg())
+        .arg("--")
+        .arg(lab)
+        .env("TMPDIR", "/tmp")
+        .env("CARGO_TARGET_DIR", "/tmp/target")
+        .env("CARGO_NET_OFFLINE", "true")
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    Ok((entry, progress))
+}
+
+/// How `child` ended, or `None` when it was still running after `limit`
+/// (or could not be waited for): then its process group is stopped and it
+/// is reaped.
+fn wait_within(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
     let deadline = Instant::now() + limit;
-    let status = loop {
+    loop {
         match child.try_wait() {
-            Ok(Some(status)) => break status,
+            Ok(Some(status)) => return Some(status),
             Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
             _ => {
                 stop_group(child.id());
                 let _ = child.wait();
-                return CheckResult::TimedOut {
-                    limit_s: limit.as_secs(),
-                };
+                return None;
             }
         }
-    };
-    let output = std::fs::read(&out_path).unwrap_or_default();
+    }
+}
+
+/// What a check that ended with `status` found: the steps passed of the
+/// report it wrote to `out_path` in `format`, when it wrote one and ended
+/// with 0 or 1; otherwise why it could not, from what it said on
+/// `err_path` (without the `lab check: ` it starts with), or from how it
+/// ended when it said nothing.
+fn checked(format: Format, status: ExitStatus, out_path: &Path, err_path: &Path) -> CheckResult {
+    let output = std::fs::read(out_path).unwrap_or_default();
     match serde_json::from_slice::<serde_json::Value>(&output) {
         Ok(check) if matches!(status.code(), Some(0 | 1)) => {
             let steps = format.steps(&check);
@@ -434,7 +465,7 @@ fn check_one(
             }
         }
         _ => {
-            let said = std::fs::read_to_string(&err_path).unwrap_or_default();
+            let said = std::fs::read_to_string(err_path).unwrap_or_default();
             let reason = said
                 .lines()
                 .map(str::trim)

@@ -433,3 +433,139 @@ fn the_readme_and_the_guides_stay_short() {
         assert!(lines(guide) < 400, "{guide}: {} lines", lines(guide));
     }
 }
+
+/// The longest a file in `src/` may be, in lines.
+const MAX_FILE_LINES: usize = 800;
+
+/// The longest a function in `src/` may be, in lines, from its `fn` to its
+/// closing brace (its doc comment and attributes not counted).
+const MAX_FN_LINES: usize = 100;
+
+/// Files awaiting their split: each is being rewritten elsewhere, and the
+/// rewrite splits it. The check skips them until then; a file leaves this
+/// list when it is short again, and nothing joins it.
+const BEING_SPLIT: &[&str] = &["src/chaos/run.rs"];
+
+/// Every `.rs` file under `dir`, recursively, in a stable order.
+fn rust_files(dir: &std::path::Path, files: &mut Vec<std::path::PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .expect("a directory of src/")
+        .map(|entry| entry.expect("an entry of src/").path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            rust_files(&path, files);
+        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            files.push(path);
+        }
+    }
+}
+
+/// The functions of one file longer than [`MAX_FN_LINES`]: free functions,
+/// methods, trait methods with a body, and functions nested in any of them
+/// (each counted on its own, and inside its parent's count too).
+struct LongFunctions<'a> {
+    file: &'a str,
+    /// The type or trait whose `impl` or definition is being walked, to name
+    /// a method `Type::method`.
+    owner: Option<String>,
+    found: Vec<String>,
+}
+
+impl LongFunctions<'_> {
+    fn measure(&mut self, name: &str, sig: &syn::Signature, body: &syn::Block) {
+        let start = sig.fn_token.span.start().line;
+        let end = body.brace_token.span.close().end().line;
+        let lines = end - start + 1;
+        if lines > MAX_FN_LINES {
+            let name = match &self.owner {
+                Some(owner) => format!("{owner}::{name}"),
+                None => name.to_string(),
+            };
+            self.found
+                .push(format!("{}:{start}: fn {name}: {lines} lines", self.file));
+        }
+    }
+}
+
+impl<'ast> syn::visit::Visit<'ast> for LongFunctions<'_> {
+    fn visit_item_fn(&mut self, item: &'ast syn::ItemFn) {
+        self.measure(&item.sig.ident.to_string(), &item.sig, &item.block);
+        // A function nested in a method is not the method's type's.
+        let owner = self.owner.take();
+        syn::visit::visit_item_fn(self, item);
+        self.owner = owner;
+    }
+
+    fn visit_item_impl(&mut self, item: &'ast syn::ItemImpl) {
+        let owner = match &*item.self_ty {
+            syn::Type::Path(path) => path.path.segments.last().map(|s| s.ident.to_string()),
+            _ => None,
+        };
+        let outer = std::mem::replace(&mut self.owner, owner);
+        syn::visit::visit_item_impl(self, item);
+        self.owner = outer;
+    }
+
+    fn visit_item_trait(&mut self, item: &'ast syn::ItemTrait) {
+        let outer = self.owner.replace(item.ident.to_string());
+        syn::visit::visit_item_trait(self, item);
+        self.owner = outer;
+    }
+
+    fn visit_impl_item_fn(&mut self, item: &'ast syn::ImplItemFn) {
+        self.measure(&item.sig.ident.to_string(), &item.sig, &item.block);
+        let owner = self.owner.take();
+        syn::visit::visit_impl_item_fn(self, item);
+        self.owner = owner;
+    }
+
+    fn visit_trait_item_fn(&mut self, item: &'ast syn::TraitItemFn) {
+        if let Some(body) = &item.default {
+            self.measure(&item.sig.ident.to_string(), &item.sig, body);
+        }
+        let owner = self.owner.take();
+        syn::visit::visit_trait_item_fn(self, item);
+        self.owner = owner;
+    }
+}
+
+/// No file in `src/` is over [`MAX_FILE_LINES`] lines and no function over
+/// [`MAX_FN_LINES`]: a file or a function that grows past that is split,
+/// not left to grow. The files of [`BEING_SPLIT`] are skipped.
+#[test]
+fn the_source_files_and_functions_stay_short() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    assert!(files.len() > 50, "src/ has its files: {files:?}");
+    let mut long = Vec::new();
+    for path in &files {
+        let relative = path.strip_prefix(root).expect("a file of the crate");
+        let file = relative.to_string_lossy().replace('\\', "/");
+        if BEING_SPLIT.contains(&file.as_str()) {
+            continue;
+        }
+        let text = std::fs::read_to_string(path).expect("a source file");
+        let lines = text.lines().count();
+        if lines > MAX_FILE_LINES {
+            long.push(format!("{file}: {lines} lines"));
+        }
+        let syntax =
+            syn::parse_file(&text).unwrap_or_else(|error| panic!("{file} parses: {error}"));
+        let mut visitor = LongFunctions {
+            file: &file,
+            owner: None,
+            found: Vec::new(),
+        };
+        syn::visit::Visit::visit_file(&mut visitor, &syntax);
+        long.extend(visitor.found);
+    }
+    assert!(
+        long.is_empty(),
+        "files over {MAX_FILE_LINES} lines or functions over {MAX_FN_LINES} in src/; \
+         split each into helpers (a file into modules named for what they hold):\n{}",
+        long.join("\n")
+    );
+}
