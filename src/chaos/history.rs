@@ -54,7 +54,8 @@ impl Noted {
             | super::plan::Moment::CameBack { job, .. } => Some(job),
             super::plan::Moment::Killed
             | super::plan::Moment::Restarted
-            | super::plan::Moment::CutOff => None,
+            | super::plan::Moment::CutOff
+            | super::plan::Moment::Partitioned => None,
         }
     }
 }

@@ -119,6 +119,7 @@ impl Chaos {
             (faults.skew > 0.0, "skew"),
             (faults.power, "power"),
             (faults.server_crash, "server-crash"),
+            (faults.partition, "partition"),
         ]
         .iter()
         .filter(|(on, _)| *on)

@@ -48,6 +48,11 @@ pub struct Faults {
     /// off, their outcomes unknown, and the workers go on. Only for
     /// workers on a server, on a cluster of the run's own.
     pub server_crash: bool,
+    /// Now and then a worker's link to the server is cut in the middle of
+    /// a call, and mended only once its lease has run out: the call's
+    /// outcome is unknown, and the worker, which heard nothing, comes back
+    /// with its old fence. Only for workers on hosts of their own.
+    pub partition: bool,
 }
 
 impl Faults {
@@ -62,6 +67,7 @@ impl Faults {
             skew: TTL,
             power: on_shim,
             server_crash: false,
+            partition: false,
         }
     }
 
@@ -74,6 +80,7 @@ impl Faults {
             skew: 0.0,
             power: false,
             server_crash: false,
+            partition: false,
         }
     }
 
@@ -97,6 +104,9 @@ impl Faults {
         }
         if self.server_crash {
             names.push("server-crash".to_string());
+        }
+        if self.partition {
+            names.push("partition".to_string());
         }
         names
     }
@@ -211,9 +221,13 @@ pub enum Moment {
     /// It was stopped between two calls and starts again, remembering
     /// nothing.
     Restarted,
-    /// Its call in flight was cut off as the server crashed: it may or may
-    /// not have landed. The worker lives on, remembering what it knew.
+    /// Its call in flight was cut off as the server crashed or its link
+    /// went down: it may or may not have landed. The worker lives on,
+    /// remembering what it knew.
     CutOff,
+    /// Its link to the server was cut: it hears nothing until past its
+    /// lease, then goes on with what it held.
+    Partitioned,
 }
 
 /// A stall: until the round it wakes up in, and the `now` it will use
@@ -304,6 +318,20 @@ impl Worker {
     /// The moments of its story since they were last taken, oldest first.
     pub fn take_moments(&mut self) -> Vec<Moment> {
         std::mem::take(&mut self.moments)
+    }
+
+    /// Its link to the server was cut in `round`: the whole worker waits,
+    /// hearing nothing, until past any lease it holds, then finishes what
+    /// it started with the fence it had, as a stalled worker does. Answers
+    /// the round its link is mended in.
+    pub fn partitioned(&mut self, round: usize) -> usize {
+        let wake = round + (TTL / TICK) as usize + 1 + self.rng.below(6);
+        self.stall = Some(Stall {
+            wake,
+            stale_now: None,
+        });
+        self.moments.push(Moment::Partitioned);
+        wake
     }
 
     /// Whether the whole worker stalls in `round`.

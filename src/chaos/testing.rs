@@ -113,6 +113,7 @@ pub(crate) fn record(calls: Vec<Call>, rows: Vec<Job>) -> Record {
         kills: 0,
         restarts: 0,
         cut_off: 0,
+        partitions: 0,
         on_a_server: false,
         sinks: SinkReport::default(),
         took: Duration::ZERO,

@@ -181,7 +181,10 @@ pub fn moment_text(noted: &Noted) -> String {
         Moment::Killed => "is killed mid-call, and starts again knowing nothing".into(),
         Moment::Restarted => "is stopped and starts again knowing nothing".into(),
         Moment::CutOff => {
-            "loses its call as the server crashes: it may or may not have landed".into()
+            "loses its connection mid-call: the call may or may not have landed".into()
+        }
+        Moment::Partitioned => {
+            "is cut off from the server until past its lease, then goes on with what it held".into()
         }
     }
 }
@@ -246,6 +249,12 @@ fn run_lines(chaos: &super::Chaos) -> Vec<String> {
     ));
     if record.settings.faults.restarts {
         lines.push(format!("{} restarted between calls", record.restarts));
+    }
+    if record.settings.faults.partition {
+        lines.push(format!(
+            "{}, each a worker cut off from the server until past its lease",
+            crate::terminal::plural(record.partitions, "partition")
+        ));
     }
     if record.settings.faults.server_crash {
         lines.push(format!(

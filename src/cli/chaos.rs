@@ -38,10 +38,17 @@ pub struct Args {
     /// disagree), `power` (a power cut of every worker; the compiled
     /// stores on SQLite only) and `server-crash` (the server killed and
     /// restarted under the calls in flight; --engine postgres only, on a
-    /// cluster of the run's own), or `none`. Restarts, power and
-    /// server-crash are not in the default.
+    /// cluster of the run's own) and `partition` (a worker's link to the
+    /// server cut mid-call until past its lease; --hosts only), or `none`.
+    /// Only stalls, kills and skew are in the default.
     #[arg(long, default_value = "stalls,kills,skew", value_parser = parse_faults)]
     pub faults: FaultList,
+    /// With --engine postgres: each worker on a host of its own (a network
+    /// namespace, linked to the server's by a veth pair), connecting over
+    /// TCP, the server on a cluster of the run's own in another; needs root
+    /// and `ip`. Nothing is left when the run ends.
+    #[arg(long)]
+    pub hosts: bool,
     /// With `skew`: how far each worker's clock may be off, in seconds
     /// (a lease lasts 2).
     #[arg(long, default_value_t = TTL, allow_negative_numbers = true)]
@@ -70,6 +77,7 @@ pub struct FaultList {
     skew: bool,
     power: bool,
     server_crash: bool,
+    partition: bool,
 }
 
 fn parse_faults(text: &str) -> Result<FaultList, String> {
@@ -80,6 +88,7 @@ fn parse_faults(text: &str) -> Result<FaultList, String> {
         skew: false,
         power: false,
         server_crash: false,
+        partition: false,
     };
     if text == "none" {
         return Ok(list);
@@ -92,10 +101,11 @@ fn parse_faults(text: &str) -> Result<FaultList, String> {
             "skew" => list.skew = true,
             "power" => list.power = true,
             "server-crash" => list.server_crash = true,
+            "partition" => list.partition = true,
             other => {
                 return Err(format!(
-                    "no fault {other:?}; the faults are stalls, kills, restarts, skew, power \
-                     and server-crash (or none)"
+                    "no fault {other:?}; the faults are stalls, kills, restarts, skew, power, \
+                     server-crash and partition (or none)"
                 ))
             }
         }
@@ -116,6 +126,27 @@ pub fn run(args: &Args) -> Outcome {
         return Err(CliError::Usage(
             "--faults power cuts the power of workers on the lab's disk model, which the \
              store on PostgreSQL is not on; use server-crash to kill its server"
+                .into(),
+        ));
+    }
+    if args.hosts && !on_server {
+        return Err(CliError::Usage(
+            "--hosts puts the workers and the server on hosts of their own, and this \
+             store keeps its jobs in a file; add --engine postgres"
+                .into(),
+        ));
+    }
+    if args.hosts && args.implementation.dsn.is_some() {
+        return Err(CliError::Usage(
+            "--hosts starts a cluster of the run's own on a host of its own, and cannot \
+             move a server it is given; leave out --dsn"
+                .into(),
+        ));
+    }
+    if args.faults.partition && !args.hosts {
+        return Err(CliError::Usage(
+            "--faults partition cuts a worker's link to the server, and only workers on \
+             hosts of their own have one; add --hosts (with --engine postgres)"
                 .into(),
         ));
     }
@@ -149,9 +180,19 @@ pub fn run(args: &Args) -> Outcome {
             skew: if args.faults.skew { args.skew } else { 0.0 },
             power: args.faults.power,
             server_crash: args.faults.server_crash,
+            partition: args.faults.partition,
         },
     };
-    let workers = Workers::of(&variant, &worker_command()?);
+    let mut workers = Workers::of(&variant, &worker_command()?);
+    if args.hosts {
+        workers = workers
+            .on_hosts()
+            .map_err(|error| CliError::Usage(error.to_string()))?;
+        // Said before the run: what it makes, and that it goes.
+        eprintln!(
+            "lab: each worker on a host of its own (a network namespace), the server on\n     another, on a cluster of the run's own; all removed when the run ends"
+        );
+    }
     let scratch = args
         .scratch
         .clone()
@@ -181,6 +222,9 @@ fn replay_prefix(args: &Args) -> String {
     let mut words = vec!["lab chaos".to_string()];
     if args.implementation.engine == EngineArg::Postgres {
         words.push("--engine postgres".into());
+    }
+    if args.hosts {
+        words.push("--hosts".into());
     }
     if args.implementation.subject != Subject::Rust {
         words.push(format!("--impl {}", args.implementation.subject.impl_arg()));

@@ -38,6 +38,8 @@ struct Start {
     args: Vec<std::ffi::OsString>,
     /// The user it runs as, when the lab runs as root.
     owner: Option<(u32, u32)>,
+    /// The network namespace it runs in, when not the lab's.
+    network: Option<PathBuf>,
 }
 
 impl Start {
@@ -48,7 +50,42 @@ impl Start {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
-        as_server_user(&mut run, self.owner).spawn()
+        let Some(network) = &self.network else {
+            return as_server_user(&mut run, self.owner).spawn();
+        };
+        // Entering a namespace needs root, which the server's user is not:
+        // the child enters it first, then becomes that user, itself.
+        let namespace = std::fs::File::open(network)?;
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&namespace);
+        let owner = self.owner;
+        if owner.is_some() {
+            run.env("HOME", "/tmp");
+        }
+        // SAFETY: between fork and exec the closure makes only system
+        // calls (setns, setgroups, setgid, setuid), which are
+        // async-signal-safe, and allocates nothing; `namespace` stays open
+        // until `spawn` returns.
+        unsafe {
+            run.pre_exec(move || {
+                let check = |result: libc::c_int| {
+                    if result == 0 {
+                        Ok(())
+                    } else {
+                        Err(std::io::Error::last_os_error())
+                    }
+                };
+                check(libc::setns(fd, libc::CLONE_NEWNET))?;
+                if let Some((uid, gid)) = owner {
+                    check(libc::setgroups(0, std::ptr::null()))?;
+                    check(libc::setgid(gid))?;
+                    check(libc::setuid(uid))?;
+                }
+                Ok(())
+            });
+        }
+        let child = run.spawn();
+        drop(namespace);
+        child
     }
 }
 
@@ -58,6 +95,21 @@ impl Cluster {
     /// Errors: PostgreSQL is not installed, or a step failed (its output
     /// said).
     pub fn start(scratch: &Path) -> Result<Cluster, ServerError> {
+        Cluster::start_in(scratch, None)
+    }
+
+    /// [`Cluster::start`], the server in the server's namespace of `hosts`,
+    /// listening there on TCP too, to the workers' links only (trusted, as
+    /// the socket is), and quick to see a client whose link was cut (TCP
+    /// keepalives every second), so that a cut client's transaction does
+    /// not hold its row locks for long.
+    ///
+    /// Errors: as [`Cluster::start`].
+    pub fn start_on(scratch: &Path, hosts: &super::Hosts) -> Result<Cluster, ServerError> {
+        Cluster::start_in(scratch, Some(hosts))
+    }
+
+    fn start_in(scratch: &Path, hosts: Option<&super::Hosts>) -> Result<Cluster, ServerError> {
         let initdb = find("initdb")?;
         let postgres = find("postgres")?;
         let step = |step: &'static str| {
@@ -96,19 +148,44 @@ impl Cluster {
                 detail: String::from_utf8_lossy(&output.stderr).trim().to_string(),
             });
         }
-        let mut args: Vec<std::ffi::OsString> = vec!["-D".into(), data.into()];
-        for setting in [
-            "listen_addresses=".to_string(),
+        let mut settings = vec![
             format!("unix_socket_directories={}", folder.path().display()),
             "fsync=on".to_string(),
             "synchronous_commit=on".to_string(),
-        ] {
+        ];
+        if hosts.is_some() {
+            // (Every address of its namespace: its links' ends, and lo.)
+            settings.extend(
+                [
+                    "listen_addresses=*",
+                    "tcp_keepalives_idle=1",
+                    "tcp_keepalives_interval=1",
+                    "tcp_keepalives_count=2",
+                    "tcp_user_timeout=2000",
+                ]
+                .map(String::from),
+            );
+            let mut hba = std::fs::OpenOptions::new()
+                .append(true)
+                .open(data.join("pg_hba.conf"))
+                .map_err(step("letting the workers' links in"))?;
+            std::io::Write::write_all(
+                &mut hba,
+                format!("host all all {} trust\n", super::hosts::NETWORKS).as_bytes(),
+            )
+            .map_err(step("letting the workers' links in"))?;
+        } else {
+            settings.push("listen_addresses=".to_string());
+        }
+        let mut args: Vec<std::ffi::OsString> = vec!["-D".into(), data.into()];
+        for setting in settings {
             args.extend(["-c".into(), setting.into()]);
         }
         let start = Start {
             program: postgres,
             args,
             owner,
+            network: hosts.map(super::Hosts::server_namespace),
         };
         let server = start.spawn().map_err(step("starting postgres"))?;
         let dsn = format!("host={} user=lab dbname=postgres", folder.path().display());

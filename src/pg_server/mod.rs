@@ -4,9 +4,11 @@
 //! the suite and the lab's runs see it ([`OnServer`]).
 
 mod cluster;
+pub mod hosts;
 mod on_server;
 
 pub use cluster::Cluster;
+pub use hosts::{Hosts, HostsError};
 pub use on_server::OnServer;
 
 use crate::operation::{Answer, Operation};

@@ -67,6 +67,27 @@ impl OnServer {
         store
     }
 
+    /// Puts `db` on `cluster`, a server of its own from now on (see
+    /// [`JobStore::server_of_its_own`]), its WAL writer paused so that a
+    /// crash takes what no commit flushed, every time.
+    ///
+    /// Errors: the WAL writer could not be paused.
+    pub fn adopt(&self, db: &Path, mut cluster: Cluster) -> Result<(), String> {
+        cluster.pause_wal_writer()?;
+        let dsn = cluster.dsn().to_string();
+        self.own
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(
+                db.to_path_buf(),
+                OwnServer {
+                    dsn,
+                    cluster: Arc::new(Mutex::new(cluster)),
+                },
+            );
+        Ok(())
+    }
+
     /// Lets go of `db`: its schema is dropped on a server the lab was
     /// given (a throwaway cluster goes whole at the end), and its server of
     /// its own, if it had one, stops and is removed. A path used again
@@ -246,24 +267,11 @@ impl JobStore for OnServer {
     }
 
     fn server_of_its_own(&self, db: &Path) -> Option<Result<(), String>> {
-        let start = || -> Result<(), String> {
-            let mut cluster =
-                Cluster::start(&std::env::temp_dir()).map_err(|error| error.to_string())?;
-            cluster.pause_wal_writer()?;
-            let dsn = cluster.dsn().to_string();
-            self.own
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .insert(
-                    db.to_path_buf(),
-                    OwnServer {
-                        dsn,
-                        cluster: Arc::new(Mutex::new(cluster)),
-                    },
-                );
-            Ok(())
-        };
-        Some(start())
+        Some(
+            Cluster::start(&std::env::temp_dir())
+                .map_err(|error| error.to_string())
+                .and_then(|cluster| self.adopt(db, cluster)),
+        )
     }
 
     fn crash_server(&self, db: &Path) -> Option<Result<(), String>> {

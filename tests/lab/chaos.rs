@@ -213,8 +213,11 @@ fn the_rust_reference_under_every_fault_breaks_nothing() {
         assert_eq!(settings["seed"].to_string(), seed, "the seed it ran with");
         assert_eq!(
             settings["faults"],
-            serde_json::json!({"stalls": true, "kills": true, "restarts": false, "skew": 2.0, "power": false}),
-            "every fault is on by default"
+            serde_json::json!({
+                "stalls": true, "kills": true, "restarts": false, "skew": 2.0, "power": false,
+                "server_crash": false, "partition": false
+            }),
+            "the default faults: stalls, kills and skew; on a file, no server to crash or cut off"
         );
     }
 }

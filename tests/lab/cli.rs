@@ -270,6 +270,17 @@ fn the_engine_postgres_says_where_it_does_not_run() {
             &["--engine", "postgres"][..],
             "use server-crash to kill its server",
         ),
+        (
+            "stalls,partition",
+            &["--engine", "postgres"][..],
+            "--faults partition cuts a worker's link to the server",
+        ),
+        ("stalls", &["--hosts"][..], "add --engine postgres"),
+        (
+            "stalls",
+            &["--engine", "postgres", "--hosts", "--dsn", "host=/nowhere"][..],
+            "leave out --dsn",
+        ),
     ] {
         let ran = lab.lab(&[&["chaos", "--faults", faults][..], engine].concat());
         assert_eq!(ran.code, Some(2), "{faults}: {}", ran.shown());
@@ -278,7 +289,8 @@ fn the_engine_postgres_says_where_it_does_not_run() {
     let ran = lab.lab(&["chaos", "--faults", "server-crush"]);
     assert_eq!(ran.code, Some(2), "{}", ran.shown());
     assert!(
-        ran.text().contains("power and server-crash (or none)"),
+        ran.text()
+            .contains("power, server-crash and partition (or none)"),
         "{}",
         ran.shown()
     );

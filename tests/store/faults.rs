@@ -847,6 +847,7 @@ fn fencing_violations(ops: &[Op], rows: &BTreeMap<String, Job>, integrity: &str)
         kills: 0,
         restarts: 0,
         cut_off: 0,
+        partitions: 0,
         on_a_server: false,
         sinks: SinkReport::default(),
         took: Duration::ZERO,

@@ -6,6 +6,7 @@ use crate::error::{ErrorKind, StoreError};
 use crate::external::ExternalStore;
 use crate::job_store::JobStore;
 use crate::operation::Operation;
+use crate::pg_server::Hosts;
 use std::path::Path;
 use std::sync::Arc;
 use std::thread;
@@ -19,23 +20,41 @@ pub(super) struct Done {
     pub(super) ended: Option<u64>,
     pub(super) returned: Returned,
     /// The outcome is unknown because the server crashed under the call,
-    /// not because the worker died: it lives on, remembering its leases.
+    /// or its link was cut, not because the worker died: it lives on,
+    /// remembering its leases.
     pub(super) cut_off: bool,
+    /// Its worker's link was cut during the call, and stays cut.
+    pub(super) partitioned: bool,
 }
 
-/// One call on a worker's process, killed `kill_after` it was sent when
-/// asked: its outcome is then unknown unless the answer came first. In the
-/// round the server crashes in (`crashing`), a call that failed (but for a
-/// refused argument) lost its connection: its outcome is unknown too.
+/// What befalls a call in flight, some time after it was sent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Interrupt {
+    /// Its worker's process is killed.
+    Kill(Duration),
+    /// Its worker's link to the server is cut (and left cut).
+    Cut(Duration),
+}
+
+/// One call on a worker's process, interrupted as asked: killed, its
+/// outcome is unknown unless the answer came first; its link cut, or in
+/// the round the server crashes in (`crashing`), a call that failed (but
+/// for a refused argument) lost its connection, and its outcome is unknown
+/// too.
 pub(super) fn call(
     worker: usize,
     store: &Arc<ExternalStore>,
     db: &Path,
     operation: Operation,
-    kill_after: Option<Duration>,
+    interrupt: Option<Interrupt>,
+    hosts: Option<&Hosts>,
     crashing: bool,
     started: Instant,
 ) -> Done {
+    let kill_after = match interrupt {
+        Some(Interrupt::Kill(delay)) => Some(delay),
+        _ => None,
+    };
     let nanos = |at: Instant| u64::try_from(at.duration_since(started).as_nanos()).unwrap_or(0);
     // The program must be running to be killed during the call: a call on
     // a worker just restarted starts it first.
@@ -52,9 +71,21 @@ pub(super) fn call(
             kill(pid);
         })
     });
-    let answer = store.call(db, &operation);
+    let (answer, link_cut) = thread::scope(|scope| {
+        let cutter = match (interrupt, hosts) {
+            (Some(Interrupt::Cut(delay)), Some(hosts)) => Some(scope.spawn(move || {
+                thread::sleep(delay);
+                hosts.cut(worker)
+            })),
+            _ => None,
+        };
+        let answer = store.call(db, &operation);
+        (answer, cutter.map(|cutter| cutter.join()))
+    });
     let ended = Instant::now();
     let killed = killer.map(|killer| killer.join().is_ok()).unwrap_or(false);
+    let partitioned = matches!(link_cut, Some(Ok(Ok(()))));
+    let crashing = crashing || partitioned;
     let mut cut_off = false;
     let (ended, returned) = match answer {
         Ok(answer) => (Some(nanos(ended)), Returned::Answer(answer)),
@@ -81,6 +112,7 @@ pub(super) fn call(
         ended,
         returned,
         cut_off,
+        partitioned,
     }
 }
 

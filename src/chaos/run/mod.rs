@@ -47,6 +47,9 @@ pub struct Workers {
     /// The store on a server the workers share, as the lab sees it: it
     /// names each run's schema, reads its rows and holds their locks.
     server: Option<Arc<OnServer>>,
+    /// Whether the server and each worker run on hosts of their own
+    /// ([`crate::pg_server::Hosts`]).
+    hosts: bool,
     /// What must live while the workers run (a mutated copy of a store).
     _files: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
@@ -82,12 +85,14 @@ impl Workers {
                 command: serve(&[]),
                 on_shim: true,
                 server: None,
+                hosts: false,
                 _files: None,
             },
             Engine::Process(program) => Workers {
                 command: program.command.clone(),
                 on_shim: false,
                 server: None,
+                hosts: false,
                 _files: Some(Arc::clone(program) as Arc<dyn std::any::Any + Send + Sync>),
             },
             // The server's connection string reaches the workers in their
@@ -97,6 +102,7 @@ impl Workers {
                 command: serve(&["--on-server"]),
                 on_shim: false,
                 server: Some(Arc::clone(store)),
+                hosts: false,
                 _files: None,
             },
         }
@@ -107,13 +113,33 @@ impl Workers {
         self.server.is_some()
     }
 
-    /// A worker's store, its jobs kept at `place`; with `power`, its
+    /// The same workers, each on a host of its own, the server on another,
+    /// on a cluster of each run's own (see [`crate::pg_server::Hosts`]).
+    ///
+    /// Errors: the workers do not keep their jobs on a server.
+    pub fn on_hosts(self) -> Result<Workers, RunError> {
+        if self.server.is_none() {
+            return Err(RunError::HostsNeedAServer);
+        }
+        Ok(Workers {
+            hosts: true,
+            ..self
+        })
+    }
+
+    /// Worker `index`'s store, its jobs kept at `place`; with `power`, its
     /// process shares the disk of the file with the others.
-    fn open(&self, place: &Place, power: bool) -> Arc<crate::external::ExternalStore> {
+    fn open(
+        &self,
+        place: &Place,
+        power: bool,
+        index: usize,
+    ) -> Arc<crate::external::ExternalStore> {
         let mut command = self.command.clone();
-        let (words, env) = place.worker_words(power);
-        command.argv.extend(words);
-        command.env.extend(env);
+        let words = place.worker_words(power, index);
+        command.argv.splice(0..0, words.before);
+        command.argv.extend(words.after);
+        command.env.extend(words.env);
         Arc::new(crate::external::ExternalStore::new(command, CALL_LIMIT))
     }
 }
@@ -135,6 +161,16 @@ pub enum RunError {
         "power cuts need the lab's disk model in every worker; only the compiled stores on SQLite run on it (leave power out for a program, and use server-crash on a server)"
     )]
     PowerNeedsTheDiskModel,
+    /// Hosts of their own were asked of workers that keep their jobs in a
+    /// file.
+    #[error("hosts of their own need workers on a server (--engine postgres)")]
+    HostsNeedAServer,
+    /// A partition was asked of workers that are not on hosts of their own.
+    #[error("a partition cuts a worker's link to the server, and only workers on hosts of their own have one (add --hosts)")]
+    PartitionNeedsHosts,
+    /// A link could not be cut or mended.
+    #[error("the partition failed: {0}")]
+    Partition(String),
     /// A server crash was asked of workers that keep their jobs in a file.
     #[error("a server crash needs workers on a server (--engine postgres); a file has no server to crash (use power or kills)")]
     CrashNeedsAServer,
@@ -220,8 +256,10 @@ pub struct Record {
     pub kills: usize,
     /// How many times a worker was stopped between calls and started again.
     pub restarts: usize,
-    /// How many calls the server's crash cut off.
+    /// How many calls the server's crash or a partition cut off.
     pub cut_off: usize,
+    /// How many times a worker's link was cut.
+    pub partitions: usize,
     /// Whether the jobs were kept on a server (else in a file).
     pub on_a_server: bool,
     /// What the two side-effect sinks saw.

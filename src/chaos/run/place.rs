@@ -7,7 +7,7 @@ use super::RunError;
 use crate::external::ExternalStore;
 use crate::job::Job;
 use crate::job_store::JobStore;
-use crate::pg_server::OnServer;
+use crate::pg_server::{Cluster, Hosts, OnServer};
 use crate::race::Racers;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -16,6 +16,17 @@ use std::sync::Arc;
 /// there is no file of the lab's to check, and the server answers for its
 /// own pages. [`crate::chaos::properties`] counts it as whole.
 pub const ON_A_SERVER: &str = "not checked: the jobs are on a server, which keeps its own pages";
+
+/// What a worker's command adds to keep its jobs at a [`Place`].
+#[derive(Debug, Default)]
+pub(super) struct WorkerWords {
+    /// Before its program.
+    pub(super) before: Vec<String>,
+    /// After its arguments.
+    pub(super) after: Vec<String>,
+    /// Its environment.
+    pub(super) env: Vec<(String, String)>,
+}
 
 /// Where a run's jobs are kept.
 pub(super) enum Place {
@@ -27,19 +38,28 @@ pub(super) enum Place {
         keeper: Option<rusqlite::Connection>,
     },
     /// A schema of a PostgreSQL server, named for the path `db`, seen
-    /// through the lab's own view of the store (`store`).
-    Server { db: PathBuf, store: Arc<OnServer> },
+    /// through the lab's own view of the store (`store`); with `hosts`, the
+    /// server and each worker in a network namespace of their own.
+    Server {
+        db: PathBuf,
+        store: Arc<OnServer>,
+        hosts: Option<Arc<Hosts>>,
+    },
 }
 
 impl Place {
     /// A new place in the run's folder `dir`: a file, or, for workers on a
     /// server, a schema there, on a cluster of the run's own when the run
-    /// crashes its server (`crashes`), never on a server the lab was given.
+    /// crashes its server (`crashes`), never on a server the lab was given;
+    /// with `hosts` (the number of workers), that cluster and each worker
+    /// run on hosts of their own.
     ///
-    /// Errors: the cluster of the run's own could not be started.
+    /// Errors: the hosts, or the cluster of the run's own, could not be
+    /// made.
     pub(super) fn new(
         server: Option<&Arc<OnServer>>,
         crashes: bool,
+        hosts: Option<usize>,
         dir: &Path,
     ) -> Result<Place, RunError> {
         let Some(store) = server else {
@@ -50,7 +70,15 @@ impl Place {
             });
         };
         let db = dir.join("jobs");
-        if crashes {
+        let hosts = hosts
+            .map(|workers| Hosts::make(workers).map(Arc::new))
+            .transpose()
+            .map_err(|error| RunError::OwnServer(error.to_string()))?;
+        if let Some(hosts) = &hosts {
+            let cluster = Cluster::start_on(&std::env::temp_dir(), hosts)
+                .map_err(|error| RunError::OwnServer(error.to_string()))?;
+            store.adopt(&db, cluster).map_err(RunError::OwnServer)?;
+        } else if crashes {
             if let Some(Err(why)) = store.server_of_its_own(&db) {
                 return Err(RunError::OwnServer(why));
             }
@@ -58,7 +86,16 @@ impl Place {
         Ok(Place::Server {
             db,
             store: Arc::clone(store),
+            hosts,
         })
+    }
+
+    /// The hosts the workers and the server run on, if their own.
+    pub(super) fn hosts(&self) -> Option<&Arc<Hosts>> {
+        match self {
+            Place::Server { hosts, .. } => hosts.as_ref(),
+            Place::File { .. } => None,
+        }
     }
 
     /// The path the workers' calls name.
@@ -68,25 +105,45 @@ impl Place {
         }
     }
 
-    /// What a worker's command line and environment add, to keep its jobs
-    /// here: the shared disk (`power`, on a file), or the schema and the
-    /// server's connection string (which stays off the command line).
-    pub(super) fn worker_words(&self, power: bool) -> (Vec<String>, Vec<(String, String)>) {
+    /// What worker `index`'s command line and environment add, to keep its
+    /// jobs here: the words before its program (to enter its host), the
+    /// words after (the shared disk when `power`, on a file; the schema, on
+    /// a server), and its environment (the server's connection string,
+    /// which stays off the command line).
+    pub(super) fn worker_words(&self, power: bool, index: usize) -> WorkerWords {
         match self {
-            Place::File { db, log, .. } if power => (
-                vec![
+            Place::File { db, log, .. } if power => WorkerWords {
+                after: vec![
                     "--power-db".into(),
                     db.to_string_lossy().into_owned(),
                     "--power-log".into(),
                     log.to_string_lossy().into_owned(),
                 ],
-                Vec::new(),
-            ),
-            Place::File { .. } => (Vec::new(), Vec::new()),
-            Place::Server { db, store } => (
-                vec!["--schema".into(), store.schema_of(db)],
-                vec![(crate::pg_server::DSN_VARIABLE.into(), store.dsn_of(db))],
-            ),
+                ..WorkerWords::default()
+            },
+            Place::File { .. } => WorkerWords::default(),
+            Place::Server { db, store, hosts } => WorkerWords {
+                before: hosts
+                    .as_ref()
+                    .map(|hosts| hosts.worker_prefix(index))
+                    .unwrap_or_default(),
+                after: vec!["--schema".into(), store.schema_of(db)],
+                env: vec![(
+                    crate::pg_server::DSN_VARIABLE.into(),
+                    match hosts {
+                        // Over TCP, from its host: a cut link is noticed
+                        // within seconds (a connection attempt, a reply
+                        // that does not come), not minutes.
+                        Some(hosts) => format!(
+                            "host={} port=5432 user=lab dbname=postgres connect_timeout=2 \
+                             tcp_user_timeout=1 keepalives_idle=1 keepalives_interval=1 \
+                             keepalives_retries=2",
+                            hosts.server_address(index)
+                        ),
+                        None => store.dsn_of(db),
+                    },
+                )],
+            },
         }
     }
 
@@ -100,7 +157,7 @@ impl Place {
     pub(super) fn watch(&mut self, crashes: bool) -> Result<(), RunError> {
         match self {
             Place::File { db, keeper, .. } => *keeper = Some(open_keeper(db)?),
-            Place::Server { db, store } if crashes => store
+            Place::Server { db, store, .. } if crashes => store
                 .plain_sql(db, "CHECKPOINT")
                 .unwrap_or_else(|| Err("the server's store runs no SQL".into()))
                 .map_err(RunError::OwnServer)?,
@@ -122,7 +179,7 @@ impl Place {
     pub(super) fn read(&self) -> (Result<Vec<Job>, String>, String) {
         match self {
             Place::File { db, .. } => read_file(db),
-            Place::Server { db, store } => {
+            Place::Server { db, store, .. } => {
                 let rows = store
                     .stored_rows(db)
                     .unwrap_or_else(|| Err("the server's store reads no rows".into()));
@@ -149,7 +206,7 @@ impl Place {
                     db: db.clone(),
                     source,
                 }),
-            Place::Server { db, store } => {
+            Place::Server { db, store, .. } => {
                 let held = store
                     .hold_every_row(db)
                     .unwrap_or_else(|| Err("the server's store holds no rows".into()))
@@ -193,7 +250,7 @@ impl Place {
     pub(super) fn crash_the_server(&self) -> Result<(), RunError> {
         match self {
             Place::File { .. } => Ok(()),
-            Place::Server { db, store } => store
+            Place::Server { db, store, .. } => store
                 .crash_server(db)
                 .unwrap_or_else(|| Err("the server's store cannot crash its server".into()))
                 .map_err(RunError::ServerCrash),
@@ -205,9 +262,10 @@ impl Drop for Place {
     /// A schema on a server goes with the run, and the run's own cluster
     /// with it: a shrinking makes many runs.
     fn drop(&mut self) {
-        if let Place::Server { db, store } = self {
+        if let Place::Server { db, store, .. } = self {
             store.let_go(db);
         }
+        // (Then the hosts go, the server stopped.)
     }
 }
 

@@ -2,7 +2,7 @@
 //! power cut or the server crash when it is due, and what each worker
 //! learns.
 
-use super::call::{call, kill, Done};
+use super::call::{call, kill, Done, Interrupt};
 use super::place::Place;
 use super::{Record, RunError, Workers};
 use crate::chaos::history::{Call, Noted, Returned};
@@ -11,6 +11,7 @@ use crate::chaos::rng::Rng;
 use crate::chaos::sink::Sinks;
 use crate::job_store::JobStore;
 use crate::operation::{Answer, Operation};
+use crate::pg_server::Hosts;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -36,9 +37,17 @@ const RESTART_CHANCE: f64 = 0.004;
 /// The longest a kill waits after its call was sent.
 const LONGEST_KILL_DELAY_MICROS: u64 = 400;
 
-/// One call a round makes: the worker, its operation, and when it is
-/// killed after it was sent, if it is.
-type RoundCall = (usize, Operation, Option<Duration>);
+/// The chance that a call, when partitions are on, has its worker's link
+/// cut while it is in flight. (Each costs a few seconds: the time a cut
+/// call takes to fail.)
+const PARTITION_CHANCE: f64 = 0.003;
+
+/// The longest a cut waits after its call was sent.
+const LONGEST_PARTITION_DELAY_MICROS: u64 = 2_000;
+
+/// One call a round makes: the worker, its operation, and what befalls it
+/// in flight, if anything.
+type RoundCall = (usize, Operation, Option<Interrupt>);
 
 /// The strike that falls on every worker at once in one round.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -71,6 +80,9 @@ pub(super) struct Run<'a> {
     kills: usize,
     restarts: usize,
     cut_off: usize,
+    /// The workers whose link is cut, each with the round it is mended in.
+    links_cut: Vec<(usize, usize)>,
+    partitions: usize,
     sinks: Sinks,
 }
 
@@ -93,10 +105,18 @@ impl<'a> Run<'a> {
         if settings.faults.server_crash && workers.server.is_none() {
             return Err(RunError::CrashNeedsAServer);
         }
-        let mut place = Place::new(workers.server.as_ref(), settings.faults.server_crash, dir)?;
+        if settings.faults.partition && !workers.hosts {
+            return Err(RunError::PartitionNeedsHosts);
+        }
+        let mut place = Place::new(
+            workers.server.as_ref(),
+            settings.faults.server_crash,
+            workers.hosts.then_some(settings.workers),
+            dir,
+        )?;
         let started = Instant::now();
         let stores: Vec<_> = (0..settings.workers)
-            .map(|_| workers.open(&place, settings.faults.power))
+            .map(|index| workers.open(&place, settings.faults.power, index))
             .collect();
         stores[0]
             .init_db(place.db())
@@ -138,6 +158,8 @@ impl<'a> Run<'a> {
             kills: 0,
             restarts: 0,
             cut_off: 0,
+            links_cut: Vec::new(),
+            partitions: 0,
             sinks: Sinks::new(),
         })
     }
@@ -165,6 +187,7 @@ impl<'a> Run<'a> {
             kills: self.kills,
             restarts: self.restarts,
             cut_off: self.cut_off,
+            partitions: self.partitions,
             on_a_server: matches!(self.place, Place::Server { .. }),
             sinks: self.sinks.report_of(),
             took: self.started.elapsed(),
@@ -188,6 +211,7 @@ impl<'a> Run<'a> {
     ///
     /// Errors: the power cut could not be carried out.
     pub(super) fn round(&mut self, round: usize) -> Result<bool, RunError> {
+        self.mend_links(round)?;
         self.open_jobs.retain(|job| !self.done_jobs.contains(job));
         while self.open_jobs.len() < self.settings.jobs() {
             self.next_job += 1;
@@ -229,6 +253,26 @@ impl<'a> Run<'a> {
             }
         }
         Ok(true)
+    }
+
+    /// Mends the links cut until `round`, before their workers act again.
+    ///
+    /// Errors: a link could not be mended.
+    fn mend_links(&mut self, round: usize) -> Result<(), RunError> {
+        let Some(hosts) = self.place.hosts() else {
+            return Ok(());
+        };
+        let mut result = Ok(());
+        self.links_cut.retain(|&(worker, mended_in)| {
+            if round < mended_in {
+                return true;
+            }
+            if let Err(error) = hosts.mend(worker) {
+                result = Err(RunError::Partition(error.to_string()));
+            }
+            false
+        });
+        result
     }
 
     /// Which of the `ready` workers act this round, in index order, and
@@ -295,7 +339,19 @@ impl<'a> Run<'a> {
             };
             let kill_after = (settings.faults.kills && self.rng.chance(KILL_CHANCE))
                 .then(|| Duration::from_micros(self.rng.next_u64() % LONGEST_KILL_DELAY_MICROS));
-            round_calls.push((index, operation, kill_after));
+            // (Drawn only when partitions are on: a run without them
+            // makes the same choices as before they were.)
+            let interrupt = match kill_after {
+                Some(delay) => Some(Interrupt::Kill(delay)),
+                None => {
+                    (settings.faults.partition && self.rng.chance(PARTITION_CHANCE)).then(|| {
+                        Interrupt::Cut(Duration::from_micros(
+                            self.rng.next_u64() % LONGEST_PARTITION_DELAY_MICROS,
+                        ))
+                    })
+                }
+            };
+            round_calls.push((index, operation, interrupt));
         }
         round_calls
     }
@@ -318,8 +374,8 @@ impl<'a> Run<'a> {
         // queues).
         let writers = round_calls
             .iter()
-            .filter(|(_, operation, kill_after)| {
-                kill_after.is_none() && self.place.waits_for_the_held_lock(operation)
+            .filter(|(_, operation, interrupt)| {
+                interrupt.is_none() && self.place.waits_for_the_held_lock(operation)
             })
             .count();
         if writers < 2 {
@@ -350,6 +406,7 @@ impl<'a> Run<'a> {
             stores: &self.stores,
             db: self.place.db(),
             started: self.started,
+            hosts: self.place.hosts(),
         }
     }
 
@@ -475,6 +532,21 @@ impl<'a> Run<'a> {
                 }
                 Returned::Error(_) => worker.learn(round, &done.operation, None),
             }
+            if done.partitioned {
+                // Cut off from the server: whatever it was told last, it
+                // waits, hearing nothing, until past its lease.
+                let mended_in = worker.partitioned(round);
+                self.partitions += 1;
+                self.links_cut.push((done.worker, mended_in));
+                for moment in worker.take_moments() {
+                    self.moments.push(Noted {
+                        worker: done.worker,
+                        before: self.calls.len() + 1,
+                        at: done.began,
+                        moment,
+                    });
+                }
+            }
             self.calls.push(Call {
                 worker: done.worker,
                 operation: done.operation,
@@ -492,6 +564,7 @@ struct Sending<'r> {
     stores: &'r [Arc<crate::external::ExternalStore>],
     db: &'r Path,
     started: Instant,
+    hosts: Option<&'r Arc<Hosts>>,
 }
 
 impl Sending<'_> {
@@ -517,16 +590,19 @@ impl Sending<'_> {
         let entered = AtomicUsize::new(0);
         let together = Barrier::new(if at_once { sent } else { 1 });
         let (sender, receiver) = mpsc::channel();
-        let (db, started) = (self.db, self.started);
+        let (db, started, hosts) = (self.db, self.started, self.hosts);
         thread::scope(|scope| {
-            for (index, operation, kill_after) in round_calls {
+            for (index, operation, interrupt) in round_calls {
                 let store = Arc::clone(&self.stores[index]);
                 let sender = sender.clone();
                 let (entered, together) = (&entered, &together);
                 let sending = scope.spawn(move || {
                     together.wait();
                     entered.fetch_add(1, Ordering::SeqCst);
-                    let done = call(index, &store, db, operation, kill_after, crashing, started);
+                    let hosts = hosts.map(|hosts| &**hosts);
+                    let done = call(
+                        index, &store, db, operation, interrupt, hosts, crashing, started,
+                    );
                     let _ = sender.send(done);
                 });
                 if !at_once {
