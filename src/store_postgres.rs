@@ -134,7 +134,7 @@ impl Postgres {
 /// What the server or the client said, in one line: the server's message
 /// and its code, or the client's error and its cause (`error connecting to
 /// server: No such file or directory (os error 2)`).
-pub(crate) fn reason(error: &postgres::Error) -> String {
+fn reason(error: &postgres::Error) -> String {
     match (error.as_db_error(), std::error::Error::source(error)) {
         (Some(db), _) => format!("{} ({})", db.message(), db.code().code()),
         (None, Some(cause)) => format!("{error}: {cause}"),

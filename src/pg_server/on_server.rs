@@ -156,7 +156,7 @@ impl OnServer {
     fn plain_client(&self, db: &Path) -> Result<(String, postgres::Client), String> {
         let schema = self.schema_of(db);
         let client = postgres::Client::connect(&self.dsn_of(db), postgres::NoTls)
-            .map_err(|error| crate::store_postgres::reason(&error))?;
+            .map_err(|error| error.to_string())?;
         Ok((schema, client))
     }
 }
@@ -180,7 +180,7 @@ impl HeldLock for RowsHeld {
                  WHERE wait_event_type = 'Lock' AND datname = current_database()",
                 &[],
             )
-            .map_err(|error| crate::store_postgres::reason(&error))?;
+            .map_err(|error| error.to_string())?;
         Ok(usize::try_from(row.get::<_, i64>(0)).unwrap_or(0))
     }
 
@@ -188,7 +188,7 @@ impl HeldLock for RowsHeld {
         let mut holder = self.holder;
         holder
             .batch_execute("ROLLBACK")
-            .map_err(|error| crate::store_postgres::reason(&error))
+            .map_err(|error| error.to_string())
     }
 }
 
@@ -220,7 +220,7 @@ impl JobStore for OnServer {
                     ],
                 )
                 .map(|_| ())
-                .map_err(|error| crate::store_postgres::reason(&error))
+                .map_err(|error| error.to_string())
         };
         Some(write())
     }
@@ -230,7 +230,7 @@ impl JobStore for OnServer {
             let (schema, mut client) = self.plain_client(db)?;
             client
                 .batch_execute(&format!("SET search_path TO {schema}; {sql}"))
-                .map_err(|error| crate::store_postgres::reason(&error))
+                .map_err(|error| error.to_string())
         };
         Some(run())
     }
@@ -240,7 +240,7 @@ impl JobStore for OnServer {
             let (schema, mut holder) = self.plain_client(db)?;
             holder
                 .batch_execute(&format!("BEGIN; SELECT id FROM {schema}.jobs FOR UPDATE"))
-                .map_err(|error| crate::store_postgres::reason(&error))?;
+                .map_err(|error| error.to_string())?;
             let (_, watcher) = self.plain_client(db)?;
             Ok(Box::new(RowsHeld {
                 holder,
@@ -260,7 +260,7 @@ impl JobStore for OnServer {
                     ),
                     &[],
                 )
-                .map_err(|error| crate::store_postgres::reason(&error))?;
+                .map_err(|error| error.to_string())?;
             Ok(rows.iter().map(crate::store_postgres::job_of).collect())
         };
         Some(read())
