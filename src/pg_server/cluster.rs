@@ -53,39 +53,7 @@ impl Start {
         let Some(network) = &self.network else {
             return as_server_user(&mut run, self.owner).spawn();
         };
-        // Entering a namespace needs root, which the server's user is not:
-        // the child enters it first, then becomes that user, itself.
-        let namespace = std::fs::File::open(network)?;
-        let fd = std::os::fd::AsRawFd::as_raw_fd(&namespace);
-        let owner = self.owner;
-        if owner.is_some() {
-            run.env("HOME", "/tmp");
-        }
-        // SAFETY: between fork and exec the closure makes only system
-        // calls (setns, setgroups, setgid, setuid), which are
-        // async-signal-safe, and allocates nothing; `namespace` stays open
-        // until `spawn` returns.
-        unsafe {
-            run.pre_exec(move || {
-                let check = |result: libc::c_int| {
-                    if result == 0 {
-                        Ok(())
-                    } else {
-                        Err(std::io::Error::last_os_error())
-                    }
-                };
-                check(libc::setns(fd, libc::CLONE_NEWNET))?;
-                if let Some((uid, gid)) = owner {
-                    check(libc::setgroups(0, std::ptr::null()))?;
-                    check(libc::setgid(gid))?;
-                    check(libc::setuid(uid))?;
-                }
-                Ok(())
-            });
-        }
-        let child = run.spawn();
-        drop(namespace);
-        child
+        super::hosts::spawn_inside(&mut run, network, self.owner)
     }
 }
 

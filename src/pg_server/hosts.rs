@@ -248,6 +248,50 @@ fn macs(index: usize) -> (String, String) {
     )
 }
 
+/// Starts `command` in the network namespace `network` (a file of
+/// `/run/netns`), as `owner` (uid, gid) when there is one: the child enters
+/// the namespace first, while it is still root, then becomes that user
+/// itself (a command told to run as another user would become it before it
+/// could enter).
+///
+/// Errors: the namespace cannot be opened, or the child could not start.
+pub(super) fn spawn_inside(
+    command: &mut Command,
+    network: &Path,
+    owner: Option<(u32, u32)>,
+) -> std::io::Result<std::process::Child> {
+    use std::os::unix::process::CommandExt;
+    let namespace = std::fs::File::open(network)?;
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&namespace);
+    if owner.is_some() {
+        command.env("HOME", "/tmp");
+    }
+    // SAFETY: between fork and exec the closure makes only system calls
+    // (setns, setgroups, setgid, setuid), which are async-signal-safe, and
+    // allocates nothing; `namespace` stays open until `spawn` returns.
+    unsafe {
+        command.pre_exec(move || {
+            let check = |result: libc::c_int| {
+                if result == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            };
+            check(libc::setns(fd, libc::CLONE_NEWNET))?;
+            if let Some((uid, gid)) = owner {
+                check(libc::setgroups(0, std::ptr::null()))?;
+                check(libc::setgid(gid))?;
+                check(libc::setuid(uid))?;
+            }
+            Ok(())
+        });
+    }
+    let child = command.spawn();
+    drop(namespace);
+    child
+}
+
 /// The addresses of link `index`: the server's end, the worker's end.
 fn addresses(index: usize) -> (String, String) {
     (format!("10.77.{index}.1"), format!("10.77.{index}.2"))

@@ -667,3 +667,79 @@ fn chaos_on_hosts_of_their_own_with_partitions_is_clean_and_catches_step_6() {
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+/// The store on a server it was given keeps a schema per database path, and
+/// lets go of each when told: the schema is dropped, and a path on a cluster
+/// of its own stops that cluster. Another process's view that shares a
+/// schema (as a chaos run's workers do) reads and writes the same table and
+/// never drops it; the store, dropped, drops what is left.
+#[test]
+#[ignore = "needs PostgreSQL; .ci/run installs it"]
+fn a_store_on_a_given_server_lets_go_of_its_schemas_and_its_own_clusters() {
+    use lease_lab::job_store::JobStore;
+    use lease_lab::pg_server::{OnServer, Server, REFERENCE};
+    use std::path::Path;
+    use std::sync::Arc;
+    let cluster = cluster();
+    let schemas = || -> Vec<String> {
+        let mut client = postgres::Client::connect(cluster.dsn(), postgres::NoTls).unwrap();
+        client
+            .query(
+                "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'lab\\_%' ORDER BY nspname",
+                &[],
+            )
+            .unwrap()
+            .iter()
+            .map(|row| row.get(0))
+            .collect()
+    };
+    let store = OnServer::of(Arc::new(Server::given(cluster.dsn())), &REFERENCE);
+    let (a, b, c) = (
+        Path::new("/lab/a"),
+        Path::new("/lab/b"),
+        Path::new("/lab/c"),
+    );
+    for db in [a, b] {
+        store.call(db, &Operation::InitDb).unwrap();
+    }
+    let (schema_a, schema_b) = (store.schema_of(a), store.schema_of(b));
+    assert_ne!(schema_a, schema_b);
+    assert_eq!(schemas(), [schema_a.clone(), schema_b.clone()]);
+    store.let_go(a);
+    assert_eq!(schemas(), vec![schema_b.clone()]);
+    assert_ne!(
+        store.schema_of(a),
+        schema_a,
+        "a path let go is a new database"
+    );
+
+    let sharing = store.sharing(&schema_b);
+    assert_eq!(sharing.schema_of(Path::new("/elsewhere")), schema_b);
+    let enqueue = Operation::Enqueue { job_id: "j".into() };
+    assert_eq!(
+        sharing.call(Path::new("/elsewhere"), &enqueue).unwrap(),
+        Answer::Bool(true)
+    );
+    drop(sharing);
+    let rows = store.stored_rows(b).unwrap().unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(
+        schemas(),
+        vec![schema_b.clone()],
+        "the sharer dropped nothing"
+    );
+
+    store.server_of_its_own(c).unwrap().unwrap();
+    let own = store.dsn_of(c);
+    assert_ne!(own, cluster.dsn());
+    store.call(c, &Operation::InitDb).unwrap();
+    assert!(postgres::Client::connect(&own, postgres::NoTls).is_ok());
+    store.let_go(c);
+    assert!(
+        postgres::Client::connect(&own, postgres::NoTls).is_err(),
+        "its own cluster stopped"
+    );
+    assert_eq!(schemas(), vec![schema_b.clone()]);
+    drop(store);
+    assert!(schemas().is_empty(), "{:?}", schemas());
+}

@@ -27,6 +27,17 @@ pub(super) struct Done {
     pub(super) partitioned: bool,
 }
 
+/// What every call of a round shares: the path the calls name, the hosts
+/// (when the workers are on hosts of their own), whether the server
+/// crashes during the round, and the run's start (the intervals' zero).
+#[derive(Clone, Copy)]
+pub(super) struct Round<'r> {
+    pub(super) db: &'r Path,
+    pub(super) hosts: Option<&'r Hosts>,
+    pub(super) crashing: bool,
+    pub(super) started: Instant,
+}
+
 /// What befalls a call in flight, some time after it was sent.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) enum Interrupt {
@@ -44,13 +55,16 @@ pub(super) enum Interrupt {
 pub(super) fn call(
     worker: usize,
     store: &Arc<ExternalStore>,
-    db: &Path,
     operation: Operation,
     interrupt: Option<Interrupt>,
-    hosts: Option<&Hosts>,
-    crashing: bool,
-    started: Instant,
+    round: &Round,
 ) -> Done {
+    let Round {
+        db,
+        hosts,
+        crashing,
+        started,
+    } = *round;
     let kill_after = match interrupt {
         Some(Interrupt::Kill(delay)) => Some(delay),
         _ => None,

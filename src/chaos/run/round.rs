@@ -2,7 +2,7 @@
 //! power cut or the server crash when it is due, and what each worker
 //! learns.
 
-use super::call::{call, kill, Done, Interrupt};
+use super::call::{call, kill, Done, Interrupt, Round};
 use super::place::Place;
 use super::{Record, RunError, Workers};
 use crate::chaos::history::{Call, Noted, Returned};
@@ -590,7 +590,13 @@ impl Sending<'_> {
         let entered = AtomicUsize::new(0);
         let together = Barrier::new(if at_once { sent } else { 1 });
         let (sender, receiver) = mpsc::channel();
-        let (db, started, hosts) = (self.db, self.started, self.hosts);
+        let round = Round {
+            db: self.db,
+            hosts: self.hosts.map(|hosts| &**hosts),
+            crashing,
+            started: self.started,
+        };
+        let round = &round;
         thread::scope(|scope| {
             for (index, operation, interrupt) in round_calls {
                 let store = Arc::clone(&self.stores[index]);
@@ -599,10 +605,7 @@ impl Sending<'_> {
                 let sending = scope.spawn(move || {
                     together.wait();
                     entered.fetch_add(1, Ordering::SeqCst);
-                    let hosts = hosts.map(|hosts| &**hosts);
-                    let done = call(
-                        index, &store, db, operation, interrupt, hosts, crashing, started,
-                    );
+                    let done = call(index, &store, operation, interrupt, round);
                     let _ = sender.send(done);
                 });
                 if !at_once {
