@@ -10,10 +10,16 @@
 //!   condition (`owner`, `fence`, `done`, `until`), against the same
 //!   statement with only the job's id and `done`, on each engine.
 //!
-//! Each figure is the median of five runs. It ends with a Markdown table,
-//! printed and written to `target/bench-engines.md` for the README.
-//! `cargo bench --bench engines` takes about a minute; it needs PostgreSQL's
-//! server programs (see `lease_lab::pg_server`).
+//! - the kill matrix on each engine: `lab matrix` (the store on a file and
+//!   its mutants) against `lab matrix --engine postgres` (the store on a
+//!   throwaway cluster and its mutants), the whole command's wall time,
+//!   the cluster's start included.
+//!
+//! Each figure is the median of five runs (three for the matrices). It
+//! ends with two Markdown tables, printed and written to
+//! `target/bench-engines.md` for the README. `cargo bench --bench engines`
+//! takes about two minutes; it needs PostgreSQL's server programs (see
+//! `lease_lab::pg_server`).
 
 use lease_lab::pg_server::Cluster;
 use lease_lab::store_postgres::Postgres;
@@ -232,7 +238,55 @@ fn main() {
             (fenced / bare - 1.0) * 100.0
         );
     }
+    table.push_str(&matrices());
     println!("{table}");
     let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-engines.md");
     let _ = std::fs::write(target, &table);
+}
+
+/// Runs of each kill matrix; the median is kept.
+const MATRIX_RUNS: usize = 3;
+
+/// The kill matrix on each engine, as a user runs it (the `lab` binary of
+/// this build): its wall time, median of [`MATRIX_RUNS`], as a table.
+fn matrices() -> String {
+    let mut table = String::from(
+        "\n| kill matrix | variants | tests each | wall time (s) |\n|---|---:|---:|---:|\n",
+    );
+    for (name, engine) in [
+        ("`lab matrix`", "sqlite"),
+        ("`lab matrix --engine postgres`", "postgres"),
+    ] {
+        let mut shape = (0, 0);
+        let times = (0..MATRIX_RUNS)
+            .map(|_| {
+                let started = Instant::now();
+                let output = std::process::Command::new(env!("CARGO_BIN_EXE_lab"))
+                    .args(["matrix", "--engine", engine, "--format", "json"])
+                    .env_remove(lease_lab::pg_server::DSN_VARIABLE)
+                    .output()
+                    .expect("lab runs");
+                let took = started.elapsed().as_secs_f64();
+                assert!(
+                    output.status.success(),
+                    "{}",
+                    String::from_utf8_lossy(&output.stderr)
+                );
+                let report: serde_json::Value =
+                    serde_json::from_slice(&output.stdout).expect("the matrix as JSON");
+                let variants = report["variants"].as_array().expect("variants").len();
+                let tests = report["tests"].as_array().map_or(0, Vec::len);
+                shape = (variants, tests);
+                took
+            })
+            .collect();
+        let _ = writeln!(
+            table,
+            "| {name} | {} | {} | {:.1} |",
+            shape.0,
+            shape.1,
+            median(times)
+        );
+    }
+    table
 }

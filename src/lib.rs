@@ -53,8 +53,10 @@
 //! - [`store`]: the reference store, steps 1 to 8 in the worksheet's order.
 //! - [`store_postgres`]: the same store on PostgreSQL, steps 1 to 8 in the same order.
 //! - [`pg_server`]: a PostgreSQL server for the lab: one it is given, or a throwaway
-//!   cluster (which a test may crash); the store on it as the suite sees it, and the
-//!   compiled operations of the reference on it and of its mutants.
+//!   cluster (which a test or a chaos run may crash); the store on it as the suite and
+//!   a chaos run's workers see it, the compiled operations of the reference on it and
+//!   of its mutants, and hosts of their own for a chaos run ([`pg_server::Hosts`]:
+//!   network namespaces, a link each, cut at will).
 //! - [`job`]: the values the store hands out: a job's row and the [`Fence`].
 //! - [`operation`]: a call described once: a protocol line, a `lab db` command.
 //! - [`mutant`]: mutant files: one broken fragment of a reference store, as data.
@@ -290,8 +292,9 @@
 //!    [`chaos::plan::Faults::none`] and [`chaos::plan::Faults::names`]. Checked by the
 //!    build: every `Faults { .. }` literal must name it.
 //! 2. Its injection: in a worker's plan ([`chaos::plan::Worker::step`]), as stalls
-//!    and skew are, or in the run ([`chaos::run`]), as kills, restarts and power cuts
-//!    (on [`vfs_shim`]'s shared disk) are; a count in [`chaos::run::Record`] and a line
+//!    and skew are, or in the run ([`chaos::run`]), as kills, restarts, power cuts
+//!    (on [`vfs_shim`]'s shared disk), a server's crash and a cut link are; a count
+//!    in [`chaos::run::Record`] and a line
 //!    in [`chaos::timeline`] when it is counted; in [`chaos::judge`], whether a run
 //!    with it still replays exactly (`replays_exactly`) and how the shrink treats it.
 //! 3. Its name on the command line: `FaultList`, `parse_faults` and the `--faults`

@@ -117,7 +117,7 @@ impl ImplArgs {
             EngineArg::Sqlite => Ok(()),
             EngineArg::Postgres => Err(CliError::Usage(format!(
                 "--engine postgres: {command} runs on SQLite only so far; the store on \
-                 PostgreSQL runs under lab matrix, lab run, lab tests --variants, lab db and lab chaos \
+                 PostgreSQL runs under lab matrix, lab run, lab tests --variants, lab db, lab chaos and lab demo \
                  (leave out --engine)"
             ))),
         }

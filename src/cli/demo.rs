@@ -21,7 +21,7 @@
 //! The stories are played, and what they show judged, in the library
 //! ([`lease_lab::course::demo`]) and told in [`lease_lab::report::demo`].
 
-use super::args::ImplArgs;
+use super::args::{EngineArg, ImplArgs};
 use super::outcome::{say, CliError, Outcome};
 use lease_lab::course::demo::{play_power_cut, story_for, tell, DemoStory, Told};
 use lease_lab::report::demo::{power_cut_text, restart_text, story_text};
@@ -73,7 +73,14 @@ impl StoryName {
 
 /// `lab demo`: plays the story and tells it.
 pub fn run(args: &Args) -> Outcome {
-    args.implementation.on_sqlite_only("demo")?;
+    if args.power_cut && args.implementation.engine == EngineArg::Postgres {
+        return Err(CliError::Usage(
+            "--power-cut cuts the power of the lab's disk model, which the store on \
+             PostgreSQL is not on; its crash is `lab chaos --engine postgres --faults \
+             server-crash` (leave out --power-cut)"
+                .into(),
+        ));
+    }
     let variant = args.implementation.variant(&args.variant)?;
     let folder = tempfile::tempdir()
         .map_err(|error| CliError::Failed(format!("cannot make a temporary folder: {error}")))?;

@@ -89,6 +89,9 @@ fn fence_story_text(
 /// `NAME on the reference store`, or `NAME on mutant ID: TITLE`.
 fn title(name: &str, variant: &Variant) -> String {
     match variant.mutant.as_deref() {
+        None if variant.server().is_some() => {
+            format!("{name} on the reference store on PostgreSQL")
+        }
         None => format!("{name} on the reference store"),
         Some(mutant) => format!("{name} on mutant {}: {}", mutant.spec.id, mutant.spec.title),
     }
@@ -162,10 +165,18 @@ pub fn story_text(story: &Story, variant: &Variant, width: usize) -> String {
     };
     writeln!(out, "\n{conclusion}").unwrap();
     if story.ending() == Ending::Protected && variant.is_reference() {
-        let next = if story.stale_first {
-            "Now a store that asks only whether the job is running: lab demo --variant f06a"
-        } else {
-            "Now try it on a store that trusts the lease alone: lab demo --variant h06h"
+        let next = match (story.stale_first, variant.server().is_some()) {
+            (true, false) => {
+                "Now a store that asks only whether the job is running: lab demo --variant f06a"
+            }
+            (false, false) => {
+                "Now try it on a store that trusts the lease alone: lab demo --variant h06h"
+            }
+            // River's and pg-boss's completion: the job's state alone.
+            (_, true) => {
+                "Now a store that asks only whether the job is running, as River and pg-boss \
+                 do: lab demo --engine postgres --variant pgf06a"
+            }
         };
         writeln!(out, "{}", fill(next, width, "", "  ")).unwrap();
     }

@@ -743,3 +743,43 @@ fn a_store_on_a_given_server_lets_go_of_its_schemas_and_its_own_clusters() {
     drop(store);
     assert!(schemas().is_empty(), "{:?}", schemas());
 }
+
+/// `lab demo --engine postgres`: the worksheet's story on the server, A's
+/// stale write refused by the reference; on River's and pg-boss's
+/// completion (the job's state alone, `pgf06a`) it lands; nothing is left.
+#[test]
+#[ignore = "needs PostgreSQL; .ci/run installs it"]
+fn lab_demo_tells_the_story_on_postgres() {
+    let scratch = tempfile::tempdir().unwrap();
+    let demo = |variant: &str| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_lab"))
+            .args(["demo", "--engine", "postgres", "--variant", variant])
+            .args(["--color", "never"])
+            .env_remove(lease_lab::pg_server::DSN_VARIABLE)
+            .env("TMPDIR", scratch.path())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let told = demo("reference");
+    assert!(
+        told.contains("The story on the reference store on PostgreSQL"),
+        "{told}"
+    );
+    assert!(
+        told.contains("A's stale write was refused; B's result stands."),
+        "{told}"
+    );
+    assert!(
+        told.contains("lab demo --engine postgres --variant pgf06a"),
+        "{told}"
+    );
+    let told = demo("pgf06a");
+    assert!(told.contains("The stale write LANDED"), "{told}");
+    let left: Vec<_> = std::fs::read_dir(scratch.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}

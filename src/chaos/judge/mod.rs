@@ -527,10 +527,16 @@ impl Headline {
 }
 
 /// Whether a run of `settings` takes the same course every time: one
-/// worker has no herd whose calls race, and without kills or a power cut
-/// nothing lands when the operating system lets it.
+/// worker has no herd whose calls race, and without kills, a power cut, a
+/// server crash or a cut link nothing lands when the operating system lets
+/// it.
 fn replays_exactly(settings: &Settings) -> bool {
-    settings.workers == 1 && !settings.faults.kills && !settings.faults.power
+    let faults = &settings.faults;
+    settings.workers == 1
+        && !faults.kills
+        && !faults.power
+        && !faults.server_crash
+        && !faults.partition
 }
 
 /// Shrinks `failing`: first to the fewest workers that still show its
