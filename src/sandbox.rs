@@ -633,6 +633,39 @@ pub fn tools_on_the_path(path: &OsStr, homes: &[PathBuf], covered: &[PathBuf]) -
 mod tests {
     use super::*;
 
+    /// A step whose system call failed is an error that names the step and
+    /// the system's error; one that answered 0 is not.
+    #[test]
+    fn a_failed_step_is_named_with_the_system_s_error() {
+        assert!(check(0, &|| "mounting /proc".into()).is_ok());
+        // SAFETY: close(2) of a descriptor that is not open fails with
+        // EBADF and changes nothing.
+        let result = unsafe { libc::close(-1) };
+        let error = check(result, &|| "mounting /proc".into()).expect_err("it failed");
+        let text = error.to_string();
+        assert!(text.contains("mounting /proc"), "{text}");
+        assert!(text.contains("Bad file descriptor"), "{text}");
+    }
+
+    /// The check that a sandbox's first process left the lab's own mount
+    /// and network namespaces refuses one that did not (this test's), and
+    /// lets one that did through.
+    #[test]
+    fn a_process_still_in_the_lab_s_namespaces_is_refused() {
+        let error = namespaces_left(&own_namespaces()).expect_err("still in them");
+        assert!(
+            error
+                .to_string()
+                .contains("still in the lab's own mount or network namespace"),
+            "{error}"
+        );
+        let elsewhere = [
+            Some(PathBuf::from("mnt:[1]")),
+            Some(PathBuf::from("net:[1]")),
+        ];
+        assert!(namespaces_left(&elsewhere).is_ok());
+    }
+
     #[test]
     fn a_sandbox_crosses_to_lab_sandbox_and_back_unchanged() {
         let sandbox = Sandbox {

@@ -84,6 +84,31 @@ impl Faults {
         }
     }
 
+    /// The faults that land when the operating system lets them, not when
+    /// the seed says (a kill, a cut link, the server's crash), named for a
+    /// sentence: a run with none of them replays as its seed says.
+    pub fn untimed(&self) -> Vec<&'static str> {
+        [
+            (self.kills, "kills"),
+            (self.partition, "cut links"),
+            (self.server_crash, "the server's crash"),
+        ]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect()
+    }
+
+    /// The same faults without those that land when the operating system
+    /// lets them ([`Faults::untimed`]).
+    pub fn timed_only(self) -> Faults {
+        Faults {
+            kills: false,
+            partition: false,
+            server_crash: false,
+            ..self
+        }
+    }
+
     /// The faults' names, as the command line gives them.
     pub fn names(&self) -> Vec<String> {
         let mut names = Vec::new();

@@ -159,6 +159,15 @@ fn moment_line(noted: &Noted) -> String {
     crate::terminal::fill(&what, 80, &head, &rest)
 }
 
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => (*one).to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
 /// What a moment of the story was, in words: `stalls holding fence 1:
 /// that attempt is stuck`.
 pub fn moment_text(noted: &Noted) -> String {
@@ -367,13 +376,32 @@ fn shrunk_lines(chaos: &super::Chaos, shrunk: &super::judge::Shrunk) -> Vec<Stri
         lines.push("replay it with:".into());
     }
     lines.extend(replay_lines(&chaos.replay(small_settings)));
-    let full_kills = chaos.judged.record.settings.faults.kills;
-    if small_settings.faults.kills {
+    let full = chaos.judged.record.settings.faults.untimed();
+    let small_untimed = small_settings.faults.untimed();
+    if small_untimed == ["kills"] {
         lines.push("  (its kills land when the operating system lets them: a replay may".into());
         lines.push("  break elsewhere, or take a few runs)".into());
-    } else if full_kills {
+    } else if !small_untimed.is_empty() {
+        lines.push(crate::terminal::fill_lines(
+            &format!(
+                "  (its {} land when the operating system lets them: a replay may break \
+                 elsewhere, or take a few runs)",
+                and_list(&small_untimed)
+            ),
+            80,
+        ));
+    } else if full == ["kills"] {
         lines.push("  (without the kills: the run breaks without them, and a kill lands".into());
         lines.push("  when the operating system lets it, not when the seed says)".into());
+    } else if !full.is_empty() {
+        lines.push(crate::terminal::fill_lines(
+            &format!(
+                "  (without the {}: the run breaks without them, and each lands when the \
+                 operating system lets it, not when the seed says)",
+                and_list(&full)
+            ),
+            80,
+        ));
     }
     lines.push(String::new());
     // The shrunk run may break another job than the full run did: the

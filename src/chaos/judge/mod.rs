@@ -531,12 +531,7 @@ impl Headline {
 /// server crash or a cut link nothing lands when the operating system lets
 /// it.
 fn replays_exactly(settings: &Settings) -> bool {
-    let faults = &settings.faults;
-    settings.workers == 1
-        && !faults.kills
-        && !faults.power
-        && !faults.server_crash
-        && !faults.partition
+    settings.workers == 1 && !settings.faults.power && settings.faults.untimed().is_empty()
 }
 
 /// Shrinks `failing`: first to the fewest workers that still show its
@@ -674,16 +669,17 @@ impl Shrinking<'_> {
         judged
     }
 
-    /// `best` without its kills, with as many calls as the run that failed
-    /// first, when that still fails; else `best` as it is.
+    /// `best` without its kills (and cut links and server crash, which
+    /// land as they do), with as many calls as the run that failed first,
+    /// when that still fails; else `best` as it is.
     ///
     /// Errors: a run that could not be made.
     fn without_kills(&mut self, best: Judgement) -> Result<Judgement, RunError> {
-        if !best.record.settings.faults.kills {
+        if best.record.settings.faults.untimed().is_empty() {
             return Ok(best);
         }
         let mut settings = best.record.settings.clone();
-        settings.faults.kills = false;
+        settings.faults = settings.faults.timed_only();
         settings.operations = self.calls;
         Ok(match self.attempt(settings, MOST_SHRINK_RUNS)? {
             Some(judged) => self.choose(judged),
