@@ -121,42 +121,7 @@ pub fn run(args: &Args) -> Outcome {
             args.skew
         )));
     }
-    let on_server = args.implementation.engine == EngineArg::Postgres;
-    if args.faults.power && on_server {
-        return Err(CliError::Usage(
-            "--faults power cuts the power of workers on the lab's disk model, which the \
-             store on PostgreSQL is not on; use server-crash to kill its server"
-                .into(),
-        ));
-    }
-    if args.hosts && !on_server {
-        return Err(CliError::Usage(
-            "--hosts puts the workers and the server on hosts of their own, and this \
-             store keeps its jobs in a file; add --engine postgres"
-                .into(),
-        ));
-    }
-    if args.hosts && args.implementation.dsn.is_some() {
-        return Err(CliError::Usage(
-            "--hosts starts a cluster of the run's own on a host of its own, and cannot \
-             move a server it is given; leave out --dsn"
-                .into(),
-        ));
-    }
-    if args.faults.partition && !args.hosts {
-        return Err(CliError::Usage(
-            "--faults partition cuts a worker's link to the server, and only workers on \
-             hosts of their own have one; add --hosts (with --engine postgres)"
-                .into(),
-        ));
-    }
-    if args.faults.server_crash && !on_server {
-        return Err(CliError::Usage(
-            "--faults server-crash kills a PostgreSQL server, and this store keeps its jobs \
-             in a file; add --engine postgres, or use power or kills"
-                .into(),
-        ));
-    }
+    refuse_what_the_engine_cannot_run(args)?;
     let variant = args.implementation.variant(&args.variant)?;
     if args.faults.power && !matches!(variant.engine, lease_lab::variant::Engine::Compiled(_)) {
         return Err(CliError::Usage(
@@ -214,6 +179,43 @@ pub fn run(args: &Args) -> Outcome {
         Err(CliError::Reported)
     } else {
         Ok(())
+    }
+}
+
+/// Refuses, before any server is started, what the engine cannot run: a
+/// fault or hosts of the other engine, hosts on a server it was given.
+fn refuse_what_the_engine_cannot_run(args: &Args) -> Result<(), CliError> {
+    let on_server = args.implementation.engine == EngineArg::Postgres;
+    let refused = [
+        (
+            args.faults.power && on_server,
+            "--faults power cuts the power of workers on the lab's disk model, which the \
+             store on PostgreSQL is not on; use server-crash to kill its server",
+        ),
+        (
+            args.hosts && !on_server,
+            "--hosts puts the workers and the server on hosts of their own, and this \
+             store keeps its jobs in a file; add --engine postgres",
+        ),
+        (
+            args.hosts && args.implementation.dsn.is_some(),
+            "--hosts starts a cluster of the run's own on a host of its own, and cannot \
+             move a server it is given; leave out --dsn",
+        ),
+        (
+            args.faults.partition && !args.hosts,
+            "--faults partition cuts a worker's link to the server, and only workers on \
+             hosts of their own have one; add --hosts (with --engine postgres)",
+        ),
+        (
+            args.faults.server_crash && !on_server,
+            "--faults server-crash kills a PostgreSQL server, and this store keeps its jobs \
+             in a file; add --engine postgres, or use power or kills",
+        ),
+    ];
+    match refused.into_iter().find(|(refused, _)| *refused) {
+        Some((_, why)) => Err(CliError::Usage(why.into())),
+        None => Ok(()),
     }
 }
 
