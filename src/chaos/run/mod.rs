@@ -15,8 +15,8 @@
 //! the processes), and whether a kill lands before the call finished. A
 //! replay makes the same calls as long as the answers are the same.
 //!
-//! [`place`] keeps the jobs (a file, or a schema on a server), [`round`]
-//! plays the rounds, [`call`] makes one call.
+//! `place` keeps the jobs (a file, or a schema on a server), `round`
+//! plays the rounds, `call` makes one call.
 
 use super::history::{Call, Noted};
 use super::plan::Settings;
