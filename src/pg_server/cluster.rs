@@ -230,6 +230,10 @@ impl Cluster {
         // group of its own (PostgreSQL's children call setsid), so that
         // they are found by their parent, not by a group.
         signal(pid, libc::SIGSTOP);
+        // A signal is delivered after kill(2) returns: until the server has
+        // stopped, it may still start a process for a connection, which a
+        // list made too early would miss and leave running for ever.
+        wait_until_stopped(pid);
         let children = children_of(pid);
         for child in &children {
             signal(*child, libc::SIGKILL);
@@ -327,20 +331,29 @@ fn parent_of(pid: libc::pid_t) -> Option<libc::pid_t> {
     rest.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// The state of the process `pid` (`R`, `S`, `T` for stopped, `Z`...), from
+/// /proc/PID/stat; `None` once it is gone.
+fn state_of(pid: libc::pid_t) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.split_whitespace().next().map(str::to_string)
+}
+
+/// Waits, for 1 s at most, until the process `pid` has stopped (or gone).
+fn wait_until_stopped(pid: libc::pid_t) {
+    for _ in 0..1000 {
+        match state_of(pid).as_deref() {
+            Some("T" | "t") | None => return,
+            Some(_) => std::thread::sleep(std::time::Duration::from_millis(1)),
+        }
+    }
+}
+
 /// Waits, for 10 s at most, until none of `pids` is alive (a zombie, dead
 /// but not yet reaped, counts as gone): `None`, or one still alive.
 fn wait_until_gone(pids: &[libc::pid_t]) -> Option<libc::pid_t> {
-    let alive = |pid: &libc::pid_t| {
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|stat| {
-                let (_, rest) = stat.rsplit_once(')')?;
-                rest.split_whitespace()
-                    .next()
-                    .map(|state| state != "Z" && state != "X")
-            })
-            .unwrap_or(false)
-    };
+    let alive =
+        |pid: &libc::pid_t| state_of(*pid).is_some_and(|state| state != "Z" && state != "X");
     for _ in 0..200 {
         match pids.iter().find(|pid| alive(pid)) {
             None => return None,
