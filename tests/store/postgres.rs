@@ -15,6 +15,16 @@ use lease_lab::pg_server::{call, Cluster};
 use lease_lab::store_postgres::Postgres;
 use std::collections::BTreeMap;
 
+/// Asserts that `scratch` (a run's temporary folder) is empty: no cluster,
+/// database or socket of the run is left in it.
+fn assert_nothing_left_in(scratch: &std::path::Path) {
+    let left: Vec<_> = std::fs::read_dir(scratch)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
 /// A cluster in a folder of its own, under the system's temporary folder
 /// (the server's user must reach it).
 fn cluster() -> Cluster {
@@ -385,11 +395,7 @@ fn the_matrix_on_postgres_kills_every_mutant_and_leaves_nothing() {
             killers(id)
         );
     }
-    let left: Vec<_> = std::fs::read_dir(scratch.path())
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name())
-        .collect();
-    assert!(left.is_empty(), "left behind: {left:?}");
+    assert_nothing_left_in(scratch.path());
 }
 
 /// Another client's row locks hold a claim until they are let go, and the
@@ -574,11 +580,7 @@ fn chaos_on_postgres_survives_a_server_crash_and_catches_what_it_loses() {
     let (code, said) = chaos("pg06", "1");
     assert_eq!(code, Some(1), "{said}");
     assert!(said.contains("(step 6)"), "{said}");
-    let left: Vec<_> = std::fs::read_dir(scratch.path())
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name())
-        .collect();
-    assert!(left.is_empty(), "left behind: {left:?}");
+    assert_nothing_left_in(scratch.path());
 }
 
 /// `lab chaos --engine postgres --hosts`: each worker in a network
@@ -662,11 +664,7 @@ fn chaos_on_hosts_of_their_own_with_partitions_is_clean_and_catches_step_6() {
         );
     }
     assert_eq!(namespaces(), before, "no namespace is left");
-    let left: Vec<_> = std::fs::read_dir(scratch.path())
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name())
-        .collect();
-    assert!(left.is_empty(), "left behind: {left:?}");
+    assert_nothing_left_in(scratch.path());
 }
 
 /// The store on a server it was given keeps a schema per database path, and
@@ -778,9 +776,5 @@ fn lab_demo_tells_the_story_on_postgres() {
     );
     let told = demo("pgf06a");
     assert!(told.contains("The stale write LANDED"), "{told}");
-    let left: Vec<_> = std::fs::read_dir(scratch.path())
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name())
-        .collect();
-    assert!(left.is_empty(), "left behind: {left:?}");
+    assert_nothing_left_in(scratch.path());
 }

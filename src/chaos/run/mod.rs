@@ -108,11 +108,6 @@ impl Workers {
         }
     }
 
-    /// Whether the workers keep their jobs on a server.
-    pub fn on_a_server(&self) -> bool {
-        self.server.is_some()
-    }
-
     /// The same workers, each on a host of its own, the server on another,
     /// on a cluster of each run's own (see [`crate::pg_server::Hosts`]).
     ///
