@@ -85,13 +85,7 @@ impl ImplArgs {
     /// usage error), or no cluster could be started (PostgreSQL is not
     /// installed, say: the message names the package).
     fn server(&self) -> Result<Server, CliError> {
-        if self.subject != Subject::Rust {
-            return Err(CliError::Usage(format!(
-                "--engine postgres runs the lab's Rust store on PostgreSQL (src/store_postgres.rs), \
-                 not {}; leave out --impl",
-                self.subject.describe()
-            )));
-        }
+        self.rust_on_postgres()?;
         match pg_server::given(self.dsn.as_deref()) {
             Some(dsn) => {
                 let server = Server::given(&dsn);
@@ -110,6 +104,31 @@ impl ImplArgs {
         }
     }
 
+    /// A usage error unless the subject is the lab's Rust store, the one
+    /// store on PostgreSQL.
+    fn rust_on_postgres(&self) -> Result<(), CliError> {
+        if self.subject == Subject::Rust {
+            return Ok(());
+        }
+        Err(CliError::Usage(format!(
+            "--engine postgres runs the lab's Rust store on PostgreSQL (src/store_postgres.rs), \
+             not {}; leave out --impl",
+            self.subject.describe()
+        )))
+    }
+
+    /// The implementation of the family with this id, on PostgreSQL, with
+    /// no server started now: each run puts its database on a cluster of
+    /// its own, on a host of its own ([`Server::of_each_run`]), as `lab
+    /// chaos --hosts` and `lab demo --partition` do.
+    ///
+    /// Errors: `--impl` names another store than the lab's Rust one, or
+    /// there is no such variant (usage errors).
+    pub fn variant_on_hosts(&self, id: &str) -> Result<Variant, CliError> {
+        self.rust_on_postgres()?;
+        self.find(Variant::all_on_server(&Arc::new(Server::of_each_run())), id)
+    }
+
     /// A usage error when `--engine postgres` was given to `command`,
     /// which runs only on SQLite so far.
     pub fn on_sqlite_only(&self, command: &str) -> Result<(), CliError> {
@@ -126,7 +145,13 @@ impl ImplArgs {
     /// The implementation of the family with this id (`reference` and
     /// `correct` name the reference; a program is `yours` or `reference`).
     pub fn variant(&self, id: &str) -> Result<Variant, CliError> {
-        Variant::find_in(self.variants()?, id).map_err(|ids| {
+        self.find(self.variants()?, id)
+    }
+
+    /// The variant with this id among `variants`, or a usage error listing
+    /// theirs.
+    fn find(&self, variants: Vec<Variant>, id: &str) -> Result<Variant, CliError> {
+        Variant::find_in(variants, id).map_err(|ids| {
             CliError::Usage(format!(
                 "no variant {id:?} for --impl {}; the variants are: {}",
                 self.subject.name(),

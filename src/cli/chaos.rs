@@ -122,7 +122,12 @@ pub fn run(args: &Args) -> Outcome {
         )));
     }
     refuse_what_the_engine_cannot_run(args)?;
-    let variant = args.implementation.variant(&args.variant)?;
+    // (On hosts, each run starts a cluster of its own there: none now.)
+    let variant = if args.hosts {
+        args.implementation.variant_on_hosts(&args.variant)?
+    } else {
+        args.implementation.variant(&args.variant)?
+    };
     if args.faults.power && !matches!(variant.engine, lease_lab::variant::Engine::Compiled(_)) {
         return Err(CliError::Usage(
             "--faults power needs the lab's disk model in every worker, which \

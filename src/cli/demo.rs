@@ -18,12 +18,20 @@
 //! ([`lease_lab::vfs_shim`]), so this story runs only on the stores
 //! compiled into `lab`.
 //!
+//! `lab demo --engine postgres --partition` tells the worksheet's story
+//! with a real stall: A and B are processes on hosts of their own (network
+//! namespaces), and A's link to the server is cut after its claim.
+//!
 //! The stories are played, and what they show judged, in the library
 //! ([`lease_lab::course::demo`]) and told in [`lease_lab::report::demo`].
 
-use super::args::{EngineArg, ImplArgs};
+use super::args::{worker_command, EngineArg, ImplArgs};
 use super::outcome::{say, CliError, Outcome};
-use lease_lab::course::demo::{play_power_cut, story_for, tell, DemoStory, Told};
+use lease_lab::chaos::run::{Apart, Workers};
+use lease_lab::course::demo::{
+    play_partition, play_power_cut, story_for, tell, DemoStory, Link, Told,
+};
+use lease_lab::pg_server::Hosts;
 use lease_lab::report::demo::{power_cut_text, restart_text, story_text};
 use lease_lab::runner::DEFAULT_TIMEOUT;
 use lease_lab::variant::REFERENCE_ID;
@@ -46,6 +54,13 @@ pub struct Args {
     /// takeover).
     #[arg(long, value_enum, conflicts_with = "power_cut")]
     story: Option<StoryName>,
+    /// With --engine postgres: tell the story with a real partition. A and
+    /// B are workers on hosts of their own (network namespaces; needs root
+    /// and `ip`), the server on another; A's link to it is cut after its
+    /// claim, and mended when A comes back (takeover or stale-first).
+    /// Nothing is left when it ends.
+    #[arg(long, conflicts_with_all = ["power_cut", "db"])]
+    partition: bool,
     #[command(flatten)]
     implementation: ImplArgs,
 }
@@ -73,6 +88,9 @@ impl StoryName {
 
 /// `lab demo`: plays the story and tells it.
 pub fn run(args: &Args) -> Outcome {
+    if args.partition {
+        return partition(args);
+    }
     if args.power_cut && args.implementation.engine == EngineArg::Postgres {
         return Err(CliError::Usage(
             "--power-cut cuts the power of the lab's disk model, which the store on \
@@ -115,6 +133,84 @@ pub fn run(args: &Args) -> Outcome {
         Told::Takeover(story) => story_text(&story, &variant, width),
         Told::Restart(story) => restart_text(&story, &variant, width),
     })
+}
+
+/// `lab demo --partition`: A and B on hosts of their own, A's link cut
+/// for real.
+fn partition(args: &Args) -> Outcome {
+    if args.implementation.engine != EngineArg::Postgres {
+        return Err(CliError::Usage(
+            "--partition cuts a worker's link to a database server, and this store keeps \
+             its jobs in a file; add --engine postgres"
+                .into(),
+        ));
+    }
+    if args.implementation.dsn.is_some() {
+        return Err(CliError::Usage(
+            "--partition starts a cluster of its own on a host of its own, and cannot move \
+             a server it is given; leave out --dsn"
+                .into(),
+        ));
+    }
+    let variant = args.implementation.variant_on_hosts(&args.variant)?;
+    let stale_first = match story_for(args.story.map(StoryName::story), &variant) {
+        DemoStory::Takeover => false,
+        DemoStory::StaleFirst => true,
+        DemoStory::Restart => {
+            return Err(CliError::Usage(
+                "--partition cuts A's link while B takes the job over: tell it as the \
+                 takeover or stale-first story (--story restart has no takeover)"
+                    .into(),
+            ))
+        }
+    };
+    let workers = Workers::of(&variant, &worker_command()?)
+        .on_hosts()
+        .map_err(|error| CliError::Usage(error.to_string()))?;
+    let apart = Apart::start(&workers, 2, &std::env::temp_dir())
+        .map_err(|error| CliError::Failed(error.to_string()))?;
+    // Said before the story: what it made, and that it goes.
+    eprintln!(
+        "lab: A and B each on a host of its own (a network namespace), the server on\n     another, on a cluster of the story's own; all removed when it ends"
+    );
+    let link = HostLink {
+        hosts: apart.hosts(),
+        worker: 0,
+    };
+    let story = play_partition(
+        apart.store(0),
+        apart.store(1),
+        &link,
+        apart.db(),
+        stale_first,
+    )
+    .map_err(|error| CliError::Failed(error.to_string()))?;
+    drop(apart);
+    say(&story_text(
+        &story,
+        &variant,
+        lease_lab::terminal::text_width(),
+    ))
+}
+
+/// A worker's link on hosts of their own, as the partition story cuts it.
+struct HostLink<'h> {
+    hosts: &'h Hosts,
+    worker: usize,
+}
+
+impl Link for HostLink<'_> {
+    fn cut(&self) -> Result<(), String> {
+        self.hosts
+            .cut(self.worker)
+            .map_err(|error| error.to_string())
+    }
+
+    fn mend(&self) -> Result<(), String> {
+        self.hosts
+            .mend(self.worker)
+            .map_err(|error| error.to_string())
+    }
 }
 
 #[cfg(test)]
@@ -199,6 +295,43 @@ mod tests {
             error.to_string().contains("takeover, stale-first, restart"),
             "{error}"
         );
+    }
+
+    /// `--partition` is refused, before anything is made, where it cannot
+    /// be told: on a file, on a server given, with a story without a
+    /// takeover, on another store than the lab's Rust one.
+    #[test]
+    fn a_partition_is_refused_where_it_cannot_be_told() {
+        for (args, says) in [
+            (
+                &[][..],
+                "this store keeps its jobs in a file; add --engine postgres",
+            ),
+            (
+                &["--engine", "postgres", "--dsn", "host=/nowhere"],
+                "cannot move a server it is given; leave out --dsn",
+            ),
+            (
+                &["--engine", "postgres", "--story", "restart"],
+                "(--story restart has no takeover)",
+            ),
+            (
+                &["--engine", "postgres", "--impl", "python"],
+                "not the lab's python store; leave out --impl",
+            ),
+            (
+                &["--engine", "postgres", "--variant", "f06a"],
+                "no variant \"f06a\"",
+            ),
+        ] {
+            let error = demo(&[&["--partition"][..], args].concat()).unwrap_err();
+            assert_eq!(error.exit_code(), 2, "{args:?}: {error:?}");
+            assert!(error.to_string().contains(says), "{args:?}: {error}");
+        }
+        for other in ["--power-cut", "--db=x.db"] {
+            let error = Cli::try_parse_from(["lab", "demo", "--partition", other]).unwrap_err();
+            assert!(error.to_string().contains("cannot be used with"), "{error}");
+        }
     }
 
     /// A story that could not be told is a command that could not run (exit 3),

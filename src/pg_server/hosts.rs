@@ -26,14 +26,15 @@ pub const NETWORKS: &str = "10.77.0.0/16";
 pub enum HostsError {
     /// Namespaces need root.
     #[error(
-        "--hosts puts each worker in a network namespace of its own, which needs root: \
-         run the lab as root, or leave out --hosts"
+        "hosts of their own (--hosts, --partition) are network namespaces, which need \
+         root: run the lab as root, or leave the option out"
     )]
     NotRoot,
     /// `ip` is not installed.
     #[error(
-        "--hosts needs the `ip` program to make network namespaces (on Debian or Ubuntu: \
-         `apt-get install iproute2`), or leave out --hosts"
+        "hosts of their own (--hosts, --partition) are network namespaces, made with the \
+         `ip` program: install it (on Debian or Ubuntu: `apt-get install iproute2`), or \
+         leave the option out"
     )]
     NoIp,
     /// Too many workers for the links' addresses.

@@ -157,6 +157,18 @@ impl Server {
         }
     }
 
+    /// No server of the store's own: each run puts its database on a
+    /// cluster of the run's own ([`OnServer::adopt`]), as a run whose
+    /// server and workers are on hosts of their own does, so that no
+    /// cluster is started for nothing. A call on a database that was not
+    /// adopted fails: there is no server to connect to.
+    pub fn of_each_run() -> Server {
+        Server {
+            dsn: String::new(),
+            cluster: None,
+        }
+    }
+
     /// A throwaway cluster, started in a new folder under `scratch`.
     ///
     /// Errors: as for [`Cluster::start`].
@@ -193,6 +205,11 @@ impl Server {
     /// without its password, or the throwaway cluster's folder (on two
     /// lines, within 80 columns).
     pub fn describe(&self) -> String {
+        if self.dsn.is_empty() {
+            return "the store on PostgreSQL runs on a cluster of the run's own, on a host\n     \
+                    of its own, removed when the run ends"
+                .into();
+        }
         match &self.cluster {
             Some(cluster) => format!(
                 "the store on PostgreSQL runs on a throwaway cluster, removed when the\n     run ends: {}",

@@ -148,10 +148,10 @@ fn final_row_text(row: Option<&Job>, width: usize) -> String {
 /// The story (`takeover` or `stale-first`) as a timeline, then the final
 /// row and what it shows, in words true of the order it was told in.
 pub fn story_text(story: &Story, variant: &Variant, width: usize) -> String {
-    let name = if story.stale_first {
-        "The story with A back first"
-    } else {
-        "The story"
+    let name = match (story.partition, story.stale_first) {
+        (true, _) => "The partition story",
+        (false, true) => "The story with A back first",
+        (false, false) => "The story",
     };
     let mut out = format!("{}\n\n", fill(&title(name, variant), width, "", "").bold());
     out.push_str(&timeline(&story.events, width));
@@ -166,6 +166,10 @@ pub fn story_text(story: &Story, variant: &Variant, width: usize) -> String {
     writeln!(out, "\n{conclusion}").unwrap();
     if story.ending() == Ending::Protected && variant.is_reference() {
         let next = match (story.stale_first, variant.server().is_some()) {
+            _ if story.partition => {
+                "Now a store that asks only whether the job is running, as River and pg-boss \
+                 do: lab demo --engine postgres --partition --variant pgf06a"
+            }
             (true, false) => {
                 "Now a store that asks only whether the job is running: lab demo --variant f06a"
             }

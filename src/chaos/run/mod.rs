@@ -16,7 +16,8 @@
 //! replay makes the same calls as long as the answers are the same.
 //!
 //! `place` keeps the jobs (a file, or a schema on a server), `round`
-//! plays the rounds, `call` makes one call.
+//! plays the rounds, `call` makes one call; `apart` starts workers on hosts
+//! of their own for a story told call by call.
 
 use super::history::{Call, Noted};
 use super::plan::Settings;
@@ -32,6 +33,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+pub use apart::Apart;
 pub use place::ON_A_SERVER;
 
 /// The longest one call may take before its worker counts as hung.
@@ -163,6 +165,9 @@ pub enum RunError {
     /// A partition was asked of workers that are not on hosts of their own.
     #[error("a partition cuts a worker's link to the server, and only workers on hosts of their own have one (add --hosts)")]
     PartitionNeedsHosts,
+    /// The hosts could not be made: not root, no `ip`, or `ip` failed.
+    #[error(transparent)]
+    Hosts(crate::pg_server::HostsError),
     /// A link could not be cut or mended.
     #[error("the partition failed: {0}")]
     Partition(String),
@@ -171,7 +176,7 @@ pub enum RunError {
     CrashNeedsAServer,
     /// The cluster of the run's own, which its server crash may kill,
     /// could not be started.
-    #[error("the run's own PostgreSQL cluster, for its server crash, could not be started: {0}")]
+    #[error("the run's own PostgreSQL cluster (for a server crash, or on a host of its own) could not be started: {0}")]
     OwnServer(String),
     /// The server could not be crashed, or did not come back.
     #[error("the server crash failed: {0}")]
@@ -368,6 +373,7 @@ pub fn run_until(
     Ok(run.finish(stopped))
 }
 
+mod apart;
 mod call;
 mod place;
 mod round;

@@ -73,7 +73,7 @@ impl Place {
         let hosts = hosts
             .map(|workers| Hosts::make(workers).map(Arc::new))
             .transpose()
-            .map_err(|error| RunError::OwnServer(error.to_string()))?;
+            .map_err(RunError::Hosts)?;
         if let Some(hosts) = &hosts {
             let cluster = Cluster::start_on(&std::env::temp_dir(), hosts)
                 .map_err(|error| RunError::OwnServer(error.to_string()))?;

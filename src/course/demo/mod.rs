@@ -21,6 +21,12 @@
 //!   worker restarts and runs `init_db` on the existing file, B claims. B
 //!   must get a greater fence than A's, or a fence was handed out twice.
 //!
+//! The partition story ([`play_partition`]) is the worksheet's with a real
+//! stall: A and B are workers on hosts of their own, and after A's claim
+//! its link to the server is cut. A runs on, but its renewal gets no
+//! answer; its lease runs out, B takes over and completes, the link is
+//! mended, and A completes with its old fence.
+//!
 //! The power-cut story ([`play_power_cut`]) is the other restart the fence
 //! must survive: A claims, the power fails before the disk has what was
 //! not synced, the machine restarts, B claims. The power cut is the lab's
@@ -71,6 +77,9 @@ pub struct Story {
     /// Whether A's late completion came before B's (`stale-first`) or
     /// after it (`takeover`).
     pub stale_first: bool,
+    /// Whether A's stall was its link to the server, cut for real (the
+    /// partition story).
+    pub partition: bool,
     /// The events, in time order.
     pub events: Vec<Event>,
     /// The fence B's claim got, if any.
@@ -144,15 +153,15 @@ pub fn story_for(asked: Option<DemoStory>, variant: &crate::variant::Variant) ->
 
 /// Plays the worksheet's story (`takeover`) on `store` with a new
 /// database at `db`: B completes, then A comes back.
-pub fn play(store: &dyn JobStore, db: &Path) -> Result<Story, StoreError> {
-    play_takeover(store, db, false)
+pub fn play(store: &dyn JobStore, db: &Path) -> Result<Story, DemoError> {
+    play_takeover([store, store], db, false, None)
 }
 
 /// Plays the `stale-first` story on `store` with a new database at `db`:
 /// B takes over, A comes back while B is still working and completes,
 /// then B completes.
-pub fn play_stale_first(store: &dyn JobStore, db: &Path) -> Result<Story, StoreError> {
-    play_takeover(store, db, true)
+pub fn play_stale_first(store: &dyn JobStore, db: &Path) -> Result<Story, DemoError> {
+    play_takeover([store, store], db, true, None)
 }
 
 /// How every story but the power cut's begins: a new database, the job
@@ -171,16 +180,29 @@ fn a_claims(
 }
 
 /// A claims and stalls, B takes the expired lease over, and both complete:
-/// A first when `stale_first`, else B first.
-fn play_takeover(store: &dyn JobStore, db: &Path, stale_first: bool) -> Result<Story, StoreError> {
+/// A first when `stale_first`, else B first. A's calls are made by `a`,
+/// B's by `b`. With a `link` (A's to the server), A's stall is the link
+/// cut: A tries to renew and gets no answer, and the link is mended just
+/// before A comes back.
+fn play_takeover(
+    workers: [&dyn JobStore; 2],
+    db: &Path,
+    stale_first: bool,
+    link: Option<&dyn Link>,
+) -> Result<Story, DemoError> {
+    let [a, b] = workers;
     let mut timeline = Timeline::default();
-    let a_fence = a_claims(store, db, &mut timeline)?;
-    timeline.note(
-        101.0,
-        "A",
-        "stalls (a long pause: GC, swap, a network partition)".into(),
-        String::new(),
-    );
+    let a_fence = a_claims(a, db, &mut timeline)?;
+    let stale = a_fence.unwrap_or(Fence(1));
+    match link {
+        None => timeline.note(
+            101.0,
+            "A",
+            "stalls (a long pause: GC, swap, a network partition)".into(),
+            String::new(),
+        ),
+        Some(link) => a_cut_off(a, db, &mut timeline, link, stale)?,
+    }
     timeline.note(
         110.0,
         "-",
@@ -188,9 +210,25 @@ fn play_takeover(store: &dyn JobStore, db: &Path, stale_first: bool) -> Result<S
         String::new(),
     );
 
-    let b_fence = store.claim(db, JOB, "B", 110.0, 10.0)?;
+    let b_fence = b.claim(db, JOB, "B", 110.0, 10.0)?;
     timeline.note(110.0, "B", "claim, ttl 10".into(), show_fence(b_fence));
-    let stale = a_fence.unwrap_or(Fence(1));
+    let a_back = |timeline: &mut Timeline, time: f64| -> Result<bool, DemoError> {
+        let mut back = "wakes up";
+        if let Some(link) = link {
+            link.mend().map_err(|why| DemoError::Link {
+                what: "mended",
+                why,
+            })?;
+            timeline.note(
+                time - 1.0,
+                "-",
+                "A's link is mended: A reaches the server again".into(),
+                String::new(),
+            );
+            back = "back";
+        }
+        Ok(a_completes(a, db, timeline, stale, time, back)?)
+    };
     let (a_completed, b_completed) = if stale_first {
         if b_fence.is_some() {
             timeline.note(
@@ -200,23 +238,55 @@ fn play_takeover(store: &dyn JobStore, db: &Path, stale_first: bool) -> Result<S
                 String::new(),
             );
         }
-        let a_completed = a_completes(store, db, &mut timeline, stale, 113.0)?;
-        let b_completed = b_completes(store, db, &mut timeline, b_fence, 115.0)?;
+        let a_completed = a_back(&mut timeline, 113.0)?;
+        let b_completed = b_completes(b, db, &mut timeline, b_fence, 115.0)?;
         (a_completed, b_completed)
     } else {
-        let b_completed = b_completes(store, db, &mut timeline, b_fence, 112.0)?;
-        let a_completed = a_completes(store, db, &mut timeline, stale, 113.0)?;
+        let b_completed = b_completes(b, db, &mut timeline, b_fence, 112.0)?;
+        let a_completed = a_back(&mut timeline, 113.0)?;
         (a_completed, b_completed)
     };
-    let final_row = store.state(db, JOB)?;
+    let final_row = b.state(db, JOB)?;
     Ok(Story {
         stale_first,
+        partition: link.is_some(),
         events: timeline.0,
         b_fence,
         b_completed,
         a_completed,
         final_row,
     })
+}
+
+/// A's link to the server is cut, and A, running on, tries to renew its
+/// lease (with `stale`, its fence) and gets no answer.
+fn a_cut_off(
+    a: &dyn JobStore,
+    db: &Path,
+    timeline: &mut Timeline,
+    link: &dyn Link,
+    stale: Fence,
+) -> Result<(), DemoError> {
+    link.cut()
+        .map_err(|why| DemoError::Link { what: "cut", why })?;
+    timeline.note(
+        101.0,
+        "-",
+        "A's link to the server is cut: A runs on, cut off from the server".into(),
+        String::new(),
+    );
+    let renewed = a.renew(db, JOB, "A", stale, 105.0, 10.0);
+    timeline.note(
+        105.0,
+        "A",
+        format!("renew with fence {stale}, ttl 10"),
+        match renewed {
+            Ok(done) => accepted(done),
+            // A cannot tell whether the server ever had it.
+            Err(_) => "no answer: the call failed".into(),
+        },
+    );
+    Ok(())
 }
 
 /// B completes at `time` with the fence its claim got, if it got one.
@@ -250,22 +320,58 @@ fn b_completes(
     }
 }
 
-/// A wakes up at `time` and completes with its old fence.
+/// A comes back at `time` (`back` says how) and completes with its old
+/// fence.
 fn a_completes(
     store: &dyn JobStore,
     db: &Path,
     timeline: &mut Timeline,
     stale: Fence,
     time: f64,
+    back: &str,
 ) -> Result<bool, StoreError> {
     let done = store.complete(db, JOB, "A", stale, time, A_RESULT)?;
     timeline.note(
         time,
         "A",
-        format!("wakes up, complete with its old fence {stale}, result {A_RESULT:?}"),
+        format!("{back}, complete with its old fence {stale}, result {A_RESULT:?}"),
         accepted(done),
     );
     Ok(done)
+}
+
+/// A worker's link to the server, which the partition story cuts and
+/// mends.
+pub trait Link {
+    /// Takes the link down: nothing passes either way until it is mended.
+    ///
+    /// Errors: why it could not be cut.
+    fn cut(&self) -> Result<(), String>;
+    /// Brings it back up.
+    ///
+    /// Errors: why it could not be mended.
+    fn mend(&self) -> Result<(), String>;
+}
+
+/// Plays the partition story with a new database at `db`: A, whose calls
+/// are made by `a` (a worker on a host of its own), claims; its link to
+/// the server (`link`) is cut; A, still running, tries to renew its lease
+/// and gets no answer; the lease runs out, and B (`b`, on another host)
+/// claims; the link is mended, and A completes with its old fence, after
+/// B completes, or while B still works when `stale_first` (the order a
+/// completion guarded by the job's state alone breaks in). What it shows
+/// is judged as the worksheet's story is ([`Story::ending`]).
+///
+/// Errors: a call that must be answered failed, or the link could not be
+/// cut or mended.
+pub fn play_partition(
+    a: &dyn JobStore,
+    b: &dyn JobStore,
+    link: &dyn Link,
+    db: &Path,
+    stale_first: bool,
+) -> Result<Story, DemoError> {
+    play_takeover([a, b], db, stale_first, Some(link))
 }
 
 /// A story with a restart between A's claim and B's (`restart`, or the
@@ -346,7 +452,7 @@ pub enum Told {
 }
 
 /// Plays `story` on `store` with a new database at `db`.
-pub fn tell(story: DemoStory, store: &dyn JobStore, db: &Path) -> Result<Told, StoreError> {
+pub fn tell(story: DemoStory, store: &dyn JobStore, db: &Path) -> Result<Told, DemoError> {
     Ok(match story {
         DemoStory::Takeover => Told::Takeover(play(store, db)?),
         DemoStory::StaleFirst => Told::Takeover(play_stale_first(store, db)?),
@@ -354,27 +460,37 @@ pub fn tell(story: DemoStory, store: &dyn JobStore, db: &Path) -> Result<Told, S
     })
 }
 
-/// Why the power-cut story could not be told.
+/// Why a story could not be told.
 #[derive(Debug, thiserror::Error)]
-pub enum PowerCutError {
-    /// The store failed an operation; its own message.
+pub enum DemoError {
+    /// A store failed an operation that the story needs answered (A's
+    /// renewal, cut off, is a failure the partition story tells); its own
+    /// message.
     #[error(transparent)]
-    Store(StoreError),
+    Store(#[from] StoreError),
     /// The simulated power cut failed: the shim could not be installed or
     /// could not track the database, or a file could not be put back.
     #[error("the simulated power cut failed: {0}")]
     Shim(ShimError),
+    /// A's link could not be cut or mended.
+    #[error("A's link to the server could not be {what}: {why}")]
+    Link {
+        /// `cut` or `mended`.
+        what: &'static str,
+        /// Why.
+        why: String,
+    },
 }
 
 /// Plays the power-cut story on `store` (one compiled into this process)
 /// with a new database at `db`.
 ///
-/// Errors: the store's own ([`PowerCutError::Store`]), or the shim's
-/// ([`PowerCutError::Shim`]: it could not be installed, or a file not put
+/// Errors: the store's own ([`DemoError::Store`]), or the shim's
+/// ([`DemoError::Shim`]: it could not be installed, or a file not put
 /// back).
-pub fn play_power_cut(store: &dyn JobStore, db: &Path) -> Result<RestartStory, PowerCutError> {
-    let failed = PowerCutError::Store;
-    let shim = PowerCutError::Shim;
+pub fn play_power_cut(store: &dyn JobStore, db: &Path) -> Result<RestartStory, DemoError> {
+    let failed = DemoError::Store;
+    let shim = DemoError::Shim;
     let mut timeline = Timeline::default();
     store.init_db(db).map_err(failed)?;
     let added = store.enqueue(db, JOB).map_err(failed)?;
@@ -422,240 +538,4 @@ fn accepted(done: bool) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::runner::DEFAULT_TIMEOUT;
-    use crate::variant::Variant;
-
-    fn play_on(id: &str, folder: &Path) -> Story {
-        let variant = Variant::find(id).unwrap();
-        play(
-            variant.open(DEFAULT_TIMEOUT).as_ref(),
-            &folder.join(format!("{id}.db")),
-        )
-        .unwrap()
-    }
-
-    #[test]
-    fn the_demo_tells_the_story_and_judges_it() {
-        let folder = tempfile::tempdir().unwrap();
-        let story = play_on("reference", folder.path());
-        let answers: Vec<&str> = story
-            .events
-            .iter()
-            .map(|event| event.answer.as_str())
-            .collect();
-        assert_eq!(
-            answers,
-            ["true", "fence 1", "", "", "fence 2", "accepted", "refused"]
-        );
-        assert_eq!(story.events[6].actor, "A");
-        assert_eq!(story.events[6].time, 113.0);
-        assert_eq!(story.ending(), Ending::Protected);
-        let story = play_on("h06h", folder.path());
-        assert_eq!(story.ending(), Ending::StaleWriteLanded);
-        assert_eq!(story.events[6].answer, "accepted");
-    }
-
-    #[test]
-    fn a_store_that_refuses_the_takeover_is_not_said_to_protect_b() {
-        let folder = tempfile::tempdir().unwrap();
-        let story = play_on("04", folder.path());
-        assert_eq!(
-            story.events[4].answer, "none",
-            "04 refuses B at the boundary"
-        );
-        assert_eq!(
-            story.events[5].action,
-            "has no lease, so it cannot complete"
-        );
-        assert_eq!(story.ending(), Ending::NoTakeover);
-        let row = story.final_row.unwrap();
-        assert_eq!((row.owner.as_deref(), row.fence), (Some("A"), Fence(1)));
-    }
-
-    #[test]
-    fn a_store_that_loses_b_s_result_is_broken() {
-        let folder = tempfile::tempdir().unwrap();
-        let story = play_on("h06a", folder.path());
-        assert_eq!(story.ending(), Ending::Broken, "{story:?}");
-    }
-
-    #[test]
-    fn the_power_cut_story_keeps_the_fence_on_the_reference_and_reuses_it_without_full_sync() {
-        let folder = tempfile::tempdir().unwrap();
-        let play_cut = |id: &str| {
-            let variant = Variant::find(id).unwrap();
-            play_power_cut(
-                variant.open(DEFAULT_TIMEOUT).as_ref(),
-                &folder.path().join(format!("{id}.db")),
-            )
-            .unwrap()
-        };
-        let story = play_cut("reference");
-        assert_eq!(
-            (story.a_fence, story.b_fence),
-            (Some(Fence(1)), Some(Fence(2)))
-        );
-        assert_eq!(story.ending(), RestartEnding::FenceKept);
-        let story = play_cut("h04g");
-        assert_eq!(
-            (story.a_fence, story.b_fence),
-            (Some(Fence(1)), Some(Fence(1)))
-        );
-        assert_eq!(story.ending(), RestartEnding::FenceReused);
-        assert!(
-            story.events[2]
-                .action
-                .contains("writes not yet synced to disk are lost"),
-            "{story:?}"
-        );
-        assert_eq!(story.final_row.unwrap().owner.as_deref(), Some("B"));
-    }
-
-    fn tell_on(story: DemoStory, id: &str, folder: &Path) -> Told {
-        let variant = Variant::find(id).unwrap();
-        let db = folder.join(format!("{id}-{}.db", story.name()));
-        tell(story, variant.open(DEFAULT_TIMEOUT).as_ref(), &db).unwrap()
-    }
-
-    /// Whether a story, as told, shows the store protecting B's work (or
-    /// the fence, across a restart).
-    fn protected(told: &Told) -> bool {
-        match told {
-            Told::Takeover(story) => story.ending() == Ending::Protected,
-            Told::Restart(story) => story.ending() == RestartEnding::FenceKept,
-        }
-    }
-
-    #[test]
-    fn the_reference_comes_out_protected_in_every_story() {
-        let folder = tempfile::tempdir().unwrap();
-        let told: Vec<Told> = DemoStory::ALL
-            .iter()
-            .map(|story| tell_on(*story, "reference", folder.path()))
-            .collect();
-        for (story, told) in DemoStory::ALL.iter().zip(&told) {
-            assert!(protected(told), "{}: {told:?}", story.name());
-        }
-        let [_, Told::Takeover(stale_first), Told::Restart(restart)] = &told[..] else {
-            panic!("the stories are takeover, stale-first, restart: {told:?}");
-        };
-        let answers: Vec<(&str, &str)> = stale_first
-            .events
-            .iter()
-            .map(|event| (event.actor, event.answer.as_str()))
-            .collect();
-        assert_eq!(
-            &answers[4..],
-            [
-                ("B", "fence 2"),
-                ("B", ""),
-                ("A", "refused"),
-                ("B", "accepted")
-            ]
-        );
-        assert_eq!(
-            (restart.a_fence, restart.b_fence),
-            (Some(Fence(1)), Some(Fence(2)))
-        );
-    }
-
-    /// Each mutant that names a story breaks in it, where the reference is
-    /// protected (the test above).
-    #[test]
-    fn each_mutant_s_own_story_shows_its_break() {
-        let folder = tempfile::tempdir().unwrap();
-        let named: Vec<_> = crate::variant::MUTANTS
-            .iter()
-            .filter_map(|mutant| Some((mutant.id, mutant.story?)))
-            .collect();
-        assert!(named.len() >= 3, "{named:?}");
-        for (id, story) in named {
-            let told = tell_on(story, id, folder.path());
-            assert!(!protected(&told), "{id} in {}: {told:?}", story.name());
-        }
-    }
-
-    #[test]
-    fn a_completion_guarded_by_the_job_s_state_lands_only_when_a_comes_back_first() {
-        let folder = tempfile::tempdir().unwrap();
-        assert_eq!(play_on("f06a", folder.path()).ending(), Ending::Protected);
-        let Told::Takeover(story) = tell_on(DemoStory::StaleFirst, "f06a", folder.path()) else {
-            panic!("stale-first is a takeover story");
-        };
-        assert_eq!(story.ending(), Ending::StaleWriteLanded, "{story:?}");
-        assert!(story.a_completed && !story.b_completed, "{story:?}");
-    }
-
-    #[test]
-    fn a_completion_that_deletes_by_id_loses_the_job() {
-        let folder = tempfile::tempdir().unwrap();
-        for story in [DemoStory::Takeover, DemoStory::StaleFirst] {
-            let Told::Takeover(story) = tell_on(story, "f06b", folder.path()) else {
-                panic!("a takeover story");
-            };
-            assert_eq!(story.ending(), Ending::JobLost, "{story:?}");
-            assert_eq!(story.final_row, None);
-        }
-    }
-
-    #[test]
-    fn a_stale_completion_told_it_succeeded_is_not_protected() {
-        let folder = tempfile::tempdir().unwrap();
-        let story = play_on("f06c", folder.path());
-        assert_eq!(story.ending(), Ending::StaleToldSuccess, "{story:?}");
-        assert_eq!(story.events[6].answer, "accepted");
-        let row = story.final_row.unwrap();
-        assert_eq!(row.result.as_deref(), Some(B_RESULT));
-    }
-
-    #[test]
-    fn a_restart_that_forgets_the_fence_hands_it_out_twice() {
-        let folder = tempfile::tempdir().unwrap();
-        let Told::Restart(story) = tell_on(DemoStory::Restart, "f01a", folder.path()) else {
-            panic!("restart is a restart story");
-        };
-        assert_eq!(
-            (story.a_fence, story.b_fence),
-            (Some(Fence(1)), Some(Fence(1)))
-        );
-        assert_eq!(story.ending(), RestartEnding::FenceReused);
-        assert_eq!(story.events[2].answer, "accepted", "A's release");
-    }
-
-    #[test]
-    fn a_missing_folder_is_the_store_s_error() {
-        let folder = tempfile::tempdir().unwrap();
-        let error = play(
-            Variant::reference().open(DEFAULT_TIMEOUT).as_ref(),
-            &folder.path().join("missing/x.db"),
-        )
-        .unwrap_err();
-        assert!(matches!(error, StoreError::MissingFolder { .. }));
-    }
-
-    /// The power-cut story fails with the store's error as the store says
-    /// it, or with the shim's, saying that the simulated power cut failed.
-    #[test]
-    fn the_power_cut_story_fails_with_the_store_s_error_or_the_shim_s() {
-        let folder = tempfile::tempdir().unwrap();
-        let store = Variant::reference().open(DEFAULT_TIMEOUT);
-        let error =
-            play_power_cut(store.as_ref(), &folder.path().join("missing/x.db")).unwrap_err();
-        let PowerCutError::Store(cause @ StoreError::MissingFolder { .. }) = &error else {
-            panic!("not the store's missing folder: {error:?}");
-        };
-        assert_eq!(error.to_string(), cause.to_string());
-        let db = folder.path().join("tracked.db");
-        let _tracked = Disk::track(&db).unwrap();
-        let error = play_power_cut(store.as_ref(), &db).unwrap_err();
-        let PowerCutError::Shim(cause @ ShimError::AlreadyTracked { .. }) = &error else {
-            panic!("not the shim's refusal to track the database twice: {error:?}");
-        };
-        assert_eq!(
-            error.to_string(),
-            format!("the simulated power cut failed: {cause}")
-        );
-    }
-}
+mod tests;
