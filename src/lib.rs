@@ -119,6 +119,7 @@
 //! - [`progress`]: a line of progress at a terminal, for the commands that keep one waiting.
 //! - [`error`]: the store's errors, each naming what went wrong and what to do.
 //! - [`immutable`]: a file's immutable flag, which binds root too.
+//! - [`leftovers`]: the clusters and namespaces a run made, removed on Ctrl-C too.
 //!
 //! # Trace: `lab matrix`
 //!
@@ -321,6 +322,7 @@ pub mod immutable;
 pub mod job;
 pub mod job_store;
 pub mod lab_text;
+pub mod leftovers;
 pub mod matrix;
 pub mod mutant;
 pub mod operation;

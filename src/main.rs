@@ -11,6 +11,19 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // A run ended by Ctrl-C or SIGTERM removes the clusters and network
+    // namespaces it made, as one that ends by itself does. (Not in the
+    // lab's own workers, which make none, nor in the sandbox, which must
+    // stay one thread to make its namespaces.)
+    let interruptible = !matches!(
+        cli.command,
+        Some(Command::Worker(_) | Command::Serve(_) | Command::Sandbox(_))
+    );
+    if interruptible {
+        if let Err(error) = lease_lab::leftovers::remove_on_interrupt() {
+            eprintln!("lab: warning: Ctrl-C would leave what a run made: {error}");
+        }
+    }
     lease_lab::terminal::apply_color(cli.color);
     let progress = lease_lab::course::progress::location(cli.progress.as_deref());
     let Some(command) = cli.command else {
@@ -67,6 +80,9 @@ fn student(name: Option<&str>, progress: &std::path::Path) -> cli::outcome::Outc
 /// Prints a failed command's message as `lab <command>: <message>` and
 /// gives its exit code.
 fn finish(command: &str, outcome: cli::outcome::Outcome) -> ExitCode {
+    // Interrupted: what failed failed because its server was stopped; the
+    // handler says so and exits once it has removed everything.
+    lease_lab::leftovers::wait_if_interrupted();
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

@@ -2,15 +2,17 @@
 //! `postgres` on a Unix socket in a temporary folder, listening on no
 //! network address, run as the `postgres` user when the lab runs as root
 //! (PostgreSQL refuses to run as root). It is stopped and its folder
-//! removed when the [`Cluster`] is dropped, however the run ends short of a
-//! kill of the lab itself; and even then the server, whose parent was the
-//! lab, finds its folder gone at its next checkpoint.
+//! removed when the [`Cluster`] is dropped, or, when the run is ended by
+//! Ctrl-C or SIGTERM, by the lab's handler ([`crate::leftovers`]); after a
+//! SIGKILL of the lab itself, the server stays until it is stopped by hand.
 
 use super::{ServerError, TRIES, TRY_EVERY};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Arc;
 
 /// A throwaway cluster, running until dropped.
 #[derive(Debug)]
@@ -27,6 +29,11 @@ pub struct Cluster {
     /// The WAL writer's process, while it is paused
     /// ([`Cluster::pause_wal_writer`]).
     wal_writer_paused: Option<libc::pid_t>,
+    /// The server's process id, as an interrupt's removal finds it (it
+    /// changes with each restart).
+    server_pid: Arc<AtomicI32>,
+    /// The cluster's removal on an interrupt ([`crate::leftovers`]).
+    _leftover: crate::leftovers::Registered,
 }
 
 /// How a cluster's server is started.
@@ -90,6 +97,13 @@ impl Cluster {
             .prefix("lease-lab-pg-")
             .tempdir_in(scratch)
             .map_err(step("making its folder"))?;
+        // Removed on an interrupt from now on, and its server stopped once
+        // there is one (no process id until then).
+        let server_pid = Arc::new(AtomicI32::new(0));
+        let leftover = {
+            let (pid, folder) = (Arc::clone(&server_pid), folder.path().to_path_buf());
+            crate::leftovers::register(move || stop_and_remove(pid.load(Ordering::SeqCst), &folder))
+        };
         let data = folder.path().join("data");
         let owner = server_user();
         if let Some((uid, gid)) = owner {
@@ -157,12 +171,15 @@ impl Cluster {
         };
         let server = start.spawn().map_err(step("starting postgres"))?;
         let dsn = format!("host={} user=lab dbname=postgres", folder.path().display());
+        server_pid.store(pid_of(&server), Ordering::SeqCst);
         let mut cluster = Cluster {
             server,
             start,
             folder,
             dsn,
             wal_writer_paused: None,
+            server_pid,
+            _leftover: leftover,
         };
         cluster.wait_until_ready()?;
         Ok(cluster)
@@ -249,6 +266,8 @@ impl Cluster {
             step: "starting postgres again",
             detail: error.to_string(),
         })?;
+        self.server_pid
+            .store(pid_of(&self.server), Ordering::SeqCst);
         self.wal_writer_paused = None;
         self.wait_until_ready()
     }
@@ -296,6 +315,31 @@ impl Drop for Cluster {
         }
         let _ = self.server.wait();
     }
+}
+
+/// The process id of `child` as kill(2) takes it (0, which signals no
+/// one here, if out of range).
+fn pid_of(child: &Child) -> libc::pid_t {
+    libc::pid_t::try_from(child.id()).unwrap_or(0)
+}
+
+/// An interrupted run's removal of a cluster ([`crate::leftovers`]): the
+/// server's processes woken (a paused WAL writer would hold the shutdown
+/// up), its fast shutdown asked for and waited for (10 s at most, then
+/// SIGKILL), when it has a server (`pid` 0 before it started), and its
+/// `folder` removed (an `initdb` still writing there then fails).
+fn stop_and_remove(pid: libc::pid_t, folder: &Path) {
+    if pid > 0 {
+        for child in children_of(pid) {
+            signal(child, libc::SIGCONT);
+        }
+        signal(pid, libc::SIGINT);
+        if wait_until_gone(&[pid]).is_some() {
+            signal(pid, libc::SIGKILL);
+            wait_until_gone(&[pid]);
+        }
+    }
+    let _ = std::fs::remove_dir_all(folder);
 }
 
 /// Sends `signal` to the process `pid`: whether it was sent.

@@ -7,8 +7,8 @@
 //! Made with `ip` (iproute2), which needs root. The addresses exist only
 //! inside these namespaces: nothing outside this machine, nor this
 //! machine's own network, is ever addressed. Dropped, the namespaces go,
-//! and their links with them, however the run ends short of a kill of the
-//! lab itself.
+//! and their links with them; a run ended by Ctrl-C or SIGTERM removes
+//! them too ([`crate::leftovers`]), one ended by SIGKILL leaves them.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -60,6 +60,8 @@ pub struct Hosts {
     /// Each worker's namespace and the name of its link's end on the
     /// server's side, which a cut takes down.
     workers: Vec<(String, String)>,
+    /// Their removal on an interrupt ([`crate::leftovers`]), once made.
+    leftover: Option<crate::leftovers::Registered>,
 }
 
 /// Runs made by this process so far: each names its namespaces anew.
@@ -94,6 +96,7 @@ impl Hosts {
             ip,
             server: format!("lease-lab-{tag}-server"),
             workers: Vec::new(),
+            leftover: None,
         };
         hosts.ip(&["netns", "add", &hosts.server.clone()])?;
         let server = hosts.server.clone();
@@ -169,6 +172,14 @@ impl Hosts {
             hosts.ip(&["-n", &namespace, "link", "set", &far, "up"])?;
             hosts.ip(&["-n", &namespace, "link", "set", "lo", "up"])?;
         }
+        let (ip, namespaces) = (hosts.ip.clone(), hosts.namespaces());
+        hosts.leftover = Some(crate::leftovers::register(move || {
+            for namespace in namespaces {
+                let _ = Command::new(&ip)
+                    .args(["netns", "delete", &namespace])
+                    .output();
+            }
+        }));
         Ok(hosts)
     }
 
