@@ -56,7 +56,8 @@
 //!   cluster (which a test or a chaos run may crash); the store on it as the suite and
 //!   a chaos run's workers see it, the compiled operations of the reference on it and
 //!   of its mutants, and hosts of their own for a chaos run ([`pg_server::Hosts`]:
-//!   network namespaces, a link each, cut at will).
+//!   network namespaces, a link each, cut at will); what a run made removed on
+//!   Ctrl-C too ([`pg_server::leftovers`]).
 //! - [`job`]: the values the store hands out: a job's row and the [`Fence`].
 //! - [`operation`]: a call described once: a protocol line, a `lab db` command.
 //! - [`mutant`]: mutant files: one broken fragment of a reference store, as data.
@@ -119,7 +120,6 @@
 //! - [`progress`]: a line of progress at a terminal, for the commands that keep one waiting.
 //! - [`error`]: the store's errors, each naming what went wrong and what to do.
 //! - [`immutable`]: a file's immutable flag, which binds root too.
-//! - [`leftovers`]: the clusters and namespaces a run made, removed on Ctrl-C too.
 //!
 //! # Trace: `lab matrix`
 //!
@@ -322,7 +322,6 @@ pub mod immutable;
 pub mod job;
 pub mod job_store;
 pub mod lab_text;
-pub mod leftovers;
 pub mod matrix;
 pub mod mutant;
 pub mod operation;

@@ -20,7 +20,7 @@ fn main() -> ExitCode {
         Some(Command::Worker(_) | Command::Serve(_) | Command::Sandbox(_))
     );
     if interruptible {
-        if let Err(error) = lease_lab::leftovers::remove_on_interrupt() {
+        if let Err(error) = lease_lab::pg_server::leftovers::remove_on_interrupt() {
             eprintln!("lab: warning: Ctrl-C would leave what a run made: {error}");
         }
     }
@@ -82,7 +82,7 @@ fn student(name: Option<&str>, progress: &std::path::Path) -> cli::outcome::Outc
 fn finish(command: &str, outcome: cli::outcome::Outcome) -> ExitCode {
     // Interrupted: what failed failed because its server was stopped; the
     // handler says so and exits once it has removed everything.
-    lease_lab::leftovers::wait_if_interrupted();
+    lease_lab::pg_server::leftovers::wait_if_interrupted();
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

@@ -3,7 +3,7 @@
 //! network address, run as the `postgres` user when the lab runs as root
 //! (PostgreSQL refuses to run as root). It is stopped and its folder
 //! removed when the [`Cluster`] is dropped, or, when the run is ended by
-//! Ctrl-C or SIGTERM, by the lab's handler ([`crate::leftovers`]); after a
+//! Ctrl-C or SIGTERM, by the lab's handler ([`crate::pg_server::leftovers`]); after a
 //! SIGKILL of the lab itself, the server stays until it is stopped by hand.
 
 use super::{ServerError, TRIES, TRY_EVERY};
@@ -32,8 +32,8 @@ pub struct Cluster {
     /// The server's process id, as an interrupt's removal finds it (it
     /// changes with each restart).
     server_pid: Arc<AtomicI32>,
-    /// The cluster's removal on an interrupt ([`crate::leftovers`]).
-    _leftover: crate::leftovers::Registered,
+    /// The cluster's removal on an interrupt ([`crate::pg_server::leftovers`]).
+    _leftover: crate::pg_server::leftovers::Registered,
 }
 
 /// How a cluster's server is started.
@@ -102,7 +102,9 @@ impl Cluster {
         let server_pid = Arc::new(AtomicI32::new(0));
         let leftover = {
             let (pid, folder) = (Arc::clone(&server_pid), folder.path().to_path_buf());
-            crate::leftovers::register(move || stop_and_remove(pid.load(Ordering::SeqCst), &folder))
+            crate::pg_server::leftovers::register(move || {
+                stop_and_remove(pid.load(Ordering::SeqCst), &folder)
+            })
         };
         let data = folder.path().join("data");
         let owner = server_user();
@@ -323,7 +325,7 @@ fn pid_of(child: &Child) -> libc::pid_t {
     libc::pid_t::try_from(child.id()).unwrap_or(0)
 }
 
-/// An interrupted run's removal of a cluster ([`crate::leftovers`]): the
+/// An interrupted run's removal of a cluster ([`crate::pg_server::leftovers`]): the
 /// server's processes woken (a paused WAL writer would hold the shutdown
 /// up), its fast shutdown asked for and waited for (10 s at most, then
 /// SIGKILL), when it has a server (`pid` 0 before it started), and its

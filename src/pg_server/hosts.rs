@@ -8,7 +8,7 @@
 //! inside these namespaces: nothing outside this machine, nor this
 //! machine's own network, is ever addressed. Dropped, the namespaces go,
 //! and their links with them; a run ended by Ctrl-C or SIGTERM removes
-//! them too ([`crate::leftovers`]), one ended by SIGKILL leaves them.
+//! them too ([`crate::pg_server::leftovers`]), one ended by SIGKILL leaves them.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -60,8 +60,8 @@ pub struct Hosts {
     /// Each worker's namespace and the name of its link's end on the
     /// server's side, which a cut takes down.
     workers: Vec<(String, String)>,
-    /// Their removal on an interrupt ([`crate::leftovers`]), once made.
-    leftover: Option<crate::leftovers::Registered>,
+    /// Their removal on an interrupt ([`crate::pg_server::leftovers`]), once made.
+    leftover: Option<crate::pg_server::leftovers::Registered>,
 }
 
 /// Runs made by this process so far: each names its namespaces anew.
@@ -173,7 +173,7 @@ impl Hosts {
             hosts.ip(&["-n", &namespace, "link", "set", "lo", "up"])?;
         }
         let (ip, namespaces) = (hosts.ip.clone(), hosts.namespaces());
-        hosts.leftover = Some(crate::leftovers::register(move || {
+        hosts.leftover = Some(crate::pg_server::leftovers::register(move || {
             for namespace in namespaces {
                 let _ = Command::new(&ip)
                     .args(["netns", "delete", &namespace])

@@ -5,6 +5,7 @@
 
 mod cluster;
 pub mod hosts;
+pub mod leftovers;
 mod on_server;
 
 pub use cluster::Cluster;

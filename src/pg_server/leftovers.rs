@@ -46,7 +46,7 @@ impl Drop for Registered {
 
 impl Leftovers {
     /// None yet.
-    pub const fn new() -> Leftovers {
+    const fn new() -> Leftovers {
         Leftovers {
             left: Mutex::new(BTreeMap::new()),
             next: AtomicU64::new(0),
@@ -81,12 +81,6 @@ impl Leftovers {
     }
 }
 
-impl Default for Leftovers {
-    fn default() -> Leftovers {
-        Leftovers::new()
-    }
-}
-
 /// Registers `removal`, which removes something made on the machine, to
 /// run on an interrupt ([`remove_on_interrupt`]), until the [`Registered`]
 /// is dropped.
@@ -111,7 +105,7 @@ pub fn wait_if_interrupted() {
 pub const INTERRUPTED: i32 = 130;
 
 /// On Ctrl-C, SIGTERM or SIGHUP: says so on standard error when anything
-/// is left to remove, removes it ([`remove_all`]), and exits with
+/// is left to remove, removes it ([`Leftovers::remove_all`]), and exits with
 /// [`INTERRUPTED`]. The handler runs on a thread of its own, not in the
 /// signal's context, so a removal may do what it needs.
 ///
