@@ -114,53 +114,8 @@ impl Cluster {
             std::fs::set_permissions(folder.path(), std::fs::Permissions::from_mode(0o700))
                 .map_err(step("handing its folder to postgres"))?;
         }
-        let mut init = Command::new(&initdb);
-        init.args([
-            "--auth=trust",
-            "--username=lab",
-            "--encoding=UTF8",
-            "--no-sync",
-            "-D",
-        ])
-        .arg(&data);
-        let output = as_server_user(&mut init, owner)
-            .output()
-            .map_err(step("initdb"))?;
-        if !output.status.success() {
-            return Err(ServerError::Step {
-                step: "initdb",
-                detail: String::from_utf8_lossy(&output.stderr).trim().to_string(),
-            });
-        }
-        let mut settings = vec![
-            format!("unix_socket_directories={}", folder.path().display()),
-            "fsync=on".to_string(),
-            "synchronous_commit=on".to_string(),
-        ];
-        if hosts.is_some() {
-            // (Every address of its namespace: its links' ends, and lo.)
-            settings.extend(
-                [
-                    "listen_addresses=*",
-                    "tcp_keepalives_idle=1",
-                    "tcp_keepalives_interval=1",
-                    "tcp_keepalives_count=2",
-                    "tcp_user_timeout=2000",
-                ]
-                .map(String::from),
-            );
-            let mut hba = std::fs::OpenOptions::new()
-                .append(true)
-                .open(data.join("pg_hba.conf"))
-                .map_err(step("letting the workers' links in"))?;
-            std::io::Write::write_all(
-                &mut hba,
-                format!("host all all {} trust\n", super::hosts::NETWORKS).as_bytes(),
-            )
-            .map_err(step("letting the workers' links in"))?;
-        } else {
-            settings.push("listen_addresses=".to_string());
-        }
+        run_initdb(&initdb, &data, owner)?;
+        let settings = settings(folder.path(), &data, hosts.is_some())?;
         let mut args: Vec<std::ffi::OsString> = vec!["-D".into(), data.into()];
         for setting in settings {
             args.extend(["-c".into(), setting.into()]);
@@ -317,6 +272,78 @@ impl Drop for Cluster {
         }
         let _ = self.server.wait();
     }
+}
+
+/// Runs `initdb` on `data`, as the server's user (`owner`) when there is
+/// one: the lab's user `lab`, trusted, no sync (a throwaway cluster).
+///
+/// Errors: it could not start, or failed (its own words).
+fn run_initdb(initdb: &Path, data: &Path, owner: Option<(u32, u32)>) -> Result<(), ServerError> {
+    let mut init = Command::new(initdb);
+    init.args([
+        "--auth=trust",
+        "--username=lab",
+        "--encoding=UTF8",
+        "--no-sync",
+        "-D",
+    ])
+    .arg(data);
+    let output = as_server_user(&mut init, owner)
+        .output()
+        .map_err(|error| ServerError::Step {
+            step: "initdb",
+            detail: error.to_string(),
+        })?;
+    if !output.status.success() {
+        return Err(ServerError::Step {
+            step: "initdb",
+            detail: String::from_utf8_lossy(&output.stderr).trim().to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// The server's settings: its socket in `folder`, every commit synced;
+/// listening on no address, or, `on_hosts`, on every address of its
+/// namespace with keepalives every second, the workers' links let in
+/// (`pg_hba.conf` of `data`).
+///
+/// Errors: `pg_hba.conf` could not be written.
+fn settings(folder: &Path, data: &Path, on_hosts: bool) -> Result<Vec<String>, ServerError> {
+    let mut settings = vec![
+        format!("unix_socket_directories={}", folder.display()),
+        "fsync=on".to_string(),
+        "synchronous_commit=on".to_string(),
+    ];
+    if !on_hosts {
+        settings.push("listen_addresses=".to_string());
+        return Ok(settings);
+    }
+    // (Every address of its namespace: its links' ends, and lo.)
+    settings.extend(
+        [
+            "listen_addresses=*",
+            "tcp_keepalives_idle=1",
+            "tcp_keepalives_interval=1",
+            "tcp_keepalives_count=2",
+            "tcp_user_timeout=2000",
+        ]
+        .map(String::from),
+    );
+    let failed = |error: std::io::Error| ServerError::Step {
+        step: "letting the workers' links in",
+        detail: error.to_string(),
+    };
+    let mut hba = std::fs::OpenOptions::new()
+        .append(true)
+        .open(data.join("pg_hba.conf"))
+        .map_err(failed)?;
+    std::io::Write::write_all(
+        &mut hba,
+        format!("host all all {} trust\n", super::hosts::NETWORKS).as_bytes(),
+    )
+    .map_err(failed)?;
+    Ok(settings)
 }
 
 /// The process id of `child` as kill(2) takes it (0, which signals no

@@ -102,75 +102,7 @@ impl Hosts {
         let server = hosts.server.clone();
         hosts.ip(&["-n", &server, "link", "set", "lo", "up"])?;
         for index in 0..workers {
-            let namespace = format!("lease-lab-{tag}-w{index}");
-            let (near, far) = (format!("ll{tag}s{index}"), format!("ll{tag}w{index}"));
-            hosts.ip(&["netns", "add", &namespace])?;
-            hosts.workers.push((namespace.clone(), near.clone()));
-            let (server_address, worker_address) = addresses(index);
-            let (server_mac, worker_mac) = macs(index);
-            hosts.ip(&[
-                "link",
-                "add",
-                &near,
-                "address",
-                &server_mac,
-                "netns",
-                &server,
-                "type",
-                "veth",
-                "peer",
-                "name",
-                &far,
-                "address",
-                &worker_mac,
-                "netns",
-                &namespace,
-            ])?;
-            for (inside, address, device, neighbour, mac) in [
-                (
-                    &server,
-                    &server_address,
-                    &near,
-                    &worker_address,
-                    &worker_mac,
-                ),
-                (
-                    &namespace,
-                    &worker_address,
-                    &far,
-                    &server_address,
-                    &server_mac,
-                ),
-            ] {
-                hosts.ip(&[
-                    "-n",
-                    inside,
-                    "addr",
-                    "add",
-                    &format!("{address}/30"),
-                    "dev",
-                    device,
-                ])?;
-                // Each end knows the other's hardware address for good: no
-                // ARP, whose failures while a link is cut would outlive
-                // the cut ("no route to host").
-                hosts.ip(&[
-                    "-n",
-                    inside,
-                    "neigh",
-                    "replace",
-                    neighbour,
-                    "lladdr",
-                    mac,
-                    "dev",
-                    device,
-                    "nud",
-                    "permanent",
-                ])?;
-            }
-            hosts.ip(&["-n", &server, "link", "set", &near, "up"])?;
-            hosts.ip(&["-n", &namespace, "link", "set", &far, "up"])?;
-            hosts.ip(&["-n", &namespace, "link", "set", "lo", "up"])?;
+            hosts.add_worker(&tag, index)?;
         }
         let (ip, namespaces) = (hosts.ip.clone(), hosts.namespaces());
         hosts.leftover = Some(crate::pg_server::leftovers::register(move || {
@@ -181,6 +113,85 @@ impl Hosts {
             }
         }));
         Ok(hosts)
+    }
+
+    /// Worker `index`'s namespace (of the run tagged `tag`), linked to the
+    /// server's by a veth pair of its own, each end with its address and
+    /// the other's hardware address, every link up.
+    ///
+    /// Errors: an `ip` command failed.
+    fn add_worker(&mut self, tag: &str, index: usize) -> Result<(), HostsError> {
+        let server = self.server.clone();
+        let namespace = format!("lease-lab-{tag}-w{index}");
+        let (near, far) = (format!("ll{tag}s{index}"), format!("ll{tag}w{index}"));
+        self.ip(&["netns", "add", &namespace])?;
+        self.workers.push((namespace.clone(), near.clone()));
+        let (server_address, worker_address) = addresses(index);
+        let (server_mac, worker_mac) = macs(index);
+        self.ip(&[
+            "link",
+            "add",
+            &near,
+            "address",
+            &server_mac,
+            "netns",
+            &server,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            &far,
+            "address",
+            &worker_mac,
+            "netns",
+            &namespace,
+        ])?;
+        for (inside, address, device, neighbour, mac) in [
+            (
+                &server,
+                &server_address,
+                &near,
+                &worker_address,
+                &worker_mac,
+            ),
+            (
+                &namespace,
+                &worker_address,
+                &far,
+                &server_address,
+                &server_mac,
+            ),
+        ] {
+            self.ip(&[
+                "-n",
+                inside,
+                "addr",
+                "add",
+                &format!("{address}/30"),
+                "dev",
+                device,
+            ])?;
+            // Each end knows the other's hardware address for good: no
+            // ARP, whose failures while a link is cut would outlive
+            // the cut ("no route to host").
+            self.ip(&[
+                "-n",
+                inside,
+                "neigh",
+                "replace",
+                neighbour,
+                "lladdr",
+                mac,
+                "dev",
+                device,
+                "nud",
+                "permanent",
+            ])?;
+        }
+        self.ip(&["-n", &server, "link", "set", &near, "up"])?;
+        self.ip(&["-n", &namespace, "link", "set", &far, "up"])?;
+        self.ip(&["-n", &namespace, "link", "set", "lo", "up"])?;
+        Ok(())
     }
 
     /// Runs `ip ARGS`.
