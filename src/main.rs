@@ -12,13 +12,13 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // A run ended by Ctrl-C or SIGTERM removes the clusters and network
-    // namespaces it made, as one that ends by itself does. (Not in the
-    // lab's own workers, which make none, nor in the sandbox, which must
-    // stay one thread to make its namespaces.)
-    let interruptible = !matches!(
-        cli.command,
-        Some(Command::Worker(_) | Command::Serve(_) | Command::Sandbox(_))
-    );
+    // namespaces it made, as one that ends by itself does: the commands
+    // that may make them install the handler (a thread of its own), no
+    // other.
+    let interruptible = cli
+        .command
+        .as_ref()
+        .is_some_and(Command::may_start_a_server);
     if interruptible {
         if let Err(error) = lease_lab::pg_server::leftovers::remove_on_interrupt() {
             eprintln!("lab: warning: Ctrl-C would leave what a run made: {error}");

@@ -114,6 +114,20 @@ pub enum Command {
 }
 
 impl Command {
+    /// Whether it may start a PostgreSQL cluster or make network
+    /// namespaces (with `--engine postgres`), which an interrupt must
+    /// remove ([`lease_lab::pg_server::leftovers`]).
+    pub fn may_start_a_server(&self) -> bool {
+        matches!(
+            self,
+            Command::Chaos(_)
+                | Command::Demo(_)
+                | Command::Matrix(_)
+                | Command::Run(_)
+                | Command::Tests(_)
+        )
+    }
+
     /// Whether the command is the student's, reading or recording their
     /// progress: those take `--student`.
     pub fn records_progress(&self) -> bool {
