@@ -263,6 +263,24 @@ mod tests {
         assert!(text.contains("The stale write LANDED"), "{text}");
     }
 
+    /// The partition story is named as such, and on the reference it
+    /// points to the field's completion with the link cut too.
+    #[test]
+    fn the_partition_story_is_named_and_points_to_the_field_s_completion() {
+        let folder = tempfile::tempdir().unwrap();
+        let (mut story, _) = play_on("reference", folder.path());
+        story.partition = true;
+        let text = story_text(&story, &Variant::reference(), 80);
+        assert!(
+            text.starts_with("The partition story on the reference store"),
+            "{text}"
+        );
+        assert!(
+            text.contains("lab demo --engine postgres --partition --variant pgf06a"),
+            "{text}"
+        );
+    }
+
     #[test]
     fn a_store_that_refuses_the_takeover_is_not_said_to_protect_b() {
         let folder = tempfile::tempdir().unwrap();
