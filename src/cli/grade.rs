@@ -243,8 +243,9 @@ fn check_implementations(dir: &std::path::Path, args: &Args) -> Outcome {
         );
         Isolation::Unisolated
     } else {
-        let isolation = isolation(dir, &lab, scratch.path(), args.results_dir.as_deref());
-        probe_sandbox(&lab, &isolation)?;
+        let isolation =
+            Isolation::for_class(dir, &lab, scratch.path(), args.results_dir.as_deref());
+        isolation.probe(&lab).map_err(CliError::Failed)?;
         isolation
     };
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
@@ -291,88 +292,4 @@ fn check_implementations(dir: &std::path::Path, args: &Args) -> Outcome {
         say("\n")?;
     }
     Ok(())
-}
-
-/// The sandbox of each submission of `dir`: the submissions, the homes
-/// (the instructor's and root's), `/home`, the grading's `scratch` folder
-/// and the `results` folder hidden; the lab (`lab`) and the tools on the
-/// `PATH` that live in a hidden folder shown
-/// ([`lease_lab::sandbox::tools_on_the_path`]).
-fn isolation(
-    dir: &std::path::Path,
-    lab: &std::path::Path,
-    scratch: &std::path::Path,
-    results: Option<&std::path::Path>,
-) -> Isolation {
-    let existing = |paths: Vec<PathBuf>| -> Vec<PathBuf> {
-        let mut paths: Vec<PathBuf> = paths
-            .into_iter()
-            .filter_map(|path| path.canonicalize().ok())
-            .filter(|path| path.parent().is_some())
-            .collect();
-        paths.sort();
-        paths.dedup();
-        paths
-    };
-    let homes = existing(
-        std::env::var_os("HOME")
-            .map(PathBuf::from)
-            .into_iter()
-            .chain([PathBuf::from("/root")])
-            .collect(),
-    );
-    let covered = existing(
-        [
-            Some(dir),
-            Some(scratch),
-            results,
-            Some(std::path::Path::new("/home")),
-        ]
-        .into_iter()
-        .flatten()
-        .map(std::path::Path::to_path_buf)
-        .collect(),
-    );
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let mut shown: Vec<PathBuf> = lab.canonicalize().into_iter().collect();
-    for tool in lease_lab::sandbox::tools_on_the_path(&path, &homes, &covered) {
-        if !shown.contains(&tool) {
-            shown.push(tool);
-        }
-    }
-    let mut hidden = homes;
-    hidden.extend(covered);
-    Isolation::Sandboxed { hidden, shown }
-}
-
-/// Makes a sandbox as a submission's will be and runs `true` in it, so
-/// that grading stops before it starts when none can be made here,
-/// saying why and what to do.
-fn probe_sandbox(lab: &std::path::Path, isolation: &Isolation) -> Outcome {
-    let what_to_do = "run lab grade as root (as an autograder's container does), or pass --no-sandbox to run every submission as yourself, with your files and network";
-    Sandbox::probe().map_err(|error| {
-        CliError::Failed(format!(
-            "cannot sandbox the submissions: {error}; {what_to_do}"
-        ))
-    })?;
-    let Some(sandbox) = isolation.sandboxed_as(class_check::FIRST_SANDBOX_USER) else {
-        return Ok(());
-    };
-    let tried = std::process::Command::new(lab)
-        .args(["__sandbox", "--sandbox", &sandbox.to_arg(), "--", "true"])
-        .stdin(std::process::Stdio::null())
-        .output();
-    match tried {
-        Ok(output) if output.status.success() => Ok(()),
-        Ok(output) => Err(CliError::Failed(format!(
-            "cannot sandbox the submissions: {}; in a container, give it the right to make namespaces and mounts (e.g. docker run --privileged), or {what_to_do}",
-            String::from_utf8_lossy(&output.stderr)
-                .trim()
-                .trim_start_matches("lab __sandbox: ")
-        ))),
-        Err(error) => Err(CliError::Failed(format!(
-            "cannot sandbox the submissions: cannot start {}: {error}",
-            lab.display()
-        ))),
-    }
 }

@@ -263,6 +263,79 @@ impl Format {
 }
 
 impl Isolation {
+    /// The sandbox of each submission of `dir`: the submissions, the homes
+    /// (the instructor's and root's), `/home`, the grading's `scratch`
+    /// folder and the `results` folder hidden; the lab (`lab`) and the
+    /// tools on the `PATH` that live in a hidden folder shown
+    /// ([`crate::sandbox::tools_on_the_path`]).
+    pub fn for_class(dir: &Path, lab: &Path, scratch: &Path, results: Option<&Path>) -> Isolation {
+        let existing = |paths: Vec<PathBuf>| -> Vec<PathBuf> {
+            let mut paths: Vec<PathBuf> = paths
+                .into_iter()
+                .filter_map(|path| path.canonicalize().ok())
+                .filter(|path| path.parent().is_some())
+                .collect();
+            paths.sort();
+            paths.dedup();
+            paths
+        };
+        let homes = existing(
+            std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .into_iter()
+                .chain([PathBuf::from("/root")])
+                .collect(),
+        );
+        let covered = existing(
+            [Some(dir), Some(scratch), results, Some(Path::new("/home"))]
+                .into_iter()
+                .flatten()
+                .map(Path::to_path_buf)
+                .collect(),
+        );
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let mut shown: Vec<PathBuf> = lab.canonicalize().into_iter().collect();
+        for tool in crate::sandbox::tools_on_the_path(&path, &homes, &covered) {
+            if !shown.contains(&tool) {
+                shown.push(tool);
+            }
+        }
+        let mut hidden = homes;
+        hidden.extend(covered);
+        Isolation::Sandboxed { hidden, shown }
+    }
+
+    /// Makes a sandbox as a submission's will be and runs `true` in it
+    /// with `lab`, so that grading stops before it starts when none can be
+    /// made here.
+    ///
+    /// Errors: why none can be made, and what to do, in words.
+    pub fn probe(&self, lab: &Path) -> Result<(), String> {
+        let what_to_do = "run lab grade as root (as an autograder's container does), or pass --no-sandbox to run every submission as yourself, with your files and network";
+        Sandbox::probe()
+            .map_err(|error| format!("cannot sandbox the submissions: {error}; {what_to_do}"))?;
+        let Some(sandbox) = self.sandboxed_as(FIRST_SANDBOX_USER) else {
+            return Ok(());
+        };
+        let tried = Command::new(lab)
+            .args(["__sandbox", "--sandbox", &sandbox.to_arg(), "--", "true"])
+            .stdin(Stdio::null())
+            .output();
+        match tried {
+            Ok(output) if output.status.success() => Ok(()),
+            Ok(output) => Err(format!(
+                "cannot sandbox the submissions: {}; in a container, give it the right to make namespaces and mounts (e.g. docker run --privileged), or {what_to_do}",
+                String::from_utf8_lossy(&output.stderr)
+                    .trim()
+                    .trim_start_matches("lab __sandbox: ")
+            )),
+            Err(error) => Err(format!(
+                "cannot sandbox the submissions: cannot start {}: {error}",
+                lab.display()
+            )),
+        }
+    }
+
     /// The sandbox of one entry, run as `user`, when sandboxed.
     pub fn sandboxed_as(&self, user: u32) -> Option<Sandbox> {
         match self {
