@@ -158,6 +158,8 @@ pub fn run(args: &Args) -> Outcome {
         workers = workers
             .on_hosts()
             .map_err(|error| CliError::Usage(error.to_string()))?;
+        lease_lab::pg_server::Hosts::can_be_made()
+            .map_err(|error| CliError::Failed(error.to_string()))?;
         // Said before the run: what it makes, and that it goes.
         eprintln!(
             "lab: each worker on a host of its own (a network namespace), the server on\n     another, on a cluster of the run's own; all removed when the run ends"

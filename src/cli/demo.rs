@@ -167,6 +167,7 @@ fn partition(args: &Args) -> Outcome {
     let workers = Workers::of(&variant, &worker_command()?)
         .on_hosts()
         .map_err(|error| CliError::Usage(error.to_string()))?;
+    Hosts::can_be_made().map_err(|error| CliError::Failed(error.to_string()))?;
     let apart = Apart::start(&workers, 2, &std::env::temp_dir())
         .map_err(|error| CliError::Failed(error.to_string()))?;
     // Said before the story: what it made, and that it goes.

@@ -74,18 +74,10 @@ impl Hosts {
     /// Errors: not root, no `ip`, too many workers, or an `ip` command
     /// failed (what was made so far is removed).
     pub fn make(workers: usize) -> Result<Hosts, HostsError> {
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
-            return Err(HostsError::NotRoot);
-        }
         if workers > MOST_WORKERS {
             return Err(HostsError::TooMany(workers));
         }
-        let ip = ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"]
-            .iter()
-            .map(PathBuf::from)
-            .find(|path| path.is_file())
-            .ok_or(HostsError::NoIp)?;
+        let ip = Hosts::can_be_made()?;
         // Interface names have 15 bytes at most: a short tag of the run.
         let tag = format!(
             "{:x}{:x}",
@@ -113,6 +105,23 @@ impl Hosts {
             }
         }));
         Ok(hosts)
+    }
+
+    /// Whether hosts can be made here: the lab runs as root, and `ip` is
+    /// installed (its path, then), so that a command can say so before it
+    /// says what it will make.
+    ///
+    /// Errors: not root, or no `ip`.
+    pub fn can_be_made() -> Result<PathBuf, HostsError> {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            return Err(HostsError::NotRoot);
+        }
+        ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"]
+            .iter()
+            .map(PathBuf::from)
+            .find(|path| path.is_file())
+            .ok_or(HostsError::NoIp)
     }
 
     /// Worker `index`'s namespace (of the run tagged `tag`), linked to the

@@ -1056,3 +1056,43 @@ fn an_interrupted_run_removes_its_clusters_and_namespaces() {
         assert_nothing_left_in(scratch.path());
     }
 }
+
+/// Hosts of their own need root: run as a user without it, `lab chaos
+/// --hosts` and `lab demo --partition` say so and what to do (exit 3), and
+/// make nothing: no namespace, no cluster.
+#[test]
+#[ignore = "needs root, to run the lab as a user without it; .ci/run has it"]
+fn without_root_hosts_of_their_own_say_why_and_make_nothing() {
+    use std::os::unix::process::CommandExt;
+    let _alone = HOSTS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let scratch = tempfile::tempdir().unwrap();
+    let before = namespaces();
+    for args in [
+        &["chaos", "--engine", "postgres", "--hosts"][..],
+        &["demo", "--engine", "postgres", "--partition"],
+    ] {
+        // (nobody: a user with no rights of its own.)
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_lab"))
+            .args(args)
+            .env_remove(lease_lab::pg_server::DSN_VARIABLE)
+            .env("TMPDIR", scratch.path())
+            .current_dir(scratch.path())
+            .uid(65534)
+            .gid(65534)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let said = stderr.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert_eq!(output.status.code(), Some(3), "{args:?}: {stderr}");
+        assert!(
+            said.contains("are network namespaces, which need root: run the lab as root"),
+            "{args:?}: {stderr}"
+        );
+        // (Nothing said of hosts it did not make.)
+        assert!(!said.contains("on a host of its own"), "{stderr}");
+        assert_eq!(namespaces(), before, "{args:?}");
+        assert_nothing_left_in(scratch.path());
+    }
+}
