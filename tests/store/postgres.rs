@@ -1063,22 +1063,28 @@ fn an_interrupted_run_removes_its_clusters_and_namespaces() {
 #[test]
 #[ignore = "needs root, to run the lab as a user without it; .ci/run has it"]
 fn without_root_hosts_of_their_own_say_why_and_make_nothing() {
+    use std::os::unix::fs::PermissionsExt;
     use std::os::unix::process::CommandExt;
     let _alone = HOSTS
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let scratch = tempfile::tempdir().unwrap();
+    // The lab where that user may run it (the build's folder may be
+    // closed to others).
+    let bin = tempfile::tempdir().unwrap();
+    let lab = bin.path().join("lab");
+    std::fs::copy(env!("CARGO_BIN_EXE_lab"), &lab).unwrap();
+    std::fs::set_permissions(bin.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let before = namespaces();
     for args in [
         &["chaos", "--engine", "postgres", "--hosts"][..],
         &["demo", "--engine", "postgres", "--partition"],
     ] {
         // (nobody: a user with no rights of its own.)
-        let output = std::process::Command::new(env!("CARGO_BIN_EXE_lab"))
+        let output = std::process::Command::new(&lab)
             .args(args)
             .env_remove(lease_lab::pg_server::DSN_VARIABLE)
             .env("TMPDIR", scratch.path())
-            .current_dir(scratch.path())
             .uid(65534)
             .gid(65534)
             .output()
