@@ -580,6 +580,56 @@ mod tests {
         }
     }
 
+    /// Two rows are equal exactly when every column is, the lease end
+    /// compared bit for bit (`0.0` and `-0.0` are two ends): the checker
+    /// keeps sets of states, and a state must equal its own copy.
+    #[test]
+    fn rows_are_equal_exactly_when_every_column_is() {
+        let row = Row {
+            owner: Some("A".into()),
+            until: 3.0,
+            fence: Fence(2),
+            result: Some("r".into()),
+            done: true,
+        };
+        assert_eq!(row, row.clone());
+        assert_eq!(Row::enqueued(), Row::enqueued());
+        for other in [
+            Row {
+                owner: Some("B".into()),
+                ..row.clone()
+            },
+            Row {
+                owner: None,
+                ..row.clone()
+            },
+            Row {
+                until: 4.0,
+                ..row.clone()
+            },
+            Row {
+                fence: Fence(3),
+                ..row.clone()
+            },
+            Row {
+                result: None,
+                ..row.clone()
+            },
+            Row {
+                done: false,
+                ..row.clone()
+            },
+        ] {
+            assert_ne!(row, other);
+            assert_ne!(other, row);
+        }
+        let negative_zero = Row {
+            until: -0.0,
+            ..Row::enqueued()
+        };
+        assert_ne!(Row::enqueued(), negative_zero);
+    }
+
     #[test]
     fn claim_many_may_be_won_by_any_one_owner() {
         let enqueued = JobModel::Present(Row::enqueued());

@@ -739,4 +739,299 @@ mod tests {
         damaged.integrity = "*** in database main ***".into();
         assert_eq!(properties(&damaged), vec![Property::Integrity]);
     }
+
+    /// Every property, in the order of [`Property`].
+    const PROPERTIES: [Property; 10] = [
+        Property::FenceTwice,
+        Property::FenceDown,
+        Property::StaleCompletion,
+        Property::UnhandedFence,
+        Property::WrongResult,
+        Property::DoneChanged,
+        Property::JobLost,
+        Property::Integrity,
+        Property::CallFailed,
+        Property::NotLinearizable,
+    ];
+
+    /// `call` as it is recorded when its worker is killed during it: no
+    /// answer, no end.
+    fn killed(mut call: Call) -> Call {
+        call.returned = Returned::Unknown;
+        call.ended = None;
+        call
+    }
+
+    /// `worker`'s renewal of `j` with `fence` at `at`, answered `answer`.
+    fn renew(worker: usize, at: u64, fence: i64, answer: bool) -> Call {
+        crate::chaos::testing::call(
+            worker,
+            at,
+            Operation::Renew {
+                job_id: "j".into(),
+                owner: crate::chaos::plan::owner(worker),
+                fence: Fence(fence),
+                now: 2.0,
+                ttl: 2.0,
+            },
+            Returned::Answer(Answer::Bool(answer)),
+        )
+    }
+
+    /// `worker`'s release of `j` with `fence` at `at`, answered `answer`.
+    fn release(worker: usize, at: u64, fence: i64, answer: bool) -> Call {
+        crate::chaos::testing::call(
+            worker,
+            at,
+            Operation::Release {
+                job_id: "j".into(),
+                owner: crate::chaos::plan::owner(worker),
+                fence: Fence(fence),
+            },
+            Returned::Answer(Answer::Bool(answer)),
+        )
+    }
+
+    /// Each finding belongs to the worksheet step whose contract it breaks:
+    /// the fences to claim (4), the completion's rules to complete (6), a
+    /// lost job to enqueue (2), a damaged file and a failed call to the
+    /// first (1), and answers no order explains to claim (4).
+    #[test]
+    fn each_property_belongs_to_the_step_whose_contract_it_breaks() {
+        let steps: Vec<u8> = PROPERTIES.iter().map(|property| property.step()).collect();
+        assert_eq!(steps, [4, 4, 6, 6, 6, 6, 2, 1, 1, 4]);
+    }
+
+    /// Each property is said in words of its own: no two findings read
+    /// alike, and none is blank.
+    #[test]
+    fn each_property_is_said_in_words_of_its_own() {
+        let texts: std::collections::BTreeSet<&str> =
+            PROPERTIES.iter().map(|property| property.text()).collect();
+        assert_eq!(texts.len(), PROPERTIES.len(), "{texts:?}");
+        assert!(texts.iter().all(|text| !text.trim().is_empty()));
+    }
+
+    /// A fence handed out twice names who was handed it: one worker twice,
+    /// or the two workers.
+    #[test]
+    fn a_fence_handed_out_twice_names_who_was_handed_it() {
+        let twice = |second: usize| {
+            let calls = vec![
+                enqueue(0),
+                claim(0, 10, 1.0, Some(1)),
+                claim(second, 20, 5.0, Some(1)),
+            ];
+            check(&record(calls, vec![row("w1", 1, false)]))
+        };
+        assert_eq!(twice(1)[0].text, "w1 and w2 were both handed fence 1");
+        assert_eq!(twice(0)[0].text, "w1 was handed fence 1 twice");
+    }
+
+    /// Two calls whose intervals only touch (one ended at the nanosecond the
+    /// other began) may have run in either order, as the model check takes
+    /// them: a lower fence handed to a claim that began as the higher one's
+    /// ended has not gone down, a completion that began as a newer claim
+    /// ended is not stale, and a claim that began as the completion ended
+    /// has not changed a done job.
+    #[test]
+    fn calls_whose_intervals_only_touch_may_have_run_in_either_order() {
+        // `claim(_, at, ..)` and `complete(_, at, ..)` end at `at + 1`.
+        let lower = vec![
+            enqueue(0),
+            claim(0, 10, 1.0, Some(3)),
+            claim(1, 11, 5.0, Some(2)),
+        ];
+        assert_eq!(
+            properties(&record(lower.clone(), vec![row("w2", 2, false)])),
+            vec![]
+        );
+        let mut after = lower;
+        after[2].began = 12;
+        assert_eq!(
+            properties(&record(after, vec![row("w2", 2, false)])),
+            vec![Property::FenceDown]
+        );
+
+        let late = |began| {
+            vec![
+                enqueue(0),
+                claim(0, 10, 1.0, Some(1)),
+                claim(1, 20, 5.0, Some(2)),
+                complete(0, began, 1, true),
+            ]
+        };
+        assert_eq!(
+            properties(&record(late(21), vec![row("w1", 1, true)])),
+            vec![]
+        );
+        assert_eq!(
+            properties(&record(late(22), vec![row("w1", 1, true)])),
+            vec![Property::StaleCompletion]
+        );
+
+        let claim_after_done = |began| {
+            vec![
+                enqueue(0),
+                claim(0, 10, 1.0, Some(1)),
+                complete(0, 20, 1, true),
+                claim(1, began, 9.0, Some(2)),
+            ]
+        };
+        assert_eq!(
+            properties(&record(claim_after_done(21), vec![row("w1", 1, true)])),
+            vec![]
+        );
+        assert_eq!(
+            properties(&record(claim_after_done(22), vec![row("w1", 1, true)])),
+            vec![Property::DoneChanged]
+        );
+    }
+
+    /// Once the job is done, an accepted renewal or release changes it, as
+    /// a claim handed a fence does; a refused one changes nothing.
+    #[test]
+    fn a_renewal_or_release_accepted_after_the_completion_changes_a_done_job() {
+        for (late, changed) in [
+            (renew(0, 30, 1, true), true),
+            (release(0, 30, 1, true), true),
+            (renew(0, 30, 1, false), false),
+            (release(0, 30, 1, false), false),
+        ] {
+            let calls = vec![
+                enqueue(0),
+                claim(0, 10, 1.0, Some(1)),
+                complete(0, 20, 1, true),
+                late.clone(),
+            ];
+            let found = check(&record(calls, vec![row("w1", 1, true)]));
+            let expected: Vec<Violation> = if changed {
+                vec![Violation {
+                    property: Property::DoneChanged,
+                    step: 6,
+                    job: Some("j".into()),
+                    calls: vec![2, 3],
+                    text: format!("{} of the done job was accepted", late.operation.name()),
+                }]
+            } else {
+                Vec::new()
+            };
+            assert_eq!(found, expected, "{late:?}");
+        }
+    }
+
+    /// A claim of unknown outcome may have handed its worker the fence that
+    /// worker then completes with; another worker's unknown claim handed
+    /// this one nothing.
+    #[test]
+    fn only_the_workers_own_unknown_claim_explains_its_unhanded_fence() {
+        let completed_after = |claimer: usize| {
+            let calls = vec![
+                enqueue(0),
+                killed(claim(claimer, 10, 1.0, None)),
+                complete(0, 30, 1, true),
+            ];
+            properties(&record(calls, vec![row("w1", 1, true)]))
+        };
+        assert_eq!(completed_after(0), vec![]);
+        assert_eq!(completed_after(1), vec![Property::UnhandedFence]);
+    }
+
+    /// A lost job's finding names the enqueue that added the job, not one
+    /// answered `false` that found it there; and when the rows could not
+    /// be read at the end, that is the finding, not a job lost.
+    #[test]
+    fn a_lost_job_is_named_by_the_enqueue_that_added_it_and_only_when_the_rows_were_read() {
+        let refused = crate::chaos::testing::call(
+            1,
+            0,
+            Operation::Enqueue { job_id: "j".into() },
+            Returned::Answer(Answer::Bool(false)),
+        );
+        let found = check(&record(vec![refused, enqueue(1)], vec![]));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].property, Property::JobLost);
+        assert_eq!(found[0].calls, vec![1]);
+        assert_eq!(
+            found[0].text,
+            "the job was added, and the file no longer holds it"
+        );
+
+        let mut unread = record(vec![enqueue(0)], vec![]);
+        unread.rows = Err("disk I/O error".into());
+        assert_eq!(properties(&unread), vec![Property::Integrity]);
+    }
+
+    /// With no completion accepted, a stored row that is done, or that
+    /// holds a result, is a wrong result, whichever of the two it shows;
+    /// a completion of unknown outcome explains only a done row holding
+    /// its own result.
+    #[test]
+    fn a_row_done_or_holding_a_result_with_no_completion_accepted_is_wrong() {
+        let calls = vec![enqueue(0), claim(0, 10, 1.0, Some(1))];
+        let mut done_only = row("w1", 1, true);
+        done_only.result = None;
+        let mut result_only = row("w1", 1, false);
+        result_only.result = Some("w1/1".into());
+        for stored in [done_only, result_only.clone()] {
+            let found = check(&record(calls.clone(), vec![stored.clone()]));
+            assert_eq!(found.len(), 1, "{stored:?}: {found:?}");
+            assert_eq!(found[0].property, Property::WrongResult);
+        }
+        assert_eq!(
+            check(&record(calls.clone(), vec![result_only]))[0].text,
+            "the stored row holds result \"w1/1\" (done: false), but no completion was accepted"
+        );
+
+        let mut with_killed = calls;
+        with_killed.push(killed(complete(0, 30, 1, true)));
+        let mut other_result = row("w1", 1, true);
+        other_result.result = Some("w2/7".into());
+        let mut not_done = row("w1", 1, false);
+        not_done.result = Some("w1/1".into());
+        for stored in [other_result, not_done] {
+            assert_eq!(
+                properties(&record(with_killed.clone(), vec![stored.clone()])),
+                vec![Property::WrongResult],
+                "{stored:?}"
+            );
+        }
+        assert_eq!(
+            properties(&record(with_killed, vec![row("w1", 1, true)])),
+            vec![]
+        );
+    }
+
+    /// A stored row that is not done with the first accepted completion's
+    /// result is a wrong result, which names that completion and the later
+    /// accepted ones whose result the row holds (not a refused one).
+    #[test]
+    fn a_wrong_result_names_the_first_accepted_completion_and_the_one_stored() {
+        let calls = vec![
+            enqueue(0),
+            claim(0, 10, 1.0, Some(1)),
+            complete(0, 20, 1, true),
+            claim(1, 30, 9.0, Some(2)),
+            complete(1, 40, 2, true),
+            complete(1, 50, 2, false),
+        ];
+        let found = check(&record(calls.clone(), vec![row("w2", 2, true)]));
+        let wrong: Vec<&Violation> = found
+            .iter()
+            .filter(|violation| violation.property == Property::WrongResult)
+            .collect();
+        assert_eq!(wrong.len(), 1, "{found:?}");
+        assert_eq!(wrong[0].calls, vec![2, 4]);
+        assert_eq!(
+            wrong[0].text,
+            "the stored row is done with result \"w2/2\", not the first accepted completion's \"w1/1\""
+        );
+        // Done with another result than any completion's: still wrong.
+        let mut other = row("w1", 1, true);
+        other.result = Some("w9/9".into());
+        assert_eq!(
+            properties(&record(calls[..3].to_vec(), vec![other])),
+            vec![Property::WrongResult]
+        );
+    }
 }
