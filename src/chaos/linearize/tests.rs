@@ -630,3 +630,48 @@ fn in_a_sequential_history_the_first_wrong_answer_is_the_first_unplaceable_call(
     }
     assert!(wrong >= 90, "only {wrong} histories had an answer to flip");
 }
+
+/// A call may end at the very nanosecond it began (on a coarse clock it
+/// does): it is well formed, and judged as any other.
+#[test]
+fn a_call_that_ends_as_it_begins_is_well_formed() {
+    let history = vec![
+        answered(0, enqueue("j"), 5, 5, TRUE),
+        answered(1, claim("A", 100.0, 10.0), 20, 20, fence(1)),
+    ];
+    assert_linearizable(&history);
+}
+
+/// A verdict's steps count every search it made: for a history found
+/// wrong, the full search's and those of the narrowing down to its
+/// longest valid prefix.
+#[test]
+fn the_steps_of_a_wrong_history_count_the_narrowing_too() {
+    // The job is enqueued twice, both answered true: the second cannot be
+    // placed, and the narrowing makes one search, of the first call with
+    // the second as of unknown outcome.
+    let history = vec![enqueued(), answered(1, enqueue("j"), 20, 30, TRUE)];
+    let Verdict::NotLinearizable {
+        steps,
+        longest_prefix,
+        failing_prefix,
+        ..
+    } = check(&history, BUDGET)
+    else {
+        panic!("the job was enqueued twice");
+    };
+    assert_eq!((longest_prefix, failing_prefix), (1, 2));
+    // The full search alone: the fewest steps that decide the history.
+    let full = (1..BUDGET)
+        .find(|&budget| !matches!(check(&history, budget), Verdict::Unknown { .. }))
+        .expect("a budget that decides it");
+    let mut narrowed = history.clone();
+    narrowed[1] = killed(1, enqueue("j"), 20);
+    let Verdict::Linearizable {
+        steps: narrowing, ..
+    } = check(&narrowed, BUDGET)
+    else {
+        panic!("a second enqueue of unknown outcome explains itself");
+    };
+    assert_eq!(steps, full + narrowing, "{full} + {narrowing}");
+}
