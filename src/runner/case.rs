@@ -50,6 +50,9 @@ pub fn run_case(
     store.open_stderr_window();
     let tested = Arc::clone(&store);
     let body = move || {
+        // The folder is the test's: it goes when the test ends, however
+        // late (a test past its limit may still be using it).
+        let _folder = folder;
         // A test that set this thread's busy timeout leaves it to the next.
         tested.set_thread_busy_timeout(None);
         let recorder = FaultRecorder::new(tested.as_ref());
@@ -85,9 +88,7 @@ pub fn run_case(
             let late = receiver.recv_timeout(grace(timeout));
             let explained = hang_explained(late.map(|(outcome, _)| outcome));
             if explained.is_none() {
-                // The thread still runs and may still use the folder: keep
-                // it, and stop whatever it left running in the implementation.
-                let _ = folder.keep();
+                // Stop whatever the test left running in the implementation.
                 store.abandon();
             }
             let outcome = Outcome::Timeout {
