@@ -199,6 +199,11 @@ pub fn find(key: &str) -> Option<Exercise> {
     find_among(exercises(), key)
 }
 
+/// The exercise named `key`, or why not in words that list the exercises.
+pub fn find_or_list(key: &str) -> Result<Exercise, String> {
+    find(key).ok_or_else(|| format!("no exercise {key:?}; the exercises are: {}", keys()))
+}
+
 /// The exercise named `key` among `exercises`.
 pub fn find_among(exercises: Vec<Exercise>, key: &str) -> Option<Exercise> {
     let wanted = key.trim().trim_start_matches('0').to_ascii_lowercase();

@@ -88,6 +88,8 @@
 //!     comparison, record; [`course::step::prompt`]: the console that asks.
 //!   - [`course::check`] and [`course::watch`]: `lab check`, and its rounds on
 //!     every save.
+//!   - [`course::study`]: the changes at the console beyond the steps: the student's
+//!     name, `lab reset`, `lab reflect`.
 //! - [`exercise`]: the exercises, one per worksheet mutant, with their texts.
 //! - [`exercise_table`]: `labs/exercises.toml` and its check, shared with the build.
 //! - [`lab_text`]: an exercise's text in both languages, split into its sections.
@@ -112,7 +114,8 @@
 //! - [`vfs_shim`]: a shim under SQLite: power cuts, I/O errors, the write-lock watch.
 //! - [`race`]: races that end the same way every time, queued behind a held lock.
 //! - [`reach`]: which operations can run a mutant's change: the matrix's coverage.
-//! - [`serve`]: a compiled store served over the protocol (`lab __serve`).
+//! - [`serve`]: a compiled store served over the protocol (`lab __serve`, its
+//!   arguments and body).
 //!
 //! Shared:
 //!
@@ -126,8 +129,9 @@
 //! 1. `src/main.rs` parses the command line, applies `--color`
 //!    ([`terminal::apply_color`]) and dispatches `Command::Matrix` to
 //!    `cli::kill_matrix::matrix` (`src/cli/kill_matrix.rs`).
-//! 2. That function parses each `--output` and plans the reports, a format and a
-//!    destination each ([`report::format::plan`]); `--chaos` takes text and json only.
+//! 2. That function plans the reports, a format and a destination each, with their
+//!    checks ([`report::format::plan_reports`]: each `--output`, `--chaos` with text
+//!    and json only, Stryker's viewer read at once).
 //! 3. `cli::args::worker_command` finds this binary to start workers
 //!    ([`runner::WorkerCommand::current_lab`]); `ImplArgs::variants` asks
 //!    [`subject::Subject::variants`]: for `rust`, [`variant::Variant::all_compiled`]
@@ -298,8 +302,10 @@
 //!    in [`chaos::run::Record`] and a line
 //!    in [`chaos::timeline`] when it is counted; in [`chaos::judge`], whether a run
 //!    with it still replays exactly (`replays_exactly`) and how the shrink treats it.
-//! 3. Its name on the command line: `FaultList`, `parse_faults` and the `--faults`
-//!    help in `src/cli/chaos.rs`, and the replay command ([`chaos::Chaos::replay`]).
+//! 3. Its name on the command line: [`chaos::plan::Faults::named`] and
+//!    [`chaos::plan::FAULT_NAMES`], where it cannot run in
+//!    [`chaos::plan::Faults::refusal`] (with a unit test of each), the `--faults` help
+//!    in `src/cli/chaos.rs`, and the replay command ([`chaos::Chaos::replay`]).
 //! 4. Tests: `tests/lab/chaos.rs` (`the_rust_reference_under_every_fault_breaks_nothing`
 //!    pins the default faults) and a mutant caught under the new fault; with it in
 //!    `Faults::all`, `lab matrix --chaos` runs it too. Checked by `cargo test`;

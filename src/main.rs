@@ -5,12 +5,15 @@
 
 mod cli;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use cli::{Cli, Command};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    // The command's name as clap knows it, for messages: `lab step: ...`.
+    let name = matches.subcommand_name().unwrap_or_default().to_string();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|error| error.exit());
     // A run ended by Ctrl-C or SIGTERM removes the clusters and network
     // namespaces it made, as one that ends by itself does: the commands
     // that may make them install the handler (a thread of its own), no
@@ -31,7 +34,6 @@ fn main() -> ExitCode {
             .and_then(|()| cli::study::overview(&progress));
         return finish("lab", outcome);
     };
-    let name = command.name();
     if cli.student.is_some() && !command.records_progress() {
         return finish(
             &format!("lab {name}"),
@@ -63,7 +65,9 @@ fn main() -> ExitCode {
         Command::Tests(args) => cli::kill_matrix::tests(&args),
         Command::Db(args) => cli::db::run(args),
         Command::Worker(args) => cli::kill_matrix::worker(&args),
-        Command::Serve(args) => cli::chaos::serve(&args),
+        Command::Serve(args) => {
+            lease_lab::serve::serve_variant(&args).map_err(cli::outcome::CliError::from)
+        }
         Command::Sandbox(args) => cli::grade::sandbox(&args),
     };
     finish(&format!("lab {name}"), outcome)

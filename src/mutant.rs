@@ -51,6 +51,19 @@ pub enum MutantKind {
 }
 
 impl MutantKind {
+    /// Every kind, in the order the lab shows them.
+    pub const ALL: [MutantKind; 4] = [
+        MutantKind::Worksheet,
+        MutantKind::Hardening,
+        MutantKind::Field,
+        MutantKind::Own,
+    ];
+
+    /// The kind of this name ([`MutantKind::name`]).
+    pub fn named(name: &str) -> Option<MutantKind> {
+        MutantKind::ALL.into_iter().find(|kind| kind.name() == name)
+    }
+
     /// The kind's name as written in mutant files.
     pub fn name(self) -> &'static str {
         match self {
@@ -242,6 +255,15 @@ impl MutantSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each kind is found by the name mutant files give it, and no other.
+    #[test]
+    fn each_kind_is_named_as_its_files_name_it() {
+        for kind in MutantKind::ALL {
+            assert_eq!(MutantKind::named(kind.name()), Some(kind));
+        }
+        assert_eq!(MutantKind::named("Worksheet"), None);
+    }
 
     /// The reference store's source, which mutants apply to.
     const REFERENCE_SOURCE: &str = include_str!("store.rs");

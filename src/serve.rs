@@ -16,6 +16,80 @@ use std::io::{self, BufRead, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// `lab __serve`'s arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeArgs {
+    /// The compiled variant to serve: `reference` or a mutant id.
+    #[arg(long)]
+    pub variant: String,
+    /// Share the disk of this database with the other workers through the
+    /// undo log `--power-log`, so that the run can cut the power of all.
+    #[arg(long, requires = "power_log")]
+    pub power_db: Option<PathBuf>,
+    /// The undo log shared by every worker (see `--power-db`).
+    #[arg(long, requires = "power_db")]
+    pub power_log: Option<PathBuf>,
+    /// Serve the store on PostgreSQL's variant, on the server whose
+    /// connection string is in LEASE_LAB_PG.
+    #[arg(long, conflicts_with = "power_db")]
+    pub on_server: bool,
+    /// With --on-server: keep the jobs in this schema, which the lab made
+    /// for a chaos run and shares among its workers.
+    #[arg(long, requires = "on_server")]
+    pub schema: Option<String>,
+}
+
+/// `lab __serve`: serves the variant `args` names on standard input and
+/// output until input ends.
+///
+/// Errors: no such variant (a usage error), a disk that cannot be shared,
+/// or standard input or output failing.
+pub fn serve_variant(args: &ServeArgs) -> Result<(), ServeError> {
+    let variant = if args.on_server {
+        let variant = crate::variant::Variant::find_on_the_server_of_the_environment(&args.variant)
+            .map_err(ServeError::Usage)?;
+        match &args.schema {
+            Some(schema) => variant.in_schema(schema),
+            None => variant,
+        }
+    } else {
+        crate::variant::Variant::find(&args.variant).ok_or_else(|| {
+            ServeError::Usage(format!(
+                "no compiled variant {:?}; `lab tests --variants` lists them",
+                args.variant
+            ))
+        })?
+    };
+    // The disk stays shared while the process lives.
+    let _disk = match (&args.power_db, &args.power_log) {
+        (Some(db), Some(log)) => Some(
+            crate::vfs_shim::install()
+                .and_then(|()| crate::vfs_shim::Disk::track_shared(db, log))
+                .map_err(|error| ServeError::Failed(error.to_string()))?,
+        ),
+        _ => None,
+    };
+    let store = variant.open(Duration::from_secs(60));
+    let name = format!("the lab's Rust store, variant {}", variant.id);
+    let stdin = std::io::stdin().lock();
+    let stdout = std::io::stdout().lock();
+    Ok(serve(store.as_ref(), &name, stdin, stdout)?)
+}
+
+/// Why `lab __serve` stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The arguments name no such variant.
+    #[error("{0}")]
+    Usage(String),
+    /// The shared disk could not be set up.
+    #[error("{0}")]
+    Failed(String),
+    /// Standard input or output failed.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
 /// One request, read: the database, the operation, and the busy wait it
 /// asks for.
 #[derive(Debug, Clone, PartialEq)]

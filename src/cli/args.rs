@@ -3,7 +3,7 @@
 
 use super::outcome::CliError;
 use lease_lab::exercise::{self, Exercise};
-use lease_lab::pg_server::{self, Server};
+use lease_lab::pg_server::Server;
 use lease_lab::runner::{self, RunOptions, WorkerCommand};
 use lease_lab::subject::{Subject, SubjectError};
 use lease_lab::variant::Variant;
@@ -13,12 +13,7 @@ use std::time::Duration;
 
 /// The exercise named on the command line, or a usage error listing them.
 pub fn find_exercise(key: &str) -> Result<Exercise, CliError> {
-    exercise::find(key).ok_or_else(|| {
-        CliError::Usage(format!(
-            "no exercise {key:?}; the exercises are: {}",
-            exercise::keys()
-        ))
-    })
+    exercise::find_or_list(key).map_err(CliError::Usage)
 }
 
 /// Which implementations a command is about.
@@ -86,22 +81,9 @@ impl ImplArgs {
     /// installed, say: the message names the package).
     fn server(&self) -> Result<Server, CliError> {
         self.rust_on_postgres()?;
-        match pg_server::given(self.dsn.as_deref()) {
-            Some(dsn) => {
-                let server = Server::given(&dsn);
-                server
-                    .reachable()
-                    .map_err(|error| CliError::Failed(error.to_string()))?;
-                eprintln!("lab: {}", server.describe());
-                Ok(server)
-            }
-            None => {
-                let server = Server::throwaway(&std::env::temp_dir())
-                    .map_err(|error| CliError::Failed(error.to_string()))?;
-                eprintln!("lab: {}", server.describe());
-                Ok(server)
-            }
-        }
+        let server = Server::given_or_throwaway(self.dsn.as_deref()).map_err(CliError::Failed)?;
+        eprintln!("lab: {}", server.describe());
+        Ok(server)
     }
 
     /// A usage error unless the subject is the lab's Rust store, the one

@@ -4,11 +4,10 @@
 //! student's own implementation.
 
 use super::args::{worker_command, SuiteArgs};
-use super::outcome::{say, say_line, CliError, Outcome};
+use super::outcome::{say, CliError, Outcome};
 use lease_lab::course::class_check::{self, Isolation};
-use lease_lab::course::grade::{grade, killers, ClassGrade, FileStatus, StudentFile, Unreadable};
-use lease_lab::course::progress;
-use lease_lab::report::format::{GradeFormat, GradeView};
+use lease_lab::course::grade::{grade, killers, read_class};
+use lease_lab::report::format::{GradeAsked, GradeFormat};
 use lease_lab::report::grade as render;
 use lease_lab::sandbox::Sandbox;
 use std::path::PathBuf;
@@ -84,8 +83,20 @@ pub fn sandbox(args: &SandboxArgs) -> Outcome {
 /// Exit code 3 ([`CliError::Failed`]) when a file was skipped: the report
 /// is complete for the others.
 pub fn run(args: &Args) -> Outcome {
-    let view = view(args)?;
+    let view = args
+        .format
+        .view(GradeAsked {
+            misconceptions: args.misconceptions,
+            per_exercise: args.per_exercise,
+            impl_dir: args.impl_dir.is_some(),
+            results_dir: args.results_dir.is_some(),
+            files: !args.files.is_empty(),
+        })
+        .map_err(CliError::Usage)?;
     let (class, skipped) = read_class(&args.files);
+    for file in &skipped {
+        eprintln!("lab grade: warning: {} skipped: {}", file.file, file.reason);
+    }
     let skipped_names: Vec<String> = skipped.iter().map(|file| file.file.clone()).collect();
     if let Some(dir) = &args.impl_dir {
         check_implementations(dir, args)?;
@@ -93,7 +104,9 @@ pub fn run(args: &Args) -> Outcome {
     if !class.is_empty() || args.impl_dir.is_none() {
         let killers = killers(&class, &worker_command()?, &args.run.options());
         let graded = grade(&class, skipped, &killers);
-        warn_about_files(&graded);
+        for warning in render::file_warnings(&graded) {
+            eprintln!("lab grade: {warning}");
+        }
         let width = lease_lab::terminal::width();
         let rendered = args
             .format
@@ -108,115 +121,6 @@ pub fn run(args: &Args) -> Outcome {
             "{} skipped (see the warnings above); the other files were graded",
             skipped_names.join(", ")
         )))
-    }
-}
-
-/// The view the arguments ask for, once their format and options are
-/// known to go together: every pair [`GradeFormat::render`] cannot write
-/// is refused here, before anything is read or run, saying what to give
-/// instead.
-///
-/// Errors: [`CliError::Usage`] for a format and options that do not go
-/// together.
-fn view(args: &Args) -> Result<GradeView, CliError> {
-    let view = if args.misconceptions {
-        GradeView::Misconceptions
-    } else if args.per_exercise {
-        GradeView::PerExercise
-    } else {
-        GradeView::Students
-    };
-    if args.format == GradeFormat::Markdown && !args.misconceptions {
-        return Err(CliError::Usage(
-            "--format markdown writes the misconceptions: add --misconceptions, or choose text, json, csv or html".into(),
-        ));
-    }
-    if args.format == GradeFormat::Csv && args.misconceptions {
-        return Err(CliError::Usage(
-            "--misconceptions has no CSV: choose text, json, markdown or html (the class page)"
-                .into(),
-        ));
-    }
-    if args.format == GradeFormat::Gradescope
-        && (args.impl_dir.is_none() || args.results_dir.is_none() || !args.files.is_empty())
-    {
-        return Err(CliError::Usage(
-            "--format gradescope writes a results.json per submission: give --impl-dir DIR and --results-dir OUT, and no progress files".into(),
-        ));
-    }
-    if args.results_dir.is_some() && args.format != GradeFormat::Gradescope {
-        return Err(CliError::Usage(
-            "--results-dir is where --format gradescope writes: add --format gradescope".into(),
-        ));
-    }
-    if args.impl_dir.is_some() {
-        if matches!(args.format, GradeFormat::Markdown | GradeFormat::Html)
-            || args.misconceptions
-            || args.per_exercise
-        {
-            return Err(CliError::Usage(
-                "--impl-dir reports as text, json or csv, without --misconceptions or --per-exercise".into(),
-            ));
-        }
-        if args.format != GradeFormat::Text && !args.files.is_empty() {
-            return Err(CliError::Usage(
-                "with --impl-dir, --format json or csv reports the implementations alone: grade the progress files in a run of their own".into(),
-            ));
-        }
-    }
-    Ok(view)
-}
-
-/// The progress files read, in the order given, and those that could not
-/// be, each with why in words (a warning on standard error names it as
-/// it is skipped).
-fn read_class(files: &[PathBuf]) -> (Vec<StudentFile>, Vec<Unreadable>) {
-    let mut skipped: Vec<Unreadable> = Vec::new();
-    let mut class = Vec::new();
-    for file in files {
-        match progress::read_for_grading(file) {
-            Ok(progress) => class.push(StudentFile {
-                file: file.display().to_string(),
-                progress,
-            }),
-            Err(error) => {
-                let reason = match error.kind() {
-                    std::io::ErrorKind::NotFound => "there is no such file".to_string(),
-                    std::io::ErrorKind::InvalidData => error.to_string(),
-                    _ => format!("it cannot be read ({error})"),
-                };
-                eprintln!("lab grade: warning: {} skipped: {reason}", file.display());
-                skipped.push(Unreadable {
-                    file: file.display().to_string(),
-                    reason,
-                });
-            }
-        }
-    }
-    (class, skipped)
-}
-
-/// On standard error, what became of each file not graded as a row of its
-/// own: given twice, merged into another student's row, or kept apart.
-fn warn_about_files(graded: &ClassGrade) {
-    for given in &graded.files {
-        let row = |row: &usize| &graded.students[*row];
-        match &given.status {
-            FileStatus::GivenTwice => eprintln!(
-                "lab grade: warning: {} is given twice: graded once",
-                given.file
-            ),
-            FileStatus::MergedInto { row: at } => eprintln!(
-                "lab grade: {} is {}'s too: merged into the row of {}",
-                given.file,
-                row(at).student,
-                row(at).file
-            ),
-            FileStatus::NotMerged { why, .. } => {
-                eprintln!("lab grade: warning: {}: {why}; graded apart", given.file)
-            }
-            FileStatus::Graded { .. } | FileStatus::Unreadable { .. } => {}
-        }
     }
 }
 
@@ -267,27 +171,12 @@ fn check_implementations(dir: &std::path::Path, args: &Args) -> Outcome {
                 .display()
         ))
     })?;
-    match args.format {
-        GradeFormat::Json => {
-            say_line(&serde_json::to_string_pretty(&checks).expect("checks are JSON"))?
-        }
-        GradeFormat::Csv => say(&render::checks_csv(&checks))?,
-        format => {
-            say(&render::checks_text(&checks, lease_lab::terminal::width()))?;
-            if let (GradeFormat::Gradescope, Some(folder)) = (format, &args.results_dir) {
-                let written = format!(
-                    "Gradescope's results.json of each of the {} submissions: {}/STUDENT/results.json",
-                    checks.len(),
-                    folder.display()
-                );
-                let width = lease_lab::terminal::width();
-                say_line(&format!(
-                    "\n{}",
-                    lease_lab::terminal::fill(&written, width, "", "  ")
-                ))?;
-            }
-        }
-    }
+    say(&render::checks_report(
+        &checks,
+        args.format,
+        args.results_dir.as_deref(),
+        lease_lab::terminal::width(),
+    ))?;
     if !args.files.is_empty() && args.format == GradeFormat::Text {
         say("\n")?;
     }

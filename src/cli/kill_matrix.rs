@@ -7,8 +7,7 @@ use lease_lab::chaos::beside::beside;
 use lease_lab::matrix::Matrix;
 use lease_lab::mutant::MutantKind;
 use lease_lab::report;
-use lease_lab::report::format::{plan, Destination, MatrixFormat, OutputArg};
-use lease_lab::report::stryker_page::Viewer;
+use lease_lab::report::format::{plan_reports, Destination, MatrixFormat};
 use lease_lab::runner::{self, WorkerArgs};
 
 use lease_lab::variant::Variant;
@@ -24,8 +23,8 @@ pub struct MatrixArgs {
     #[arg(long)]
     check: bool,
     /// Only the reference and the mutants of this kind.
-    #[arg(long, value_enum)]
-    kind: Option<KindFilter>,
+    #[arg(long, value_parser = kind_names())]
+    kind: Option<MutantKind>,
     /// Run every test against every mutant, those that call none of the
     /// operations its change reaches too (by default they are not run,
     /// and shown as not covered: they cannot catch it).
@@ -52,6 +51,13 @@ pub struct MatrixArgs {
     run: SuiteArgs,
 }
 
+/// `--kind`'s values: the kinds' names.
+fn kind_names() -> impl clap::builder::TypedValueParser<Value = MutantKind> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(MutantKind::ALL.map(MutantKind::name))
+        .map(|name: String| MutantKind::named(&name).expect("one of the kinds' names"))
+}
+
 /// `lab run`'s arguments.
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
@@ -74,67 +80,18 @@ pub struct TestsArgs {
     implementation: ImplArgs,
 }
 
-/// A kind of mutant, as `--kind` names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum KindFilter {
-    Worksheet,
-    Hardening,
-    Field,
-    Own,
-}
-
-impl KindFilter {
-    fn kind(self) -> MutantKind {
-        match self {
-            KindFilter::Worksheet => MutantKind::Worksheet,
-            KindFilter::Hardening => MutantKind::Hardening,
-            KindFilter::Field => MutantKind::Field,
-            KindFilter::Own => MutantKind::Own,
-        }
-    }
-}
-
 /// `lab matrix`: every test against every variant (of a kind), rendered,
 /// and with `--check` what is wrong with it.
 pub fn matrix(args: &MatrixArgs) -> Outcome {
-    let outputs = args
-        .output
-        .iter()
-        .map(|value| {
-            OutputArg::parse(value)
-                .map_err(|message| CliError::Usage(format!("--output {value}: {message}")))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let reports = plan(args.format, &outputs).map_err(|clash| CliError::Usage(clash.0))?;
-    if let Some((format, _)) = reports.iter().find(|(format, _)| {
-        args.chaos && !matches!(format, MatrixFormat::Text | MatrixFormat::Json)
-    }) {
-        return Err(CliError::Usage(format!(
-            "--chaos adds its column to the text and json reports only, not to {}",
-            format.name()
-        )));
-    }
-    // The viewer is read before the matrix runs: a missing one is said at once.
-    let wants_viewer = reports
-        .iter()
-        .any(|(format, _)| *format == MatrixFormat::StrykerHtml);
-    let viewer = match (&args.viewer, wants_viewer) {
-        (Some(path), true) => Some(
-            Viewer::load(path).map_err(|error| CliError::Usage(format!("--viewer: {error}")))?,
-        ),
-        (None, true) => return Err(CliError::Usage(MatrixFormat::NEEDS_THE_VIEWER.into())),
-        (Some(_), false) => {
-            return Err(CliError::Usage(
-                "--viewer is for --format stryker-html (or --output stryker-html=FILE)".into(),
-            ))
-        }
-        (None, false) => None,
-    };
+    let planned = plan_reports(
+        args.format,
+        &args.output,
+        args.chaos,
+        args.viewer.as_deref(),
+    )
+    .map_err(|clash| CliError::Usage(clash.0))?;
     let worker = worker_command()?;
-    let variants = Variant::of_kind(
-        args.implementation.variants()?,
-        args.kind.map(KindFilter::kind),
-    );
+    let variants = Variant::of_kind(args.implementation.variants()?, args.kind);
     let options = args.run.options();
     let matrix = Matrix::of_suite(&worker, &variants, args.every_test, &options);
     let chaos = if args.chaos {
@@ -142,12 +99,12 @@ pub fn matrix(args: &MatrixArgs) -> Outcome {
     } else {
         None
     };
-    for (format, destination) in &reports {
+    for (format, destination) in &planned.reports {
         let rendered = format
             .render(
                 &matrix,
                 chaos.as_ref(),
-                viewer.as_ref(),
+                planned.viewer.as_ref(),
                 lease_lab::terminal::width(),
             )
             .map_err(|clash| CliError::Usage(clash.0))?;

@@ -64,9 +64,9 @@ pub enum Command {
     /// The next hint for an exercise (each call shows one more).
     Hint(study::HintArgs),
     /// Forget the recorded progress: of one exercise, or of all.
-    Reset(study::ResetArgs),
+    Reset(lease_lab::course::study::Forget),
     /// Record the answers to the worksheet's closing questions.
-    Reflect(study::ReflectArgs),
+    Reflect(lease_lab::course::study::Answers),
     /// The recorded predictions and scores.
     Progress(study::ProgressArgs),
     /// Run a probe: your prediction as store operations and expected answers.
@@ -106,7 +106,7 @@ pub enum Command {
     /// Serves one of the lab's compiled stores over the lab's protocol on
     /// standard input and output (used by `lab chaos` for its workers).
     #[command(name = "__serve", hide = true)]
-    Serve(chaos::ServeArgs),
+    Serve(lease_lab::serve::ServeArgs),
     /// Runs a program in a sandbox of its own (used by `lab grade
     /// --impl-dir` for each submission).
     #[command(name = "__sandbox", hide = true)]
@@ -143,33 +143,6 @@ impl Command {
                 | Command::Watch(_)
         )
     }
-
-    /// The command's name, as messages start: `lab step: ...`.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Command::Step(_) => "step",
-            Command::Hint(_) => "hint",
-            Command::Reset(_) => "reset",
-            Command::Reflect(_) => "reflect",
-            Command::Progress(_) => "progress",
-            Command::Probe(_) => "probe",
-            Command::New(_) => "new",
-            Command::Check(_) => "check",
-            Command::Watch(_) => "watch",
-            Command::Mutant { .. } => "mutant",
-            Command::Grade(_) => "grade",
-            Command::Demo(_) => "demo",
-            Command::Chaos(_) => "chaos",
-            Command::Matrix(_) => "matrix",
-            Command::Analyze(_) => "analyze",
-            Command::Run(_) => "run",
-            Command::Tests(_) => "tests",
-            Command::Db(_) => "db",
-            Command::Worker(_) => "__worker",
-            Command::Serve(_) => "__serve",
-            Command::Sandbox(_) => "__sandbox",
-        }
-    }
 }
 
 /// Opens the student's progress for one command (see [`Session`]), saying
@@ -184,9 +157,8 @@ pub fn session(path: &Path) -> Result<Session, CliError> {
 /// Errors: an empty name (a usage error; nothing is changed).
 pub fn record_student(path: &Path, name: &str) -> Result<(), CliError> {
     let mut session = session(path)?;
-    let mut progress = session.progress().clone();
-    let change = progress
-        .record_student(name, true)
+    let change = session
+        .record_student(name)
         .map_err(|error| CliError::Usage(error.to_string()))?;
     if let StudentChange::Replaced { previous } = &change {
         eprintln!(
@@ -195,23 +167,7 @@ pub fn record_student(path: &Path, name: &str) -> Result<(), CliError> {
             name.trim()
         );
     }
-    if change != StudentChange::Unchanged {
-        *session.edit() = progress;
-        session.save()?;
-    }
-    Ok(())
-}
-
-/// For a command that makes one change to the progress: opens it, lets
-/// `change` edit it, and saves it.
-pub fn update<T>(
-    path: &Path,
-    change: impl FnOnce(&mut lease_lab::course::progress::Progress) -> T,
-) -> Result<T, CliError> {
-    let mut session = session(path)?;
-    let result = change(session.edit());
-    session.save()?;
-    Ok(result)
+    Ok(session.save()?)
 }
 
 /// A check of an implementation that could not be made, as the command
@@ -233,6 +189,33 @@ impl From<lease_lab::course::check::CheckError> for CliError {
 impl From<lease_lab::chaos::run::RunError> for CliError {
     fn from(error: lease_lab::chaos::run::RunError) -> CliError {
         CliError::Failed(error.to_string())
+    }
+}
+
+/// A command of the course that stopped: used wrongly, could not run, or
+/// could not use the progress file or its output.
+impl From<lease_lab::course::CommandError> for CliError {
+    fn from(error: lease_lab::course::CommandError) -> CliError {
+        use lease_lab::course::CommandError;
+        match error {
+            CommandError::Usage(message) => CliError::Usage(message),
+            CommandError::Failed(message) => CliError::Failed(message),
+            CommandError::Progress(error) => CliError::from(error),
+            CommandError::Io(error) => CliError::from(error),
+        }
+    }
+}
+
+/// `lab __serve` that stopped: used wrongly, could not run, or its input
+/// or output failed.
+impl From<lease_lab::serve::ServeError> for CliError {
+    fn from(error: lease_lab::serve::ServeError) -> CliError {
+        use lease_lab::serve::ServeError;
+        match error {
+            ServeError::Usage(message) => CliError::Usage(message),
+            ServeError::Failed(message) => CliError::Failed(message),
+            ServeError::Io(error) => CliError::from(error),
+        }
     }
 }
 

@@ -11,17 +11,16 @@
 
 use super::args::{worker_command, SuiteArgs};
 use super::outcome::{say, say_line, CliError, Outcome};
-use super::update;
 use colored::Colorize;
 use lease_lab::course::check::{check_shown, predicted_tests};
-use lease_lab::course::prediction::{comparison, Broken, Score};
+use lease_lab::course::prediction::Score;
 use lease_lab::course::progress::{self, OwnPrediction};
 use lease_lab::course::session::Session;
-use lease_lab::course::starter::{self, OPERATIONS};
+use lease_lab::course::starter;
 use lease_lab::course::step::{Chosen, NOTHING_TO_CHECK};
-use lease_lab::course::watch::{watch as course_watch, WatchError};
+use lease_lab::course::watch::watch as course_watch;
 use lease_lab::lab_text::Language;
-use lease_lab::report::check::{check_text, next_text};
+use lease_lab::report::check::{check_text, next_text, own_prediction_text, starter_text};
 use lease_lab::report::format::CheckFormat;
 use lease_lab::subject::Subject;
 use lease_lab::terminal::fill;
@@ -91,29 +90,15 @@ pub struct WhichArgs {
 pub fn new(args: &NewArgs, progress_path: &Path) -> Outcome {
     let (implementation, start) = starter::write_starter(args.lang, &args.dir)
         .map_err(|error| CliError::Failed(error.to_string()))?;
-    update(progress_path, |progress| {
-        progress.implementation = Some(implementation.clone());
-    })?;
-    let width = lease_lab::terminal::text_width();
-    let paragraph = |text: String| lease_lab::terminal::fill(&text, width, "", "");
-    say(&format!(
-        "{}\n\n{}\n  {}   runs the contract tests of every step against it\n  {}   runs them again each time you save\n\n{}\n",
-        paragraph(format!(
-            "Wrote {}: the protocol is done, the eight operations are yours to write, each with the worksheet's contract as its documentation.",
-            implementation.describe()
-        )),
-        paragraph(format!(
-            "Recorded as your implementation in your progress file, {}, which lab finds from this folder and the folders below it (as {}), so:",
-            progress_path.display(),
-            args.dir.display()
-        )),
-        "lab check".bold(),
-        "lab watch".bold(),
-        paragraph(format!(
-            "Start with step 1, {}, in {}.",
-            OPERATIONS[0],
-            start.display()
-        ))
+    let mut session = super::session(progress_path)?;
+    session.record_implementation(&implementation);
+    session.save()?;
+    say(&starter_text(
+        &implementation,
+        &start,
+        progress_path,
+        &args.dir,
+        lease_lab::terminal::text_width(),
     ))
 }
 
@@ -172,22 +157,11 @@ pub fn check(args: &CheckArgs, progress_path: &Path) -> Outcome {
     if let Some(predicted) = &predicted {
         let predicted: Vec<String> = predicted.iter().map(|name| name.to_string()).collect();
         let score = Score::of(&predicted, &failing);
-        say(&comparison(
+        say(&own_prediction_text(
             &score,
-            Broken::YourChange,
+            failing.is_empty(),
             lease_lab::terminal::text_width(),
         ))?;
-        if failing.is_empty() {
-            say(&format!(
-                "\n{}\n",
-                fill(
-                    "No test fails: either your change does what the code did before (an equivalent change), or the suite misses it. Which input, error or stored state would show it? That test is missing.",
-                    lease_lab::terminal::text_width(),
-                    "",
-                    ""
-                )
-            ))?;
-        }
         if let Subject::Own(_) = checked {
             session.edit().own_predictions.push(OwnPrediction {
                 at: progress::now_stamp(),
@@ -233,12 +207,7 @@ pub fn watch(args: &WatchArgs, progress_path: &Path) -> Outcome {
         &worker,
         progress_path,
     )
-    .map_err(|error| match error {
-        WatchError::Usage(message) => CliError::Usage(message),
-        WatchError::Failed(message) => CliError::Failed(message),
-        WatchError::Progress(error) => CliError::from(error),
-        WatchError::Io(error) => CliError::from(error),
-    })
+    .map_err(CliError::from)
 }
 
 /// What `lab check` and `lab watch` run ([`Chosen::checked`]).

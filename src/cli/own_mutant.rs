@@ -9,12 +9,10 @@ use super::args::{worker_command, SuiteArgs};
 use super::outcome::{say_line, CliError, Outcome};
 use lease_lab::course::own_mutant::{new_file, validate, NewFileError};
 use lease_lab::matrix::Matrix;
-use lease_lab::mutant::PYTHON_STORE;
 use lease_lab::report;
 use lease_lab::subject::own_mutants::{python_variant, rust_variant};
 use lease_lab::subject::Subject;
 use lease_lab::suite;
-use lease_lab::variant::Variant;
 use std::path::{Path, PathBuf};
 
 /// What `lab mutant` does.
@@ -86,14 +84,15 @@ fn check(file: &Path, no_build: bool, run: &SuiteArgs) -> Outcome {
     }
     let spec = validated.spec;
     let id = spec.id.clone();
-    let (reference, mutant) = if spec.file == PYTHON_STORE {
-        (Subject::Python.reference(), python_variant(spec)?)
+    let subject = Subject::of_spec(&spec);
+    let mutant = if subject == Subject::Python {
+        python_variant(spec)?
     } else {
         let variant = rust_variant(spec)?;
         say_line("it compiles")?;
-        (Ok(Variant::reference()), variant)
+        variant
     };
-    let reference = reference.map_err(|error| {
+    let reference = subject.reference().map_err(|error| {
         CliError::Failed(format!(
             "cannot prepare the reference to compare with: {error}"
         ))
@@ -109,29 +108,14 @@ fn check(file: &Path, no_build: bool, run: &SuiteArgs) -> Outcome {
         tests,
         &run.options(),
     );
-    let Some(summary) = matrix.summaries().into_iter().next() else {
-        return Err(CliError::Failed("the mutant did not run".into()));
-    };
-    if let Some(advice) = report::survivor_advice(&matrix, &id) {
-        say_line(&advice)?;
-        return Err(CliError::Reported);
+    match report::own_mutant_verdict(&matrix, &id) {
+        Some(Ok(caught)) => say_line(&caught),
+        Some(Err(advice)) => {
+            say_line(&advice)?;
+            Err(CliError::Reported)
+        }
+        None => Err(CliError::Failed("the mutant did not run".into())),
     }
-    say_line(&format!(
-        "{id} is {}: {} {} ({} of step {}): {}",
-        summary.status.label(),
-        summary.killers.len(),
-        if summary.killers.len() == 1 {
-            "test catches it"
-        } else {
-            "tests catch it"
-        },
-        summary.own_step_killers,
-        summary.step,
-        summary.killers.join(", ")
-    ))?;
-    say_line(
-        "`lab matrix` shows it beside every other mutant, as long as the file stays in mutants/",
-    )
 }
 
 #[cfg(test)]

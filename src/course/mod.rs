@@ -6,6 +6,8 @@
 //! - [`session`]: the progress for one command, loaded and saved once,
 //!   with a method for every change a command makes to it;
 //! - [`step`]: the step-through of `lab step N`, and the console it asks at;
+//! - [`study`]: the changes at the console beyond the steps: the
+//!   student's name, reset, the closing reflection;
 //! - [`watch`]: `lab watch`'s rounds, a check on every save;
 //! - [`prediction`]: a prediction of the tests that catch a mutant, and
 //!   its score;
@@ -29,4 +31,23 @@ pub mod progress;
 pub mod session;
 pub mod starter;
 pub mod step;
+pub mod study;
 pub mod watch;
+
+/// Why a command of the course stopped before its end.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    /// It was used wrongly: the message says what to give instead.
+    #[error("{0}")]
+    Usage(String),
+    /// It could not do its work (files that cannot be read or watched, a
+    /// console that cannot be written).
+    #[error("{0}")]
+    Failed(String),
+    /// The progress file cannot be used.
+    #[error(transparent)]
+    Progress(#[from] progress::ProgressError),
+    /// Writing the output failed (a closed output ends the command).
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}

@@ -118,6 +118,26 @@ impl Session {
         shown
     }
 
+    /// Records `name` as the student's, replacing any other (`--student`):
+    /// what changed.
+    ///
+    /// Errors: an empty name (nothing is changed).
+    pub fn record_student(
+        &mut self,
+        name: &str,
+    ) -> Result<super::progress::StudentChange, super::progress::StudentError> {
+        let change = self.progress.record_student(name, true)?;
+        if change != super::progress::StudentChange::Unchanged {
+            self.changed = true;
+        }
+        Ok(change)
+    }
+
+    /// Records `own` as the implementation `lab check` and `lab watch` run.
+    pub fn record_implementation(&mut self, own: &crate::subject::Implementation) {
+        self.edit().implementation = Some(own.clone());
+    }
+
     /// Records an attempt at exercise `key`.
     pub fn record_attempt(&mut self, key: &str, attempt: Attempt) {
         self.edit().exercise(key).attempts.push(attempt);
@@ -205,6 +225,35 @@ pub struct EmptyAnswer;
 mod tests {
     use super::*;
     use crate::course::prediction::Score;
+
+    /// `--student` and `lab new` each make a change that is saved; the
+    /// same name again is none, and an empty one changes nothing.
+    #[test]
+    fn the_student_and_the_implementation_are_recorded_and_saved() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("progress.json");
+        let mut session = Session::open(&path).unwrap();
+        assert!(session.record_student("  ").is_err());
+        assert!(!session.changed);
+        assert_eq!(
+            session.record_student(" Ada ").unwrap(),
+            super::super::progress::StudentChange::Recorded
+        );
+        session.save().unwrap();
+        assert_eq!(
+            session.record_student("Ada").unwrap(),
+            super::super::progress::StudentChange::Unchanged
+        );
+        assert!(!session.changed, "the same name is no change to save");
+        let own = crate::subject::Implementation::Command {
+            line: "python3 mine.py".into(),
+        };
+        session.record_implementation(&own);
+        session.save().unwrap();
+        let saved = Session::open(&path).unwrap();
+        assert_eq!(saved.progress().student.as_deref(), Some("Ada"));
+        assert_eq!(saved.progress().implementation, Some(own));
+    }
 
     /// A session reads the file once and writes it once, only when
     /// something changed; an unreadable file is set aside and said so; a

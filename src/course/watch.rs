@@ -3,8 +3,8 @@
 //! each recorded as `lab check` records it.
 
 use super::check::{check_shown, CheckError};
-use super::progress::ProgressError;
 use super::session::Session;
+use super::CommandError;
 use crate::report::check::{next_text, watch_text};
 use crate::runner::{RunOptions, WorkerCommand};
 use crate::subject::{Implementation, Subject};
@@ -14,23 +14,6 @@ use notify_debouncer_mini::notify::RecursiveMode;
 use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-/// Why a watch ended, or could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum WatchError {
-    /// It cannot watch what it was given: the message says what to give.
-    #[error("{0}")]
-    Usage(String),
-    /// The files cannot be watched.
-    #[error("{0}")]
-    Failed(String),
-    /// The progress file cannot be used.
-    #[error(transparent)]
-    Progress(#[from] ProgressError),
-    /// Writing the output failed (a closed output ends the watch).
-    #[error(transparent)]
-    Io(#[from] io::Error),
-}
 
 /// Writes `text` to standard output and flushes it.
 fn say(text: &str) -> io::Result<()> {
@@ -60,15 +43,15 @@ pub fn watch(
     options: &RunOptions,
     worker: &WorkerCommand,
     progress_path: &Path,
-) -> Result<(), WatchError> {
+) -> Result<(), CommandError> {
     let Subject::Own(own) = checked else {
-        return Err(WatchError::Usage(
+        return Err(CommandError::Usage(
             "the lab's own stores do not change: watch your implementation (--impl FILE-OR-FOLDER, or the one `lab new` recorded)".into(),
         ));
     };
     let watched = own.watched();
     if watched.is_empty() {
-        return Err(WatchError::Usage(format!(
+        return Err(CommandError::Usage(format!(
             "cannot tell which files to watch in `{}`: give --impl the .py file or the Rust project's folder",
             own.describe()
         )));
@@ -79,7 +62,7 @@ pub fn watch(
         .with_batch_mode(false);
     let mut debouncer =
         notify_debouncer_mini::new_debouncer_opt::<_, notify::RecommendedWatcher>(settle, sender)
-            .map_err(|error| WatchError::Failed(format!("cannot watch files: {error}")))?;
+            .map_err(|error| CommandError::Failed(format!("cannot watch files: {error}")))?;
     for path in &watched {
         // A file is watched through its folder: editors often save by
         // writing a new file and renaming it over the old one.
@@ -92,7 +75,7 @@ pub fn watch(
             )
         };
         debouncer.watcher().watch(target, mode).map_err(|error| {
-            WatchError::Failed(format!("cannot watch {}: {error}", target.display()))
+            CommandError::Failed(format!("cannot watch {}: {error}", target.display()))
         })?;
     }
     // Names, not paths: the heading of each run fits one line.
@@ -119,7 +102,7 @@ pub fn watch(
     let mut runs = 1;
     round.run(runs, None)?;
     for batch in changes {
-        batch.map_err(|error| WatchError::Failed(format!("watching failed: {error}")))?;
+        batch.map_err(|error| CommandError::Failed(format!("watching failed: {error}")))?;
         // The watcher also reports files being opened and read (the check
         // itself reads them) and files beside a watched one: only a change
         // of what the watched files hold counts.
@@ -181,7 +164,7 @@ impl WatchRound<'_> {
     /// its time, then one line per step and the first failure in full. A
     /// failure to build or run is shown, and the watch goes on; only a
     /// closed output ends it.
-    fn run(&self, run: usize, changed: Option<&Path>) -> Result<(), WatchError> {
+    fn run(&self, run: usize, changed: Option<&Path>) -> Result<(), CommandError> {
         let width = crate::terminal::text_width();
         let why = match changed {
             None => format!(": watching {}", self.watching),
@@ -226,7 +209,7 @@ impl WatchRound<'_> {
                 ))?;
             }
             Err(CheckError::Io(error)) if error.kind() == io::ErrorKind::BrokenPipe => {
-                return Err(WatchError::Io(error))
+                return Err(CommandError::Io(error))
             }
             Err(error) => say(&format!(
                 "{}{}\n",

@@ -170,6 +170,24 @@ impl Server {
         }
     }
 
+    /// The server a command runs on: the one `dsn` or the environment
+    /// gives ([`given`]), checked to accept a connection, else a throwaway
+    /// cluster started now under the temporary folder.
+    ///
+    /// Errors: the server given does not answer, or no cluster could be
+    /// started (PostgreSQL is not installed, say: the message names the
+    /// package); in words.
+    pub fn given_or_throwaway(dsn: Option<&str>) -> Result<Server, String> {
+        match given(dsn) {
+            Some(dsn) => {
+                let server = Server::given(&dsn);
+                server.reachable().map_err(|error| error.to_string())?;
+                Ok(server)
+            }
+            None => Server::throwaway(&std::env::temp_dir()).map_err(|error| error.to_string()),
+        }
+    }
+
     /// A throwaway cluster, started in a new folder under `scratch`.
     ///
     /// Errors: as for [`Cluster::start`].

@@ -248,7 +248,72 @@ pub enum GradeFormat {
     Gradescope,
 }
 
+/// What `lab grade` was asked for besides its format.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GradeAsked {
+    /// `--misconceptions`.
+    pub misconceptions: bool,
+    /// `--per-exercise`.
+    pub per_exercise: bool,
+    /// `--impl-dir`: the students' implementations are checked.
+    pub impl_dir: bool,
+    /// `--results-dir`: where Gradescope's results go.
+    pub results_dir: bool,
+    /// Progress files were given.
+    pub files: bool,
+}
+
 impl GradeFormat {
+    /// The view `asked` wants, once it and this format are known to go
+    /// together: every pair [`GradeFormat::render`] cannot write is refused,
+    /// before anything is read or run, saying what to give instead.
+    ///
+    /// Errors: the format and the options do not go together (a usage
+    /// error; the message names what to give).
+    pub fn view(self, asked: GradeAsked) -> Result<GradeView, String> {
+        let view = if asked.misconceptions {
+            GradeView::Misconceptions
+        } else if asked.per_exercise {
+            GradeView::PerExercise
+        } else {
+            GradeView::Students
+        };
+        let gradescope_without_its_folders = !asked.impl_dir || !asked.results_dir || asked.files;
+        let refused = [
+            (
+                self == GradeFormat::Markdown && !asked.misconceptions,
+                "--format markdown writes the misconceptions: add --misconceptions, or choose text, json, csv or html",
+            ),
+            (
+                self == GradeFormat::Csv && asked.misconceptions,
+                "--misconceptions has no CSV: choose text, json, markdown or html (the class page)",
+            ),
+            (
+                self == GradeFormat::Gradescope && gradescope_without_its_folders,
+                "--format gradescope writes a results.json per submission: give --impl-dir DIR and --results-dir OUT, and no progress files",
+            ),
+            (
+                asked.results_dir && self != GradeFormat::Gradescope,
+                "--results-dir is where --format gradescope writes: add --format gradescope",
+            ),
+            (
+                asked.impl_dir
+                    && (matches!(self, GradeFormat::Markdown | GradeFormat::Html)
+                        || asked.misconceptions
+                        || asked.per_exercise),
+                "--impl-dir reports as text, json or csv, without --misconceptions or --per-exercise",
+            ),
+            (
+                asked.impl_dir && self != GradeFormat::Text && asked.files,
+                "with --impl-dir, --format json or csv reports the implementations alone: grade the progress files in a run of their own",
+            ),
+        ];
+        match refused.into_iter().find(|(refused, _)| *refused) {
+            Some((_, why)) => Err(why.into()),
+            None => Ok(view),
+        }
+    }
+
     /// The file extension a report of this format usually has.
     pub fn extension(self) -> &'static str {
         match self {
@@ -367,6 +432,64 @@ pub enum Destination {
     File(PathBuf),
 }
 
+/// The reports `lab matrix` writes, planned from its `--format`, its
+/// `--output`s, `--chaos` and `--viewer`, each checked before the matrix
+/// runs: the reports ([`plan`]), and Stryker's viewer when one of them
+/// needs it (read now, so that a missing one is said at once).
+///
+/// Errors: an `--output` that names no format, reports that clash,
+/// `--chaos` with a format that has no column for it, a viewer missing,
+/// unreadable or given for no report that uses it.
+pub fn plan_reports(
+    format: Option<MatrixFormat>,
+    outputs: &[String],
+    chaos: bool,
+    viewer: Option<&std::path::Path>,
+) -> Result<PlannedReports, OutputClash> {
+    let outputs = outputs
+        .iter()
+        .map(|value| {
+            OutputArg::parse(value)
+                .map_err(|message| OutputClash(format!("--output {value}: {}", message.0)))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let reports = plan(format, &outputs)?;
+    if let Some((format, _)) = reports
+        .iter()
+        .find(|(format, _)| chaos && !matches!(format, MatrixFormat::Text | MatrixFormat::Json))
+    {
+        return Err(OutputClash(format!(
+            "--chaos adds its column to the text and json reports only, not to {}",
+            format.name()
+        )));
+    }
+    let wants_viewer = reports
+        .iter()
+        .any(|(format, _)| *format == MatrixFormat::StrykerHtml);
+    let viewer = match (viewer, wants_viewer) {
+        (Some(path), true) => Some(
+            super::stryker_page::Viewer::load(path)
+                .map_err(|error| OutputClash(format!("--viewer: {error}")))?,
+        ),
+        (None, true) => return Err(OutputClash(MatrixFormat::NEEDS_THE_VIEWER.into())),
+        (Some(_), false) => {
+            return Err(OutputClash(
+                "--viewer is for --format stryker-html (or --output stryker-html=FILE)".into(),
+            ))
+        }
+        (None, false) => None,
+    };
+    Ok(PlannedReports { reports, viewer })
+}
+
+/// What `lab matrix` will write ([`plan_reports`]).
+pub struct PlannedReports {
+    /// Each report's format and destination, in the order given.
+    pub reports: Vec<(MatrixFormat, Destination)>,
+    /// Stryker's viewer, when a report draws with it.
+    pub viewer: Option<super::stryker_page::Viewer>,
+}
+
 /// The reports one run writes, in the order given: each format with its
 /// destination.
 ///
@@ -430,6 +553,109 @@ pub fn plan(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each pair of a grade's format and options that the lab cannot
+    /// write is refused, naming what to give; the others give the view
+    /// their options ask for.
+    #[test]
+    fn a_grade_s_format_and_options_are_checked_together() {
+        let files = GradeAsked {
+            files: true,
+            ..GradeAsked::default()
+        };
+        let misconceptions = GradeAsked {
+            misconceptions: true,
+            ..files
+        };
+        let per_exercise = GradeAsked {
+            per_exercise: true,
+            ..files
+        };
+        let implementations = GradeAsked {
+            impl_dir: true,
+            ..GradeAsked::default()
+        };
+        let gradescope = GradeAsked {
+            results_dir: true,
+            ..implementations
+        };
+        assert_eq!(GradeFormat::Text.view(files), Ok(GradeView::Students));
+        assert_eq!(
+            GradeFormat::Html.view(misconceptions),
+            Ok(GradeView::Misconceptions)
+        );
+        assert_eq!(
+            GradeFormat::Csv.view(per_exercise),
+            Ok(GradeView::PerExercise)
+        );
+        assert_eq!(
+            GradeFormat::Json.view(implementations),
+            Ok(GradeView::Students)
+        );
+        assert_eq!(
+            GradeFormat::Gradescope.view(gradescope),
+            Ok(GradeView::Students)
+        );
+        let refused = |format: GradeFormat, asked: GradeAsked| format.view(asked).unwrap_err();
+        assert!(refused(GradeFormat::Markdown, files).contains("add --misconceptions"));
+        assert!(refused(GradeFormat::Csv, misconceptions).contains("has no CSV"));
+        assert!(refused(GradeFormat::Gradescope, implementations).contains("--results-dir OUT"));
+        let with_files = GradeAsked {
+            files: true,
+            ..gradescope
+        };
+        assert!(refused(GradeFormat::Gradescope, with_files).contains("no progress files"));
+        assert!(refused(GradeFormat::Text, gradescope).contains("add --format gradescope"));
+        assert!(refused(GradeFormat::Html, implementations).contains("text, json or csv"));
+        let per_exercise_implementations = GradeAsked {
+            per_exercise: true,
+            ..implementations
+        };
+        assert!(
+            refused(GradeFormat::Text, per_exercise_implementations).contains("text, json or csv")
+        );
+        let both = GradeAsked {
+            impl_dir: true,
+            ..files
+        };
+        assert_eq!(GradeFormat::Text.view(both), Ok(GradeView::Students));
+        assert!(refused(GradeFormat::Csv, both).contains("in a run of their own"));
+    }
+
+    /// The reports of `lab matrix` are planned with their checks: an
+    /// `--output` that names no format, `--chaos` beside a format without
+    /// its column, and Stryker's viewer missing or given for nothing.
+    #[test]
+    fn the_matrix_s_reports_are_refused_before_it_runs() {
+        let refused =
+            |format: Option<MatrixFormat>, outputs: &[&str], chaos: bool, viewer: Option<&str>| {
+                let outputs: Vec<String> =
+                    outputs.iter().map(|output| output.to_string()).collect();
+                match plan_reports(format, &outputs, chaos, viewer.map(std::path::Path::new)) {
+                    Ok(_) => String::new(),
+                    Err(clash) => clash.0,
+                }
+            };
+        assert_eq!(refused(None, &[], true, None), "");
+        assert!(refused(None, &["jsn=m.json"], false, None).starts_with("--output jsn=m.json: "));
+        assert!(refused(Some(MatrixFormat::Html), &[], true, None).contains("not to html"));
+        assert!(refused(None, &["json=m.json"], true, None).is_empty());
+        assert_eq!(
+            refused(Some(MatrixFormat::StrykerHtml), &[], false, None),
+            MatrixFormat::NEEDS_THE_VIEWER
+        );
+        assert!(refused(None, &[], false, Some("viewer")).starts_with("--viewer is for"));
+        assert!(refused(
+            Some(MatrixFormat::StrykerHtml),
+            &[],
+            false,
+            Some("/no/such/viewer")
+        )
+        .starts_with("--viewer: "));
+        let planned = plan_reports(None, &["json=m.json".into()], false, None).unwrap();
+        assert_eq!(planned.reports, vec![file(MatrixFormat::Json, "m.json")]);
+        assert!(planned.viewer.is_none());
+    }
 
     fn file(format: MatrixFormat, path: &str) -> (MatrixFormat, Destination) {
         (format, Destination::File(path.into()))

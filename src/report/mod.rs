@@ -248,6 +248,33 @@ pub fn survivor_advice(matrix: &Matrix, id: &str) -> Option<String> {
     ))
 }
 
+/// What `lab mutant check` says of a mutant of one's own once run, the
+/// two lines after it: caught (`Ok`: its status, the tests that catch it,
+/// how many of its own step, and where it shows next), or survived
+/// (`Err`: [`survivor_advice`]); `None` when the matrix has no such mutant.
+pub fn own_mutant_verdict(matrix: &Matrix, id: &str) -> Option<Result<String, String>> {
+    let summary = matrix
+        .summaries()
+        .into_iter()
+        .find(|summary| summary.id == id)?;
+    if let Some(advice) = survivor_advice(matrix, id) {
+        return Some(Err(advice));
+    }
+    Some(Ok(format!(
+        "{id} is {}: {} {} ({} of step {}): {}\n`lab matrix` shows it beside every other mutant, as long as the file stays in mutants/",
+        summary.status.label(),
+        summary.killers.len(),
+        if summary.killers.len() == 1 {
+            "test catches it"
+        } else {
+            "tests catch it"
+        },
+        summary.own_step_killers,
+        summary.step,
+        summary.killers.join(", ")
+    )))
+}
+
 /// A place in a text file: 1-based line and column, the column counted in
 /// UTF-16 code units as JavaScript viewers count them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

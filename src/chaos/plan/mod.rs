@@ -8,6 +8,8 @@
 //! rounds while the others go on, so no real time is spent waiting for a
 //! lease to run out.
 
+mod faults;
+
 use super::rng::Rng;
 use crate::job::Fence;
 use crate::operation::{Answer, Operation};
@@ -20,122 +22,7 @@ pub const TICK: f64 = 0.25;
 /// rounds.
 pub const TTL: f64 = 2.0;
 
-/// The faults a run injects, each named on the command line and in the
-/// report.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
-pub struct Faults {
-    /// Workers stall past their lease, then finish with their old fence
-    /// (some with the clock they read before stalling).
-    pub stalls: bool,
-    /// Workers are killed (SIGKILL) in the middle of a call and restarted
-    /// under the same name, having forgotten everything.
-    pub kills: bool,
-    /// Workers are stopped between two calls (a deploy, a crash outside
-    /// any call) and started again under the same name, having forgotten
-    /// everything. Unlike a kill, no call is in flight, so a seed replays
-    /// a restart exactly.
-    pub restarts: bool,
-    /// Each worker's clock is off by up to this many seconds either way
-    /// (0: every clock agrees).
-    pub skew: f64,
-    /// The power fails once for every worker at once, in the middle of a
-    /// round: each is killed, the writes no sync made durable are taken
-    /// back (the shared disk model of [`crate::vfs_shim`]), and each
-    /// starts again. Only for the compiled stores, which run on the shim.
-    pub power: bool,
-    /// The server crashes once (SIGKILL of every one of its processes) in
-    /// the middle of a round, and restarts: the calls in flight are cut
-    /// off, their outcomes unknown, and the workers go on. Only for
-    /// workers on a server, on a cluster of the run's own.
-    pub server_crash: bool,
-    /// Now and then a worker's link to the server is cut in the middle of
-    /// a call, and mended only once its lease has run out: the call's
-    /// outcome is unknown, and the worker, which heard nothing, comes back
-    /// with its old fence. Only for workers on hosts of their own.
-    pub partition: bool,
-}
-
-impl Faults {
-    /// Every fault, with a skew of one lease; power cuts only when the
-    /// workers run on the lab's disk model (`on_shim`: the compiled
-    /// stores).
-    pub fn all(on_shim: bool) -> Faults {
-        Faults {
-            stalls: true,
-            kills: true,
-            restarts: true,
-            skew: TTL,
-            power: on_shim,
-            server_crash: false,
-            partition: false,
-        }
-    }
-
-    /// No fault at all.
-    pub fn none() -> Faults {
-        Faults {
-            stalls: false,
-            kills: false,
-            restarts: false,
-            skew: 0.0,
-            power: false,
-            server_crash: false,
-            partition: false,
-        }
-    }
-
-    /// The faults that land when the operating system lets them, not when
-    /// the seed says (a kill, a cut link, the server's crash), named for a
-    /// sentence: a run with none of them replays as its seed says.
-    pub fn untimed(&self) -> Vec<&'static str> {
-        [
-            (self.kills, "kills"),
-            (self.partition, "cut links"),
-            (self.server_crash, "the server's crash"),
-        ]
-        .into_iter()
-        .filter_map(|(on, name)| on.then_some(name))
-        .collect()
-    }
-
-    /// The same faults without those that land when the operating system
-    /// lets them ([`Faults::untimed`]).
-    pub fn timed_only(self) -> Faults {
-        Faults {
-            kills: false,
-            partition: false,
-            server_crash: false,
-            ..self
-        }
-    }
-
-    /// The faults' names, as the command line gives them.
-    pub fn names(&self) -> Vec<String> {
-        let mut names = Vec::new();
-        if self.stalls {
-            names.push("stalls".to_string());
-        }
-        if self.kills {
-            names.push("kills".to_string());
-        }
-        if self.restarts {
-            names.push("restarts".to_string());
-        }
-        if self.skew > 0.0 {
-            names.push(format!("skew ±{}s", self.skew));
-        }
-        if self.power {
-            names.push("power".to_string());
-        }
-        if self.server_crash {
-            names.push("server-crash".to_string());
-        }
-        if self.partition {
-            names.push("partition".to_string());
-        }
-        names
-    }
-}
+pub use faults::{Faults, Place, FAULT_NAMES};
 
 /// A chaos run's settings: with the same settings, a run makes the same
 /// calls in the same rounds (see [`super::run`] for what the operating

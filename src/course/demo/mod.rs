@@ -460,6 +460,52 @@ pub fn tell(story: DemoStory, store: &dyn JobStore, db: &Path) -> Result<Told, D
     })
 }
 
+/// Plays the partition story ([`play_partition`]) for real: A and B are
+/// the first two of `workers` (on hosts of their own), the server on a
+/// cluster of the story's own on another, and A's link is the veth pair
+/// [`Hosts`](crate::pg_server::Hosts) cuts. Everything it made is removed
+/// before it returns.
+///
+/// Errors: the hosts, the cluster or the workers could not be made
+/// ([`DemoError::Run`]), or the story's own ([`play_partition`]).
+pub fn play_partition_on_hosts(
+    workers: &crate::chaos::run::Workers,
+    stale_first: bool,
+) -> Result<Story, DemoError> {
+    let apart = crate::chaos::run::Apart::start(workers, 2, &std::env::temp_dir())?;
+    let link = HostLink {
+        hosts: apart.hosts(),
+        worker: 0,
+    };
+    play_partition(
+        apart.store(0),
+        apart.store(1),
+        &link,
+        apart.db(),
+        stale_first,
+    )
+}
+
+/// A worker's link on hosts of their own, as the partition story cuts it.
+struct HostLink<'h> {
+    hosts: &'h crate::pg_server::Hosts,
+    worker: usize,
+}
+
+impl Link for HostLink<'_> {
+    fn cut(&self) -> Result<(), String> {
+        self.hosts
+            .cut(self.worker)
+            .map_err(|error| error.to_string())
+    }
+
+    fn mend(&self) -> Result<(), String> {
+        self.hosts
+            .mend(self.worker)
+            .map_err(|error| error.to_string())
+    }
+}
+
 /// Why a story could not be told.
 #[derive(Debug, thiserror::Error)]
 pub enum DemoError {
@@ -472,6 +518,10 @@ pub enum DemoError {
     /// could not track the database, or a file could not be put back.
     #[error("the simulated power cut failed: {0}")]
     Shim(ShimError),
+    /// The hosts, the cluster or the workers of the partition story could
+    /// not be made.
+    #[error(transparent)]
+    Run(#[from] crate::chaos::run::RunError),
     /// A's link could not be cut or mended.
     #[error("A's link to the server could not be {what}: {why}")]
     Link {

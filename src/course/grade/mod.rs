@@ -309,6 +309,33 @@ impl StudentFile {
     }
 }
 
+/// The progress files read, in the order given, and those that could not
+/// be, each with why in words.
+pub fn read_class(files: &[std::path::PathBuf]) -> (Vec<StudentFile>, Vec<Unreadable>) {
+    let mut skipped: Vec<Unreadable> = Vec::new();
+    let mut class = Vec::new();
+    for file in files {
+        match super::progress::read_for_grading(file) {
+            Ok(progress) => class.push(StudentFile {
+                file: file.display().to_string(),
+                progress,
+            }),
+            Err(error) => {
+                let reason = match error.kind() {
+                    std::io::ErrorKind::NotFound => "there is no such file".to_string(),
+                    std::io::ErrorKind::InvalidData => error.to_string(),
+                    _ => format!("it cannot be read ({error})"),
+                };
+                skipped.push(Unreadable {
+                    file: file.display().to_string(),
+                    reason,
+                });
+            }
+        }
+    }
+    (class, skipped)
+}
+
 /// The class graded.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ClassGrade {

@@ -539,6 +539,64 @@ fn check_result(result: &CheckResult) -> (String, String) {
     }
 }
 
+/// What became of each file not graded as a row of its own, a warning or
+/// a line each (for standard error): given twice, merged into another
+/// student's row, or kept apart.
+pub fn file_warnings(graded: &ClassGrade) -> Vec<String> {
+    let row = |row: &usize| &graded.students[*row];
+    graded
+        .files
+        .iter()
+        .filter_map(|given| match &given.status {
+            FileStatus::GivenTwice => Some(format!(
+                "warning: {} is given twice: graded once",
+                given.file
+            )),
+            FileStatus::MergedInto { row: at } => Some(format!(
+                "{} is {}'s too: merged into the row of {}",
+                given.file,
+                row(at).student,
+                row(at).file
+            )),
+            FileStatus::NotMerged { why, .. } => {
+                Some(format!("warning: {}: {why}; graded apart", given.file))
+            }
+            FileStatus::Graded { .. } | FileStatus::Unreadable { .. } => None,
+        })
+        .collect()
+}
+
+/// The students' implementations checked, in `format` (text, JSON or
+/// CSV; Gradescope's, whose files are in `results_dir`, as text that
+/// ends saying where they are), at `width` columns.
+pub fn checks_report(
+    checks: &[ImplCheck],
+    format: crate::report::format::GradeFormat,
+    results_dir: Option<&std::path::Path>,
+    width: usize,
+) -> String {
+    use crate::report::format::GradeFormat;
+    match (format, results_dir) {
+        (GradeFormat::Json, _) => {
+            serde_json::to_string_pretty(checks).expect("checks are JSON") + "\n"
+        }
+        (GradeFormat::Csv, _) => checks_csv(checks),
+        (GradeFormat::Gradescope, Some(folder)) => {
+            let written = format!(
+                "Gradescope's results.json of each of the {} submissions: {}/STUDENT/results.json",
+                checks.len(),
+                folder.display()
+            );
+            format!(
+                "{}\n{}\n",
+                checks_text(checks, width),
+                fill(&written, width, "", "  ")
+            )
+        }
+        _ => checks_text(checks, width),
+    }
+}
+
 /// The students' implementations checked, a row each: the student, the
 /// steps passed, and what is open (or why nothing ran), filled to `width`.
 pub fn checks_text(checks: &[ImplCheck], width: usize) -> String {
