@@ -97,9 +97,11 @@ pub fn greedy(sets: &[Elements], uncovered: &Elements) -> Vec<usize> {
 /// keeps in `best` the smallest cover found.
 fn search(sets: &[Elements], uncovered: &Elements, chosen: &mut Vec<usize>, best: &mut Vec<usize>) {
     if uncovered.is_empty() {
-        if chosen.len() < best.len() {
-            best.clone_from(chosen);
-        }
+        // Smaller than `best`, always: the bound let this branch through
+        // only because it could end smaller. (A sibling that ended as
+        // small went first: of the sets that cover all that is left, one
+        // stays a candidate, and it sorts first.)
+        best.clone_from(chosen);
         return;
     }
     let candidates = undominated(sets, uncovered);
@@ -108,8 +110,10 @@ fn search(sets: &[Elements], uncovered: &Elements, chosen: &mut Vec<usize>, best
         .map(|(_, gain)| gain.len())
         .max()
         .unwrap_or(0);
-    // Every further set covers at most `widest` of what is left.
-    if widest == 0 || chosen.len() + uncovered.len().div_ceil(widest) >= best.len() {
+    // Every further set covers at most `widest` of what is left. What is
+    // left came from the sets' union, so some set holds part of it: widest
+    // is 1 at least.
+    if chosen.len() + uncovered.len().div_ceil(widest) >= best.len() {
         return;
     }
     // Some killer of the hardest mutant must be in any cover: try each.
@@ -127,7 +131,7 @@ fn search(sets: &[Elements], uncovered: &Elements, chosen: &mut Vec<usize>, best
         .iter()
         .filter(|(_, gain)| gain.contains(&hardest))
         .collect();
-    branches.sort_by_key(|(index, gain)| (usize::MAX - gain.len(), *index));
+    branches.sort_by_key(|(index, gain)| (std::cmp::Reverse(gain.len()), *index));
     for (index, gain) in branches {
         let left: Elements = uncovered.difference(gain).copied().collect();
         chosen.push(*index);
@@ -149,10 +153,10 @@ fn undominated(sets: &[Elements], uncovered: &Elements) -> Vec<(usize, Elements)
     gains
         .iter()
         .filter(|(index, gain)| {
+            // (No set is its own: its share is not smaller than itself,
+            // nor its index lower.)
             !gains.iter().any(|(other, wider)| {
-                other != index
-                    && gain.is_subset(wider)
-                    && (gain.len() < wider.len() || other < index)
+                gain.is_subset(wider) && (gain.len() < wider.len() || other < index)
             })
         })
         .cloned()
@@ -219,19 +223,33 @@ mod tests {
     }
 
     /// Every cover the search returns is as small as the smallest found by
-    /// trying every subset, on many small random instances.
+    /// trying every subset, on many random instances: small sets over
+    /// many elements too, whose covers are deep enough for the bound to
+    /// prune (and prune wrongly, were it wrong).
     #[test]
     fn the_search_finds_the_minimum_that_trying_every_subset_finds() {
         let mut rng = fastrand::Rng::with_seed(7);
-        for _ in 0..300 {
-            let count = rng.usize(1..9);
+        for round in 0..1500 {
+            let count = rng.usize(1..13);
+            let (elements, sparseness) = if round % 2 == 0 { (8, 3) } else { (14, 5) };
             let sets: Vec<Elements> = (0..count)
-                .map(|_| (0..8).filter(|_| rng.u8(0..3) == 0).collect())
+                .map(|_| {
+                    (0..elements)
+                        .filter(|_| rng.u8(0..sparseness) == 0)
+                        .collect()
+                })
                 .collect();
+            let masks: Vec<u32> = sets
+                .iter()
+                .map(|set| set.iter().map(|element| 1u32 << element).sum())
+                .collect();
+            let all = masks.iter().fold(0, |all, mask| all | mask);
             let smallest = (0u32..1 << count)
-                .filter(|mask| {
-                    let chosen: Vec<usize> = (0..count).filter(|i| mask & (1 << i) != 0).collect();
-                    covers(&sets, &chosen)
+                .filter(|subset| {
+                    let union = (0..count)
+                        .filter(|i| subset & (1 << i) != 0)
+                        .fold(0, |union, i| union | masks[i]);
+                    union == all
                 })
                 .map(u32::count_ones)
                 .min()
@@ -241,6 +259,43 @@ mod tests {
             assert_eq!(cover.chosen.len(), smallest as usize, "{sets:?}: {cover:?}");
             assert!(cover.forced.iter().all(|i| cover.chosen.contains(i)));
         }
+    }
+
+    /// Where five sets are needed beyond greedy's six, the bound of a
+    /// branch two sets deep is what the sets chosen add to what is left:
+    /// a bound any larger prunes the branch that holds the minimum.
+    #[test]
+    fn a_deep_search_keeps_the_branch_that_holds_the_minimum() {
+        let sets = sets(&[
+            &[4, 5, 14, 16, 19],
+            &[9, 10, 13, 15, 18],
+            &[6, 12],
+            &[0, 1, 2, 5, 8, 9, 11, 13, 16, 18],
+            &[1, 6, 9, 13, 14, 18],
+            &[0, 2, 4, 5, 8, 10, 16, 17],
+            &[2, 10],
+            &[1, 4, 9, 10, 11, 14],
+            &[1, 2, 8, 12, 14, 19],
+            &[0, 1, 4, 7, 8, 13, 14, 17],
+            &[1, 3, 12, 15, 16],
+            &[0, 3, 4, 8, 11, 13, 15, 16, 18],
+            &[7, 11, 16],
+        ]);
+        assert_eq!(minimum_cover(&sets).chosen, [4, 5, 8, 9, 11]);
+    }
+
+    /// A set whose share of what is left is within a wider one's goes, as
+    /// does the later of two with the same share; a set with no share is
+    /// no candidate.
+    #[test]
+    fn a_share_within_another_s_is_no_candidate() {
+        let sets = sets(&[&[0, 1], &[0, 1, 2], &[2, 3, 9], &[2, 3], &[5]]);
+        let left: Elements = [0, 1, 2, 3].into();
+        let share = |elements: &[usize]| -> Elements { elements.iter().copied().collect() };
+        assert_eq!(
+            undominated(&sets, &left),
+            [(1, share(&[0, 1, 2])), (2, share(&[2, 3]))]
+        );
     }
 
     #[test]
