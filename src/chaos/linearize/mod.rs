@@ -251,7 +251,13 @@ fn check_group(
             let (mut valid, mut failing) = (0, calls.len());
             // The order found for the longest valid prefix so far.
             let mut explained = Vec::new();
-            while failing - valid > 1 {
+            // Each round halves the span, so a usize's bits of rounds are
+            // enough; the cap only keeps a broken halving from going on
+            // for ever.
+            for _ in 0..usize::BITS {
+                if failing - valid <= 1 {
+                    break;
+                }
                 let middle = valid + (failing - valid) / 2;
                 let tried = search(&entries(history, &calls, middle), budget);
                 steps += tried.steps;
