@@ -583,3 +583,45 @@ fn merging_keeps_a_reflection_only_the_second_file_has() {
         .collect();
     assert_eq!(kept, ["regressions"]);
 }
+
+/// The files of a class are read in the order given; one that cannot be
+/// read is kept with why, in words that say which of the three it is.
+#[test]
+fn a_class_s_files_are_read_in_order_and_the_unreadable_say_why() {
+    let folder = tempfile::tempdir().unwrap();
+    let good = folder.path().join("ada.json");
+    crate::course::progress::save(&good, &Progress::default()).unwrap();
+    let missing = folder.path().join("missing.json");
+    let broken = folder.path().join("broken.json");
+    std::fs::write(&broken, "{ not json").unwrap();
+    let files = [
+        missing.clone(),
+        good.clone(),
+        broken.clone(),
+        folder.path().to_path_buf(),
+    ];
+    let (class, skipped) = read_class(&files);
+    let read: Vec<&str> = class.iter().map(|file| file.file.as_str()).collect();
+    assert_eq!(read, [good.display().to_string()]);
+    let named: Vec<String> = skipped.iter().map(|file| file.file.clone()).collect();
+    assert_eq!(
+        named,
+        [
+            missing.display().to_string(),
+            broken.display().to_string(),
+            folder.path().display().to_string()
+        ]
+    );
+    assert_eq!(skipped[0].reason, "there is no such file");
+    assert!(
+        !skipped[1].reason.starts_with("it cannot be read"),
+        "{}",
+        skipped[1].reason
+    );
+    assert_ne!(skipped[1].reason, "there is no such file");
+    assert!(
+        skipped[2].reason.starts_with("it cannot be read ("),
+        "{}",
+        skipped[2].reason
+    );
+}
