@@ -245,6 +245,22 @@ mod tests {
         (outcome, String::from_utf8(output).unwrap())
     }
 
+    /// The command `lab reflect` suggests when it records nothing keeps
+    /// each answer given, and marks a missing or blank one to fill in.
+    #[test]
+    fn the_command_to_record_keeps_what_was_answered() {
+        let said = unanswered(Some(" they pin the rules "), None);
+        assert!(
+            said.contains("--why-kept \"they pin the rules\" --not-guaranteed \"...\""),
+            "{said}"
+        );
+        let said = unanswered(Some("   "), Some("clocks"));
+        assert!(
+            said.contains("--why-kept \"...\" --not-guaranteed \"clocks\""),
+            "{said}"
+        );
+    }
+
     /// The overview asks for the name at a terminal only, records it
     /// trimmed, and records nothing for an empty answer.
     #[test]
