@@ -247,6 +247,40 @@ mod tests {
         );
     }
 
+    /// Every fault's name, in the command line's order, skew with its
+    /// seconds; the faults the operating system times, named for a
+    /// sentence; and the faults left when those are taken out.
+    #[test]
+    fn the_faults_are_named_for_the_report_and_the_untimed_taken_out() {
+        let every =
+            Faults::named("partition,server-crash,power,skew,restarts,kills,stalls").unwrap();
+        assert_eq!(
+            every.names(),
+            [
+                "stalls",
+                "kills",
+                "restarts",
+                "skew ±2s",
+                "power",
+                "server-crash",
+                "partition"
+            ]
+        );
+        assert!(Faults::none().names().is_empty());
+        assert_eq!(
+            every.untimed(),
+            ["kills", "cut links", "the server's crash"]
+        );
+        assert!(Faults::named("stalls,restarts,skew,power")
+            .unwrap()
+            .untimed()
+            .is_empty());
+        assert_eq!(
+            every.timed_only(),
+            Faults::named("stalls,restarts,skew,power").unwrap()
+        );
+    }
+
     /// `--skew` sets how far clocks are off only when skew is named.
     #[test]
     fn the_skew_given_applies_only_to_a_named_skew() {
