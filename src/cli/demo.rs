@@ -180,3 +180,149 @@ fn partition(args: &Args) -> Outcome {
         lease_lab::terminal::text_width(),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+    use lease_lab::variant::Variant;
+    use lease_lab::vfs_shim::Disk;
+
+    /// `lab demo` with `args`, through the command line's own parsing.
+    fn demo(args: &[&str]) -> Outcome {
+        let cli = Cli::try_parse_from([&["lab", "demo"][..], args].concat()).unwrap();
+        let Some(Command::Demo(args)) = cli.command else {
+            unreachable!("lab demo parses as the demo command");
+        };
+        run(&args)
+    }
+
+    /// `lab demo --variant ID` tells the story the mutant's file names, and
+    /// `--story` tells any story on any variant; the reference is
+    /// protected in each.
+    #[test]
+    fn a_mutant_s_story_is_told_unless_another_is_asked_for() {
+        let folder = tempfile::tempdir().unwrap();
+        let told = |args: &[&str]| {
+            let db = folder.path().join(format!("{}.db", args.join("-")));
+            let cli = Cli::try_parse_from(
+                [&["lab", "demo", "--db", db.to_str().unwrap()][..], args].concat(),
+            )
+            .unwrap();
+            let Some(Command::Demo(args)) = cli.command else {
+                unreachable!("lab demo parses as the demo command");
+            };
+            let variant = Variant::find(&args.variant).unwrap();
+            let store = variant.open(DEFAULT_TIMEOUT);
+            match tell(
+                story_for(args.story.map(StoryName::story), &variant),
+                store.as_ref(),
+                &db,
+            )
+            .unwrap()
+            {
+                Told::Takeover(story) => story_text(&story, &variant, 80),
+                Told::Restart(story) => restart_text(&story, &variant, 80),
+            }
+        };
+        let text = told(&["--variant", "f06a"]);
+        assert!(
+            text.starts_with("The story with A back first on mutant f06a"),
+            "{text}"
+        );
+        assert!(text.contains("The stale write LANDED"), "{text}");
+        let text = told(&["--variant", "f06a", "--story", "takeover"]);
+        assert!(text.contains("B's result stands"), "{text}");
+        let text = told(&["--variant", "f06b"]);
+        assert!(text.contains("The job is GONE"), "{text}");
+        assert!(text.contains("final row: none"), "{text}");
+        let text = told(&["--variant", "f06c"]);
+        assert!(
+            text.contains("A was told its completion succeeded, but B's result is stored"),
+            "{text}"
+        );
+        let text = told(&["--variant", "f01a"]);
+        assert!(
+            text.starts_with("The restart story on mutant f01a"),
+            "{text}"
+        );
+        assert!(text.contains("Fence 1 was handed out TWICE"), "{text}");
+        for story in ["takeover", "stale-first", "restart"] {
+            let text = told(&["--story", story]);
+            assert!(
+                text.contains("B's result stands") || text.contains("survived the restart"),
+                "{story}: {text}"
+            );
+        }
+        let error =
+            Cli::try_parse_from(["lab", "demo", "--story", "restart", "--power-cut"]).unwrap_err();
+        assert!(error.to_string().contains("cannot be used with"), "{error}");
+        let error = Cli::try_parse_from(["lab", "demo", "--story", "sad"]).unwrap_err();
+        assert!(
+            error.to_string().contains("takeover, stale-first, restart"),
+            "{error}"
+        );
+    }
+
+    /// `--partition` is refused, before anything is made, where it cannot
+    /// be told: on a file, on a server given, with a story without a
+    /// takeover, on another store than the lab's Rust one.
+    #[test]
+    fn a_partition_is_refused_where_it_cannot_be_told() {
+        for (args, says) in [
+            (
+                &[][..],
+                "this store keeps its jobs in a file; add --engine postgres",
+            ),
+            (
+                &["--engine", "postgres", "--dsn", "host=/nowhere"],
+                "cannot move a server it is given; leave out --dsn",
+            ),
+            (
+                &["--engine", "postgres", "--story", "restart"],
+                "(--story restart has no takeover)",
+            ),
+            (
+                &["--engine", "postgres", "--impl", "python"],
+                "not the lab's python store; leave out --impl",
+            ),
+            (
+                &["--engine", "postgres", "--variant", "f06a"],
+                "no variant \"f06a\"",
+            ),
+        ] {
+            let error = demo(&[&["--partition"][..], args].concat()).unwrap_err();
+            assert_eq!(error.exit_code(), 2, "{args:?}: {error:?}");
+            assert!(error.to_string().contains(says), "{args:?}: {error}");
+        }
+        for other in ["--power-cut", "--db=x.db"] {
+            let error = Cli::try_parse_from(["lab", "demo", "--partition", other]).unwrap_err();
+            assert!(error.to_string().contains("cannot be used with"), "{error}");
+        }
+    }
+
+    /// A story that could not be told is a command that could not run (exit 3),
+    /// with the library's message: the store's, or the shim's.
+    #[test]
+    fn a_story_that_could_not_be_told_fails_with_the_library_s_message() {
+        let folder = tempfile::tempdir().unwrap();
+        let missing = folder.path().join("missing/x.db");
+        for power_cut in [&[][..], &["--power-cut"]] {
+            let error =
+                demo(&[&["--db", missing.to_str().unwrap()][..], power_cut].concat()).unwrap_err();
+            assert_eq!(error.exit_code(), 3, "{error:?}");
+            assert!(error.to_string().contains("does not exist"), "{error}");
+        }
+        let db = folder.path().join("tracked.db");
+        let _tracked = Disk::track(&db).unwrap();
+        let error = demo(&["--power-cut", "--db", db.to_str().unwrap()]).unwrap_err();
+        assert_eq!(error.exit_code(), 3, "{error:?}");
+        let message = error.message().unwrap();
+        assert!(
+            message.starts_with("the simulated power cut failed: "),
+            "{message}"
+        );
+        assert!(message.contains("another Disk tracks"), "{message}");
+    }
+}
