@@ -122,6 +122,8 @@
 //! - [`terminal`]: colour, width, and the text and diffs the screens share.
 //! - [`progress`]: a line of progress at a terminal, for the commands that keep one waiting.
 //! - [`error`]: the store's errors, each naming what went wrong and what to do.
+//! - [`command`]: why a command whose work is the library's stopped early, which
+//!   the binary turns into its exit code.
 //! - [`immutable`]: a file's immutable flag, which binds root too.
 //!
 //! # Trace: `lab matrix`
@@ -316,6 +318,7 @@
 pub mod analysis;
 pub mod chaos;
 pub mod child_process;
+pub mod command;
 pub mod course;
 pub mod error;
 pub mod exercise;

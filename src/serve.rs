@@ -7,6 +7,7 @@
 //! a call) is the same for the Rust store and its mutants as for the Python
 //! store and a student's program: a program speaking the protocol.
 
+use crate::command::CommandError;
 use crate::error::StoreError;
 use crate::job::Fence;
 use crate::job_store::JobStore;
@@ -44,17 +45,17 @@ pub struct ServeArgs {
 ///
 /// Errors: no such variant (a usage error), a disk that cannot be shared,
 /// or standard input or output failing.
-pub fn serve_variant(args: &ServeArgs) -> Result<(), ServeError> {
+pub fn serve_variant(args: &ServeArgs) -> Result<(), CommandError> {
     let variant = if args.on_server {
         let variant = crate::variant::Variant::find_on_the_server_of_the_environment(&args.variant)
-            .map_err(ServeError::Usage)?;
+            .map_err(CommandError::Usage)?;
         match &args.schema {
             Some(schema) => variant.in_schema(schema),
             None => variant,
         }
     } else {
         crate::variant::Variant::find(&args.variant).ok_or_else(|| {
-            ServeError::Usage(format!(
+            CommandError::Usage(format!(
                 "no compiled variant {:?}; `lab tests --variants` lists them",
                 args.variant
             ))
@@ -65,7 +66,7 @@ pub fn serve_variant(args: &ServeArgs) -> Result<(), ServeError> {
         (Some(db), Some(log)) => Some(
             crate::vfs_shim::install()
                 .and_then(|()| crate::vfs_shim::Disk::track_shared(db, log))
-                .map_err(|error| ServeError::Failed(error.to_string()))?,
+                .map_err(|error| CommandError::Failed(error.to_string()))?,
         ),
         _ => None,
     };
@@ -74,20 +75,6 @@ pub fn serve_variant(args: &ServeArgs) -> Result<(), ServeError> {
     let stdin = std::io::stdin().lock();
     let stdout = std::io::stdout().lock();
     Ok(serve(store.as_ref(), &name, stdin, stdout)?)
-}
-
-/// Why `lab __serve` stopped.
-#[derive(Debug, thiserror::Error)]
-pub enum ServeError {
-    /// The arguments name no such variant.
-    #[error("{0}")]
-    Usage(String),
-    /// The shared disk could not be set up.
-    #[error("{0}")]
-    Failed(String),
-    /// Standard input or output failed.
-    #[error(transparent)]
-    Io(#[from] io::Error),
 }
 
 /// One request, read: the database, the operation, and the busy wait it

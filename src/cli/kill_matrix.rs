@@ -159,8 +159,5 @@ pub fn tests(args: &TestsArgs) -> Outcome {
 /// The body of `lab __worker`.
 pub fn worker(args: &WorkerArgs) -> Outcome {
     let mut stdout = std::io::stdout().lock();
-    runner::serve(args, &mut stdout).map_err(|error| match error {
-        runner::WorkerError::Usage(message) => CliError::Usage(message),
-        runner::WorkerError::Io(error) => CliError::from(error),
-    })
+    runner::serve(args, &mut stdout).map_err(CliError::from)
 }

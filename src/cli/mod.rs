@@ -192,29 +192,15 @@ impl From<lease_lab::chaos::run::RunError> for CliError {
     }
 }
 
-/// A command of the course that stopped: used wrongly, could not run, or
-/// could not use the progress file or its output.
-impl From<lease_lab::course::CommandError> for CliError {
-    fn from(error: lease_lab::course::CommandError) -> CliError {
-        use lease_lab::course::CommandError;
+/// A command whose work is the library's that stopped: used wrongly, could
+/// not do its work, or its input or output failed.
+impl From<lease_lab::command::CommandError> for CliError {
+    fn from(error: lease_lab::command::CommandError) -> CliError {
+        use lease_lab::command::CommandError;
         match error {
             CommandError::Usage(message) => CliError::Usage(message),
             CommandError::Failed(message) => CliError::Failed(message),
-            CommandError::Progress(error) => CliError::from(error),
             CommandError::Io(error) => CliError::from(error),
-        }
-    }
-}
-
-/// `lab __serve` that stopped: used wrongly, could not run, or its input
-/// or output failed.
-impl From<lease_lab::serve::ServeError> for CliError {
-    fn from(error: lease_lab::serve::ServeError) -> CliError {
-        use lease_lab::serve::ServeError;
-        match error {
-            ServeError::Usage(message) => CliError::Usage(message),
-            ServeError::Failed(message) => CliError::Failed(message),
-            ServeError::Io(error) => CliError::from(error),
         }
     }
 }

@@ -33,21 +33,3 @@ pub mod starter;
 pub mod step;
 pub mod study;
 pub mod watch;
-
-/// Why a command of the course stopped before its end.
-#[derive(Debug, thiserror::Error)]
-pub enum CommandError {
-    /// It was used wrongly: the message says what to give instead.
-    #[error("{0}")]
-    Usage(String),
-    /// It could not do its work (files that cannot be read or watched, a
-    /// console that cannot be written).
-    #[error("{0}")]
-    Failed(String),
-    /// The progress file cannot be used.
-    #[error(transparent)]
-    Progress(#[from] progress::ProgressError),
-    /// Writing the output failed (a closed output ends the command).
-    #[error(transparent)]
-    Io(#[from] std::io::Error),
-}

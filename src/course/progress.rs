@@ -411,6 +411,14 @@ pub fn read_for_grading(path: &Path) -> io::Result<Progress> {
     parse(&fs::read(path)?).map_err(|reason| io::Error::new(io::ErrorKind::InvalidData, reason))
 }
 
+/// A progress file that cannot be used stops the command that needed it:
+/// it could not do its work.
+impl From<ProgressError> for crate::command::CommandError {
+    fn from(error: ProgressError) -> crate::command::CommandError {
+        crate::command::CommandError::Failed(error.to_string())
+    }
+}
+
 /// Why the progress file could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ProgressError {

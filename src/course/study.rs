@@ -7,7 +7,7 @@
 use super::progress::CLOSING_QUESTIONS;
 use super::session::Session;
 use super::step::{closing_examples, Console};
-use super::CommandError;
+use crate::command::CommandError;
 use crate::exercise;
 use crate::report::progress::{reflection_text, wrapped};
 use crate::terminal::plural;

@@ -4,7 +4,7 @@
 
 use super::check::{check_shown, CheckError};
 use super::session::Session;
-use super::CommandError;
+use crate::command::CommandError;
 use crate::report::check::{next_text, watch_text};
 use crate::runner::{RunOptions, WorkerCommand};
 use crate::subject::{Implementation, Subject};

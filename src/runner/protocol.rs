@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::child_process::{LineChild, NoLine};
+use crate::command::CommandError;
 use crate::job_store::JobStore;
 use crate::outcome::{Outcome, TestRun};
 use crate::suite::{self, Case};
@@ -125,37 +126,26 @@ impl WorkerArgs {
     }
 }
 
-/// Why a worker process could not run its tests.
-#[derive(Debug, thiserror::Error)]
-pub enum WorkerError {
-    /// The arguments name no such variant or test.
-    #[error("{0}")]
-    Usage(String),
-    /// Its output could not be written.
-    #[error(transparent)]
-    Io(#[from] std::io::Error),
-}
-
 /// The body of `lab __worker`: runs the tests its arguments name against
 /// its variant and writes the events to `out`.
-pub fn serve(args: &WorkerArgs, out: &mut dyn Write) -> Result<(), WorkerError> {
+pub fn serve(args: &WorkerArgs, out: &mut dyn Write) -> Result<(), CommandError> {
     let variant = match &args.command {
         Some(command) => {
             let command = serde_json::from_str(command).map_err(|error| {
-                WorkerError::Usage(format!("--command is not a command ({error})"))
+                CommandError::Usage(format!("--command is not a command ({error})"))
             })?;
             Variant::program(&args.variant, command)
         }
         None if args.on_server => Variant::find_on_the_server_of_the_environment(&args.variant)
-            .map_err(WorkerError::Usage)?,
+            .map_err(CommandError::Usage)?,
         None => Variant::find(&args.variant)
-            .ok_or_else(|| WorkerError::Usage(format!("no variant {:?}", args.variant)))?,
+            .ok_or_else(|| CommandError::Usage(format!("no variant {:?}", args.variant)))?,
     };
     let cases = args
         .tests
         .iter()
         .map(|name| {
-            suite::case(name).ok_or_else(|| WorkerError::Usage(format!("unknown test {name:?}")))
+            suite::case(name).ok_or_else(|| CommandError::Usage(format!("unknown test {name:?}")))
         })
         .collect::<Result<Vec<_>, _>>()?;
     let options = RunOptions {
