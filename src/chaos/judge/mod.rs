@@ -551,10 +551,53 @@ pub fn shrink(
     scratch: &Path,
     progress: &Progress,
 ) -> Result<Shrunk, RunError> {
-    let mut shrinking = Shrinking {
+    let mut runs = LabRuns {
         workers,
         scratch,
         progress,
+    };
+    shrink_with(&mut runs, failing)
+}
+
+/// How a shrink makes its candidates' runs: the lab's workers in
+/// [`shrink`]; the module's tests give runs of their own making.
+trait CandidateRuns {
+    /// Runs `settings`, stopped early when `stop` says so (see
+    /// [`run_until`]), named `label` on the progress line.
+    fn run(
+        &mut self,
+        settings: &Settings,
+        stop: Option<&mut dyn FnMut(&Record) -> bool>,
+        label: String,
+    ) -> Result<Record, RunError>;
+}
+
+/// The runs of [`shrink`]: the lab's workers, each run said on `progress`.
+struct LabRuns<'a> {
+    workers: &'a Workers,
+    scratch: &'a Path,
+    progress: &'a Progress,
+}
+
+impl CandidateRuns for LabRuns<'_> {
+    fn run(
+        &mut self,
+        settings: &Settings,
+        stop: Option<&mut dyn FnMut(&Record) -> bool>,
+        label: String,
+    ) -> Result<Record, RunError> {
+        let watch = Watch {
+            progress: self.progress,
+            label,
+        };
+        run_until(self.workers, settings, self.scratch, stop, &watch)
+    }
+}
+
+/// [`shrink`], each candidate run by `maker`.
+fn shrink_with(maker: &mut dyn CandidateRuns, failing: &Judgement) -> Result<Shrunk, RunError> {
+    let mut shrinking = Shrinking {
+        maker,
         headline: Headline::of(failing),
         runs: 0,
         calls: failing.record.settings.operations,
@@ -592,10 +635,8 @@ pub fn through_failure(judged: &Judgement) -> usize {
 /// A shrink under way: how many runs it has made, and every candidate
 /// that counted, smallest last.
 struct Shrinking<'a> {
-    workers: &'a Workers,
-    scratch: &'a Path,
-    /// Where each candidate run is said as it goes.
-    progress: &'a Progress,
+    /// Makes each candidate's run.
+    maker: &'a mut dyn CandidateRuns,
     /// The finding every candidate must show.
     headline: Headline,
     /// The runs made so far.
@@ -645,15 +686,12 @@ impl Shrinking<'_> {
             };
             let stop = replays_exactly(&settings)
                 .then_some(&mut failed_so_far as &mut dyn FnMut(&Record) -> bool);
-            let watch = Watch {
-                progress: self.progress,
-                label: format!(
-                    "shrink run {}, {}",
-                    self.runs,
-                    crate::terminal::plural(settings.workers, "worker")
-                ),
-            };
-            let record = run_until(self.workers, &settings, self.scratch, stop, &watch)?;
+            let label = format!(
+                "shrink run {}, {}",
+                self.runs,
+                crate::terminal::plural(settings.workers, "worker")
+            );
+            let record = self.maker.run(&settings, stop, label)?;
             let judged = stopped_by.unwrap_or_else(|| Judgement::of(record));
             if !self.headline.shown_by(&judged) {
                 return Ok(None);

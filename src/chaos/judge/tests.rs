@@ -186,3 +186,716 @@ fn a_model_check_finding_says_what_the_contract_expected() {
         "{text}"
     );
 }
+
+/// The index of the last call of a scripted failing run: its stale
+/// completion. A run of fewer calls cannot show it.
+const STALE_AT: usize = 29;
+
+/// The record of a scripted run of `settings`, cut after `calls` calls:
+/// when `failing`, w1 claims `j` (fence 1), claims it again (fence 2) at
+/// call 29 and its stale completion with fence 1 is accepted at call 30,
+/// among state calls on a job never enqueued; else only those state calls.
+fn scripted_record(settings: &Settings, failing: bool, calls: usize) -> Record {
+    let filler = |index: usize| {
+        call(
+            0,
+            index as u64 * 10,
+            Operation::State { job_id: "k".into() },
+            Returned::Answer(Answer::Row(None)),
+        )
+    };
+    let made: Vec<Call> = (0..calls)
+        .map(|index| match index {
+            0 if failing => enqueue(0),
+            1 if failing => claim(0, 10, 1.0, Some(1)),
+            i if failing && i == STALE_AT - 1 => claim(0, i as u64 * 10, 4.0, Some(2)),
+            i if failing && i == STALE_AT => complete(0, i as u64 * 10, 1, true),
+            i => filler(i),
+        })
+        .collect();
+    let rows = match calls {
+        _ if !failing => Vec::new(),
+        0 => Vec::new(),
+        1 => vec![crate::job::Job {
+            id: "j".into(),
+            ..Default::default()
+        }],
+        n if n < STALE_AT => vec![row("w1", 1, false)],
+        n if n == STALE_AT => vec![crate::job::Job {
+            until: 6.0,
+            ..row("w1", 2, false)
+        }],
+        _ => vec![row("w1", 1, true)],
+    };
+    Record {
+        settings: settings.clone(),
+        ..record(made, rows)
+    }
+}
+
+/// A shrink's runs of a script's making: a run fails (see
+/// [`scripted_record`]) when it has more calls than [`STALE_AT`] and
+/// `fails` says so of its settings and its number among the runs (from 1).
+/// A run that may stop early is asked after every 8 calls, as the lab's
+/// runs are asked between rounds, and stops there when told to.
+struct Scripted<F> {
+    fails: F,
+    /// Each run's settings, and whether it could stop early.
+    made: Vec<(Settings, bool)>,
+    /// Each run's name on the progress line.
+    labels: Vec<String>,
+    /// After how many calls each run stopped early, if it did.
+    stopped_at: Vec<Option<usize>>,
+}
+
+impl<F: FnMut(&Settings, usize) -> bool> Scripted<F> {
+    fn new(fails: F) -> Scripted<F> {
+        Scripted {
+            fails,
+            made: Vec::new(),
+            labels: Vec::new(),
+            stopped_at: Vec::new(),
+        }
+    }
+
+    /// Each run as (workers, calls, could stop early).
+    fn made(&self) -> Vec<(usize, usize, bool)> {
+        self.made
+            .iter()
+            .map(|(settings, stops)| (settings.workers, settings.operations, *stops))
+            .collect()
+    }
+}
+
+impl<F: FnMut(&Settings, usize) -> bool> CandidateRuns for Scripted<F> {
+    fn run(
+        &mut self,
+        settings: &Settings,
+        stop: Option<&mut dyn FnMut(&Record) -> bool>,
+        label: String,
+    ) -> Result<Record, RunError> {
+        self.made.push((settings.clone(), stop.is_some()));
+        self.labels.push(label);
+        self.stopped_at.push(None);
+        let failing = settings.operations > STALE_AT && (self.fails)(settings, self.made.len());
+        if let Some(stop) = stop {
+            for calls in (8..settings.operations).step_by(8) {
+                let so_far = scripted_record(settings, failing, calls);
+                if stop(&so_far) {
+                    *self.stopped_at.last_mut().expect("pushed") = Some(calls);
+                    return Ok(so_far);
+                }
+            }
+        }
+        Ok(scripted_record(settings, failing, settings.operations))
+    }
+}
+
+/// A run of 3 workers and 100 calls with every fault but the power cut,
+/// seed 7, that failed.
+fn failed_with_kills() -> Judgement {
+    let settings = Settings {
+        workers: 3,
+        operations: 100,
+        seed: 7,
+        faults: crate::chaos::plan::Faults::all(false),
+    };
+    let judged = Judgement::of(scripted_record(&settings, true, 100));
+    assert_eq!(
+        judged.violations.first().map(|found| found.property),
+        Some(Property::StaleCompletion)
+    );
+    judged
+}
+
+/// The shrink drops the kills, then takes the fewest workers, then the
+/// fewest calls, each candidate run three times in a row (twice for one
+/// worker without kills, which may stop as soon as it has failed), and
+/// confirms the smallest with three runs more.
+#[test]
+fn a_shrink_finds_the_fewest_workers_and_calls_that_fail_and_confirms_them() {
+    let failing = failed_with_kills();
+    let mut runs = Scripted::new(|settings: &Settings, _| settings.workers >= 2);
+    let shrunk = shrink_with(&mut runs, &failing).expect("scripted runs are made");
+    let timed = failing.record.settings.faults.timed_only();
+    assert!(timed.untimed().is_empty() && timed.stalls);
+    assert_eq!(
+        shrunk.judged.record.settings,
+        Settings {
+            workers: 2,
+            operations: STALE_AT + 1,
+            seed: 7,
+            faults: timed,
+        }
+    );
+    assert_eq!(shrunk.judged.record.calls.len(), STALE_AT + 1);
+    assert_eq!(shrunk.runs, 17);
+    assert_eq!(
+        runs.made(),
+        [
+            // Without the kills, as many calls: fails three times.
+            (3, 100, false),
+            (3, 100, false),
+            (3, 100, false),
+            // One worker passes; two fail three times.
+            (1, 100, true),
+            (2, 100, false),
+            (2, 100, false),
+            (2, 100, false),
+            // Fewer calls, from the 30 that show the failure: each shorter
+            // run passes, and the run of 30 is made.
+            (2, 15, false),
+            (2, 23, false),
+            (2, 27, false),
+            (2, 29, false),
+            (2, 30, false),
+            (2, 30, false),
+            (2, 30, false),
+            // Confirmed.
+            (2, 30, false),
+            (2, 30, false),
+            (2, 30, false),
+        ]
+    );
+    assert!(runs
+        .made
+        .iter()
+        .all(|(settings, _)| settings.seed == 7 && settings.faults == timed));
+    assert_eq!(runs.labels[0], "shrink run 1, 3 workers");
+    assert_eq!(runs.labels[3], "shrink run 4, 1 worker");
+}
+
+/// A candidate that failed its runs but not the confirming ones is not
+/// the counterexample: the one before it is, and a candidate with as many
+/// calls as the run that failed first is taken without more runs.
+#[test]
+fn a_shrunk_run_that_does_not_fail_again_gives_way_to_the_one_before() {
+    let failing = failed_with_kills();
+    let mut runs = Scripted::new(|settings: &Settings, run| {
+        settings.workers >= 2 && !(settings.operations == STALE_AT + 1 && run >= 15)
+    });
+    let shrunk = shrink_with(&mut runs, &failing).expect("scripted runs are made");
+    assert_eq!(shrunk.runs, 15);
+    assert_eq!(
+        (
+            shrunk.judged.record.settings.workers,
+            shrunk.judged.record.settings.operations
+        ),
+        (2, 100)
+    );
+    assert!(shrunk.judged.record.settings.faults.untimed().is_empty());
+}
+
+/// A run whose candidates all pass is its own counterexample: every
+/// candidate made once, kills and all.
+#[test]
+fn a_failure_that_no_candidate_shows_again_is_the_counterexample() {
+    let failing = failed_with_kills();
+    let mut runs = Scripted::new(|_: &Settings, _| false);
+    let shrunk = shrink_with(&mut runs, &failing).expect("scripted runs are made");
+    assert_eq!(
+        runs.made(),
+        [
+            // The run that failed first keeps its kills: no candidate
+            // may stop early.
+            (3, 100, false),
+            (1, 100, false),
+            (2, 100, false),
+            (3, 100, false),
+            (3, 15, false),
+            (3, 23, false),
+            (3, 27, false),
+            (3, 29, false),
+            (3, 30, false),
+        ]
+    );
+    assert_eq!(shrunk.runs, 9);
+    assert_eq!(shrunk.judged.record.settings, failing.record.settings);
+    assert_eq!(runs.made[4].0.faults, failing.record.settings.faults);
+}
+
+/// A one-worker run without kills replays as its seed says: it stops at
+/// the first look that shows the failure, and that shorter record is the
+/// candidate's.
+#[test]
+fn a_run_that_replays_exactly_stops_once_it_has_failed() {
+    let failing = failed_with_kills();
+    let mut runs = Scripted::new(|_: &Settings, _| true);
+    let shrunk = shrink_with(&mut runs, &failing).expect("scripted runs are made");
+    // One worker fails: its runs stop at the first look after call 30.
+    assert_eq!(&runs.made()[3..5], [(1, 100, true), (1, 100, true)]);
+    assert_eq!(shrunk.judged.record.settings.workers, 1);
+    assert_eq!(shrunk.judged.record.settings.operations, STALE_AT + 1);
+    assert_eq!(&runs.stopped_at[3..5], [Some(32), Some(32)]);
+    // Each shorter candidate of the search passes once, and the smallest,
+    // which replays exactly, fails twice and needs no confirming runs.
+    assert_eq!(shrunk.runs, 3 + 2 + 4 + 2);
+    assert_eq!(shrunk.judged.record.calls.len(), STALE_AT + 1);
+}
+
+/// A shrink makes at most 40 runs in its search: with many workers to try,
+/// it stops there and keeps the best it had.
+#[test]
+fn a_shrink_stops_after_forty_runs() {
+    let settings = Settings {
+        workers: 40,
+        ..failed_with_kills().record.settings
+    };
+    let failing = Judgement::of(scripted_record(&settings, true, 100));
+    let mut runs = Scripted::new(|settings: &Settings, _| settings.workers >= 39);
+    let shrunk = shrink_with(&mut runs, &failing).expect("scripted runs are made");
+    assert_eq!(shrunk.runs, MOST_SHRINK_RUNS);
+    assert_eq!(runs.made.len(), MOST_SHRINK_RUNS);
+    assert!(runs.stopped_at.iter().all(Option::is_none));
+    assert_eq!(runs.made().last(), Some(&(37, 100, false)));
+    assert_eq!(
+        (
+            shrunk.judged.record.settings.workers,
+            shrunk.judged.record.settings.operations
+        ),
+        (40, 100)
+    );
+}
+
+/// A finding of `property` on `job`, shown by `calls`.
+fn finding(property: Property, job: Option<&str>, calls: &[usize]) -> Violation {
+    Violation {
+        property,
+        step: 6,
+        job: job.map(str::to_string),
+        calls: calls.to_vec(),
+        text: String::new(),
+    }
+}
+
+/// A model check that explains every answer.
+fn explained() -> Verdict {
+    Verdict::Linearizable {
+        witnesses: Vec::new(),
+        steps: 5,
+    }
+}
+
+/// A model check that cannot place call `first` (an index) of `job`.
+fn unplaceable(job: Option<&str>, first: Option<usize>) -> Verdict {
+    Verdict::NotLinearizable {
+        job_id: job.map(str::to_string),
+        calls: Vec::new(),
+        longest_prefix: 3,
+        failing_prefix: 4,
+        first_unplaceable: first,
+        expected: None,
+        steps: 7,
+    }
+}
+
+/// A run fails when a property broke or no order of the calls explains
+/// its answers; fencing breaks only with a fencing property, the contract
+/// with any finding; a model check cut off is neither a pass nor a failure.
+#[test]
+fn a_run_fails_on_any_finding_and_breaks_fencing_only_on_a_fencing_one() {
+    let run = stale_completion_after_a_stall(false).record;
+    let judged = |violations, model| Judgement::with(run.clone(), violations, model);
+
+    let clean = judged(Vec::new(), explained());
+    assert!(!clean.failed());
+    assert_eq!((clean.fencing, clean.contract), (Held::Held, Held::Held));
+
+    let lost = judged(
+        vec![finding(Property::JobLost, Some("j"), &[0])],
+        explained(),
+    );
+    assert!(!Property::JobLost.breaks_fencing());
+    assert!(lost.failed());
+    assert_eq!((lost.fencing, lost.contract), (Held::Held, Held::Broken));
+
+    let stale = judged(
+        vec![
+            finding(Property::JobLost, Some("j"), &[0]),
+            finding(Property::StaleCompletion, Some("j"), &[2, 3]),
+        ],
+        explained(),
+    );
+    assert_eq!(
+        (stale.fencing, stale.contract),
+        (Held::Broken, Held::Broken)
+    );
+
+    let model = judged(Vec::new(), unplaceable(Some("j"), Some(2)));
+    assert!(model.failed());
+    assert_eq!((model.fencing, model.contract), (Held::Held, Held::Broken));
+    let malformed = Verdict::Malformed {
+        call: 1,
+        problem: linearize::Malformation::EndedBeforeBegan,
+    };
+    assert!(judged(Vec::new(), malformed).failed());
+    let cut_off = judged(
+        Vec::new(),
+        Verdict::Unknown {
+            job_id: Some("j".into()),
+            steps: 9,
+        },
+    );
+    assert!(!cut_off.failed());
+    assert_eq!(cut_off.contract, Held::Held);
+}
+
+/// The first finding names the job, the step and the calls that show it:
+/// a property's own, else the model check's first call it cannot place
+/// (step 4 when it could not tell which).
+#[test]
+fn the_first_finding_names_its_job_step_and_calls() {
+    let run = stale_completion_after_a_stall(false).record;
+    let judged = |violations, model| Judgement::with(run.clone(), violations, model);
+
+    let property = judged(
+        vec![
+            finding(Property::DoneChanged, None, &[3]),
+            finding(Property::JobLost, Some("j"), &[0]),
+        ],
+        unplaceable(Some("k"), Some(1)),
+    );
+    assert_eq!(property.job(), None);
+    assert_eq!(
+        property.finding_text(),
+        format!("{} (step 6)", Property::DoneChanged.text())
+    );
+    assert_eq!(property.culprits(), [3]);
+
+    let model = judged(Vec::new(), unplaceable(Some("k"), Some(3)));
+    assert_eq!(model.job(), Some("k"));
+    assert_eq!(model.culprits(), [3]);
+    let not_linearizable = Property::NotLinearizable.text();
+    assert_eq!(model.finding_text(), format!("{not_linearizable} (step 6)"));
+    let at_the_claim = judged(Vec::new(), unplaceable(Some("k"), Some(0)));
+    assert_eq!(
+        at_the_claim.finding_text(),
+        format!("{not_linearizable} (step 2)")
+    );
+    let untold = judged(Vec::new(), unplaceable(None, None));
+    assert_eq!(untold.job(), None);
+    assert!(untold.culprits().is_empty());
+    assert_eq!(
+        untold.finding_text(),
+        format!("{not_linearizable} (step 4)")
+    );
+
+    let cut_off = judged(
+        Vec::new(),
+        Verdict::Unknown {
+            job_id: Some("k".into()),
+            steps: 9,
+        },
+    );
+    assert_eq!(cut_off.job(), None);
+    assert!(cut_off.culprits().is_empty());
+}
+
+/// The story needs the stalled worker's own moments of that lease, before
+/// its completion: a stall holding the completion's fence, then a return
+/// after it. Any other moment tells none.
+#[test]
+fn a_story_is_told_only_from_the_stalled_lease_s_own_moments() {
+    let told = stale_completion_after_a_stall(true);
+    assert!(told.story().is_some());
+    let with_moments = |change: &dyn Fn(&mut Vec<Noted>)| {
+        let mut record = told.record.clone();
+        change(&mut record.moments);
+        Judgement::of(record).story()
+    };
+    // Another worker's stall.
+    assert_eq!(with_moments(&|moments| moments[0].worker = 1), None);
+    // A return noted after the completion.
+    assert_eq!(with_moments(&|moments| moments[1].before = 4), None);
+    // A stall noted after the completion.
+    assert_eq!(with_moments(&|moments| moments[0].before = 4), None);
+    // A return noted with the stall, not after it.
+    assert_eq!(with_moments(&|moments| moments[1].before = 2), None);
+    // Another fence's stall, or another fence's return.
+    let other_fence = |moment: &mut Moment| match moment {
+        Moment::Stalled { fence, .. } | Moment::CameBack { fence, .. } => *fence = Fence(2),
+        _ => unreachable!("a stall or a return"),
+    };
+    assert_eq!(
+        with_moments(&|moments| other_fence(&mut moments[0].moment)),
+        None
+    );
+    assert_eq!(
+        with_moments(&|moments| other_fence(&mut moments[1].moment)),
+        None
+    );
+    // Another job's moments.
+    let other_job = |moment: &mut Moment| match moment {
+        Moment::Stalled { job, .. } | Moment::CameBack { job, .. } => *job = "k".into(),
+        _ => unreachable!("a stall or a return"),
+    };
+    assert_eq!(
+        with_moments(&|moments| {
+            other_job(&mut moments[0].moment);
+            other_job(&mut moments[1].moment);
+        }),
+        None
+    );
+    // A return with a fresh clock: the story says no clock.
+    let fresh = with_moments(&|moments| {
+        if let Moment::CameBack { stale, .. } = &mut moments[1].moment {
+            *stale = false;
+        }
+    })
+    .expect("a story");
+    assert!(
+        fresh.contains("the stalled attempt came back, and its completion"),
+        "{fresh}"
+    );
+    // The same story at the start of a longer run, moments placed as
+    // they came: noted before call 3 of 5.
+    let mut record = told.record.clone();
+    record.calls.push(claim(1, 40, 9.0, Some(3)));
+    assert!(Judgement::of(record).story().is_some());
+}
+
+/// A run where job `j` makes more calls than a timeline shows: a restart
+/// of an involved worker between the calls that show the finding, another
+/// job's calls and an uninvolved worker's restart, a granted claim, a
+/// refused one, and a call sent after the last that shows it but begun
+/// while it ran.
+fn crowded_run(property: Property) -> Judgement {
+    let state = |worker, at, job: &str| {
+        call(
+            worker,
+            at,
+            Operation::State { job_id: job.into() },
+            Returned::Answer(Answer::Row(None)),
+        )
+    };
+    let init = |worker, at| {
+        call(
+            worker,
+            at,
+            Operation::InitDb,
+            Returned::Answer(Answer::Done),
+        )
+    };
+    let mut calls = vec![
+        init(0, 0),
+        enqueue(10),
+        claim(1, 20, 1.0, Some(1)),
+        state(2, 30, "k"),
+        init(1, 40),
+        init(2, 50),
+    ];
+    for index in 6..18 {
+        calls.push(match index {
+            7 => claim(0, 70, 4.0, Some(2)),
+            8 => claim(0, 80, 4.0, None),
+            _ => state(0, index as u64 * 10, "j"),
+        });
+    }
+    calls.push(complete(1, 180, 1, true));
+    calls.push(state(0, 180, "j"));
+    calls.push(state(0, 200, "j"));
+    assert_eq!(calls.len(), 21);
+    Judgement::with(
+        record(calls, vec![row("w2", 1, true)]),
+        vec![finding(property, Some("j"), &[2, 18])],
+        explained(),
+    )
+}
+
+/// The calls shown for a finding: its job's, through the last call that
+/// shows it and those begun while it ran, with the restarts of the
+/// workers involved; at most 12, keeping the calls that show it, a
+/// restart between them, the granted claims and then the latest.
+#[test]
+fn a_crowded_finding_shows_its_calls_restarts_claims_and_latest() {
+    let judged = crowded_run(Property::DoneChanged);
+    assert_eq!(
+        judged.involved(),
+        [1, 2, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19]
+    );
+    assert_eq!(
+        judged.shown(),
+        [2, 4, 7, 11, 12, 13, 14, 15, 16, 17, 18, 19]
+    );
+    assert_eq!(judged.not_shown(), 5);
+    assert_eq!(judged.last_needed(), Some(18));
+    assert_eq!(through_failure(&judged), 19);
+
+    // A lost job is found at the end of the run: every call is needed.
+    let lost = crowded_run(Property::JobLost);
+    assert_eq!(lost.last_needed(), Some(20));
+    assert_eq!(through_failure(&lost), 21);
+    assert_eq!(lost.involved().last(), Some(&20));
+
+    // Without a finding, every call is the run's own.
+    let clean = Judgement::with(judged.record.clone(), Vec::new(), explained());
+    assert_eq!(clean.last_needed(), None);
+    assert_eq!(through_failure(&clean), 21);
+    assert_eq!(clean.involved(), (0..21).collect::<Vec<_>>());
+    assert_eq!(clean.shown().len(), MOST_SHOWN);
+
+    // Few enough calls are all shown.
+    let few = Judgement::with(
+        judged.record.clone(),
+        vec![finding(Property::DoneChanged, Some("j"), &[1, 2])],
+        explained(),
+    );
+    assert_eq!(few.involved(), [1, 2]);
+    assert_eq!(few.shown(), [1, 2]);
+    assert_eq!(few.not_shown(), 0);
+}
+
+/// The longest valid prefix ends at the earliest finding's last call, or
+/// the model check's first unplaceable call, whichever comes first.
+#[test]
+fn the_longest_valid_prefix_ends_at_the_first_finding() {
+    let run = crowded_run(Property::DoneChanged).record;
+    let judged = |violations, model| Judgement::with(run.clone(), violations, model);
+    let both = vec![
+        finding(Property::DoneChanged, Some("j"), &[2, 18]),
+        finding(Property::StaleCompletion, Some("j"), &[9, 3]),
+    ];
+    assert_eq!(judged(both.clone(), explained()).longest_valid_prefix(), 9);
+    assert_eq!(
+        judged(both.clone(), unplaceable(Some("j"), Some(12))).longest_valid_prefix(),
+        9
+    );
+    assert_eq!(
+        judged(both, unplaceable(Some("j"), Some(4))).longest_valid_prefix(),
+        4
+    );
+    let model = judged(Vec::new(), unplaceable(Some("j"), Some(1)));
+    assert_eq!(model.longest_valid_prefix(), 1);
+    assert_eq!(model.valid_prefix_text(), "the first call of this run");
+    let at_once = judged(Vec::new(), unplaceable(Some("j"), Some(0)));
+    assert_eq!(at_once.valid_prefix_text(), "none of this run's calls");
+    let clean = judged(Vec::new(), unplaceable(Some("j"), None));
+    assert_eq!(clean.longest_valid_prefix(), 21);
+    assert_eq!(clean.valid_prefix_text(), "the first 21 calls of this run");
+}
+
+/// The model check's verdicts in words: explained, cut off, malformed,
+/// and not linearizable with or without a call it could name.
+#[test]
+fn the_model_check_s_verdict_is_said_in_a_sentence() {
+    let run = stale_completion_after_a_stall(false).record;
+    let judged = |model| Judgement::with(run.clone(), Vec::new(), model);
+    assert_eq!(
+        judged(explained()).model_text(),
+        "linearizable: an order of the calls explains every answer (5 search steps)"
+    );
+    assert_eq!(
+        judged(Verdict::Unknown {
+            job_id: None,
+            steps: 9
+        })
+        .model_text(),
+        "unknown: the search on init_db stopped after 9 steps (no wrong answer found)"
+    );
+    assert_eq!(
+        judged(Verdict::Malformed {
+            call: 2,
+            problem: linearize::Malformation::OutcomeWithoutEnd,
+        })
+        .model_text(),
+        "the history cannot be judged: call 3 is OutcomeWithoutEnd"
+    );
+    assert_eq!(
+        judged(unplaceable(None, None)).model_text(),
+        "not linearizable on init_db (no order of its calls, each taking effect at one \
+         instant while it ran, gives every answer): its first 3 calls can be explained"
+    );
+    let mut refused = unplaceable(Some("j"), Some(3));
+    if let Verdict::NotLinearizable { expected, .. } = &mut refused {
+        *expected = Some(Box::new(linearize::Expectation {
+            answer: None,
+            row: None,
+        }));
+    }
+    assert!(judged(refused).model_text().ends_with(
+        "calls can be explained; call 4, w1's complete j fence=1 now=1, cannot be placed: it \
+         answered true, where the contract refuses its arguments"
+    ));
+}
+
+/// The last instant's convention is named only where the answer kept the
+/// lease at `now == until` of a held, unfinished row: a claim refused, a
+/// renew or completion accepted.
+#[test]
+fn the_last_instant_is_named_only_where_the_store_kept_the_lease() {
+    let held = linearize::Expectation {
+        answer: Some(Answer::Bool(false)),
+        row: Some(row("w1", 1, false)),
+    };
+    let renew = |now: f64, accepted: bool| {
+        call(
+            0,
+            10,
+            Operation::Renew {
+                job_id: "j".into(),
+                owner: "w1".into(),
+                fence: Fence(1),
+                now,
+                ttl: 2.0,
+            },
+            Returned::Answer(Answer::Bool(accepted)),
+        )
+    };
+    assert!(at_the_last_instant(&renew(3.0, true), &held).is_some());
+    assert_eq!(at_the_last_instant(&renew(3.0, false), &held), None);
+    assert_eq!(at_the_last_instant(&renew(2.5, true), &held), None);
+    let mut completion = complete(0, 10, 1, true);
+    if let Operation::Complete { now, .. } = &mut completion.operation {
+        *now = 3.0;
+    }
+    assert!(at_the_last_instant(&completion, &held).is_some());
+    assert!(at_the_last_instant(&claim(1, 10, 3.0, None), &held).is_some());
+    assert_eq!(
+        at_the_last_instant(&claim(1, 10, 3.0, Some(2)), &held),
+        None
+    );
+    let done = linearize::Expectation {
+        row: Some(row("w1", 1, true)),
+        ..held.clone()
+    };
+    assert_eq!(at_the_last_instant(&renew(3.0, true), &done), None);
+    let free = linearize::Expectation {
+        row: Some(crate::job::Job {
+            owner: None,
+            ..row("w1", 1, false)
+        }),
+        ..held.clone()
+    };
+    assert_eq!(at_the_last_instant(&renew(3.0, true), &free), None);
+    let gone = linearize::Expectation {
+        row: None,
+        ..held.clone()
+    };
+    assert_eq!(at_the_last_instant(&renew(3.0, true), &gone), None);
+    assert_eq!(at_the_last_instant(&enqueue(10), &held), None);
+    let unanswered = call(
+        0,
+        10,
+        Operation::Renew {
+            job_id: "j".into(),
+            owner: "w1".into(),
+            fence: Fence(1),
+            now: 3.0,
+            ttl: 2.0,
+        },
+        Returned::Unknown,
+    );
+    assert_eq!(at_the_last_instant(&unanswered, &held), None);
+    assert_eq!(row_text(None), "no row");
+    assert_eq!(
+        row_text(Some(&row("w1", 1, true))),
+        "the row owner w1, fence 1, until 3, done"
+    );
+    assert_eq!(
+        row_text(Some(&crate::job::Job {
+            owner: None,
+            ..row("w1", 1, false)
+        })),
+        "the row owner none, fence 1, until 3, not done"
+    );
+}
