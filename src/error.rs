@@ -252,3 +252,43 @@ impl StoreError {
         }
     }
 }
+
+/// A connection string without its password (`password=...` or the
+/// `user:password@` of a URL), safe to print: the
+/// server a [`StoreError::Server`] names.
+pub fn without_password(dsn: &str) -> String {
+    if let Some((scheme, rest)) = dsn.split_once("://") {
+        if let Some((credentials, host)) = rest.split_once('@') {
+            let user = credentials.split(':').next().unwrap_or_default();
+            return format!("{scheme}://{user}@{host}");
+        }
+        return dsn.to_string();
+    }
+    dsn.split_whitespace()
+        .filter(|part| !part.starts_with("password="))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A connection string is printed without its password, in either
+    /// form; one without a password is printed as it is.
+    #[test]
+    fn a_server_is_named_without_its_password() {
+        assert_eq!(
+            without_password("postgresql://lab:secret@db.example:5432/lab"),
+            "postgresql://lab@db.example:5432/lab"
+        );
+        assert_eq!(
+            without_password("postgresql://db.example/lab"),
+            "postgresql://db.example/lab"
+        );
+        assert_eq!(
+            without_password("host=/tmp/x user=lab password=secret dbname=lab"),
+            "host=/tmp/x user=lab dbname=lab"
+        );
+    }
+}

@@ -84,12 +84,7 @@
 //!   matrix: progress, prediction, checks, grading, demo, starters, one's own mutants.
 //!   - [`course::session`]: the progress for one command, with a method for every
 //!     change a command makes to it (rustlings' `AppState`, in the lab's words).
-//!   - [`course::step`]: the step-through of `lab step`: prediction, run,
-//!     comparison, record; [`course::step::prompt`]: the console that asks.
-//!   - [`course::check`] and [`course::watch`]: `lab check`, and its rounds on
-//!     every save.
-//!   - [`course::study`]: the changes at the console beyond the steps: the student's
-//!     name, `lab reset`, `lab reflect`.
+//!   - [`course::check`]: `lab check`, a student's own implementation step by step.
 //! - [`exercise`]: the exercises, one per worksheet mutant, with their texts.
 //! - [`exercise_table`]: `labs/exercises.toml` and its check, shared with the build.
 //! - [`lab_text`]: an exercise's text in both languages, split into its sections.
@@ -105,6 +100,16 @@
 //! - [`report`]: every rendering of the matrix and the student's step and check screens.
 //!   - [`report::progress`]: the overview, hints and progress screens.
 //!   - [`report::demo`]: the demo stories as text.
+//!
+//! The tutor, above the course and its screens:
+//!
+//! - [`tutor`]: the commands a student works through at the console, which change
+//!   the course's records and show report's screens as they go.
+//!   - [`tutor::step`]: the step-through of `lab step`: prediction, run,
+//!     comparison, record; [`tutor::step::prompt`]: the console that asks.
+//!   - [`tutor::watch`]: `lab watch`, a check on every save.
+//!   - [`tutor::study`]: the changes at the console beyond the steps: the student's
+//!     name, `lab reset`, `lab reflect`.
 //!
 //! Chaos and faults:
 //!
@@ -169,12 +174,12 @@
 //!
 //! # Trace: `lab step 4`
 //!
-//! The command line parses and saves; the step-through itself is [`course::step`].
+//! The command line parses and saves; the step-through itself is [`tutor::step`].
 //!
 //! 1. `src/main.rs` records `--student` if given, and dispatches `Command::Step` to
 //!    `cli::step::run` (`src/cli/step.rs`).
 //! 2. `cli::session` opens the progress file once, as a [`course::session::Session`].
-//! 3. `course::step::Chosen::of` picks the store whose mutants the exercises show
+//! 3. `tutor::step::Chosen::of` picks the store whose mutants the exercises show
 //!    (`--impl rust` or `python`, else the language of the student's own
 //!    implementation, else Rust) and that implementation, if any;
 //!    `Chosen::exercise` finds `4` with [`exercise::exercises_of`] (the rows of
@@ -182,8 +187,8 @@
 //! 4. The prediction given on the command line (`--predict`, `--why`, a `--probe`
 //!    file through [`probe::load`]) and the run's options ([`runner::RunOptions`])
 //!    are gathered; the suite runs through [`matrix::Matrix::build`].
-//! 5. `course::step::prompt::Console::with_terminal` wraps standard input and output,
-//!    and `course::step::take` calls `course::step::step_through`:
+//! 5. `tutor::step::prompt::Console::with_terminal` wraps standard input and output,
+//!    and `tutor::step::take` calls `tutor::step::step_through`:
 //!    1. without a prediction and without a terminal it stops (a usage error);
 //!    2. the menu is [`suite::cases_through`]`(4)`, the tests of steps 1 to 4;
 //!    3. [`report::step::exercise`] shows the text and the broken fragment;
@@ -197,7 +202,7 @@
 //!       [`course::prediction::Score`] and [`course::prediction::comparison`] set
 //!       the prediction beside that; [`report::step::after_the_run`] explains;
 //!    8. the attempt is recorded in the session, with the next exercise to take.
-//! 6. With an implementation of the student's own, `course::step::yours` checks it
+//! 6. With an implementation of the student's own, `tutor::step::yours` checks it
 //!    against the tests of steps 1 to 4 ([`course::check::hear_greeting`],
 //!    [`course::check::run_check`], [`report::check::check_text`]) and records it.
 //! 7. `cli::step::run` saves the session once, whatever that check gave; the error,
@@ -350,6 +355,7 @@ pub mod store_postgres;
 pub mod subject;
 pub mod suite;
 pub mod terminal;
+pub mod tutor;
 pub mod variant;
 pub mod vfs_shim;
 

@@ -66,7 +66,7 @@ impl Postgres {
     ///
     /// Errors: as for [`Postgres::connect`], and an invalid schema name.
     pub fn connect_in(dsn: &str, schema: Option<&str>) -> Result<Postgres> {
-        let server = crate::pg_server::without_password(dsn);
+        let server = crate::error::without_password(dsn);
         let cannot = |error: &postgres::Error| {
             StoreError::Server {
             detail: format!(

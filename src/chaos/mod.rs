@@ -6,8 +6,9 @@
 //! it records is judged twice: by the named checks of the fencing property
 //! ([`properties`]) and against the worksheet's contract as a model
 //! ([`model`], [`linearize`]). A failing run is shrunk to a counterexample
-//! ([`judge`]) and shown as a timeline ([`timeline`]); two external sinks
-//! show what leases do not promise ([`sink`]).
+//! ([`judge`]) and shown as a timeline ([`timeline`]; as a page,
+//! [`crate::report::chaos_page`]); two external sinks show what leases do not
+//! promise ([`sink`]).
 //!
 //! Many workers call one database at once; each call is recorded with the
 //! interval of real time it took ([`history`]). The contract, read as a
@@ -23,7 +24,6 @@
 
 pub mod beside;
 pub mod history;
-pub mod html;
 pub mod judge;
 pub mod linearize;
 pub mod model;

@@ -64,9 +64,9 @@ pub enum Command {
     /// The next hint for an exercise (each call shows one more).
     Hint(study::HintArgs),
     /// Forget the recorded progress: of one exercise, or of all.
-    Reset(lease_lab::course::study::Forget),
+    Reset(lease_lab::tutor::study::Forget),
     /// Record the answers to the worksheet's closing questions.
-    Reflect(lease_lab::course::study::Answers),
+    Reflect(lease_lab::tutor::study::Answers),
     /// The recorded predictions and scores.
     Progress(study::ProgressArgs),
     /// Run a probe: your prediction as store operations and expected answers.

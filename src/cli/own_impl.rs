@@ -17,13 +17,13 @@ use lease_lab::course::prediction::Score;
 use lease_lab::course::progress::{self, OwnPrediction};
 use lease_lab::course::session::Session;
 use lease_lab::course::starter;
-use lease_lab::course::step::{Chosen, NOTHING_TO_CHECK};
-use lease_lab::course::watch::watch as course_watch;
 use lease_lab::lab_text::Language;
 use lease_lab::report::check::{check_text, next_text, own_prediction_text, starter_text};
 use lease_lab::report::format::CheckFormat;
 use lease_lab::subject::Subject;
 use lease_lab::terminal::fill;
+use lease_lab::tutor::step::{Chosen, NOTHING_TO_CHECK};
+use lease_lab::tutor::watch::watch as course_watch;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

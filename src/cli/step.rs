@@ -1,14 +1,14 @@
 //! `lab step N`: parses the exercise and the prediction, and takes the
-//! exercise on this terminal ([`lease_lab::course::step`]); saves the
+//! exercise on this terminal ([`lease_lab::tutor::step`]); saves the
 //! attempt and says how it went.
 
 use super::args::{worker_command, SuiteArgs};
 use super::outcome::{CliError, Outcome};
-use lease_lab::course::step::{take, Chosen, Console, GivenPrediction, StepError};
 use lease_lab::matrix::Matrix;
 use lease_lab::probe;
 use lease_lab::subject::Subject;
 use lease_lab::suite::Case;
+use lease_lab::tutor::step::{take, Chosen, Console, GivenPrediction, StepError};
 use lease_lab::variant::Variant;
 use std::path::{Path, PathBuf};
 

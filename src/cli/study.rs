@@ -4,11 +4,11 @@
 use super::args::find_exercise;
 use super::outcome::{say, say_line, Outcome};
 use colored::Colorize;
-use lease_lab::course::step::{Chosen, Console};
-use lease_lab::course::study::{self, Answers, Forget};
 use lease_lab::report::format::ReportFormat;
 use lease_lab::report::progress::{hints_text, overview_text, progress_text, wrapped};
 use lease_lab::subject::Subject;
+use lease_lab::tutor::step::{Chosen, Console};
+use lease_lab::tutor::study::{self, Answers, Forget};
 use std::path::Path;
 
 /// `lab hint`'s arguments.

@@ -52,6 +52,10 @@ pub struct ImplCheck {
     /// (see [`crate::sandbox::limit_met`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limit: Option<String>,
+    /// What the check wrote in the format asked of it, when it ran and was
+    /// asked for Gradescope's results (see [`check_all`]).
+    #[serde(skip)]
+    pub report: Option<Vec<u8>>,
 }
 
 /// The entries of `dir` to check, in name order: each `.py` file and each
@@ -112,22 +116,19 @@ pub const FIRST_SANDBOX_USER: u32 = 1_000_000;
 /// once, each stopped (with every process it started) after `limit`, and
 /// isolated as `isolation` says.
 /// Each check records into a progress file of its own in `scratch`, never
-/// the student's. With `gradescope`, a folder, each entry's check is also
-/// Gradescope's `results.json`, written to `gradescope/STUDENT/results.json`
-/// (`gradescope/ENTRY/results.json` for a student with two entries; a
-/// check that timed out or could not start is one too, scored 0 and
-/// saying why). Answers one row per entry, in the order given.
-///
-/// Errors: a `results.json` cannot be written.
+/// the student's. With `gradescope`, each entry's check reports in
+/// Gradescope's format, kept in its row ([`ImplCheck::report`]) for
+/// [`crate::report::gradescope::write_class`]. Answers one row per entry,
+/// in the order given.
 pub fn check_all(
     lab: &Path,
     entries: &[PathBuf],
     limit: Duration,
     jobs: usize,
     scratch: &Path,
-    gradescope: Option<&Path>,
+    gradescope: bool,
     isolation: &Isolation,
-) -> std::io::Result<Vec<ImplCheck>> {
+) -> Vec<ImplCheck> {
     let next = Mutex::new(0..entries.len());
     let results = Mutex::new(vec![None; entries.len()]);
     std::thread::scope(|scope| {
@@ -136,7 +137,7 @@ pub fn check_all(
                 let Some(index) = next.lock().expect("the queue").next() else {
                     break;
                 };
-                let format = if gradescope.is_some() {
+                let format = if gradescope {
                     Format::Gradescope
                 } else {
                     Format::Json
@@ -154,61 +155,29 @@ pub fn check_all(
                         .join("\n")
                 });
                 let limit_met = said.as_deref().and_then(crate::sandbox::limit_met);
-                results.lock().expect("the results")[index] = Some((result, limit_met));
+                // The check's own report, in the format asked: Gradescope's
+                // results.json is written from it.
+                let report = (gradescope && matches!(result, CheckResult::Checked { .. }))
+                    .then(|| std::fs::read(folder.join("check.json")).ok())
+                    .flatten();
+                results.lock().expect("the results")[index] = Some((result, limit_met, report));
             });
         }
     });
-    let checks: Vec<ImplCheck> = results
+    results
         .into_inner()
         .expect("the results")
         .into_iter()
         .map(|checked| checked.expect("every entry checked"))
         .zip(entries)
-        .map(|((result, limit), entry)| ImplCheck {
+        .map(|((result, limit, report), entry)| ImplCheck {
             student: student_of(entry),
             entry: entry.display().to_string(),
             result,
             limit,
+            report,
         })
-        .collect();
-    if let Some(folder) = gradescope {
-        for (index, check) in checks.iter().enumerate() {
-            let results = match &check.result {
-                CheckResult::Checked { .. } => {
-                    std::fs::read(scratch.join(index.to_string()).join("check.json"))?
-                }
-                CheckResult::TimedOut { limit_s } => not_checked(&format!(
-                    "{}: the check did not end within the time limit of {limit_s} s and was stopped.",
-                    check.entry
-                )),
-                CheckResult::CouldNotStart { reason } => {
-                    not_checked(&format!("{}: could not start: {reason}", check.entry))
-                }
-            };
-            // `ada.py` and a project folder `ada` are both Ada's: each is
-            // then written under its entry's own name, so neither is lost.
-            let shared = checks
-                .iter()
-                .filter(|other| other.student == check.student)
-                .count()
-                > 1;
-            let into = if shared {
-                folder.join(entries[index].file_name().unwrap_or_default())
-            } else {
-                folder.join(&check.student)
-            };
-            std::fs::create_dir_all(&into)?;
-            std::fs::write(into.join("results.json"), results)?;
-        }
-    }
-    Ok(checks)
-}
-
-/// Gradescope's `results.json` for a submission whose check gave no
-/// result: no test, a score of 0, and `why`.
-fn not_checked(why: &str) -> Vec<u8> {
-    let results = crate::report::gradescope::not_checked(why);
-    serde_json::to_vec_pretty(&results).expect("JSON")
+        .collect()
 }
 
 /// How `lab check` reports to the class check.

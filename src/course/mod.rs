@@ -5,10 +5,6 @@
 //! - [`progress`]: what a student records, and its file;
 //! - [`session`]: the progress for one command, loaded and saved once,
 //!   with a method for every change a command makes to it;
-//! - [`step`]: the step-through of `lab step N`, and the console it asks at;
-//! - [`study`]: the changes at the console beyond the steps: the
-//!   student's name, reset, the closing reflection;
-//! - [`watch`]: `lab watch`'s rounds, a check on every save;
 //! - [`prediction`]: a prediction of the tests that catch a mutant, and
 //!   its score;
 //! - [`check`]: a check of a student's own implementation, step by step,
@@ -30,6 +26,3 @@ pub mod prediction;
 pub mod progress;
 pub mod session;
 pub mod starter;
-pub mod step;
-pub mod study;
-pub mod watch;

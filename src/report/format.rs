@@ -225,7 +225,7 @@ impl ChaosFormat {
         match self {
             ChaosFormat::Text => crate::chaos::timeline::report_text(chaos),
             ChaosFormat::Json => json_text(chaos),
-            ChaosFormat::Html => crate::chaos::html::page(chaos),
+            ChaosFormat::Html => crate::report::chaos_page::page(chaos),
         }
     }
 }

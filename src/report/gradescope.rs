@@ -4,6 +4,7 @@
 //! score, its maximum, its status, and what to tell the student.
 
 use crate::course::check::CheckReport;
+use crate::course::class_check::{CheckResult, ImplCheck};
 use crate::suite;
 use serde_json::{json, Value};
 
@@ -125,6 +126,55 @@ pub fn not_checked(why: &str) -> Value {
     })
 }
 
+/// Writes each student's Gradescope `results.json` into `folder`:
+/// `folder/STUDENT/results.json`, or `folder/ENTRY/results.json` for a
+/// student with two entries (`ada.py` and a project folder `ada`), so that
+/// neither is lost. A check that ran writes its own report; one that timed
+/// out or could not start is scored 0, saying why.
+///
+/// Errors: a folder or a file cannot be written.
+pub fn write_class(folder: &std::path::Path, checks: &[ImplCheck]) -> std::io::Result<()> {
+    for check in checks {
+        let results = match (&check.result, &check.report) {
+            (CheckResult::Checked { .. }, Some(report)) => report.clone(),
+            (CheckResult::Checked { .. }, None) => json_bytes(&not_checked(&format!(
+                "{}: the check ran, but its report could not be read.",
+                check.entry
+            ))),
+            (CheckResult::TimedOut { limit_s }, _) => json_bytes(&not_checked(&format!(
+                "{}: the check did not end within the time limit of {limit_s} s and was stopped.",
+                check.entry
+            ))),
+            (CheckResult::CouldNotStart { reason }, _) => json_bytes(&not_checked(&format!(
+                "{}: could not start: {reason}",
+                check.entry
+            ))),
+        };
+        let shared = checks
+            .iter()
+            .filter(|other| other.student == check.student)
+            .count()
+            > 1;
+        let into = if shared {
+            folder.join(
+                std::path::Path::new(&check.entry)
+                    .file_name()
+                    .unwrap_or_default(),
+            )
+        } else {
+            folder.join(&check.student)
+        };
+        std::fs::create_dir_all(&into)?;
+        std::fs::write(into.join("results.json"), results)?;
+    }
+    Ok(())
+}
+
+/// `value` as pretty JSON.
+fn json_bytes(value: &Value) -> Vec<u8> {
+    serde_json::to_vec_pretty(value).expect("JSON")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,5 +262,80 @@ mod tests {
         assert_eq!(results["output"], "ada.py: could not start");
         assert_eq!(results["tests"], serde_json::json!([]));
         assert_eq!(results["visibility"], "visible");
+    }
+
+    /// A class's results: a check that ran writes its own report; one
+    /// that timed out, could not start, or left no report is scored 0,
+    /// saying why; a student with two entries has a folder per entry.
+    #[test]
+    fn a_class_s_results_are_written_one_folder_per_student() {
+        let check = |student: &str, entry: &str, result, report: Option<&str>| ImplCheck {
+            student: student.into(),
+            entry: entry.into(),
+            result,
+            limit: None,
+            report: report.map(|text| text.as_bytes().to_vec()),
+        };
+        let ran = CheckResult::Checked {
+            steps_passed: 1,
+            through: 8,
+            open_steps: vec![2],
+        };
+        let checks = [
+            check("ada", "class/ada.py", ran.clone(), Some("{\"score\": 1}")),
+            check(
+                "ada",
+                "class/ada",
+                CheckResult::TimedOut { limit_s: 5 },
+                None,
+            ),
+            check(
+                "bob",
+                "class/bob.py",
+                CheckResult::CouldNotStart {
+                    reason: "no store".into(),
+                },
+                None,
+            ),
+            check("cy", "class/cy.py", ran, None),
+        ];
+        let folder = tempfile::tempdir().expect("a folder");
+        write_class(folder.path(), &checks).expect("written");
+        let read = |path: &str| {
+            std::fs::read_to_string(folder.path().join(path).join("results.json"))
+                .unwrap_or_else(|error| panic!("{path}: {error}"))
+        };
+        assert_eq!(read("ada.py"), "{\"score\": 1}");
+        let output = |path: &str| {
+            let results: Value = serde_json::from_str(&read(path)).expect("JSON");
+            assert_eq!(results["score"].as_f64(), Some(0.0), "{path}");
+            results["output"].as_str().expect("output").to_string()
+        };
+        assert_eq!(
+            output("ada"),
+            "class/ada: the check did not end within the time limit of 5 s and was stopped."
+        );
+        assert_eq!(output("bob"), "class/bob.py: could not start: no store");
+        assert_eq!(
+            output("cy"),
+            "class/cy.py: the check ran, but its report could not be read."
+        );
+        let mut written: Vec<String> = std::fs::read_dir(folder.path())
+            .expect("the folder")
+            .map(|entry| {
+                entry
+                    .expect("an entry")
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        written.sort();
+        assert_eq!(written, ["ada", "ada.py", "bob", "cy"]);
+
+        // A folder that cannot be made is an error.
+        let file = folder.path().join("a-file");
+        std::fs::write(&file, "").expect("a file");
+        assert!(write_class(&file, &checks).is_err());
     }
 }

@@ -3,7 +3,8 @@
 //! ([`stryker`]) and a self-contained HTML page ([`html`]); and the
 //! student's screens: an exercise's step-through ([`step`]) and the check
 //! of their own implementation ([`check`], and for Gradescope's autograder
-//! [`gradescope`]); a class's grade ([`grade`]).
+//! [`gradescope`]); a class's grade ([`grade`]); a chaos run's timeline as a
+//! page ([`chaos_page`]).
 //!
 //! Every format, with its extension and its renderer, is listed in
 //! [`format`](mod@format). This module holds what they share: how an outcome looks ([`look`]),
@@ -11,6 +12,7 @@
 //! each suite test lives in, and what to say about a survivor.
 
 pub mod analysis;
+pub mod chaos_page;
 pub mod check;
 pub mod class_page;
 pub mod demo;

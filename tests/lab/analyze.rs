@@ -561,3 +561,190 @@ fn the_source_files_and_functions_stay_short() {
         long.join("\n")
     );
 }
+
+/// The top-level modules of the library one module's code names
+/// (`crate::module...`), its tests left out, each with the first file
+/// that names it.
+struct NamedModules<'a> {
+    modules: &'a [String],
+    file: &'a str,
+    named: &'a mut std::collections::BTreeMap<String, String>,
+}
+
+impl NamedModules<'_> {
+    fn name(&mut self, first: &syn::Ident, second: Option<&syn::Ident>) {
+        let Some(second) = second.filter(|_| first == "crate") else {
+            return;
+        };
+        let module = second.to_string();
+        if self.modules.contains(&module) {
+            self.named
+                .entry(module)
+                .or_insert_with(|| self.file.to_string());
+        }
+    }
+}
+
+/// Whether `attrs` hold `#[cfg(test)]`.
+fn only_for_tests(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|attr| {
+        attr.path().is_ident("cfg")
+            && attr
+                .parse_args::<syn::Ident>()
+                .is_ok_and(|ident| ident == "test")
+    })
+}
+
+impl<'ast> syn::visit::Visit<'ast> for NamedModules<'_> {
+    fn visit_item_mod(&mut self, item: &'ast syn::ItemMod) {
+        if !only_for_tests(&item.attrs) {
+            syn::visit::visit_item_mod(self, item);
+        }
+    }
+
+    fn visit_item_fn(&mut self, item: &'ast syn::ItemFn) {
+        if !only_for_tests(&item.attrs) {
+            syn::visit::visit_item_fn(self, item);
+        }
+    }
+
+    fn visit_path(&mut self, path: &'ast syn::Path) {
+        let mut segments = path.segments.iter().map(|segment| &segment.ident);
+        if let Some(first) = segments.next() {
+            self.name(first, segments.next());
+        }
+        syn::visit::visit_path(self, path);
+    }
+
+    fn visit_use_path(&mut self, path: &'ast syn::UsePath) {
+        let second = match &*path.tree {
+            syn::UseTree::Path(next) => Some(&next.ident),
+            syn::UseTree::Name(name) => Some(&name.ident),
+            _ => None,
+        };
+        self.name(&path.ident, second);
+        syn::visit::visit_use_path(self, path);
+    }
+}
+
+/// A cycle among `uses` (module to the modules its code names), as
+/// `a -> b -> a`, if there is one.
+fn a_cycle(uses: &std::collections::BTreeMap<String, Vec<String>>) -> Option<Vec<String>> {
+    fn walk(
+        module: &str,
+        uses: &std::collections::BTreeMap<String, Vec<String>>,
+        path: &mut Vec<String>,
+        done: &mut std::collections::BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|seen| seen == module) {
+            let mut cycle = path[at..].to_vec();
+            cycle.push(module.to_string());
+            return Some(cycle);
+        }
+        if done.contains(module) {
+            return None;
+        }
+        path.push(module.to_string());
+        for next in uses.get(module).into_iter().flatten() {
+            if let Some(cycle) = walk(next, uses, path, done) {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        done.insert(module.to_string());
+        None
+    }
+    let mut done = std::collections::BTreeSet::new();
+    uses.keys()
+        .find_map(|module| walk(module, uses, &mut Vec::new(), &mut done))
+}
+
+/// The library's top-level modules read top down: no module's code
+/// (its tests aside) names a module that names it back, directly or
+/// through others. (The course keeps the rules and the records, the report
+/// draws them, the tutor drives the console with both.)
+#[test]
+fn the_library_s_modules_have_no_import_cycle() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let lib = std::fs::read_to_string(root.join("src/lib.rs")).expect("src/lib.rs");
+    let modules: Vec<String> = lib
+        .lines()
+        .filter_map(|line| line.strip_prefix("pub mod "))
+        .map(|name| name.trim_end_matches(';').to_string())
+        .collect();
+    assert!(modules.len() > 30, "lib.rs's modules: {modules:?}");
+    let mut uses = std::collections::BTreeMap::new();
+    let mut named_in = std::collections::BTreeMap::new();
+    for module in &modules {
+        let single = root.join("src").join(format!("{module}.rs"));
+        let mut files = Vec::new();
+        if single.exists() {
+            files.push(single);
+        } else {
+            rust_files(&root.join("src").join(module), &mut files);
+        }
+        let mut named = std::collections::BTreeMap::new();
+        for path in files.iter().filter(|path| !path.ends_with("tests.rs")) {
+            let file = path.strip_prefix(root).expect("a file of the crate");
+            let file = file.to_string_lossy().replace('\\', "/");
+            let text = std::fs::read_to_string(path).expect("a source file");
+            let syntax =
+                syn::parse_file(&text).unwrap_or_else(|error| panic!("{file} parses: {error}"));
+            let mut visitor = NamedModules {
+                modules: &modules,
+                file: &file,
+                named: &mut named,
+            };
+            syn::visit::Visit::visit_file(&mut visitor, &syntax);
+        }
+        named.remove(module);
+        for (other, file) in &named {
+            named_in.insert((module.clone(), other.clone()), file.clone());
+        }
+        uses.insert(module.clone(), named.into_keys().collect::<Vec<_>>());
+    }
+    assert!(
+        uses["report"].contains(&"course".to_string()),
+        "the report draws the course's records: {:?}",
+        uses["report"]
+    );
+    if let Some(cycle) = a_cycle(&uses) {
+        let links: Vec<String> = cycle
+            .windows(2)
+            .map(|pair| {
+                format!(
+                    "{} -> {} (in {})",
+                    pair[0],
+                    pair[1],
+                    named_in[&(pair[0].clone(), pair[1].clone())]
+                )
+            })
+            .collect();
+        panic!(
+            "an import cycle among the library's modules: {}; move what one side needs \
+             below both, or the code that needs both above them",
+            links.join(", ")
+        );
+    }
+}
+
+/// The cycle finder finds a cycle through three modules, and none in a
+/// graph that only goes down.
+#[test]
+fn a_cycle_is_found_through_any_number_of_modules() {
+    let graph = |edges: &[(&str, &str)]| {
+        let mut uses = std::collections::BTreeMap::<String, Vec<String>>::new();
+        for (from, to) in edges {
+            uses.entry(from.to_string())
+                .or_default()
+                .push(to.to_string());
+            uses.entry(to.to_string()).or_default();
+        }
+        uses
+    };
+    assert_eq!(
+        a_cycle(&graph(&[("a", "b"), ("b", "c"), ("c", "a")])),
+        Some(vec!["a".into(), "b".into(), "c".into(), "a".into()])
+    );
+    assert_eq!(a_cycle(&graph(&[("a", "b"), ("a", "c"), ("b", "c")])), None);
+}

@@ -99,6 +99,7 @@ fn csv_cells_that_a_spreadsheet_would_run_are_neutralised() {
         entry: "-rf".into(),
         result: CheckResult::TimedOut { limit_s: 5 },
         limit: Some("memory (3 GiB of address space)".into()),
+        report: None,
     }]);
     assert!(checks.contains("\n'@evil,'-rf,"), "{checks}");
     assert!(

@@ -2,9 +2,9 @@
 //! and again each time one of its files is saved with other contents,
 //! each recorded as `lab check` records it.
 
-use super::check::{check_shown, CheckError};
-use super::session::Session;
 use crate::command::CommandError;
+use crate::course::check::{check_shown, CheckError};
+use crate::course::session::Session;
 use crate::report::check::{next_text, watch_text};
 use crate::runner::{RunOptions, WorkerCommand};
 use crate::subject::{Implementation, Subject};

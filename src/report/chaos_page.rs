@@ -7,10 +7,10 @@
 //! the story in a sentence, and what was found. One self-contained page: no
 //! script, no network; the drawing scales to the window.
 
-use super::history::{Noted, Returned};
-use super::judge::Judgement;
-use super::timeline::{answer_text, call_text, moment_text, moments_in_view};
-use super::Chaos;
+use crate::chaos::history::{Noted, Returned};
+use crate::chaos::judge::Judgement;
+use crate::chaos::timeline::{answer_text, call_text, moment_text, moments_in_view};
+use crate::chaos::Chaos;
 use html_escape::encode_text as text;
 
 /// The most calls a page draws for a run that broke nothing.
@@ -21,7 +21,7 @@ const LEGEND: &str = "One lane per worker; each call a bar over its real-time in
 
 /// The two verdicts, fencing and the worksheet's contract, in words.
 fn verdicts(judged: &Judgement) -> String {
-    use super::judge::Held;
+    use crate::chaos::judge::Held;
     let word = |held: Held| match held {
         Held::Held => "held",
         Held::Broken => "broken",
@@ -185,7 +185,7 @@ fn lanes(judged: &Judgement, shown: &[usize], culprits: &[usize], moments: &[&No
         svg.push_str(&format!(
             "<text x=\"4\" y=\"{}\">{}</text><line x1=\"{LEFT}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#ddd\"/>",
             y + 14.0,
-            super::plan::owner(worker),
+            crate::chaos::plan::owner(worker),
             y + LANE / 2.0,
             LEFT + WIDTH,
             y + LANE / 2.0
@@ -217,7 +217,7 @@ fn lanes(judged: &Judgement, shown: &[usize], culprits: &[usize], moments: &[&No
         svg.push_str(&format!(
             "<path class=\"moment\" d=\"M{cx:.1} {:.1}l6 8l-6 8l-6-8z\"><title>{} {}</title></path>",
             cy - 8.0,
-            super::plan::owner(noted.worker),
+            crate::chaos::plan::owner(noted.worker),
             text(&moment_text(noted))
         ));
     }
@@ -262,7 +262,7 @@ fn table(judged: &Judgement, shown: &[usize], culprits: &[usize], moments: &[&No
         format!(
             "<tr class=\"moment\"><td></td><td>{:.2}</td><td>{}</td><td colspan=\"2\">┄ {}</td></tr>",
             noted.at as f64 / 1e6,
-            super::plan::owner(noted.worker),
+            crate::chaos::plan::owner(noted.worker),
             text(&moment_text(noted))
         )
     };

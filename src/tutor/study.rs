@@ -4,10 +4,10 @@
 //! missing is a usage error that names the option to give, and nothing
 //! changes.
 
-use super::progress::CLOSING_QUESTIONS;
-use super::session::Session;
 use super::step::{closing_examples, Console};
 use crate::command::CommandError;
+use crate::course::progress::CLOSING_QUESTIONS;
+use crate::course::session::Session;
 use crate::exercise;
 use crate::report::progress::{reflection_text, wrapped};
 use crate::terminal::plural;
