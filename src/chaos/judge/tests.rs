@@ -718,6 +718,15 @@ fn a_crowded_finding_shows_its_calls_restarts_claims_and_latest() {
         [2, 4, 7, 11, 12, 13, 14, 15, 16, 17, 18, 19]
     );
     assert_eq!(judged.not_shown(), 5);
+    // A call begun as the last call that shows the finding ended ran after
+    // it, not with it.
+    let begun_at = |began| {
+        let mut run = judged.record.clone();
+        run.calls[20].began = began;
+        Judgement::with(run, judged.violations.clone(), explained()).involved()
+    };
+    assert_eq!(begun_at(181).last(), Some(&19));
+    assert_eq!(begun_at(180).last(), Some(&20));
     assert_eq!(judged.last_needed(), Some(18));
     assert_eq!(through_failure(&judged), 19);
 
@@ -898,4 +907,52 @@ fn the_last_instant_is_named_only_where_the_store_kept_the_lease() {
         })),
         "the row owner none, fence 1, until 3, not done"
     );
+}
+
+/// A worker that restarts more times between the calls that show a
+/// finding than a timeline holds: the timeline keeps the calls that show
+/// it and as many restarts as fit, never more than [`MOST_SHOWN`] calls.
+#[test]
+fn restarts_between_the_finding_s_calls_fill_the_timeline_no_further() {
+    let init = |at| call(1, at, Operation::InitDb, Returned::Answer(Answer::Done));
+    let mut calls = vec![enqueue(0), claim(1, 10, 1.0, Some(1))];
+    calls.extend((0..20).map(|restart| init(20 + restart * 10)));
+    calls.push(complete(1, 300, 1, true));
+    let last = calls.len() - 1;
+    let judged = Judgement::with(
+        record(calls, vec![row("w2", 1, true)]),
+        vec![finding(Property::DoneChanged, Some("j"), &[1, last])],
+        explained(),
+    );
+    assert_eq!(judged.involved().len(), 23);
+    let shown = judged.shown();
+    assert_eq!(shown.len(), MOST_SHOWN);
+    assert!(shown.contains(&1) && shown.contains(&last), "{shown:?}");
+    assert_eq!(&shown[..3], [1, 2, 3]);
+    assert_eq!(judged.not_shown(), 23 - MOST_SHOWN);
+    assert_eq!(judged.calls().len(), last + 1);
+    assert_eq!(judged.calls()[last], judged.record.calls[last]);
+}
+
+/// More granted claims than a timeline holds: it keeps the calls that
+/// show the finding and the latest claims, never more than
+/// [`MOST_SHOWN`] calls.
+#[test]
+fn granted_claims_fill_the_timeline_no_further() {
+    let mut calls = vec![enqueue(0)];
+    calls
+        .extend((1..=15).map(|fence| claim(0, fence as u64 * 10, fence as f64 * 3.0, Some(fence))));
+    calls.push(complete(0, 200, 1, true));
+    let last = calls.len() - 1;
+    let judged = Judgement::with(
+        record(calls, vec![row("w1", 1, true)]),
+        vec![finding(Property::StaleCompletion, Some("j"), &[1, last])],
+        explained(),
+    );
+    assert_eq!(judged.involved().len(), 17);
+    let shown = judged.shown();
+    assert_eq!(shown.len(), MOST_SHOWN);
+    let mut latest: Vec<usize> = (6..=last).collect();
+    latest.insert(0, 1);
+    assert_eq!(shown, latest);
 }
