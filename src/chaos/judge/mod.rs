@@ -730,10 +730,12 @@ impl Shrinking<'_> {
     ///
     /// Errors: a run that could not be made.
     fn fewer_workers(&mut self, best: Judgement) -> Result<Judgement, RunError> {
+        // `best` has the calls of the run that failed first: it is that run,
+        // or that run without its kills, given those calls (a candidate
+        // stopped early has one worker, and then there are no fewer).
         for fewer in 1..best.record.settings.workers {
             let settings = Settings {
                 workers: fewer,
-                operations: self.calls,
                 ..best.record.settings.clone()
             };
             if let Some(judged) = self.attempt(settings, MOST_SHRINK_RUNS)? {
@@ -768,8 +770,9 @@ impl Shrinking<'_> {
         }
         // The search ends on the fewest calls that still show the finding;
         // when no run that short has been made yet (every shorter one passed),
-        // make it, so that the replay printed is that short.
-        if high < best.record.settings.operations && self.runs < MOST_SHRINK_RUNS {
+        // make it, so that the replay printed is that short (unless the
+        // shrink has made its runs: `attempt` makes none past them).
+        if high < best.record.settings.operations {
             let settings = Settings {
                 operations: high,
                 ..best.record.settings.clone()

@@ -196,6 +196,13 @@ const STALE_AT: usize = 29;
 /// call 29 and its stale completion with fence 1 is accepted at call 30,
 /// among state calls on a job never enqueued; else only those state calls.
 fn scripted_record(settings: &Settings, failing: bool, calls: usize) -> Record {
+    scripted_record_at(settings, failing.then_some(STALE_AT), calls)
+}
+
+/// [`scripted_record`] with the stale completion at call `stale_at` (an
+/// index), when there is one.
+fn scripted_record_at(settings: &Settings, stale_at: Option<usize>, calls: usize) -> Record {
+    let (failing, at) = (stale_at.is_some(), stale_at.unwrap_or(STALE_AT));
     let filler = |index: usize| {
         call(
             0,
@@ -208,8 +215,8 @@ fn scripted_record(settings: &Settings, failing: bool, calls: usize) -> Record {
         .map(|index| match index {
             0 if failing => enqueue(0),
             1 if failing => claim(0, 10, 1.0, Some(1)),
-            i if failing && i == STALE_AT - 1 => claim(0, i as u64 * 10, 4.0, Some(2)),
-            i if failing && i == STALE_AT => complete(0, i as u64 * 10, 1, true),
+            i if failing && i == at - 1 => claim(0, i as u64 * 10, 4.0, Some(2)),
+            i if failing && i == at => complete(0, i as u64 * 10, 1, true),
             i => filler(i),
         })
         .collect();
@@ -220,8 +227,8 @@ fn scripted_record(settings: &Settings, failing: bool, calls: usize) -> Record {
             id: "j".into(),
             ..Default::default()
         }],
-        n if n < STALE_AT => vec![row("w1", 1, false)],
-        n if n == STALE_AT => vec![crate::job::Job {
+        n if n < at => vec![row("w1", 1, false)],
+        n if n == at => vec![crate::job::Job {
             until: 6.0,
             ..row("w1", 2, false)
         }],
@@ -246,6 +253,9 @@ struct Scripted<F> {
     labels: Vec<String>,
     /// After how many calls each run stopped early, if it did.
     stopped_at: Vec<Option<usize>>,
+    /// Whether a failing run's stale completion is its last call (else
+    /// call [`STALE_AT`]).
+    at_the_end: bool,
 }
 
 impl<F: FnMut(&Settings, usize) -> bool> Scripted<F> {
@@ -255,6 +265,7 @@ impl<F: FnMut(&Settings, usize) -> bool> Scripted<F> {
             made: Vec::new(),
             labels: Vec::new(),
             stopped_at: Vec::new(),
+            at_the_end: false,
         }
     }
 
@@ -277,17 +288,23 @@ impl<F: FnMut(&Settings, usize) -> bool> CandidateRuns for Scripted<F> {
         self.made.push((settings.clone(), stop.is_some()));
         self.labels.push(label);
         self.stopped_at.push(None);
-        let failing = settings.operations > STALE_AT && (self.fails)(settings, self.made.len());
+        let at = if self.at_the_end {
+            settings.operations.saturating_sub(1)
+        } else {
+            STALE_AT
+        };
+        let failing = settings.operations > at && at > 2 && (self.fails)(settings, self.made.len());
+        let stale_at = failing.then_some(at);
         if let Some(stop) = stop {
             for calls in (8..settings.operations).step_by(8) {
-                let so_far = scripted_record(settings, failing, calls);
+                let so_far = scripted_record_at(settings, stale_at, calls);
                 if stop(&so_far) {
                     *self.stopped_at.last_mut().expect("pushed") = Some(calls);
                     return Ok(so_far);
                 }
             }
         }
-        Ok(scripted_record(settings, failing, settings.operations))
+        Ok(scripted_record_at(settings, stale_at, settings.operations))
     }
 }
 
@@ -955,4 +972,31 @@ fn granted_claims_fill_the_timeline_no_further() {
     let mut latest: Vec<usize> = (6..=last).collect();
     latest.insert(0, 1);
     assert_eq!(shown, latest);
+}
+
+/// A failure at the last call of every run that fails: each shorter
+/// candidate that fails shows it at its own last call, and the search ends
+/// on the shortest of them, with no run more.
+#[test]
+fn a_search_that_ends_on_a_run_it_made_makes_no_run_more() {
+    let settings = Settings {
+        workers: 2,
+        operations: 100,
+        seed: 7,
+        faults: crate::chaos::plan::Faults::all(false).timed_only(),
+    };
+    let failing = Judgement::of(scripted_record_at(&settings, Some(99), 100));
+    assert_eq!(through_failure(&failing), 100);
+    let mut runs =
+        Scripted::new(|settings: &Settings, _| settings.workers >= 2 && settings.operations >= 20);
+    runs.at_the_end = true;
+    let shrunk = shrink_with(&mut runs, &failing).expect("scripted runs are made");
+    let calls: Vec<usize> = runs.made().iter().map(|made| made.1).collect();
+    // One worker passes (once); then the search: 50, 25 and 22, 21 and 20
+    // fail (three runs each), 13 and 19 pass.
+    assert_eq!(
+        calls,
+        [100, 50, 50, 50, 25, 25, 25, 13, 19, 22, 22, 22, 21, 21, 21, 20, 20, 20, 20, 20, 20]
+    );
+    assert_eq!(shrunk.judged.record.settings.operations, 20);
 }
