@@ -1000,3 +1000,33 @@ fn a_search_that_ends_on_a_run_it_made_makes_no_run_more() {
     );
     assert_eq!(shrunk.judged.record.settings.operations, 20);
 }
+
+/// The confirming runs have a limit of their own: 9 more than the
+/// search's 40. Candidates that keep failing a confirming run use them up,
+/// and the first candidate with as many calls as the run that failed first
+/// is then taken as it is.
+#[test]
+fn confirming_runs_stop_at_nine_past_the_search_s() {
+    let settings = Settings {
+        workers: 20,
+        ..failed_with_kills().record.settings
+    };
+    let failing = Judgement::of(scripted_record_at(&settings, Some(99), 100));
+    // 15 workers and 20 calls fail; of the confirming runs (from run 38),
+    // every third passes.
+    let mut runs = Scripted::new(|settings: &Settings, run| {
+        settings.workers >= 15 && settings.operations >= 20 && !(run > 37 && (run - 37) % 3 == 0)
+    });
+    runs.at_the_end = true;
+    let shrunk = shrink_with(&mut runs, &failing).expect("scripted runs are made");
+    assert_eq!(shrunk.runs, MOST_SHRINK_RUNS + MOST_CONFIRMING_RUNS);
+    let confirming: Vec<usize> = runs.made()[37..].iter().map(|made| made.1).collect();
+    assert_eq!(confirming, [20, 20, 20, 21, 21, 21, 22, 22, 22, 25, 25, 25]);
+    assert_eq!(
+        (
+            shrunk.judged.record.settings.workers,
+            shrunk.judged.record.settings.operations
+        ),
+        (15, 100)
+    );
+}
