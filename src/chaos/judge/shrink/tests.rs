@@ -158,6 +158,14 @@ impl<F: FnMut(&Settings, usize) -> bool> CandidateRuns for Scripted<F> {
         stop: Option<&mut dyn FnMut(&Record) -> bool>,
         label: String,
     ) -> Result<Record, RunError> {
+        // No candidate has more calls than the run that failed first (100
+        // in every test here): a search that proposes more is wrong, and
+        // fails at once rather than running for ever.
+        assert!(
+            settings.operations <= 100,
+            "a candidate of {} calls, more than the run that failed first",
+            settings.operations
+        );
         self.made.push((settings.clone(), stop.is_some()));
         self.labels.push(label);
         self.stopped_at.push(None);
