@@ -227,18 +227,22 @@ fn the_rust_reference_under_every_fault_breaks_nothing() {
 /// A mutant caught by `lab chaos` with every fault on, as a user sees it:
 /// exit 1, a finding that `says` holds; the failing run shrunk to a
 /// timeline of at most [`MOST_TIMELINE_CALLS`] calls; and the printed
-/// replay command exits 1 again, within `replay_tries` runs: a replay
+/// replay command exits 1 again, within [`REPLAY_TRIES`] runs: a replay
 /// makes the same calls as long as the answers come back the same, and the
 /// operating system decides the order in which one round's calls reach
 /// the database and when a kill lands (the shrink keeps only runs that
 /// failed twice, and drops the kills when the failure needs none).
-fn assert_caught_and_shrunk(variant: &str, operations: &str, says: &str, replay_tries: usize) {
-    assert_caught_and_shrunk_with(&[], variant, operations, says, replay_tries);
+fn assert_caught_and_shrunk(variant: &str, operations: &str, says: &str) {
+    assert_caught_and_shrunk_with(&[], variant, operations, says);
 }
 
 /// How many runs of one seed a mutant's catch may take (see
 /// [`assert_caught_and_shrunk_with`]).
 const CATCH_TRIES: usize = 3;
+
+/// How many runs of a printed replay command may pass before one fails
+/// again (see [`assert_caught_and_shrunk_with`]).
+const REPLAY_TRIES: usize = 3;
 
 /// [`assert_caught_and_shrunk`], with `more` arguments (e.g. the faults);
 /// returns the run that caught it.
@@ -247,7 +251,6 @@ fn assert_caught_and_shrunk_with(
     variant: &str,
     operations: &str,
     says: &str,
-    replay_tries: usize,
 ) -> Ran {
     let sandbox = Sandbox::new();
     let mut args = vec!["--variant", variant, "--operations", operations];
@@ -265,7 +268,7 @@ fn assert_caught_and_shrunk_with(
     );
     let words = replay_words(&ran.stdout);
     let mut replays = Vec::new();
-    for _ in 0..replay_tries {
+    for _ in 0..REPLAY_TRIES {
         let replayed = replay(&sandbox, &words);
         let code = replayed.code;
         replays.push(replayed);
@@ -274,7 +277,7 @@ fn assert_caught_and_shrunk_with(
         }
     }
     panic!(
-        "{variant}: `{}` did not fail again in {replay_tries} tries (exit codes {:?});\n\
+        "{variant}: `{}` did not fail again in {REPLAY_TRIES} tries (exit codes {:?});\n\
          the run it came from:\n{}\nthe last replay:\n{}",
         words.join(" "),
         replays.iter().map(|ran| ran.code).collect::<Vec<_>>(),
@@ -288,13 +291,7 @@ fn assert_caught_and_shrunk_with(
 /// how one round's calls interleave and when a kill lands, so one run of a
 /// failure that needs a close race may miss it. Its report must say `says`.
 fn caught_run(sandbox: &Sandbox, args: &[&str], variant: &str, says: &str) -> Ran {
-    let mut ran = chaos(sandbox, args);
-    for _ in 1..CATCH_TRIES {
-        if ran.code == Some(1) {
-            break;
-        }
-        ran = chaos(sandbox, args);
-    }
+    let ran = caught_within_tries(|| chaos(sandbox, args), |ran| ran);
     ran.assert_code(1);
     assert!(
         ran.stdout.contains(says),
@@ -386,7 +383,7 @@ fn mutant_h04g_loses_answered_calls_at_a_power_cut_and_is_caught() {
         ],
     );
     ran.assert_code(0);
-    assert_caught_and_shrunk_with(&["--faults", "power"], "h04g", "300", "✗ a job lost", 3);
+    assert_caught_and_shrunk_with(&["--faults", "power"], "h04g", "300", "✗ a job lost");
 }
 
 /// Mutant 07 (release resets the fence) hands one fence out twice: the
@@ -394,7 +391,7 @@ fn mutant_h04g_loses_answered_calls_at_a_power_cut_and_is_caught() {
 /// its replay fails again.
 #[test]
 fn mutant_07_hands_a_fence_out_twice_and_is_caught() {
-    assert_caught_and_shrunk("07", "500", "✗ a fence handed out twice (step 4)", 3);
+    assert_caught_and_shrunk("07", "500", "✗ a fence handed out twice (step 4)");
 }
 
 /// [`assert_caught_and_shrunk`] for a mutant that only the model check
@@ -410,13 +407,12 @@ fn mutant_07_hands_a_fence_out_twice_and_is_caught() {
 /// another step in 3 of 58 catches of 08b, 2 of 28 of h07e and 1 of about
 /// 70 of h05d. The shrunk run, of few workers and calls, ends at the broken
 /// call.
-fn assert_model_check_catches(variant: &str, operations: &str, step: u8, replay_tries: usize) {
+fn assert_model_check_catches(variant: &str, operations: &str, step: u8) {
     let ran = assert_caught_and_shrunk_with(
         &[],
         variant,
         operations,
         "✗ answers no order of the calls explains (step",
-        replay_tries,
     );
     let mark = format!("◀ step {step}");
     assert!(
@@ -458,7 +454,7 @@ fn mutant_h06e_lets_a_stale_completion_land_and_is_caught() {
 fn mutant_h05d_renews_with_a_stale_fence_and_is_caught() {
     // 1,000 calls: seed 1 has the stale renew early (its shrunk run is of
     // 1 worker and 7 calls), and 1,000 calls caught it on every run.
-    assert_model_check_catches("h05d", "1000", 5, 3);
+    assert_model_check_catches("h05d", "1000", 5);
 }
 
 /// Mutant h07e (release ignores the fence) lets a stuck clean-up of a
@@ -481,7 +477,7 @@ fn mutants_h05e_and_h07f_change_a_done_job_and_are_caught() {
     // calls (the shrunk runs are of 1 worker and about 110 calls); with
     // 1,000 calls a single run missed h05e once in six, and 300 missed
     // either in half the runs, so the catch keeps its three runs.
-    assert_caught_and_shrunk("h05e", "1000", "✗ a done job that changed (step 6)", 3);
+    assert_caught_and_shrunk("h05e", "1000", "✗ a done job that changed (step 6)");
     assert_caught_unshrunk("h07f", "1000", "✗ a done job that changed (step 6)");
 }
 
@@ -489,7 +485,7 @@ fn mutants_h05e_and_h07f_change_a_done_job_and_are_caught() {
 /// stalled worker's completion land on another worker's lease.
 #[test]
 fn mutant_h06h_lets_a_stale_completion_land_and_is_caught() {
-    assert_caught_and_shrunk("h06h", "500", "(step 6)", 3);
+    assert_caught_and_shrunk("h06h", "500", "(step 6)");
 }
 
 /// Mutant f06a (complete guarded only by the job's state, as River and
@@ -505,7 +501,7 @@ fn mutant_f06a_lets_a_stale_completion_land_and_is_caught() {
 /// job is lost.
 #[test]
 fn mutant_f06b_loses_a_job_and_is_caught() {
-    assert_caught_and_shrunk("f06b", "500", "✗ a job lost (step 2)", 3);
+    assert_caught_and_shrunk("f06b", "500", "✗ a job lost (step 2)");
 }
 
 /// Mutant f06c (a stale completion is told it succeeded, as SQS answers a
@@ -513,7 +509,7 @@ fn mutant_f06b_loses_a_job_and_is_caught() {
 /// not stored.
 #[test]
 fn mutant_f06c_accepts_a_completion_it_did_not_store_and_is_caught() {
-    assert_caught_and_shrunk("f06c", "500", "(step 6)", 3);
+    assert_caught_and_shrunk("f06c", "500", "(step 6)");
 }
 
 /// Mutant f01a (a restart resets the fence of a job nobody holds, as
@@ -542,7 +538,6 @@ fn mutant_f01a_hands_a_fence_out_twice_after_a_restart_and_is_caught() {
         "f01a",
         "1000",
         "✗ a fence handed out twice (step 4)",
-        3,
     );
     // One worker is named in the singular, in the run and in the shrink.
     assert!(
@@ -570,18 +565,18 @@ fn the_python_reference_under_every_fault_breaks_nothing() {
     assert_no_violation(&ran, &json);
 }
 
-/// The JSON run `run` makes, repeated until it exits 1, at most
-/// [`CATCH_TRIES`] times: for a failure that needs two calls of one round
-/// to race, whose order the operating system decides.
-fn caught_within_tries(mut run: impl FnMut() -> (Ran, Value)) -> (Ran, Value) {
-    let (mut ran, mut json) = run();
+/// The run `run` makes (its [`Ran`] as `ran_of` finds it), repeated until
+/// it exits 1, at most [`CATCH_TRIES`] times: for a failure that needs two
+/// calls of one round to race, whose order the operating system decides.
+fn caught_within_tries<T>(mut run: impl FnMut() -> T, ran_of: fn(&T) -> &Ran) -> T {
+    let mut made = run();
     for _ in 1..CATCH_TRIES {
-        if ran.code == Some(1) {
+        if ran_of(&made).code == Some(1) {
             break;
         }
-        (ran, json) = run();
+        made = run();
     }
-    (ran, json)
+    made
 }
 
 /// The JSON report of a caught run: exit 1, and a property check or the
@@ -831,8 +826,10 @@ fn a_students_complete_that_ignores_the_fence_is_caught() {
     // Within three runs, as for the compiled mutants: the order in which
     // a herd's calls take the lock is the operating system's, and can take
     // a run another course.
-    let (ran, json) =
-        caught_within_tries(|| chaos_on_program(&sandbox, &program, &STUCK_ATTEMPT_COMES_BACK));
+    let (ran, json) = caught_within_tries(
+        || chaos_on_program(&sandbox, &program, &STUCK_ATTEMPT_COMES_BACK),
+        |(ran, _)| ran,
+    );
     assert_caught(&ran, &json);
     // The student's program is named as itself, never "reference".
     let subject = json["subject"].as_str().expect("the subject");
