@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
-use std::io::{self, BufRead, BufReader, PipeWriter, Write};
+use std::io::{self, BufRead, BufReader, PipeWriter, Read, Write};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
@@ -143,6 +143,11 @@ pub struct LineChild {
     marker: Option<PipeWriter>,
     /// How many marks were written.
     marks_written: usize,
+    /// The program's own process, when the child only wraps it (a
+    /// sandbox): signals for the program go there.
+    program: Option<u32>,
+    /// What its pipes' readers have read, within its caps.
+    counted: Arc<Counted>,
 }
 
 /// Why no line came.
@@ -154,10 +159,95 @@ pub enum NoLine {
     Closed,
 }
 
+/// What the lab reads of a child's output at most: the longest line, and
+/// everything it writes on both pipes together. A child that writes more
+/// has its output cut off there and is told apart as one whose output was
+/// too large ([`LineChild::too_large`]), never read into the lab's memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutputCaps {
+    /// The longest line, in bytes.
+    pub line: usize,
+    /// Everything, in bytes.
+    pub total: u64,
+}
+
+impl OutputCaps {
+    /// No cap that a child of the lab's own would meet.
+    pub const NONE: OutputCaps = OutputCaps {
+        line: usize::MAX,
+        total: u64::MAX,
+    };
+}
+
+/// What the readers of a child's pipes share: what they have read, and
+/// how the child's output passed its caps, once it did.
+struct Counted {
+    caps: OutputCaps,
+    read: std::sync::atomic::AtomicU64,
+    too_large: Mutex<Option<String>>,
+}
+
+impl Counted {
+    /// Reads the next line of `reader` into `bytes` (emptied first),
+    /// within the caps; `false` at the end of the pipe, or when the caps
+    /// were passed (said in [`Counted::too_large`]), after which nothing
+    /// more is read.
+    fn next_line(&self, reader: &mut impl BufRead, bytes: &mut Vec<u8>, pipe: &str) -> bool {
+        use std::sync::atomic::Ordering;
+        bytes.clear();
+        let limit = u64::try_from(self.caps.line)
+            .unwrap_or(u64::MAX)
+            .saturating_add(1);
+        let read = match reader.take(limit).read_until(b'\n', bytes) {
+            Ok(0) | Err(_) => return false,
+            Ok(read) => read as u64,
+        };
+        let total = self.read.fetch_add(read, Ordering::Relaxed) + read;
+        let passed = if bytes.len() > self.caps.line {
+            Some(format!(
+                "a line of more than {} on its {pipe}",
+                crate::sandbox::size(self.caps.line as u64)
+            ))
+        } else if total > self.caps.total {
+            Some(format!(
+                "more than {} of output in all",
+                crate::sandbox::size(self.caps.total)
+            ))
+        } else {
+            None
+        };
+        match passed {
+            Some(why) => {
+                self.too_large
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .get_or_insert(why);
+                false
+            }
+            None => true,
+        }
+    }
+}
+
 impl LineChild {
     /// Starts `command` with its standard input piped (or closed when
     /// `with_stdin` is false) and its output read by threads of its own.
     pub fn spawn(command: &mut Command, with_stdin: bool) -> io::Result<LineChild> {
+        let spawned = LineChild::spawn_with(command, with_stdin, OutputCaps::NONE, Command::spawn);
+        // The command keeps no copy of the writing end of the child's
+        // standard error.
+        command.stderr(Stdio::null());
+        spawned
+    }
+
+    /// [`LineChild::spawn`], reading at most `caps` of the child's output,
+    /// and starting it with `start` (which may start it on another thread).
+    pub fn spawn_with(
+        command: &mut Command,
+        with_stdin: bool,
+        caps: OutputCaps,
+        start: impl FnOnce(&mut Command) -> io::Result<Child>,
+    ) -> io::Result<LineChild> {
         let stdin = if with_stdin {
             Stdio::piped()
         } else {
@@ -168,18 +258,28 @@ impl LineChild {
         // before, so that what the child wrote between two moments is
         // known exactly, without waiting on the clock.
         let (stderr, marker) = std::io::pipe()?;
-        let mut child = command
+        command
             .stdin(stdin)
             .stdout(Stdio::piped())
-            .stderr(marker.try_clone()?)
-            .spawn()?;
+            .stderr(marker.try_clone()?);
+        let started = start(command);
         // The command keeps its copy of the writing end; the child has its own.
         command.stderr(Stdio::null());
+        let mut child = started?;
         let stdout = child.stdout.take().expect("stdout is piped");
+        let counted = Arc::new(Counted {
+            caps,
+            read: std::sync::atomic::AtomicU64::new(0),
+            too_large: Mutex::new(None),
+        });
         let (sender, lines) = mpsc::channel();
+        let on_stdout = Arc::clone(&counted);
         thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
+            let mut reader = BufReader::new(stdout);
+            let mut bytes = Vec::new();
+            while on_stdout.next_line(&mut reader, &mut bytes, "standard output") {
+                let line = String::from_utf8_lossy(&bytes);
+                let line = line.trim_end_matches(['\n', '\r']).to_string();
                 if sender.send(line).is_err() {
                     break;
                 }
@@ -187,18 +287,18 @@ impl LineChild {
         });
         let log: SharedLog = Arc::default();
         let kept = Arc::clone(&log);
+        let on_stderr = Arc::clone(&counted);
         thread::spawn(move || {
             let mut reader = BufReader::new(stderr);
             let mut bytes = Vec::new();
             // A line that is not UTF-8 is still a line: it is read lossily.
-            while matches!(reader.read_until(b'\n', &mut bytes), Ok(read) if read > 0) {
+            while on_stderr.next_line(&mut reader, &mut bytes, "standard error") {
                 let line = String::from_utf8_lossy(&bytes);
                 let (log, taken) = &*kept;
                 log.lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .take(line.trim_end_matches(['\n', '\r']));
                 taken.notify_all();
-                bytes.clear();
             }
         });
         Ok(LineChild {
@@ -208,12 +308,36 @@ impl LineChild {
             stderr: log,
             marker: Some(marker),
             marks_written: 0,
+            program: None,
+            counted,
         })
+    }
+
+    /// How the child's output passed its caps, once it did: its output is
+    /// no longer read, and its standard output has ended for the lab.
+    pub fn too_large(&self) -> Option<String> {
+        self.counted
+            .too_large
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// The child's process id.
     pub fn id(&self) -> u32 {
         self.child.id()
+    }
+
+    /// Tells the child's program apart from the child, when the child
+    /// wraps it (a sandbox's bubblewrap): its process id.
+    pub fn set_program(&mut self, program: Option<u32>) {
+        self.program = program;
+    }
+
+    /// The process id of the program: the child's own, or the one it
+    /// wraps ([`LineChild::set_program`]).
+    pub fn program_id(&self) -> u32 {
+        self.program.unwrap_or_else(|| self.child.id())
     }
 
     /// The next line of standard output, waiting at most `limit`.
@@ -300,7 +424,7 @@ impl LineChild {
         if !matches!(self.child.try_wait(), Ok(None)) {
             return (Some(before), Vec::new());
         }
-        if let Ok(pid) = libc::pid_t::try_from(self.child.id()) {
+        if let Ok(pid) = libc::pid_t::try_from(self.program_id()) {
             // SAFETY: kill(2) sends a signal; it touches no memory of this
             // process.
             unsafe {

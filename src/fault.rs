@@ -45,6 +45,9 @@ pub enum FaultKind {
     },
     /// A line that answers no request (a debugging print, an unknown id).
     Stray(String),
+    /// Output past what the lab reads (how, in words): what it wrote is no
+    /// longer read, and it is stopped.
+    TooLarge(String),
 }
 
 /// How the lines of a program's standard error are indented in a fault's
@@ -111,6 +114,10 @@ impl fmt::Display for ImplementationFault {
             FaultKind::Stray(line) => write!(
                 f,
                 "{who} wrote a line that answers no request: `{line}` (print traces on standard error, not standard output)"
+            )?,
+            FaultKind::TooLarge(how) => write!(
+                f,
+                "{who} was stopped: output too large ({how}); the lab reads no more than that"
             )?,
         }
         match (&self.request, &self.kind) {

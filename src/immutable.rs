@@ -17,7 +17,9 @@ const IMMUTABLE_FLAG: libc::c_int = 0x10;
 /// opened, when its file system keeps no such flag, or when this user may
 /// not change it (only root, or a process with `CAP_LINUX_IMMUTABLE`, may).
 pub fn set(file: &Path, immutable: bool) -> bool {
-    let Ok(handle) = std::fs::File::open(file) else {
+    // Never through a link: the file may be in a folder a program under
+    // test writes (see crate::suite::files).
+    let Ok(handle) = crate::suite::files::handle(file) else {
         return false;
     };
     let fd = handle.as_raw_fd();

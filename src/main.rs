@@ -68,7 +68,6 @@ fn main() -> ExitCode {
         Command::Serve(args) => {
             lease_lab::serve::serve_variant(&args).map_err(cli::outcome::CliError::from)
         }
-        Command::Sandbox(args) => cli::grade::sandbox(&args),
     };
     finish(&format!("lab {name}"), outcome)
 }

@@ -12,7 +12,6 @@
 use crate::job_store::JobStore;
 use crate::program_threads::ProgramThreads;
 use crate::vfs_shim::{ShimError, WriteLockWatch};
-use rusqlite::Connection;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::thread;
@@ -113,7 +112,7 @@ pub fn behind_a_held_lock<T: Send>(
     let watch = matches!(seen, Racers::InThisProcess)
         .then(|| WriteLockWatch::new(db))
         .transpose()?;
-    let holder = Connection::open(db)?;
+    let holder = crate::suite::files::connect(db)?;
     holder.execute_batch("BEGIN IMMEDIATE")?;
     if watch
         .as_ref()

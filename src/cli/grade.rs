@@ -5,11 +5,12 @@
 
 use super::args::{worker_command, SuiteArgs};
 use super::outcome::{say, CliError, Outcome};
-use lease_lab::course::class_check::{self, Isolation};
+use lease_lab::course::class_check::{self, Judging};
 use lease_lab::course::grade::{grade, killers, read_class};
 use lease_lab::report::format::{GradeAsked, GradeFormat};
 use lease_lab::report::grade as render;
-use lease_lab::sandbox::Sandbox;
+use lease_lab::sandbox;
+use lease_lab::subject::rust_project;
 use std::path::PathBuf;
 
 /// `lab grade`'s arguments.
@@ -48,33 +49,11 @@ pub struct Args {
     time_limit_s: u64,
     /// With --impl-dir: run each submission as you, with your files and
     /// network, instead of in a sandbox of its own (for code you trust, or
-    /// where no sandbox can be made).
+    /// where no sandbox can be made: the sandbox is bubblewrap's).
     #[arg(long, requires = "impl_dir")]
     no_sandbox: bool,
     #[command(flatten)]
     run: SuiteArgs,
-}
-
-/// `lab __sandbox`'s arguments.
-#[derive(Debug, clap::Args)]
-pub struct SandboxArgs {
-    /// The sandbox, as JSON.
-    #[arg(long)]
-    sandbox: String,
-    /// The program to run in it, and its arguments.
-    #[arg(last = true, required = true)]
-    program: Vec<std::ffi::OsString>,
-}
-
-/// `lab __sandbox`: makes the sandbox and runs the program in it, ending
-/// with the program's exit code.
-pub fn sandbox(args: &SandboxArgs) -> Outcome {
-    let sandbox = Sandbox::from_arg(&args.sandbox)
-        .map_err(|error| CliError::Usage(format!("--sandbox is not a sandbox: {error}")))?;
-    let code = sandbox
-        .run(&args.program)
-        .map_err(|error| CliError::Failed(format!("the sandbox could not be made: {error}")))?;
-    std::process::exit(code)
 }
 
 /// `lab grade`: reads every file (an unreadable one is a warning naming
@@ -125,7 +104,8 @@ pub fn run(args: &Args) -> Outcome {
 }
 
 /// `--impl-dir`: every student's implementation checked, several at once
-/// (as many as there are cores), each within the time limit; a row each.
+/// (as many as there are cores), each within the time limit, its
+/// programs in sandboxes of their own unless `--no-sandbox`; a row each.
 fn check_implementations(dir: &std::path::Path, args: &Args) -> Outcome {
     let entries = class_check::entries(dir).map_err(|error| {
         CliError::Failed(format!("cannot read the folder {}: {error}", dir.display()))
@@ -133,35 +113,57 @@ fn check_implementations(dir: &std::path::Path, args: &Args) -> Outcome {
     let lab = std::env::current_exe().map_err(|error| {
         CliError::Failed(format!("cannot find the lab binary to run checks: {error}"))
     })?;
-    let scratch = tempfile::tempdir()
+    let scratch = tempfile::Builder::new()
+        .prefix("lease-lab-grade-")
+        .tempdir()
         .map_err(|error| CliError::Failed(format!("cannot make a scratch folder: {error}")))?;
-    let isolation = if args.no_sandbox {
+    let width = lease_lab::terminal::width();
+    if args.no_sandbox {
         eprintln!(
             "{}",
             lease_lab::terminal::fill(
-                "lab grade: warning: --no-sandbox: every submission runs as you, and can read and write your files and use the network; grade this way only code you trust",
-                lease_lab::terminal::width(),
+                "lab grade: warning: --no-sandbox: every submission runs as you, and can read and write your files, use the network and forge its grade; grade this way only code you trust",
+                width,
                 "",
                 "  ",
             )
         );
-        Isolation::Unisolated
     } else {
-        let isolation =
-            Isolation::for_class(dir, &lab, scratch.path(), args.results_dir.as_deref());
-        isolation.probe(&lab).map_err(CliError::Failed)?;
-        isolation
-    };
+        sandbox::probe().map_err(|error| {
+            CliError::Failed(format!(
+                "cannot sandbox the submissions: {error}; or pass --no-sandbox to run every submission as you, with your files and network"
+            ))
+        })?;
+        let projects = entries
+            .iter()
+            .any(|entry| entry.refusal.is_none() && entry.path.is_dir());
+        if projects {
+            // Built once, before any check's time limit starts: each check
+            // copies them.
+            rust_project::prebuilt_dependencies(|folder| {
+                eprintln!(
+                    "{}",
+                    lease_lab::terminal::fill(
+                        &format!("lab grade: building the Rust starter's dependencies once, outside the sandboxes, in {} (about a minute)...", folder.display()),
+                        width,
+                        "",
+                        "  ",
+                    )
+                );
+            })
+            .map_err(|failure| CliError::Failed(failure.message))?;
+        }
+    }
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-    let checks = class_check::check_all(
-        &lab,
-        &entries,
-        std::time::Duration::from_secs(args.time_limit_s),
-        cores,
-        scratch.path(),
-        args.results_dir.is_some(),
-        &isolation,
-    );
+    let judging = Judging {
+        lab,
+        limit: std::time::Duration::from_secs(args.time_limit_s),
+        jobs: cores,
+        gradescope: args.results_dir.is_some(),
+        sandboxed: !args.no_sandbox,
+        check_args: vec!["--timeout-ms".into(), args.run.timeout_ms.to_string()],
+    };
+    let checks = class_check::check_all(&judging, &entries, scratch.path());
     if let Some(folder) = args.results_dir.as_deref() {
         lease_lab::report::gradescope::write_class(folder, &checks).map_err(|error| {
             CliError::Failed(format!(
@@ -174,7 +176,7 @@ fn check_implementations(dir: &std::path::Path, args: &Args) -> Outcome {
         &checks,
         args.format,
         args.results_dir.as_deref(),
-        lease_lab::terminal::width(),
+        width,
     ))?;
     if !args.files.is_empty() && args.format == GradeFormat::Text {
         say("\n")?;

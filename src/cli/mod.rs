@@ -107,10 +107,6 @@ pub enum Command {
     /// standard input and output (used by `lab chaos` for its workers).
     #[command(name = "__serve", hide = true)]
     Serve(lease_lab::serve::ServeArgs),
-    /// Runs a program in a sandbox of its own (used by `lab grade
-    /// --impl-dir` for each submission).
-    #[command(name = "__sandbox", hide = true)]
-    Sandbox(grade::SandboxArgs),
 }
 
 impl Command {

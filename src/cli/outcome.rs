@@ -44,6 +44,9 @@ pub enum CliError {
     Failed(String),
     /// The reader of its output went away (`lab ... | head`): [`EXIT_OK`], quietly.
     ClosedPipe,
+    /// Its work ran in a process of its own (a check in its room), which
+    /// said what it had to say and ended with this code.
+    Exited(u8),
 }
 
 impl CliError {
@@ -54,6 +57,7 @@ impl CliError {
             CliError::Found(_) | CliError::Reported => EXIT_FOUND,
             CliError::Failed(_) => EXIT_COULD_NOT_RUN,
             CliError::ClosedPipe => EXIT_OK,
+            CliError::Exited(code) => *code,
         }
     }
 
@@ -63,7 +67,7 @@ impl CliError {
             CliError::Usage(message) | CliError::Found(message) | CliError::Failed(message) => {
                 Some(message)
             }
-            CliError::Reported | CliError::ClosedPipe => None,
+            CliError::Reported | CliError::ClosedPipe | CliError::Exited(_) => None,
         }
     }
 }

@@ -13,6 +13,7 @@ use super::args::{worker_command, SuiteArgs};
 use super::outcome::{say, say_line, CliError, Outcome};
 use colored::Colorize;
 use lease_lab::course::check::{check_shown, predicted_tests};
+use lease_lab::course::confined;
 use lease_lab::course::prediction::Score;
 use lease_lab::course::progress::{self, OwnPrediction};
 use lease_lab::course::session::Session;
@@ -20,6 +21,8 @@ use lease_lab::course::starter;
 use lease_lab::lab_text::Language;
 use lease_lab::report::check::{check_text, next_text, own_prediction_text, starter_text};
 use lease_lab::report::format::CheckFormat;
+use lease_lab::runner::RunOptions;
+use lease_lab::sandbox::{self, room, Limits};
 use lease_lab::subject::Subject;
 use lease_lab::terminal::fill;
 use lease_lab::tutor::step::{Chosen, NOTHING_TO_CHECK};
@@ -58,8 +61,40 @@ pub struct CheckArgs {
     /// PrairieLearn's (the check alone: not with --predict).
     #[arg(long, value_enum, default_value_t = CheckFormat::Text, conflicts_with = "predict")]
     format: CheckFormat,
+    /// Run the program, and a Rust project's build, in a sandbox of its
+    /// own (bubblewrap): no network, no files but a copy of its own, caps
+    /// on memory, disk, processes, CPU time and output; the lab checks it
+    /// from outside. The default with --format gradescope or prairielearn.
+    #[arg(long, conflicts_with = "no_sandbox")]
+    sandbox: bool,
+    /// Run the program as you, with your files and network, even with
+    /// --format gradescope or prairielearn (for code you trust, or where
+    /// no sandbox can be made).
+    #[arg(long)]
+    no_sandbox: bool,
+    /// The room of a sandboxed check: set by the lab itself when it runs
+    /// the check in its room.
+    #[arg(long, hide = true)]
+    room: Option<PathBuf>,
+    /// The name of the sandbox's control group (`lab grade` gives one, to
+    /// remove it if the check is stopped).
+    #[arg(long, hide = true)]
+    cgroup_name: Option<String>,
     #[command(flatten)]
     run: SuiteArgs,
+}
+
+impl CheckArgs {
+    /// Whether the program runs in a sandbox: when asked, and by default
+    /// for an autograder's format.
+    fn sandboxed(&self) -> bool {
+        self.sandbox
+            || (!self.no_sandbox
+                && matches!(
+                    self.format,
+                    CheckFormat::Gradescope | CheckFormat::PrairieLearn
+                ))
+    }
 }
 
 /// `lab watch`'s arguments.
@@ -102,10 +137,55 @@ pub fn new(args: &NewArgs, progress_path: &Path) -> Outcome {
     ))
 }
 
-/// `lab check`.
+/// `lab check`. Sandboxed, it runs again in a room of its own
+/// ([`enter_room`]), where it checks a copy of the implementation
+/// ([`confined::prepare`]). For an autograder's format, a check that
+/// cannot run still writes the results file, scoring nothing and saying
+/// why.
 pub fn check(args: &CheckArgs, progress_path: &Path) -> Outcome {
+    let outcome = check_or_fail(args, progress_path);
+    // An error with a message is a check that did not run (a program
+    // that did not greet, a build that failed, no sandbox): a failing
+    // check has said what it found already.
+    if let Some(rendered) = outcome
+        .as_ref()
+        .err()
+        .and_then(CliError::message)
+        .and_then(|why| args.format.not_checked(why))
+    {
+        say_line(&rendered)?;
+    }
+    outcome
+}
+
+/// [`check`], without the results file of a check that could not run.
+fn check_or_fail(args: &CheckArgs, progress_path: &Path) -> Outcome {
+    if args.sandboxed() && args.room.is_none() {
+        return enter_room();
+    }
+    // However the check ends, the sandbox's control group goes with it.
+    let _released = Released;
     let mut session = super::session(progress_path)?;
     let checked = checked(args.which.implementation.as_ref(), &session)?;
+    let (run, options) = match (&args.room, &checked) {
+        (Some(room), Subject::Own(own)) => {
+            let confined =
+                confined::prepare(room, own, Limits::default(), args.cgroup_name.as_deref())
+                    .map_err(CliError::Failed)?;
+            let options = RunOptions {
+                scratch: confined.scratch,
+                ..args.run.options()
+            };
+            (Subject::Own(confined.implementation), options)
+        }
+        (Some(_), lab) => {
+            return Err(CliError::Usage(format!(
+                "--sandbox runs a program of your own; {} is the lab's own",
+                lab.describe()
+            )))
+        }
+        (None, _) => (checked.clone(), args.run.options()),
+    };
     let through = args.which.step.unwrap_or(8);
     let predicted = match &args.predict {
         Some(text) => Some(
@@ -121,21 +201,17 @@ pub fn check(args: &CheckArgs, progress_path: &Path) -> Outcome {
     );
     let json = args.format != CheckFormat::Text;
     // The program is stopped once the report is out (`_running` goes last).
-    let (report, _running) = check_shown(
-        &checked,
-        through,
-        &args.run.options(),
-        &worker,
-        !json,
-        || {
-            if json {
-                return Ok(());
-            }
-            let mut stdout = std::io::stdout().lock();
-            write!(stdout, "{}\n\n", fill(&heading, width, "", "  ").bold())?;
-            stdout.flush()
-        },
-    )?;
+    let (report, _running) = check_shown(&run, through, &options, &worker, !json, || {
+        if json {
+            return Ok(());
+        }
+        let mut stdout = std::io::stdout().lock();
+        write!(stdout, "{}\n\n", fill(&heading, width, "", "  ").bold())?;
+        stdout.flush()
+    })?;
+    if let Some(line) = confined::memory_line() {
+        eprintln!("lab check: {line}");
+    }
     if json {
         if let Subject::Own(own) = &checked {
             report.record(session.edit(), own);
@@ -208,6 +284,42 @@ pub fn watch(args: &WatchArgs, progress_path: &Path) -> Outcome {
         progress_path,
     )
     .map_err(CliError::from)
+}
+
+/// Removes the sandbox's control group when it goes
+/// ([`sandbox::release_confinement`]).
+struct Released;
+
+impl Drop for Released {
+    fn drop(&mut self) {
+        sandbox::release_confinement();
+    }
+}
+
+/// Runs this very check again in a room of its own (see
+/// [`lease_lab::sandbox::room`]), once a sandbox is known to be possible
+/// here, and ends as it ends: what it had to say, it said.
+fn enter_room() -> Outcome {
+    sandbox::probe().map_err(|error| {
+        CliError::Failed(format!(
+            "cannot run the program in a sandbox: {error}; or pass --no-sandbox to run it as you, with your files and network"
+        ))
+    })?;
+    let lab = std::env::current_exe().map_err(|error| {
+        CliError::Failed(format!(
+            "cannot find the lab binary to check in a sandbox: {error}"
+        ))
+    })?;
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let status = room::run_in_room(Limits::default().disk, &lab, &args)
+        .map_err(|error| CliError::Failed(error.to_string()))?;
+    match status.code() {
+        Some(0) => Ok(()),
+        Some(code) => Err(CliError::Exited(u8::try_from(code).unwrap_or(u8::MAX))),
+        None => Err(CliError::Failed(format!(
+            "the check in its room ended: {status}"
+        ))),
+    }
 }
 
 /// What `lab check` and `lab watch` run ([`Chosen::checked`]).

@@ -32,9 +32,10 @@ pub struct StepResult {
     pub tests: usize,
     /// The tests that ran and did not pass, with what happened.
     pub failures: Vec<(&'static str, TestOutcome)>,
-    /// How many of its tests were not run: the check stopped at a test
-    /// the program ran out of time in ([`TestOutcome::not_run`]).
-    pub not_run: usize,
+    /// Its tests that were not run, each with why: the check stopped at a
+    /// test the program ran out of time in ([`TestOutcome::not_run`]). A
+    /// test not run earns nothing.
+    pub not_run: Vec<(&'static str, String)>,
     /// What the program wrote on standard error during each failing test
     /// that wrote anything.
     pub stderr: BTreeMap<&'static str, StderrWindow>,
@@ -52,6 +53,9 @@ pub struct CheckReport {
     /// The reference tests that ran, in suite order, each with its
     /// outcome.
     pub beyond: Vec<(&'static str, TestOutcome)>,
+    /// The name the program gave itself in its greeting, when it is a
+    /// program: its own words, for tools (a JSON report), untrusted.
+    pub greeting: Option<String>,
 }
 
 impl CheckReport {
@@ -62,9 +66,12 @@ impl CheckReport {
             run.outcome(case.name)
                 .is_some_and(|outcome| outcome.catches() && outcome.not_run().is_none())
         };
-        let unrun = |case: &&&'static Case| {
-            run.outcome(case.name)
-                .is_some_and(|outcome| outcome.not_run().is_some())
+        // A test with no outcome at all was not run either.
+        let unrun = |case: &&'static Case| -> Option<(&'static str, String)> {
+            match run.outcome(case.name) {
+                Some(outcome) => outcome.not_run().map(|why| (case.name, why.to_string())),
+                None => Some((case.name, "the check ended before it".into())),
+            }
         };
         let steps = (1..=through)
             .map(|step| {
@@ -105,7 +112,7 @@ impl CheckReport {
                     step,
                     status,
                     tests: cases.len(),
-                    not_run: cases.iter().filter(unrun).count(),
+                    not_run: cases.iter().filter_map(unrun).collect(),
                     failures,
                     stderr,
                     raised,
@@ -117,7 +124,11 @@ impl CheckReport {
             .filter_map(|case| Some((case.name, run.outcome(case.name)?.clone())))
             .filter(|(_, outcome)| outcome.not_run().is_none())
             .collect();
-        CheckReport { steps, beyond }
+        CheckReport {
+            steps,
+            beyond,
+            greeting: None,
+        }
     }
 
     /// The reference tests that ran and did not pass.
@@ -155,12 +166,12 @@ impl StepResult {
     /// Whether the step is not judged at all: none of its tests that ran
     /// failed, but some were not run, so it neither passes nor fails.
     pub fn unjudged(&self) -> bool {
-        self.failures.is_empty() && self.not_run > 0
+        self.failures.is_empty() && !self.not_run.is_empty()
     }
 
     /// Whether every one of its tests ran and passed.
     pub fn passed(&self) -> bool {
-        self.status == StepStatus::Passed && self.not_run == 0
+        self.status == StepStatus::Passed && self.not_run.is_empty()
     }
 }
 
@@ -179,6 +190,8 @@ pub struct Ready {
     /// that run the tests side by side; none for a compiled store, whose
     /// tests run in worker processes.
     lanes: Vec<Arc<dyn JobStore>>,
+    /// The name the program gave itself, when it is a program.
+    greeting: Option<String>,
 }
 
 impl Drop for Ready {
@@ -223,10 +236,9 @@ pub fn hear_greeting(
             .map(|greeting| greeting.join().expect("hearing a greeting does not panic"))
             .collect()
     });
-    heard
-        .into_iter()
-        .try_for_each(|greeting| greeting.map(drop))?;
+    let names: Vec<String> = heard.into_iter().collect::<Result<_, _>>()?;
     Ok(Ready {
+        greeting: names.into_iter().next(),
         variant: variant.clone(),
         lanes: stores
             .into_iter()
@@ -270,7 +282,10 @@ pub fn run_check_showing(
         variant: ready.variant.clone(),
         runs,
     };
-    CheckReport::of(&run, through)
+    CheckReport {
+        greeting: ready.greeting.clone(),
+        ..CheckReport::of(&run, through)
+    }
 }
 
 impl CheckReport {

@@ -1,10 +1,15 @@
 //! Every student's own implementation checked (`lab grade --impl-dir`):
-//! each one by a `lab check --format json` of its own (`gradescope` when
-//! the instructor asks for Gradescope's results), several at once, each
-//! within a time limit, so that one that hangs or cannot start is a row
-//! saying so and never stops the others.
+//! each entry of the class's folder is a row. Each `.py` file and each
+//! folder is checked by a `lab check --format json` of its own
+//! (`gradescope` when the instructor asks for Gradescope's results), the
+//! judge, which runs as the instructor, outside every sandbox, and runs
+//! the submission's programs in sandboxes of their own ([`crate::sandbox`],
+//! unless `--no-sandbox`); several at once, each within a time limit, so
+//! that one that hangs or cannot start is a row saying so and never stops
+//! the others. Any other entry (a link, a FIFO, a hidden file) is a row
+//! saying what it is, never followed nor opened.
 
-use crate::sandbox::Sandbox;
+use super::submission::{self, EntryKind};
 use serde::Serialize;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -58,23 +63,44 @@ pub struct ImplCheck {
     pub report: Option<Vec<u8>>,
 }
 
-/// The entries of `dir` to check, in name order: each `.py` file and each
-/// folder (a Rust project, as `--impl` takes it). Hidden entries are left
-/// out; any other file is answered as one that cannot start, so that it is
-/// seen.
+/// An entry of a class's folder, with why it is not checked when it is
+/// not: a link, a FIFO, a socket or a device (never followed nor opened),
+/// a hidden entry, a file that is not a `.py`, one that cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// Its path.
+    pub path: PathBuf,
+    /// Why it gets a row but no check.
+    pub refusal: Option<String>,
+}
+
+/// Every entry of `dir`, in name order, hidden ones included: each gets a
+/// row (see [`Entry`]).
 ///
 /// Errors: the folder cannot be read.
-pub fn entries(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .map(|entry| entry.map(|entry| entry.path()))
-        .collect::<Result<_, _>>()?;
-    found.retain(|path| {
-        !path
-            .file_name()
-            .is_some_and(|name| name.to_string_lossy().starts_with('.'))
-    });
-    found.sort();
-    Ok(found)
+pub fn entries(dir: &Path) -> std::io::Result<Vec<Entry>> {
+    Ok(submission::entries(dir)?
+        .into_iter()
+        .map(|(path, kind)| {
+            let hidden = path
+                .file_name()
+                .is_some_and(|name| name.as_encoded_bytes().starts_with(b"."));
+            let is_python = path.extension().is_some_and(|extension| extension == "py");
+            let refusal = match kind {
+                Err(error) => Some(format!("cannot be read: {error}")),
+                Ok(kind) => kind.refusal().map(String::from).or_else(|| {
+                    if hidden {
+                        Some("hidden (its name begins with a dot): not checked; rename it without the dot to have it checked".into())
+                    } else if kind == EntryKind::File && !is_python {
+                        Some("neither a .py file nor a Rust project's folder".into())
+                    } else {
+                        None
+                    }
+                }),
+            };
+            Entry { path, refusal }
+        })
+        .collect())
 }
 
 /// Who an entry belongs to: its name without `.py`.
@@ -87,77 +113,69 @@ fn student_of(entry: &Path) -> String {
     name.strip_suffix(".py").map_or(name.clone(), String::from)
 }
 
-/// How each submission's check is isolated from the machine and from the
-/// other submissions.
+/// How a class's checks are made: each entry by a `lab check` of its own
+/// (the judge, run as the instructor), at most `jobs` at once, each
+/// stopped with every process it started after `limit`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Isolation {
-    /// In a sandbox of its own ([`crate::sandbox`]), as a user of its own:
-    /// `hidden` covered, `shown` (the lab, the tools on the `PATH`) shown
-    /// read-only, a copy of the submission shown where it was, and a
-    /// folder of its own to write.
-    Sandboxed {
-        /// Folders it must not see: the submissions' folder, the
-        /// instructor's home, the grading's scratch folder.
-        hidden: Vec<PathBuf>,
-        /// Files and folders it needs, inside a hidden folder or not.
-        shown: Vec<PathBuf>,
-    },
-    /// As the instructor, with everything the instructor has
-    /// (`--no-sandbox`).
-    Unisolated,
+pub struct Judging {
+    /// The lab binary that checks.
+    pub lab: PathBuf,
+    /// The longest one check may take, the copy of its submission and a
+    /// Rust project's build included.
+    pub limit: Duration,
+    /// Checks at once.
+    pub jobs: usize,
+    /// Whether each check reports in Gradescope's format, kept in its row
+    /// ([`ImplCheck::report`]) for
+    /// [`crate::report::gradescope::write_class`].
+    pub gradescope: bool,
+    /// Whether each submission's programs run in sandboxes
+    /// ([`crate::sandbox`]), as they do unless `--no-sandbox` says.
+    pub sandboxed: bool,
+    /// The suite's options each check is given (`--timeout-ms`).
+    pub check_args: Vec<String>,
 }
 
-/// The first of the users the sandboxes run as: the entry at index `i`
-/// runs as this plus `i`, a user no account has, so that the submissions'
-/// processes are counted apart against [`crate::sandbox::PROCESS_LIMIT`].
-pub const FIRST_SANDBOX_USER: u32 = 1_000_000;
-
-/// Checks every entry with `lab` (the binary at `lab`), at most `jobs` at
-/// once, each stopped (with every process it started) after `limit`, and
-/// isolated as `isolation` says.
-/// Each check records into a progress file of its own in `scratch`, never
-/// the student's. With `gradescope`, each entry's check reports in
-/// Gradescope's format, kept in its row ([`ImplCheck::report`]) for
-/// [`crate::report::gradescope::write_class`]. Answers one row per entry,
-/// in the order given.
-pub fn check_all(
-    lab: &Path,
-    entries: &[PathBuf],
-    limit: Duration,
-    jobs: usize,
-    scratch: &Path,
-    gradescope: bool,
-    isolation: &Isolation,
-) -> Vec<ImplCheck> {
+/// Checks every entry as `judging` says, each recording into a progress
+/// file of its own in `scratch`, never the student's. Answers one row per
+/// entry, in the order given: an entry refused is a row that says why.
+pub fn check_all(judging: &Judging, entries: &[Entry], scratch: &Path) -> Vec<ImplCheck> {
     let next = Mutex::new(0..entries.len());
     let results = Mutex::new(vec![None; entries.len()]);
+    let limits = crate::sandbox::Limits::default();
     std::thread::scope(|scope| {
-        for _ in 0..jobs.clamp(1, entries.len().max(1)) {
+        for _ in 0..judging.jobs.clamp(1, entries.len().max(1)) {
             scope.spawn(|| loop {
                 let Some(index) = next.lock().expect("the queue").next() else {
                     break;
                 };
-                let format = if gradescope {
-                    Format::Gradescope
-                } else {
-                    Format::Json
-                };
-                let user = u32::try_from(index).map_or(FIRST_SANDBOX_USER, |index| {
-                    FIRST_SANDBOX_USER.saturating_add(index)
-                });
+                let entry = &entries[index];
                 let folder = scratch.join(index.to_string());
-                let sandbox = isolation.sandboxed_as(user);
-                let result = check_one(lab, &entries[index], limit, &folder, format, &sandbox);
-                // What it said, read for a limit it met in its sandbox.
-                let said = sandbox.is_some().then(|| {
-                    ["check.json", "stderr.txt"]
-                        .map(|file| std::fs::read_to_string(folder.join(file)).unwrap_or_default())
-                        .join("\n")
-                });
-                let limit_met = said.as_deref().and_then(crate::sandbox::limit_met);
+                let (result, limit_met) = match &entry.refusal {
+                    Some(reason) => (
+                        CheckResult::CouldNotStart {
+                            reason: reason.clone(),
+                        },
+                        None,
+                    ),
+                    None => {
+                        let result = check_one(judging, &entry.path, &folder);
+                        // What it said, read for a limit it met in its sandbox.
+                        let said = ["check.json", "stderr.txt"]
+                            .map(|file| {
+                                std::fs::read_to_string(folder.join(file)).unwrap_or_default()
+                            })
+                            .join("\n");
+                        let limit = judging
+                            .sandboxed
+                            .then(|| crate::sandbox::limit_met(&said, &limits))
+                            .flatten();
+                        (result, limit)
+                    }
+                };
                 // The check's own report, in the format asked: Gradescope's
                 // results.json is written from it.
-                let report = (gradescope && matches!(result, CheckResult::Checked { .. }))
+                let report = (judging.gradescope && matches!(result, CheckResult::Checked { .. }))
                     .then(|| std::fs::read(folder.join("check.json")).ok())
                     .flatten();
                 results.lock().expect("the results")[index] = Some((result, limit_met, report));
@@ -171,8 +189,8 @@ pub fn check_all(
         .map(|checked| checked.expect("every entry checked"))
         .zip(entries)
         .map(|((result, limit, report), entry)| ImplCheck {
-            student: student_of(entry),
-            entry: entry.display().to_string(),
+            student: student_of(&entry.path),
+            entry: entry.path.display().to_string(),
             result,
             limit,
             report,
@@ -231,167 +249,10 @@ impl Format {
     }
 }
 
-impl Isolation {
-    /// The sandbox of each submission of `dir`: the submissions, the homes
-    /// (the instructor's and root's), `/home`, the grading's `scratch`
-    /// folder and the `results` folder hidden; the lab (`lab`) and the
-    /// tools on the `PATH` that live in a hidden folder shown
-    /// ([`crate::sandbox::tools_on_the_path`]).
-    pub fn for_class(dir: &Path, lab: &Path, scratch: &Path, results: Option<&Path>) -> Isolation {
-        let existing = |paths: Vec<PathBuf>| -> Vec<PathBuf> {
-            let mut paths: Vec<PathBuf> = paths
-                .into_iter()
-                .filter_map(|path| path.canonicalize().ok())
-                .filter(|path| path.parent().is_some())
-                .collect();
-            paths.sort();
-            paths.dedup();
-            paths
-        };
-        let homes = existing(
-            std::env::var_os("HOME")
-                .map(PathBuf::from)
-                .into_iter()
-                .chain([PathBuf::from("/root")])
-                .collect(),
-        );
-        let covered = existing(
-            [Some(dir), Some(scratch), results, Some(Path::new("/home"))]
-                .into_iter()
-                .flatten()
-                .map(Path::to_path_buf)
-                .collect(),
-        );
-        let path = std::env::var_os("PATH").unwrap_or_default();
-        let mut shown: Vec<PathBuf> = lab.canonicalize().into_iter().collect();
-        for tool in crate::sandbox::tools_on_the_path(&path, &homes, &covered) {
-            if !shown.contains(&tool) {
-                shown.push(tool);
-            }
-        }
-        let mut hidden = homes;
-        hidden.extend(covered);
-        Isolation::Sandboxed { hidden, shown }
-    }
-
-    /// Makes a sandbox as a submission's will be and runs `true` in it
-    /// with `lab`, so that grading stops before it starts when none can be
-    /// made here.
-    ///
-    /// Errors: why none can be made, and what to do, in words.
-    pub fn probe(&self, lab: &Path) -> Result<(), String> {
-        let what_to_do = "run lab grade as root (as an autograder's container does), or pass --no-sandbox to run every submission as yourself, with your files and network";
-        Sandbox::probe()
-            .map_err(|error| format!("cannot sandbox the submissions: {error}; {what_to_do}"))?;
-        let Some(sandbox) = self.sandboxed_as(FIRST_SANDBOX_USER) else {
-            return Ok(());
-        };
-        let tried = Command::new(lab)
-            .args(["__sandbox", "--sandbox", &sandbox.to_arg(), "--", "true"])
-            .stdin(Stdio::null())
-            .output();
-        match tried {
-            Ok(output) if output.status.success() => Ok(()),
-            Ok(output) => Err(format!(
-                "cannot sandbox the submissions: {}; in a container, give it the right to make namespaces and mounts (e.g. docker run --privileged), or {what_to_do}",
-                String::from_utf8_lossy(&output.stderr)
-                    .trim()
-                    .trim_start_matches("lab __sandbox: ")
-            )),
-            Err(error) => Err(format!(
-                "cannot sandbox the submissions: cannot start {}: {error}",
-                lab.display()
-            )),
-        }
-    }
-
-    /// The sandbox of one entry, run as `user`, when sandboxed.
-    pub fn sandboxed_as(&self, user: u32) -> Option<Sandbox> {
-        match self {
-            Isolation::Sandboxed { hidden, shown } => Some(Sandbox {
-                uid: user,
-                hidden: hidden.clone(),
-                writable: Vec::new(),
-                shown: shown
-                    .iter()
-                    .map(|path| (path.clone(), path.clone()))
-                    .collect(),
-            }),
-            Isolation::Unisolated => None,
-        }
-    }
-}
-
-/// Makes `sandbox` ready for `entry`, checked in `folder`: a folder it may
-/// write (`folder/work`, where its progress file is) and a copy of the
-/// entry (`folder/submission`), both its user's, the copy where the entry
-/// is, to write as it likes (cargo updates a project's `Cargo.lock`) while
-/// the original stays as it was. Answers the entry's absolute path and the
-/// progress file.
-fn ready_sandbox(
-    sandbox: &mut Sandbox,
-    entry: &Path,
-    folder: &Path,
-) -> std::io::Result<(PathBuf, PathBuf)> {
-    let entry = entry.canonicalize()?;
-    let (work, copies) = (folder.join("work"), folder.join("submission"));
-    std::fs::create_dir_all(&work)?;
-    std::fs::create_dir_all(&copies)?;
-    let copy = copies.join(entry.file_name().unwrap_or_default());
-    copy_entry(&entry, &copy)?;
-    for mine in [&work, &copies] {
-        chown_all(mine, sandbox.uid)?;
-    }
-    sandbox.writable.push((work.clone(), work.clone()));
-    sandbox.writable.push((copy, entry.clone()));
-    Ok((entry, work.join("progress.json")))
-}
-
-/// Copies a submission, a file or a folder (without a Rust build's
-/// `target/`, which its check makes again).
-fn copy_entry(from: &Path, to: &Path) -> std::io::Result<()> {
-    if !from.is_dir() {
-        return std::fs::copy(from, to).map(drop);
-    }
-    std::fs::create_dir_all(to)?;
-    for item in std::fs::read_dir(from)? {
-        let item = item?;
-        let kind = item.file_type()?;
-        if kind.is_symlink() || (kind.is_dir() && item.file_name() == "target") {
-            continue;
-        }
-        copy_entry(&item.path(), &to.join(item.file_name()))?;
-    }
-    Ok(())
-}
-
-/// Gives `path` and everything in it to `user`.
-fn chown_all(path: &Path, user: u32) -> std::io::Result<()> {
-    std::os::unix::fs::lchown(path, Some(user), Some(user))?;
-    if path.is_dir() && !path.is_symlink() {
-        for item in std::fs::read_dir(path)? {
-            chown_all(&item?.path(), user)?;
-        }
-    }
-    Ok(())
-}
-
-/// One entry's check, in its own process group so that a stop reaches the
-/// program it started too; in `sandbox` when given.
-fn check_one(
-    lab: &Path,
-    entry: &Path,
-    limit: Duration,
-    folder: &Path,
-    format: Format,
-    sandbox: &Option<Sandbox>,
-) -> CheckResult {
-    let is_python = entry.extension().is_some_and(|extension| extension == "py");
-    if !(entry.is_dir() || is_python && entry.is_file()) {
-        return CheckResult::CouldNotStart {
-            reason: "neither a .py file nor a Rust project's folder".into(),
-        };
-    }
+/// One entry's check: `lab check` of the entry as the instructor, in its
+/// own process group (a stop reaches every process it started), its
+/// report and what it said kept in `folder`, where its progress file is.
+fn check_one(judging: &Judging, entry: &Path, folder: &Path) -> CheckResult {
     let could_not = |what: &str, error: std::io::Error| CheckResult::CouldNotStart {
         reason: format!("{what}: {error}"),
     };
@@ -407,21 +268,32 @@ fn check_one(
             reason: "cannot write the check's output".into(),
         };
     };
-    let mut command = Command::new(lab);
-    let (entry, progress) = match sandbox {
-        None => (entry.to_path_buf(), folder.join("progress.json")),
-        Some(sandbox) => match in_sandbox(&mut command, sandbox, lab, entry, folder) {
-            Ok(ready) => ready,
-            Err(error) => return could_not("cannot make its sandbox ready", error),
-        },
+    let format = if judging.gradescope {
+        Format::Gradescope
+    } else {
+        Format::Json
     };
-    let started = command
+    // Named for this grading and this entry, so that a check stopped
+    // leaves no control group behind.
+    let cgroup = format!(
+        "grade-{}-{}",
+        std::process::id(),
+        folder.file_name().unwrap_or_default().to_string_lossy()
+    );
+    let started = Command::new(&judging.lab)
         .arg("--progress")
-        .arg(progress)
+        .arg(folder.join("progress.json"))
         .arg("check")
         .arg("--impl")
         .arg(entry)
         .args(["--format", format.name(), "--color", "never"])
+        .arg(if judging.sandboxed {
+            "--sandbox"
+        } else {
+            "--no-sandbox"
+        })
+        .args(&judging.check_args)
+        .args(["--cgroup-name", &cgroup])
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err)
@@ -431,41 +303,15 @@ fn check_one(
         Ok(child) => child,
         Err(error) => return could_not("cannot start lab check", error),
     };
-    let Some(status) = wait_within(&mut child, limit) else {
+    let status = wait_within(&mut child, judging.limit);
+    // A check stopped leaves the control groups it made behind.
+    crate::sandbox::cgroup::remove_named(&cgroup);
+    let Some(status) = status else {
         return CheckResult::TimedOut {
-            limit_s: limit.as_secs(),
+            limit_s: judging.limit.as_secs(),
         };
     };
     checked(format, status, &out_path, &err_path)
-}
-
-/// Makes `command` (`lab`, not yet given its arguments) run `lab` in a copy
-/// of `sandbox` made ready for `entry`, with its check's files in `folder`:
-/// answers the entry and the progress file as the sandbox sees them.
-///
-/// Errors: the sandbox's folders could not be made ready.
-fn in_sandbox(
-    command: &mut Command,
-    sandbox: &Sandbox,
-    lab: &Path,
-    entry: &Path,
-    folder: &Path,
-) -> std::io::Result<(PathBuf, PathBuf)> {
-    let mut sandbox = sandbox.clone();
-    let (entry, progress) = ready_sandbox(&mut sandbox, entry, folder)?;
-    // Its tests' databases, and a Rust project's build, in the
-    // sandbox's private /tmp; no download (there is no network).
-    command
-        .arg("__sandbox")
-        .arg("--sandbox")
-        .arg(sandbox.to_arg())
-        .arg("--")
-        .arg(lab)
-        .env("TMPDIR", "/tmp")
-        .env("CARGO_TARGET_DIR", "/tmp/target")
-        .env("CARGO_NET_OFFLINE", "true")
-        .env("PYTHONDONTWRITEBYTECODE", "1");
-    Ok((entry, progress))
 }
 
 /// How `child` ended, or `None` when it was still running after `limit`
@@ -494,6 +340,22 @@ fn wait_within(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
 fn checked(format: Format, status: ExitStatus, out_path: &Path, err_path: &Path) -> CheckResult {
     let output = std::fs::read(out_path).unwrap_or_default();
     match serde_json::from_slice::<serde_json::Value>(&output) {
+        // Gradescope's results of a check that could not run: no test,
+        // and why.
+        Ok(check)
+            if format == Format::Gradescope
+                && check["tests"].as_array().is_some_and(Vec::is_empty) =>
+        {
+            let said = check["output"].as_str().unwrap_or_default();
+            CheckResult::CouldNotStart {
+                reason: said
+                    .lines()
+                    .map(str::trim)
+                    .filter(|line| !line.is_empty())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            }
+        }
         Ok(check) if matches!(status.code(), Some(0 | 1)) => {
             let steps = format.steps(&check);
             CheckResult::Checked {
@@ -541,32 +403,50 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_entry_is_named_for_its_student_and_hidden_ones_are_left_out() {
+    fn every_entry_gets_a_row_and_only_files_and_folders_are_checked() {
         let folder = tempfile::tempdir().unwrap();
-        for name in ["b.py", ".hidden", "a-project", "notes.txt"] {
-            let path = folder.path().join(name);
-            if name.contains('.') {
-                std::fs::write(&path, "").unwrap();
-            } else {
-                std::fs::create_dir(&path).unwrap();
-            }
+        for name in ["b.py", ".sneaky.py", "notes.txt"] {
+            std::fs::write(folder.path().join(name), "").unwrap();
         }
+        std::fs::create_dir(folder.path().join("a-project")).unwrap();
+        std::os::unix::fs::symlink("b.py", folder.path().join("c.py")).unwrap();
         let found = entries(folder.path()).unwrap();
-        let names: Vec<String> = found.iter().map(|path| student_of(path)).collect();
-        assert_eq!(names, ["a-project", "b", "notes.txt"]);
-        let text = check_one(
-            Path::new("/no/such/lab"),
-            &found[2],
-            Duration::from_secs(1),
-            &folder.path().join("scratch"),
-            Format::Json,
-            &None,
-        );
+        let rows: Vec<(String, Option<&str>)> = found
+            .iter()
+            .map(|entry| (student_of(&entry.path), entry.refusal.as_deref()))
+            .collect();
         assert_eq!(
-            text,
+            rows,
+            [
+                (".sneaky".into(), Some("hidden (its name begins with a dot): not checked; rename it without the dot to have it checked")),
+                ("a-project".into(), None),
+                ("b".into(), None),
+                ("c".into(), Some("a symbolic link, not followed: submit the file or the folder itself")),
+                ("notes.txt".into(), Some("neither a .py file nor a Rust project's folder")),
+            ]
+        );
+        // A refused entry is a row that says why, with no check started.
+        let judging = Judging {
+            lab: PathBuf::from("/no/such/lab"),
+            limit: Duration::from_secs(1),
+            jobs: 2,
+            gradescope: false,
+            sandboxed: true,
+            check_args: Vec::new(),
+        };
+        let refused: Vec<Entry> = found
+            .into_iter()
+            .filter(|entry| entry.refusal.is_some())
+            .collect();
+        let checks = check_all(&judging, &refused, &folder.path().join("scratch"));
+        assert_eq!(checks.len(), 3);
+        assert_eq!(
+            checks[1].result,
             CheckResult::CouldNotStart {
-                reason: "neither a .py file nor a Rust project's folder".into()
+                reason: "a symbolic link, not followed: submit the file or the folder itself"
+                    .into()
             }
         );
+        assert!(!folder.path().join("scratch").exists(), "no check started");
     }
 }

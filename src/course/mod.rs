@@ -19,6 +19,7 @@
 
 pub mod check;
 pub mod class_check;
+pub mod confined;
 pub mod demo;
 pub mod grade;
 pub mod own_mutant;
@@ -26,3 +27,4 @@ pub mod prediction;
 pub mod progress;
 pub mod session;
 pub mod starter;
+pub mod submission;

@@ -12,6 +12,7 @@
 //! folder, with the same arguments and environment the launcher gave it.
 
 use super::ImplCommand;
+use crate::sandbox::Prepared;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -34,10 +35,28 @@ type Named = (String, Option<PathBuf>);
 /// The launchers seen in this run, by what they were named as.
 static LAUNCHED: Mutex<Option<HashMap<Named, Launched>>> = Mutex::new(None);
 
-/// The command that starts `command`: its program directly when a
-/// launcher's choice is known (see the module's documentation), else as
-/// given.
-pub(super) fn command(command: &ImplCommand) -> Command {
+/// The command that starts `command`: in this process's sandbox when its
+/// programs are confined ([`crate::sandbox::confine`]: there, in its
+/// folder or the sandbox's first writable one); else its program directly
+/// when a launcher's choice is known (see the module's documentation),
+/// else as given.
+///
+/// Errors: the sandbox cannot start it (bubblewrap missing, the filters
+/// not made).
+pub(super) fn command(command: &ImplCommand) -> std::io::Result<Prepared> {
+    if let Some(sandbox) = crate::sandbox::confined() {
+        let dir = (command.dir.clone())
+            .or_else(|| sandbox.writable.first().cloned())
+            .unwrap_or_else(|| PathBuf::from("/"));
+        return sandbox
+            .command(&command.argv, &dir, &command.env)
+            .map_err(std::io::Error::other);
+    }
+    Ok(Prepared::plain(plain(command)))
+}
+
+/// The command that starts `command` outside any sandbox.
+fn plain(command: &ImplCommand) -> Command {
     let known = LAUNCHED
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
@@ -64,6 +83,12 @@ pub(super) fn command(command: &ImplCommand) -> Command {
 /// launcher turned it into, when one did: it runs another executable than
 /// the one its program names, with the command's own arguments.
 pub(super) fn learn(command: &ImplCommand, pid: u32) {
+    // A sandbox's program is bubblewrap's child, in namespaces of its own:
+    // what it became is the sandbox's business (it names its interpreter
+    // itself, see Sandbox::programs).
+    if crate::sandbox::confined().is_some() {
+        return;
+    }
     let Some(launched) = launched_as(command, pid) else {
         return;
     };

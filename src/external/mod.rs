@@ -242,7 +242,7 @@ impl JobStore for ExternalStore {
             .child
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .id();
+            .program_id();
         Some(pid)
     }
 

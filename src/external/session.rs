@@ -3,10 +3,11 @@
 //! them, and the fault that ends it.
 
 use super::{read_greeting, ImplCommand};
-use crate::child_process::{LineChild, Mark, NoLine};
+use crate::child_process::{LineChild, Mark, NoLine, OutputCaps};
 use crate::fault::{FaultKind, ImplementationFault};
 use serde_json::{json, Value};
 use std::collections::HashMap;
+use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -53,18 +54,38 @@ impl Session {
             request: None,
             stderr: child.map(LineChild::stderr_tail).unwrap_or_default(),
         };
-        let mut process = super::launch::command(command);
-        let mut child = LineChild::spawn(&mut process, true).map_err(|error| {
-            fault(
-                FaultKind::NotStarted(format!("{}: {error}", command.argv[0])),
-                None,
-            )
-        })?;
+        let mut child = super::launch::command(command)
+            .and_then(|mut prepared| {
+                let caps = crate::sandbox::Limits::default();
+                let caps = OutputCaps {
+                    line: caps.line,
+                    total: caps.output,
+                };
+                let start = if crate::sandbox::confined().is_some() {
+                    crate::sandbox::spawn_for_life
+                } else {
+                    Command::spawn
+                };
+                let mut child = LineChild::spawn_with(&mut prepared.command, true, caps, start)?;
+                child.set_program(prepared.program_id());
+                Ok(child)
+            })
+            .map_err(|error| {
+                fault(
+                    FaultKind::NotStarted(format!("{}: {error}", command.argv[0])),
+                    None,
+                )
+            })?;
         let greeting = match child.next_line(limit) {
             Ok(line) => line,
             Err(NoLine::Timeout) => {
                 child.kill();
                 return Err(fault(FaultKind::Hang(limit, Vec::new()), Some(&mut child)));
+            }
+            Err(NoLine::Closed) if child.too_large().is_some() => {
+                child.kill();
+                let how = child.too_large().unwrap_or_default();
+                return Err(fault(FaultKind::TooLarge(how), Some(&mut child)));
             }
             Err(NoLine::Closed) => {
                 let how = child.wait();
@@ -211,6 +232,11 @@ impl Session {
         let mut child = self.child.lock().unwrap_or_else(PoisonError::into_inner);
         let mut stderr = None;
         let kind = match kind {
+            // Its output ended for the lab because it passed the caps.
+            FaultKind::Exited(how) if how.is_empty() && child.too_large().is_some() => {
+                child.kill();
+                FaultKind::TooLarge(child.too_large().unwrap_or_default())
+            }
             FaultKind::Exited(how) if how.is_empty() => {
                 let ended = child.ended_within(Duration::from_millis(500));
                 let how = ended.unwrap_or_else(|| {

@@ -412,6 +412,19 @@ impl CheckFormat {
         };
         Some(serde_json::to_string_pretty(&value).expect("a check is JSON"))
     }
+
+    /// An autograder's results file for a check that could not run, saying
+    /// `why` and scoring nothing (see [`super::gradescope::not_checked`]
+    /// and [`super::prairielearn::not_gradable`]); `None` for the lab's
+    /// own formats, where the error says it.
+    pub fn not_checked(self, why: &str) -> Option<String> {
+        let value = match self {
+            CheckFormat::Text | CheckFormat::Json => return None,
+            CheckFormat::Gradescope => super::gradescope::not_checked(why),
+            CheckFormat::PrairieLearn => super::prairielearn::not_gradable(why),
+        };
+        Some(serde_json::to_string_pretty(&value).expect("a check is JSON"))
+    }
 }
 
 /// How a student's own report (progress, a check) is written.

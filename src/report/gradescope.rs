@@ -21,7 +21,7 @@ pub struct GradedTest {
     pub number: usize,
     /// The test's name.
     pub name: &'static str,
-    /// Whether it passed.
+    /// Whether it ran and passed.
     pub passed: bool,
     /// What to tell the student of a failure: the call, the expected and
     /// actual answers, and the program's standard error during the test;
@@ -39,9 +39,12 @@ pub fn graded_tests(report: &CheckReport) -> Vec<GradedTest> {
             .filter(|case| case.step == step.step && case.judges_programs());
         for (index, case) in cases.enumerate() {
             let failure = step.failures.iter().find(|(name, _)| *name == case.name);
-            let output = match failure {
-                None => String::new(),
-                Some((_, outcome)) => {
+            let unrun = step.not_run.iter().find(|(name, _)| *name == case.name);
+            let output = match (failure, unrun) {
+                (None, None) => String::new(),
+                // A test that did not run earns nothing: it says why.
+                (None, Some((_, why))) => format!("not run: {why}"),
+                (Some((_, outcome)), _) => {
                     let mut text = outcome.reason().unwrap_or_else(|| outcome.label().into());
                     if let Some(window) = step.stderr.get(case.name) {
                         text.push_str("\n\nYour program's standard error during the test:\n");
@@ -54,7 +57,7 @@ pub fn graded_tests(report: &CheckReport) -> Vec<GradedTest> {
                 step: step.step,
                 number: index + 1,
                 name: case.name,
-                passed: failure.is_none(),
+                passed: failure.is_none() && unrun.is_none(),
                 output,
             });
         }
@@ -65,11 +68,9 @@ pub fn graded_tests(report: &CheckReport) -> Vec<GradedTest> {
 /// The line that sums a check up: `IMPL against the contract tests of
 /// steps 1 to N: K of N steps pass.`
 pub fn summary(report: &CheckReport, implementation: &str, through: u8) -> String {
-    let passed = report
-        .steps
-        .iter()
-        .filter(|step| step.failures.is_empty())
-        .count();
+    // A step passes when every one of its tests ran and passed: a step
+    // not run passes nothing.
+    let passed = report.steps.iter().filter(|step| step.passed()).count();
     format!(
         "{implementation} against the contract tests of {}: {passed} of {} steps pass.",
         super::steps_through(through),
@@ -114,7 +115,9 @@ pub fn results(report: &CheckReport, implementation: &str, through: u8) -> Value
 
 /// Gradescope's `results.json` for a submission the lab could not check
 /// (it did not end within its time limit, or did not start): no test, a
-/// score of 0, and `why` shown to the student.
+/// score of 0, and `why` shown to the student. (With no test, Gradescope
+/// scores the submission out of the assignment's total, which the
+/// instructors' guide says to set to the number of contract tests.)
 pub fn not_checked(why: &str) -> Value {
     json!({
         "score": 0.0,
@@ -211,7 +214,7 @@ mod tests {
             },
             tests,
             failures,
-            not_run: 0,
+            not_run: Vec::new(),
             stderr: Default::default(),
             raised: Default::default(),
         };
@@ -226,6 +229,7 @@ mod tests {
         let report = CheckReport {
             steps: vec![step(1, Vec::new(), one.len()), second],
             beyond: Vec::new(),
+            greeting: None,
         };
         let results = results(&report, "store.py", 2);
         let tests = results["tests"].as_array().unwrap();

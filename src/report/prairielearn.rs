@@ -42,6 +42,21 @@ pub fn results(report: &CheckReport, implementation: &str, through: u8) -> Value
     })
 }
 
+/// PrairieLearn's `results.json` for a submission the lab could not check
+/// (a program that does not start, a project that does not build, a
+/// check past its time limit): not gradable, as PrairieLearn's external
+/// grading asks of a submission that could not be graded, with `why` as
+/// the message shown to the student and a score of 0.
+pub fn not_gradable(why: &str) -> Value {
+    json!({
+        "gradable": false,
+        "score": 0.0,
+        "message": why,
+        "output": "",
+        "tests": [],
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,11 +84,12 @@ mod tests {
                 status: StepStatus::Failing,
                 tests: names.len(),
                 failures: vec![(names[0], failure)],
-                not_run: 0,
+                not_run: Vec::new(),
                 stderr: Default::default(),
                 raised: Default::default(),
             }],
             beyond: Vec::new(),
+            greeting: None,
         };
         let results = results(&report, "store.py", 1);
         let tests = results["tests"].as_array().unwrap();
@@ -100,6 +116,7 @@ mod tests {
         let empty = CheckReport {
             steps: Vec::new(),
             beyond: Vec::new(),
+            greeting: None,
         };
         assert_eq!(super::results(&empty, "x", 1)["score"].as_f64(), Some(0.0));
     }

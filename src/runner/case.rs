@@ -260,9 +260,10 @@ impl Lanes {
     }
 
     /// Why a test is not run once the run gave up.
-    fn not_run(&self) -> String {
+    fn not_run(&self, limit: Duration) -> String {
         format!(
-            "{NOT_RUN}the implementation ran out of time in {}; fix that first",
+            "{NOT_RUN}the implementation ran out of time ({} a test) in {}; fix that first",
+            crate::fault::seconds(limit),
             self.timed_out.join(", ")
         )
     }
@@ -309,7 +310,9 @@ pub(super) fn run_tests(
             }
             let at = order[lanes.next];
             lanes.next += 1;
-            let given_up = lanes.given_up(options).then(|| lanes.not_run());
+            let given_up = lanes
+                .given_up(options)
+                .then(|| lanes.not_run(options.timeout));
             let started = WorkerEvent::Start {
                 test: tests[at].name.to_string(),
             };
@@ -327,7 +330,7 @@ pub(super) fn run_tests(
             // A test the lab stopped when another gave up did not fail on
             // its own.
             Outcome::Crash { .. } | Outcome::Timeout { .. } if ran && lanes.given_up(options) => {
-                not_run(case, lanes.not_run())
+                not_run(case, lanes.not_run(options.timeout))
             }
             Outcome::Timeout { .. } => {
                 lanes.timed_out.push(case.name);

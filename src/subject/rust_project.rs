@@ -90,28 +90,50 @@ fn cargo() -> OsString {
     std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
 }
 
-/// [`build`] with the cargo program `cargo`.
+/// [`build`] with the cargo program `cargo`: in this process's sandbox
+/// when its programs are confined ([`crate::sandbox::confine`]), with the
+/// environment of [`build_env`], else as this process runs it.
 fn build_with(
     cargo: &OsStr,
     folder: &Path,
     target: Option<&Path>,
 ) -> Result<PathBuf, BuildFailure> {
-    let mut command = Command::new(cargo);
-    command
-        .args(["build", "--quiet", "--manifest-path"])
-        .arg(folder.join("Cargo.toml"));
     // Cargo's own convention: CARGO_TARGET_DIR, when set, holds every build.
     let target = target
         .map(Path::to_path_buf)
         .or_else(|| std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from))
         .unwrap_or_else(|| folder.join("target"));
-    command.env("CARGO_TARGET_DIR", &target);
-    let output = command.output().map_err(|error| BuildFailure {
+    let manifest = folder.join("Cargo.toml");
+    let cannot_run = |error: &dyn fmt::Display| BuildFailure {
         message: format!(
             "cannot run {}: {error}; building a Rust store needs Rust's toolchain (rustup.rs)",
             Path::new(cargo).display()
         ),
-    })?;
+    };
+    let output = match crate::sandbox::confined() {
+        Some(sandbox) => {
+            let argv = [
+                toolchain_program("cargo").map_or_else(
+                    || cargo.to_string_lossy().into_owned(),
+                    |found| found.display().to_string(),
+                ),
+                "build".into(),
+                "--quiet".into(),
+                "--manifest-path".into(),
+                manifest.display().to_string(),
+            ];
+            let mut prepared = sandbox
+                .command(&argv, folder, &build_env(&target))
+                .map_err(|error| cannot_run(&error))?;
+            prepared.command.stdin(std::process::Stdio::null()).output()
+        }
+        None => Command::new(cargo)
+            .args(["build", "--quiet", "--manifest-path"])
+            .arg(&manifest)
+            .env("CARGO_TARGET_DIR", &target)
+            .output(),
+    }
+    .map_err(|error| cannot_run(&error))?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         let errors: Vec<&str> = stderr
@@ -132,6 +154,155 @@ fn build_with(
         });
     }
     Ok(target.join("debug").join(BINARY))
+}
+
+/// The environment of a build of a student's project in a sandbox, and
+/// of the dependencies the lab builds for it beforehand outside (see
+/// [`prebuilt_dependencies`]): the same in both, so that cargo takes the
+/// prebuilt dependencies for its own. Cargo's and rustup's homes are the
+/// instructor's (shown read-only in the sandbox), with no network.
+pub fn build_env(target: &Path) -> Vec<(String, String)> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let folder = |variable: &str, under_home: &str| -> Option<(String, String)> {
+        let found = std::env::var_os(variable)
+            .map(PathBuf::from)
+            .or_else(|| Some(home.as_ref()?.join(under_home)))?;
+        Some((variable.to_string(), found.display().to_string()))
+    };
+    let mut env: Vec<(String, String)> = [
+        folder("CARGO_HOME", ".cargo"),
+        folder("RUSTUP_HOME", ".rustup"),
+        std::env::var("RUSTUP_TOOLCHAIN")
+            .ok()
+            .map(|toolchain| ("RUSTUP_TOOLCHAIN".to_string(), toolchain)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    // The toolchain's own compiler, not rustup's proxy for it, which would
+    // write into rustup's folder (read-only in a sandbox).
+    env.extend(
+        toolchain_program("rustc").map(|rustc| ("RUSTC".to_string(), rustc.display().to_string())),
+    );
+    env.extend([
+        ("CARGO_TARGET_DIR".to_string(), target.display().to_string()),
+        ("CARGO_NET_OFFLINE".to_string(), "true".to_string()),
+        ("CARGO_TERM_COLOR".to_string(), "never".to_string()),
+    ]);
+    env
+}
+
+/// The program `name` (`cargo`, `rustc`) of the toolchain that `rustc`
+/// on the `PATH` runs, asked of it once (rustup's proxies choose a
+/// toolchain, then run its programs: a sandboxed build runs those
+/// directly, as the prebuilt dependencies were built).
+fn toolchain_program(name: &str) -> Option<PathBuf> {
+    static SYSROOT: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    let sysroot = SYSROOT.get_or_init(|| {
+        let output = Command::new("rustc")
+            .args(["--print", "sysroot"])
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()?;
+        output
+            .status
+            .success()
+            .then(|| PathBuf::from(String::from_utf8_lossy(&output.stdout).trim()))
+    });
+    let program = sysroot.as_ref()?.join("bin").join(name);
+    program.is_file().then_some(program)
+}
+
+/// The build folder of the starter's dependencies, built once as the
+/// instructor outside any sandbox (the starter's manifest and lock file
+/// are the lab's own, so its build scripts are the lab's to run) with the
+/// environment a sandboxed build has ([`build_env`]), in the cache
+/// (`deps/` in [`cache_folder`]): each check of a student's project in a
+/// sandbox starts from a copy of it ([`copy_prebuilt`]), and compiles only
+/// the student's own crate. `on_build` is told the folder before a build
+/// that is not a no-op is likely (no build finished there yet).
+///
+/// Errors: cargo cannot be run, or the starter does not build.
+pub fn prebuilt_dependencies(on_build: impl FnOnce(&Path)) -> Result<PathBuf, BuildFailure> {
+    let folder = cache_folder().join("deps");
+    let (project, target) = (folder.join("project"), folder.join("target"));
+    if !target.join("debug").join(BINARY).is_file() {
+        on_build(&folder);
+    }
+    fs::create_dir_all(project.join("src")).map_err(|error| BuildFailure {
+        message: format!("cannot write {}: {error}", project.display()),
+    })?;
+    for (name, text) in files(MANIFEST, STUBS) {
+        let path = project.join(name);
+        if fs::read_to_string(&path).ok().as_deref() != Some(text) {
+            fs::write(&path, text).map_err(|error| BuildFailure {
+                message: format!("cannot write {}: {error}", path.display()),
+            })?;
+        }
+    }
+    let cargo = toolchain_program("cargo").map_or_else(cargo, PathBuf::into_os_string);
+    let output = Command::new(&cargo)
+        .args(["build", "--quiet", "--manifest-path"])
+        .arg(project.join("Cargo.toml"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", "/tmp")
+        .envs(build_env(&target))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|error| BuildFailure {
+            message: format!("cannot run {}: {error}", Path::new(&cargo).display()),
+        })?;
+    if !output.status.success() {
+        return Err(BuildFailure {
+            message: format!(
+                "the starter's dependencies did not build in {}: {}",
+                folder.display(),
+                String::from_utf8_lossy(&output.stderr).trim_end()
+            ),
+        });
+    }
+    Ok(target)
+}
+
+/// Copies the prebuilt dependencies of `from` (a build folder from
+/// [`prebuilt_dependencies`]) into the build folder `to`, with their
+/// times (cargo tells a fresh build from its files' times): what a build
+/// reuses (`debug/deps`, `debug/build`, `debug/.fingerprint`), not the
+/// starter's own program or its incremental state.
+///
+/// Errors: a file cannot be read or written.
+pub fn copy_prebuilt(from: &Path, to: &Path) -> io::Result<()> {
+    for part in ["deps", "build", ".fingerprint"] {
+        copy_with_times(&from.join("debug").join(part), &to.join("debug").join(part))?;
+    }
+    Ok(())
+}
+
+/// Copies the folder `from` to `to` (made), every file with its mode and
+/// its time of change; links are left out.
+fn copy_with_times(from: &Path, to: &Path) -> io::Result<()> {
+    fs::create_dir_all(to)?;
+    for item in fs::read_dir(from)? {
+        let item = item?;
+        let kind = item.file_type()?;
+        let target = to.join(item.file_name());
+        if kind.is_dir() {
+            copy_with_times(&item.path(), &target)?;
+        } else if kind.is_file() {
+            fs::copy(item.path(), &target)?;
+            let modified = item.metadata()?.modified()?;
+            fs::File::options()
+                .write(true)
+                .open(&target)?
+                .set_modified(modified)?;
+        }
+    }
+    // A folder's time too: cargo reads the time of a build script's
+    // output folder.
+    let modified = fs::metadata(from)?.modified()?;
+    fs::File::open(to)?.set_modified(modified)
 }
 
 /// Where the lab keeps the workers it builds for mutants of the Rust store

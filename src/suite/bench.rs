@@ -279,7 +279,7 @@ impl<'a> Bench<'a> {
     /// A plain connection that holds the database's write lock
     /// (`BEGIN IMMEDIATE`), as another client would.
     fn take_write_lock(&self) -> Answered<Connection> {
-        let holder = Connection::open(&self.db).and_then(|conn| {
+        let holder = super::files::connect(&self.db).and_then(|conn| {
             conn.execute_batch("BEGIN IMMEDIATE")?;
             Ok(conn)
         });
@@ -420,7 +420,6 @@ impl<'a> Bench<'a> {
     /// permission bits, also marked immutable (as `chattr +i` does) where
     /// this user can. Everything is made writable again afterwards.
     pub fn with_read_only_database<T>(&self, db: &Path, action: impl FnOnce() -> T) -> Answered<T> {
-        use std::os::unix::fs::PermissionsExt;
         // The kept index was mapped writable: the store's connection must
         // find the files as the new modes leave them.
         self.reader.let_go();
@@ -431,7 +430,7 @@ impl<'a> Bench<'a> {
             .collect();
         let set_mode = |mode: u32| {
             for file in &files {
-                let _ = std::fs::set_permissions(file, std::fs::Permissions::from_mode(mode));
+                let _ = super::files::set_mode(file, mode);
             }
         };
         let clear = || {
@@ -440,7 +439,7 @@ impl<'a> Bench<'a> {
             }
         };
         set_mode(0o444);
-        let writable = std::fs::OpenOptions::new().write(true).open(db).is_ok();
+        let writable = super::files::writable(db);
         // Every file is flagged, or (below) none stays flagged.
         let flagged = writable && files.iter().all(|file| immutable::set(file, true));
         if writable && !flagged {
@@ -477,7 +476,7 @@ impl<'a> Bench<'a> {
             });
         }
         let write = || -> rusqlite::Result<usize> {
-            let conn = Connection::open(&self.db)?;
+            let conn = super::files::connect(&self.db)?;
             conn.execute(
                 "INSERT OR REPLACE INTO jobs (id, owner, until, fence, result, done) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -511,7 +510,7 @@ impl<'a> Bench<'a> {
             });
         }
         let run = || -> rusqlite::Result<()> {
-            let conn = Connection::open(path)?;
+            let conn = super::files::connect(path)?;
             conn.execute_batch(sql)
         };
         run().map_err(|error| Failure {

@@ -3,6 +3,7 @@
 
 use super::bench::*;
 use super::failure::*;
+use super::files;
 use crate::error::StoreError;
 use crate::job::{Fence, Job};
 use std::fs;
@@ -24,7 +25,7 @@ pub fn init_db_creates_the_jobs_table(bench: &Bench) -> Checked {
 /// changes only what a second init_db does.
 pub fn init_db_creates_exactly_the_worksheet_schema(bench: &Bench) -> Checked {
     bench.init()?;
-    let conn = rusqlite::Connection::open(bench.db()).map_err(|e| Failure {
+    let conn = super::files::connect(bench.db()).map_err(|e| Failure {
         check: "opening the database with plain SQLite".into(),
         expected: "a connection".into(),
         actual: e.to_string(),
@@ -51,7 +52,7 @@ pub fn init_db_creates_exactly_the_worksheet_schema(bench: &Bench) -> Checked {
 /// writer (the Rust store's promise; the worksheet does not ask it).
 pub fn init_db_puts_the_file_in_wal_mode(bench: &Bench) -> Checked {
     bench.init()?;
-    let mode = rusqlite::Connection::open(bench.db())
+    let mode = super::files::connect(bench.db())
         .and_then(|conn| conn.query_row("PRAGMA journal_mode", [], |row| row.get::<_, String>(0)));
     expect_eq(
         "the journal mode of the file",
@@ -128,7 +129,7 @@ pub fn init_db_refuses_a_jobs_table_with_other_columns(bench: &Bench) -> Checked
             &path,
             &format!("CREATE TABLE jobs ({})", columns.join(", ")),
         )?;
-        let before = fs::read(&path).unwrap_or_default();
+        let before = files::read(&path).unwrap_or_default();
         expect_error(
             format!("init_db on a file whose jobs table has {what}"),
             bench.store().init_db(&path),
@@ -137,7 +138,7 @@ pub fn init_db_refuses_a_jobs_table_with_other_columns(bench: &Bench) -> Checked
         )?;
         expect_eq(
             format!("whether the file with {what} is unchanged after the refused init_db"),
-            fs::read(&path).unwrap_or_default() == before,
+            files::read(&path).unwrap_or_default() == before,
             true,
         )?;
     }
@@ -149,7 +150,7 @@ pub fn init_db_refuses_a_file_that_is_not_a_database(bench: &Bench) -> Checked {
     let bytes: Vec<u8> = (0..4096u32)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
         .collect();
-    fs::write(bench.db(), &bytes).map_err(|e| Failure {
+    files::write(bench.db(), &bytes).map_err(|e| Failure {
         check: "writing a file of random bytes".into(),
         expected: "success".into(),
         actual: e.to_string(),
@@ -163,7 +164,7 @@ pub fn init_db_refuses_a_file_that_is_not_a_database(bench: &Bench) -> Checked {
     )?;
     expect_eq(
         "the file's bytes after the refused init_db",
-        fs::read(bench.db()).unwrap_or_default() == bytes,
+        files::read(bench.db()).unwrap_or_default() == bytes,
         true,
     )
 }

@@ -3,8 +3,8 @@
 
 use super::bench::*;
 use super::failure::*;
+use super::files;
 use crate::error::StoreError;
-use std::fs;
 
 /// A new id is added in the default state and the answer is `true`.
 pub fn enqueue_adds_a_job_in_the_default_state(bench: &Bench) -> Checked {
@@ -113,7 +113,7 @@ pub fn enqueue_into_a_foreign_or_missing_jobs_table_is_refused(bench: &Bench) ->
         "CREATE TABLE jobs (id TEXT PRIMARY KEY, payload TEXT); INSERT INTO jobs VALUES ('a', 'x');",
     )?;
     let empty = bench.sibling("empty.db");
-    fs::write(&empty, b"").map_err(|e| Failure {
+    files::write(&empty, b"").map_err(|e| Failure {
         check: "making an empty file".into(),
         expected: "success".into(),
         actual: e.to_string(),
@@ -122,11 +122,11 @@ pub fn enqueue_into_a_foreign_or_missing_jobs_table_is_refused(bench: &Bench) ->
     let unchanged = |what: &str, path: &std::path::Path, before: Vec<u8>| {
         expect_eq(
             format!("whether {what} is unchanged after the refused enqueue"),
-            fs::read(path).unwrap_or_default() == before,
+            files::read(path).unwrap_or_default() == before,
             true,
         )
     };
-    let before = fs::read(&foreign).unwrap_or_default();
+    let before = files::read(&foreign).unwrap_or_default();
     expect_error(
         "enqueue(\"new\") into another program's jobs table",
         bench.store().enqueue(&foreign, "new"),

@@ -67,9 +67,9 @@ pub fn check_json(report: &CheckReport, implementation: &str, through: u8) -> se
                 } else {
                     serde_json::json!(step.status)
                 },
-                "not_run": step.not_run,
+                "not_run": step.not_run.len(),
                 "tests": step.tests,
-                "passed": step.tests - step.failures.len(),
+                "passed": step.tests - step.failures.len() - step.not_run.len(),
                 "failures": failures,
             })
         })
@@ -79,18 +79,29 @@ pub fn check_json(report: &CheckReport, implementation: &str, through: u8) -> se
     let tests: Vec<serde_json::Value> = crate::suite::cases_through(through)
         .filter(|case| case.judges_programs() || ran.contains(case.name))
         .map(|case| {
+            let unrun = report
+                .steps
+                .iter()
+                .flat_map(|step| &step.not_run)
+                .find(|(test, _)| *test == case.name);
             let outcome = outcome_of(case.name);
+            let (label, reason) = match unrun {
+                // A test not run is no pass: it says why it did not run.
+                Some((_, why)) => ("not-run", Some(format!("not run: {why}"))),
+                None => (outcome.label(), outcome.reason()),
+            };
             serde_json::json!({
                 "name": case.name,
                 "step": case.step,
                 "contract": case.judges_programs(),
-                "outcome": outcome.label(),
-                "reason": outcome.reason(),
+                "outcome": label,
+                "reason": reason,
             })
         })
         .collect();
     serde_json::json!({
         "implementation": implementation,
+        "greeting": report.greeting,
         "through": through,
         "all_pass": report.all_pass(),
         "steps_passed": report
@@ -190,15 +201,15 @@ pub fn watch_text(report: &CheckReport, width: usize) -> String {
 fn step_line(step: &StepResult, width: usize) -> String {
     let title = exercise::step_title(step.step);
     let detail = match step.status {
-        _ if step.unjudged() => format!(": {} of {} tests not run", step.not_run, step.tests)
+        _ if step.unjudged() => format!(": {} of {} tests not run", step.not_run.len(), step.tests)
             .dimmed()
             .to_string(),
         StepStatus::Passed => format!(" ({} tests)", step.tests).dimmed().to_string(),
-        StepStatus::Failing if step.not_run > 0 => format!(
+        StepStatus::Failing if !step.not_run.is_empty() => format!(
             ": {} of {} fail, {} not run",
             step.failures.len(),
             step.tests,
-            step.not_run
+            step.not_run.len()
         ),
         StepStatus::Failing => {
             format!(": {} of {} fail", step.failures.len(), step.tests)

@@ -1,0 +1,210 @@
+use super::*;
+
+fn sandbox() -> Sandbox {
+    Sandbox {
+        shown: vec!["/usr".into(), "/home/ada/.pyenv".into()],
+        writable: vec!["/tmp/lease-lab-room-1".into()],
+        env: vec![("PATH".into(), "/usr/bin".into())],
+        limits: Limits::default(),
+        cgroup: None,
+        programs: vec![("python3".into(), "/usr/bin/python3.11".into())],
+    }
+}
+
+/// The words of `args` as text, for searching.
+fn words(args: &[OsString]) -> Vec<String> {
+    args.iter()
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .collect()
+}
+
+/// Where `pair` (two words in a row) first occurs in `words`.
+fn at(words: &[String], pair: [&str; 2]) -> usize {
+    words
+        .windows(2)
+        .position(|two| two[0] == pair[0] && two[1] == pair[1])
+        .unwrap_or_else(|| panic!("{pair:?} in {words:?}"))
+}
+
+#[test]
+fn a_program_runs_with_namespaces_filters_and_limits_of_its_own() {
+    let sandbox = sandbox();
+    let args = sandbox.args(
+        &["python3".into(), "store.py".into()],
+        Path::new("/tmp/lease-lab-room-1/code"),
+        &[("PYTHONDONTWRITEBYTECODE".into(), "1".into())],
+        &[7, 8],
+    );
+    let words = words(&args);
+    for flag in [
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--die-with-parent",
+        "--new-session",
+        "--clearenv",
+    ] {
+        assert!(words.contains(&flag.to_string()), "{flag} in {words:?}");
+    }
+    // The environment: the sandbox's, then the command's, nothing else.
+    let set: Vec<&str> = words
+        .windows(3)
+        .filter(|three| three[0] == "--setenv")
+        .map(|three| three[1].as_str())
+        .collect();
+    assert_eq!(set, ["PATH", "PYTHONDONTWRITEBYTECODE"]);
+    at(&words, ["--ro-bind", "/home/ada/.pyenv"]);
+    // /tmp is made before the writable folder inside it is bound, which
+    // it would otherwise cover.
+    assert!(at(&words, ["--tmpfs", "/tmp"]) < at(&words, ["--bind", "/tmp/lease-lab-room-1"]));
+    let tmp = at(&words, ["--tmpfs", "/tmp"]);
+    assert_eq!(words[tmp - 1], (256u64 << 20).to_string(), "its size");
+    at(&words, ["--tmpfs", "/dev/shm"]);
+    at(&words, ["--add-seccomp-fd", "7"]);
+    at(&words, ["--add-seccomp-fd", "8"]);
+    at(&words, ["--chdir", "/tmp/lease-lab-room-1/code"]);
+    // The program last, behind prlimit and its limits.
+    let end = words.iter().rposition(|word| word == "--").unwrap();
+    assert_eq!(&words[end + 1..], ["python3", "store.py"]);
+    let prlimit = words.iter().position(|word| word == "prlimit").unwrap();
+    assert_eq!(
+        &words[prlimit + 1..end],
+        [
+            format!("--as={}", 3u64 << 30),
+            "--nproc=256".into(),
+            "--cpu=120".into(),
+            "--nofile=1024".into(),
+            format!("--fsize={}", 256u64 << 20),
+            "--core=0".into(),
+        ]
+    );
+}
+
+#[test]
+fn a_home_folder_is_never_shown_whole() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().canonicalize().unwrap();
+    let home = root.join("ada");
+    for dir in [
+        ".pyenv/shims",
+        ".cargo/bin",
+        ".cargo/registry",
+        ".rustup/toolchains",
+        ".local/bin",
+        "notes",
+    ] {
+        std::fs::create_dir_all(home.join(dir)).unwrap();
+    }
+    std::fs::write(home.join(".cargo/credentials.toml"), "token").unwrap();
+    std::fs::write(home.join(".rustup/settings.toml"), "").unwrap();
+    let elsewhere = root.join("opt/tool/bin");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let path = std::env::join_paths([
+        home.join(".pyenv/shims"),
+        PathBuf::from("/usr/bin"),
+        home.join(".cargo/bin"),
+        home.join(".local/bin"),
+        home.join(".missing/bin"),
+        elsewhere.clone(),
+        home.clone(),
+    ])
+    .unwrap();
+    let shown = tools_shown(&path, std::slice::from_ref(&home));
+    assert_eq!(
+        shown,
+        vec![
+            home.join(".pyenv"),
+            home.join(".cargo/bin"),
+            home.join(".cargo/registry"),
+            home.join(".rustup/toolchains"),
+            home.join(".rustup/settings.toml"),
+            home.join(".local/bin"),
+            elsewhere,
+        ]
+    );
+    // Not the home itself, though it is on the PATH, nor cargo's folder
+    // with its credentials.
+    assert!(!shown.contains(&home) && !shown.contains(&home.join(".cargo")));
+}
+
+#[test]
+fn a_limit_is_named_from_the_error_that_met_it() {
+    let limits = Limits::default();
+    let met = |said: &str| limit_met(said, &limits);
+    assert_eq!(
+        met("Traceback ...\nMemoryError\n").as_deref(),
+        Some("memory (3 GiB of address space a process)")
+    );
+    assert_eq!(
+        met("BlockingIOError: [Errno 11] Resource temporarily unavailable").as_deref(),
+        Some("processes (256 processes and threads)")
+    );
+    assert_eq!(
+        met("OSError: [Errno 27] File too large").as_deref(),
+        Some("file size (256 MiB)")
+    );
+    assert_eq!(
+        met("OSError: [Errno 28] No space left on device").as_deref(),
+        Some("disk (512 MiB for its files, 256 MiB of /tmp)")
+    );
+    assert_eq!(
+        met("killed by SIGXCPU").as_deref(),
+        Some("CPU time (120 s a process)")
+    );
+    assert_eq!(met("NameError: name 'resutl' is not defined"), None);
+}
+
+#[test]
+fn sizes_are_said_in_whole_units() {
+    assert_eq!(size(2 << 30), "2 GiB");
+    assert_eq!(size(512 << 20), "512 MiB");
+    assert_eq!(size(1536 << 20), "1536 MiB");
+}
+
+/// Where bubblewrap is installed: a program runs in the sandbox, sees
+/// only what it is shown, writes only its folder, and has no network.
+#[test]
+fn a_sandboxed_program_sees_and_writes_only_what_it_is_given() {
+    if bubblewrap().is_err() || probe().is_err() {
+        // No sandbox here; tests/lab/hostile.rs says so where it matters.
+        return;
+    }
+    let room = tempfile::tempdir().unwrap();
+    let room = room.path().canonicalize().unwrap();
+    let sandbox = Sandbox::for_programs(vec![room.clone()], Limits::default(), Some("test"));
+    let home = std::env::var("HOME").unwrap_or_default();
+    let script = "echo mine > mine.txt; \
+        for entry in $(ls -A \"$OUTER_HOME\" 2>/dev/null) $(ls -A /home 2>/dev/null); do echo \"home: $entry\"; done; \
+        if echo x > /usr/x 2>/dev/null; then echo WROTE-USR; fi; \
+        if [ -e /etc/passwd ]; then echo SAW-ETC; fi; \
+        echo \"uid=$(id -u) pid=$$ env=$(env | wc -l)\"";
+    let mut prepared = sandbox
+        .command(
+            &["sh".into(), "-c".into(), script.into()],
+            &room,
+            &[("OUTER_HOME".into(), home)],
+        )
+        .unwrap();
+    let output = prepared.command.output().unwrap();
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(room.join("mine.txt")).unwrap(),
+        "mine\n"
+    );
+    for leak in ["WROTE-USR", "SAW-ETC"] {
+        assert!(!said.contains(leak), "{said}");
+    }
+    // Of the homes, only the tool folders on the PATH.
+    for line in said.lines().filter_map(|line| line.strip_prefix("home: ")) {
+        assert!([".pyenv", ".cargo", ".rustup"].contains(&line), "{said}");
+    }
+    // User 1000 inside, the first process of its own namespace, and the
+    // environment it was given (PATH, HOME, TMPDIR, LANG) and the shell's
+    // own few.
+    assert!(said.contains("uid=1000 pid=1 "), "{said}");
+}
