@@ -21,6 +21,7 @@ pub mod format;
 pub mod grade;
 pub mod gradescope;
 pub mod html;
+pub mod html_text;
 pub mod json;
 pub mod markdown;
 pub mod prairielearn;
