@@ -586,7 +586,8 @@ pub fn checks_report(
 }
 
 /// The students' implementations checked, a row each: the student, the
-/// steps passed, and what is open (or why nothing ran), filled to `width`.
+/// steps passed, and what is open (or why nothing ran), filled to `width`;
+/// a word of the program's output too long for a line is cut to it.
 pub fn checks_text(checks: &[ImplCheck], width: usize) -> String {
     let mut out = format!(
         "{:<NAME_WIDTH$}  {:<12}  result\n",
@@ -596,7 +597,7 @@ pub fn checks_text(checks: &[ImplCheck], width: usize) -> String {
     for check in checks {
         let (passed, result) = check_summary(check);
         // The result may quote the program's output, which keeps its lines.
-        out.push_str(&fill(
+        let filled = fill(
             &inert::lines(&result),
             width,
             &format!(
@@ -604,8 +605,11 @@ pub fn checks_text(checks: &[ImplCheck], width: usize) -> String {
                 cut(&inert::line(&check.student), NAME_WIDTH)
             ),
             &indent,
-        ));
-        out.push('\n');
+        );
+        for line in filled.lines() {
+            out.push_str(&crate::terminal::cut(line, width));
+            out.push('\n');
+        }
     }
     out
 }

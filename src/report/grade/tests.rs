@@ -268,6 +268,15 @@ fn file_warnings_and_checked_implementations_are_shown_inert() {
     }];
     let shown = checks_text(&checks, 80);
     assert_eq!(obeyed(&shown), None, "{shown}");
+    let long = [ImplCheck {
+        result: CheckResult::CouldNotStart {
+            reason: format!("it wrote:\n  {}", "\x1b".repeat(40)),
+        },
+        ..checks[0].clone()
+    }];
+    let cut = checks_text(&long, 80);
+    assert!(cut.lines().all(|line| line.chars().count() <= 80), "{cut}");
+    assert!(cut.ends_with("\\x1b\\x1b\\...\n"), "{cut}");
     assert!(
         shown.contains("\n\\x1b]0;pwned\\x..  -             could not start: it wrote:\n"),
         "{shown}"
