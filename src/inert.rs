@@ -58,7 +58,7 @@ fn escaped(text: &str, keep_lines: bool) -> Cow<'_, str> {
     {
         return Cow::Borrowed(text);
     }
-    let mut shown = String::with_capacity(text.len() + 8);
+    let mut shown = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         match c {

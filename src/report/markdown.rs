@@ -25,7 +25,7 @@ use std::fmt::Write as _;
 ///   `:name:`), and the `.` after `www` (GFM's `www.` link).
 pub fn cell(text: &str) -> String {
     let inert = crate::inert::line(text);
-    let mut out = String::with_capacity(inert.len() + 8);
+    let mut out = String::with_capacity(inert.len());
     for c in inert.chars() {
         match c {
             '&' => out.push_str("&amp;"),
@@ -175,6 +175,7 @@ mod tests {
             cell("https://x.example WWW.y.example a@b.example :tada:"),
             "https\\://x.example WWW\\.y.example a\\@b.example \\:tada\\:"
         );
+        assert_eq!(cell("www.x"), "www\\.x");
         assert_eq!(cell("one\ntwo\x1b[1A\\"), "one\\\\ntwo\\\\x1b\\[1A\\\\");
     }
 
@@ -188,6 +189,7 @@ mod tests {
         assert_eq!(code_cell("`a"), "`` `a ``");
         assert_eq!(code_cell("a\\|b"), "a\\\\\\|b");
         assert_eq!(code_cell("a\nb"), "a\\\\nb");
+        assert_eq!(code_cell("  "), "  ", "blank, no empty code span");
     }
 
     #[test]

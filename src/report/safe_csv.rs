@@ -17,11 +17,11 @@ use std::borrow::Cow;
 /// it is one cell whatever the separator; a reader of RFC 4180 reads a
 /// quoted cell as the same text, and a spreadsheet reads a quoted number
 /// as a number.
-pub struct SafeCsv(csv::Writer<Vec<u8>>);
+pub(crate) struct SafeCsv(csv::Writer<Vec<u8>>);
 
 impl SafeCsv {
     /// An empty file.
-    pub fn new() -> SafeCsv {
+    pub(crate) fn new() -> SafeCsv {
         SafeCsv(
             csv::WriterBuilder::new()
                 .quote_style(csv::QuoteStyle::Always)
@@ -30,20 +30,14 @@ impl SafeCsv {
     }
 
     /// Writes one row, each cell as [`cell`] makes it.
-    pub fn row<S: AsRef<str>>(&mut self, cells: impl IntoIterator<Item = S>) {
+    pub(crate) fn row<S: AsRef<str>>(&mut self, cells: impl IntoIterator<Item = S>) {
         let cells = cells.into_iter().map(|text| cell(text.as_ref()));
         self.0.write_record(cells).expect("CSV into memory");
     }
 
     /// The file's text.
-    pub fn text(self) -> String {
+    pub(crate) fn text(self) -> String {
         String::from_utf8(self.0.into_inner().expect("CSV into memory")).expect("CSV of UTF-8")
-    }
-}
-
-impl Default for SafeCsv {
-    fn default() -> SafeCsv {
-        SafeCsv::new()
     }
 }
 
@@ -63,7 +57,7 @@ impl Default for SafeCsv {
 ///   `=` after the `;` (and any spaces) gets a `'` before it, for a
 ///   spreadsheet that splits on `;` or `,` without regard to quotes, as
 ///   OWASP's rule on CSV injection asks of every separator.
-pub fn cell(text: &str) -> String {
+pub(crate) fn cell(text: &str) -> String {
     let inert = crate::inert::line(text);
     let neutralised = neutralised(&inert);
     let mut out = String::with_capacity(neutralised.len());
@@ -90,7 +84,7 @@ const FORMULA_STARTS: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
 /// `cell`, with a leading `'` when a spreadsheet would take it for a
 /// formula (it begins with one of `FORMULA_STARTS`), as OWASP advises for
 /// CSV injection: the cell keeps its text after that mark.
-pub fn neutralised(cell: &str) -> Cow<'_, str> {
+pub(crate) fn neutralised(cell: &str) -> Cow<'_, str> {
     if cell.starts_with(FORMULA_STARTS) {
         format!("'{cell}").into()
     } else {

@@ -6,7 +6,7 @@
 //! `--why`, a reflection) and what their program wrote (a reason a check
 //! quotes) is untrusted: the terminal's views show it made inert
 //! ([`crate::inert`]), padded and cut by the width of what is shown; the CSV
-//! files write it as [`SafeCsv`] does, the Markdown as [`markdown::cell`]
+//! files write it as [`crate::report::safe_csv`] says, the Markdown as [`markdown::cell`]
 //! does.
 
 use crate::course::class_check::{CheckResult, ImplCheck};
@@ -278,7 +278,7 @@ pub(crate) fn percent(value: Option<f64>) -> String {
 /// twice: graded once`; `unreadable: why`), and for a graded row each
 /// exercise's first and latest score (empty when not attempted), the
 /// totals, the stores its attempts were on, and the flags joined by `; `.
-/// Every cell is quoted and made safe as [`SafeCsv`] writes it.
+/// Every cell is quoted and made safe as [`crate::report::safe_csv`] says.
 pub fn csv(grade: &ClassGrade) -> String {
     let keys: Vec<String> = exercise::exercises().into_iter().map(|e| e.key).collect();
     let mut writer = SafeCsv::new();
