@@ -125,6 +125,8 @@
 //! Shared:
 //!
 //! - [`terminal`]: colour, width, and the text and diffs the screens share.
+//! - [`inert`]: untrusted text (names, `--why`, file names, a program's output) made
+//!   inert for a terminal: control characters and bidirectional overrides shown as escapes.
 //! - [`progress`]: a line of progress at a terminal, for the commands that keep one waiting.
 //! - [`error`]: the store's errors, each naming what went wrong and what to do.
 //! - [`command`]: why a command whose work is the library's stopped early, which
@@ -333,6 +335,7 @@ pub mod fault;
 pub mod frame;
 pub mod handle;
 pub mod immutable;
+pub mod inert;
 pub mod job;
 pub mod job_store;
 pub mod lab_text;

@@ -254,6 +254,10 @@ fn diff_line(tag: ChangeTag, text: &str, width: usize) -> String {
 /// line diff when the values span several lines (stored rows do), then
 /// what the stored rows hold against the contract's, when the test read
 /// them (`stored`, one line); long lines wrapped at `width` between words.
+///
+/// Each value is made inert ([`crate::inert`]) before it is laid out: the
+/// actual value is what a program answered (an error's message, a row it
+/// stored), which may hold escape sequences.
 pub fn failure_text(
     check: &str,
     expected: &str,
@@ -264,9 +268,10 @@ pub fn failure_text(
 ) -> String {
     let pad = " ".repeat(indent);
     let wrap = |label: &str, text: &str| {
+        let text = crate::inert::line(text);
         let first = format!("{pad}{label} ");
         let rest = " ".repeat(first.chars().count());
-        let filled = fill(text, width.max(first.len() + 20), &first, &rest);
+        let filled = fill(&text, width.max(first.len() + 20), &first, &rest);
         // The label is bold; the text is not.
         format!(
             "{pad}{}{}\n",
@@ -276,7 +281,8 @@ pub fn failure_text(
     };
     let mut out = wrap("check:", check);
     if expected.contains('\n') || actual.contains('\n') {
-        let diff = TextDiff::from_lines(expected, actual);
+        let (expected, actual) = (crate::inert::lines(expected), crate::inert::lines(actual));
+        let diff = TextDiff::from_lines(expected.as_ref(), actual.as_ref());
         writeln!(out, "{pad}{}", "- expected  + actual".dimmed()).unwrap();
         for change in diff.iter_all_changes() {
             let text = change.value().trim_end_matches('\n');
@@ -413,6 +419,37 @@ mod tests {
         assert_eq!(
             fill_lines("one two three\n  four five six\n", 10),
             "one two\n  three\n  four\n    five\n    six\n"
+        );
+    }
+
+    /// What a program answered is shown inert: on one line, or line by
+    /// line in a diff.
+    #[test]
+    fn a_failure_shows_the_program_s_answer_inert() {
+        colored::control::set_override(false);
+        let text = failure_text(
+            "claim",
+            "fence 2",
+            "\x1b]0;pwned\x07\u{202e}",
+            Some("row j: owner \x1b[1A"),
+            2,
+            80,
+        );
+        assert_eq!(
+            text,
+            "  check: claim\n  expected: fence 2\n  actual:   \\x1b]0;pwned\\x07\\u{202e}\n  stored:   row j: owner \\x1b[1A\n"
+        );
+        let rows = failure_text(
+            "rows",
+            "row j\nrow k\n",
+            "row j\nrow \x1b[2Kk\n",
+            None,
+            0,
+            80,
+        );
+        assert_eq!(
+            rows,
+            "check: rows\n- expected  + actual\n row j\n-row k\n+row \\x1b[2Kk\n"
         );
     }
 

@@ -52,10 +52,11 @@ pub fn answer_text(returned: &Returned) -> String {
             Answer::Bool(flag) => flag.to_string(),
             Answer::Fence(Some(fence)) => fence.to_string(),
             Answer::Fence(None) | Answer::Row(None) => "null".into(),
+            // The owner is as the program answered it, which may hold anything.
             Answer::Row(Some(row)) => format!(
                 "fence {} {}{}",
                 row.fence,
-                row.owner.as_deref().unwrap_or("-"),
+                crate::inert::line(row.owner.as_deref().unwrap_or("-")),
                 if row.done { " done" } else { "" }
             ),
             Answer::Fences(fences) => format!("{} fences", fences.iter().flatten().count()),
@@ -224,7 +225,7 @@ fn run_lines(chaos: &super::Chaos) -> Vec<String> {
     let mut lines = vec![crate::terminal::fill_lines(
         &format!(
             "lab chaos: {}, {}, {} calls, seed {}",
-            chaos.subject,
+            crate::inert::line(&chaos.subject),
             plural(settings.workers, "worker"),
             settings.operations,
             settings.seed
@@ -511,6 +512,20 @@ mod tests {
         }
         assert!(lines[1].contains("complete job-1234 fence=12345 now=-12345.125"));
         assert!(lines.last().expect("lines").ends_with("◀ step 6"));
+    }
+
+    /// A row's owner is as the program answered it: shown inert.
+    #[test]
+    fn an_answered_owner_is_shown_inert() {
+        let row = crate::job::Job {
+            owner: Some("\x1b]0;pwned\x07w1\u{202e}".into()),
+            fence: Fence(3),
+            ..crate::job::Job::default()
+        };
+        assert_eq!(
+            answer_text(&Returned::Answer(Answer::Row(Some(row)))),
+            "fence 3 \\x1b]0;pwned\\x07w1\\u{202e}"
+        );
     }
 
     /// A marked call names its own operation's step: a claim is step 4,

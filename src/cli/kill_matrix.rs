@@ -120,7 +120,8 @@ pub fn matrix(args: &MatrixArgs) -> Outcome {
         }
         if !problems.is_empty() {
             for problem in &problems {
-                eprintln!("lab matrix --check: {problem}");
+                // A problem may quote what a program wrote.
+                eprintln!("lab matrix --check: {}", lease_lab::inert::lines(problem));
             }
             return Err(CliError::Reported);
         }

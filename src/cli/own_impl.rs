@@ -195,9 +195,10 @@ fn check_or_fail(args: &CheckArgs, progress_path: &Path) -> Outcome {
     };
     let worker = worker_command()?;
     let width = lease_lab::terminal::text_width();
+    // The heading names the student's file or command.
     let heading = format!(
         "Checking {} against the contract tests of steps 1 to {through}...",
-        checked.describe()
+        lease_lab::inert::line(&checked.describe())
     );
     let json = args.format != CheckFormat::Text;
     // The program is stopped once the report is out (`_running` goes last).
@@ -248,7 +249,8 @@ fn check_or_fail(args: &CheckArgs, progress_path: &Path) -> Outcome {
                 score,
             });
             session.save()?;
-            say(&format!("\nRecorded in {}.\n", progress_path.display()))?;
+            let recorded = format!("\nRecorded in {}.\n", progress_path.display());
+            say(&lease_lab::inert::lines(&recorded))?;
         }
     } else {
         if let Subject::Own(own) = &checked {

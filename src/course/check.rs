@@ -395,7 +395,9 @@ pub fn check_shown(
 /// first line as it is (the command that shows it fills it to the width),
 /// and each line of standard error it quotes cut to the width less the
 /// two columns a message's later lines are indented by, so that a
-/// traceback's caret stays under its column.
+/// traceback's caret stays under its column. Each line is made inert
+/// ([`crate::inert::line`]) before it is cut: it quotes what the program
+/// wrote (its greeting, its standard error).
 pub fn greeting_fault(fault: ImplementationFault) -> CheckError {
     let width = crate::terminal::width().saturating_sub(2);
     let message = fault.to_string();
@@ -403,10 +405,11 @@ pub fn greeting_fault(fault: ImplementationFault) -> CheckError {
         .lines()
         .enumerate()
         .map(|(at, line)| {
+            let line = crate::inert::line(line);
             if at == 0 {
-                line.to_string()
+                line.into_owned()
             } else {
-                cut(line, width)
+                cut(&line, width)
             }
         })
         .collect();
@@ -488,5 +491,43 @@ impl ProgressLine {
         if self.shown {
             let _ = write!(std::io::stdout(), "\r\x1b[K");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fault::FaultKind;
+
+    /// A program that greets with an escape sequence and writes others on
+    /// standard error: the error says so inert, each quoted line cut to
+    /// the width as it is shown.
+    #[test]
+    fn a_greeting_fault_quotes_the_program_inert_and_cut() {
+        let width = crate::terminal::width();
+        let fault = ImplementationFault {
+            implementation: "python3 s.py".into(),
+            kind: FaultKind::WrongGreeting("\x1b]0;pwned\x07hello".into()),
+            request: None,
+            stderr: vec!["\x1b[1A\x1b[2K".repeat(width), "\u{202e}gnp.py".into()],
+        };
+        let CheckError::Fault(message) = greeting_fault(fault) else {
+            panic!("a fault");
+        };
+        assert!(
+            !message
+                .chars()
+                .any(|c| (c.is_control() && c != '\n') || c == '\u{202e}'),
+            "{message:?}"
+        );
+        assert!(
+            message.contains("it wrote `\\x1b]0;pwned\\x07hello`"),
+            "{message}"
+        );
+        let lines: Vec<&str> = message.lines().collect();
+        assert_eq!(lines.len(), 3, "{message}");
+        assert!(lines[1].starts_with("    \\x1b[1A\\x1b[2K"), "{message}");
+        assert_eq!(lines[1].chars().count(), width - 2, "cut to the width");
+        assert_eq!(lines[2], "    \\u{202e}gnp.py");
     }
 }

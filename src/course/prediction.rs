@@ -192,10 +192,11 @@ impl Broken {
 /// survived `broken`, with what it checks in its own words.
 pub fn comparison(score: &Score, broken: Broken, width: usize) -> String {
     let line = |label: String, names: &[String]| {
+        // A name may be a probe's file, as the student named it.
         let list = if names.is_empty() {
             "none".to_string()
         } else {
-            names.join(", ")
+            crate::inert::line(&names.join(", ")).into_owned()
         };
         let beside = crate::terminal::fill(&list, width, &format!("  {label} "), LIST_INDENT);
         // A name too long to fit beside the labels starts the list on a

@@ -7,6 +7,7 @@
 //! the story in a sentence, and what was found. One self-contained page: no
 //! script, no network; the drawing scales to the window.
 
+use super::html_text::untrusted;
 use crate::chaos::history::{Noted, Returned};
 use crate::chaos::judge::Judgement;
 use crate::chaos::timeline::{answer_text, call_text, moment_text, moments_in_view};
@@ -92,14 +93,14 @@ pub fn page(chaos: &Chaos) -> String {
     let moments = moments_in_view(judged.calls(), &judged.record.moments, judged.job(), &shown);
     let settings = &chaos.judged.record.settings;
     let verdict = if chaos.judged.failed() {
-        format!("✗ {}", text(&chaos.judged.finding_text()))
+        format!("✗ {}", untrusted(&chaos.judged.finding_text(), true))
     } else {
         "✓ no violation".to_string()
     };
     let findings: String = judged
         .violations
         .iter()
-        .map(|violation| format!("<li>{}</li>", text(&violation.text)))
+        .map(|violation| format!("<li>{}</li>", untrusted(&violation.text, true)))
         .collect();
     let replay = chaos
         .shrunk
@@ -107,7 +108,7 @@ pub fn page(chaos: &Chaos) -> String {
         .map(|shrunk| {
             format!(
                 "<p class=\"replay\">Replay: <code>{}</code></p>",
-                text(&chaos.replay(&shrunk.judged.record.settings))
+                untrusted(&chaos.replay(&shrunk.judged.record.settings), false)
             )
         })
         .unwrap_or_default();
@@ -124,7 +125,7 @@ pub fn page(chaos: &Chaos) -> String {
         verdicts = verdicts(&chaos.judged),
         drawn = text(&drawn(chaos, judged, shown.len())),
         sinks = text(&sinks(&chaos.judged)),
-        subject = text(&chaos.subject),
+        subject = untrusted(&chaos.subject, false),
         workers = crate::terminal::plural(settings.workers, "worker"),
         operations = settings.operations,
         seed = settings.seed,
@@ -132,14 +133,19 @@ pub fn page(chaos: &Chaos) -> String {
         model = text(&judged.model_text()),
         story = judged
             .story()
-            .map(|story| format!("<p class=\"story\">What happened: {}.</p>", text(&story)))
+            .map(|story| {
+                format!(
+                    "<p class=\"story\">What happened: {}.</p>",
+                    untrusted(&story, true)
+                )
+            })
             .unwrap_or_default(),
         svg = lanes(judged, &shown, &culprits, &moments),
         table = table(judged, &shown, &culprits, &moments),
         prefix = judged.valid_prefix_text(),
     );
     crate::report::html::shell(
-        &format!("lab chaos: {}", text(&chaos.subject)),
+        &format!("lab chaos: {}", untrusted(&chaos.subject, false)),
         STYLE,
         &body,
         "lab chaos --format html",

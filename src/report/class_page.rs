@@ -5,12 +5,18 @@
 //! closing reflections. It fits a window 1,400 px wide and reads at
 //! 800 px: the wide tables scroll inside their own box, the student
 //! column staying in view.
+//!
+//! What the students wrote (names, file names, the tests they named,
+//! their reasons and reflections) is made inert and escaped
+//! ([`untrusted`]); so are the flags and what became of each file, which
+//! name files.
 
 use super::grade::{self as rows, LEGEND};
+use super::html_text::untrusted;
 use crate::course::grade::{AttemptGrade, ClassGrade, ExerciseGrade, FileStatus};
 use crate::exercise;
 use crate::terminal::plural;
-use html_escape::encode_text as text;
+use html_escape::{encode_double_quoted_attribute as attr, encode_text as text};
 use std::fmt::Write as _;
 
 const STYLE: &str = r#"
@@ -52,7 +58,7 @@ pub fn page(grade: &ClassGrade) -> String {
             body,
             "<p class=\"unknown\">The {} store's scores are not recomputed: {}. Its attempts show the score their files record, marked ?.</p>",
             text(store),
-            text(reason)
+            untrusted(reason, true)
         )
         .unwrap();
     }
@@ -78,7 +84,7 @@ fn student_table(out: &mut String, grade: &ClassGrade) {
             out,
             "<th class=\"score\" title=\"step {}: {}\">{}</th>",
             exercise.text.step,
-            text(exercise::step_title(exercise.text.step)),
+            attr(exercise::step_title(exercise.text.step)),
             text(&exercise.key)
         )
         .unwrap();
@@ -101,17 +107,13 @@ fn student_table(out: &mut String, grade: &ClassGrade) {
         } else {
             " class=\"merged\""
         };
-        write!(out, "<tr{class}><th>{}", text(&student.student)).unwrap();
+        write!(out, "<tr{class}><th>{}", untrusted(&student.student, false)).unwrap();
         if student.named {
-            let files: Vec<&str> = std::iter::once(student.file.as_str())
-                .chain(student.merged.iter().map(String::as_str))
+            let files: Vec<String> = std::iter::once(&student.file)
+                .chain(&student.merged)
+                .map(|file| untrusted(file, false))
                 .collect();
-            write!(
-                out,
-                "<br><span class=\"file\">{}</span>",
-                text(&files.join(", "))
-            )
-            .unwrap();
+            write!(out, "<br><span class=\"file\">{}</span>", files.join(", ")).unwrap();
         }
         out.push_str("</th>");
         for exercise in &keys {
@@ -139,7 +141,7 @@ fn student_table(out: &mut String, grade: &ClassGrade) {
             writeln!(
                 out,
                 "<tr class=\"flag\"><td colspan=\"{colspan}\">{}</td></tr>",
-                text(flag)
+                untrusted(flag, false)
             )
             .unwrap();
         }
@@ -172,8 +174,8 @@ fn files(out: &mut String, grade: &ClassGrade) {
         writeln!(
             out,
             "<li><code>{}</code>: <span{class}>{}</span></li>",
-            text(&given.file),
-            text(&status)
+            untrusted(&given.file, false),
+            untrusted(&status, true)
         )
         .unwrap();
     }
@@ -207,7 +209,7 @@ fn exercises(out: &mut String, exercises: &[ExerciseGrade]) {
             .iter()
             .map(|(test, students)| {
                 // A break may come after an underscore, not inside a word.
-                let name = text(test).replace('_', "_<wbr>");
+                let name = untrusted(test, false).replace('_', "_<wbr>");
                 format!("<code>{name}</code>&nbsp;({students})")
             })
             .collect();
@@ -243,7 +245,7 @@ fn misconceptions(out: &mut String, grade: &ClassGrade) {
             writeln!(
                 out,
                 "<li><code>{}</code>: {}",
-                text(&wrong.test),
+                untrusted(&wrong.test, false),
                 plural(wrong.students, "student")
             )
             .unwrap();
@@ -253,8 +255,8 @@ fn misconceptions(out: &mut String, grade: &ClassGrade) {
                     writeln!(
                         out,
                         "<li>{}: “{}”</li>",
-                        text(&reason.student),
-                        text(&reason.why)
+                        untrusted(&reason.student, false),
+                        untrusted(&reason.why, false)
                     )
                     .unwrap();
                 }
@@ -273,9 +275,9 @@ fn misconceptions(out: &mut String, grade: &ClassGrade) {
         writeln!(
             out,
             "<tr><th>{}</th><td>{}</td><td>{}</td></tr>",
-            text(&answers.student),
-            text(&answers.why_tests_are_kept),
-            text(&answers.not_guaranteed)
+            untrusted(&answers.student, false),
+            untrusted(&answers.why_tests_are_kept, false),
+            untrusted(&answers.not_guaranteed, false)
         )
         .unwrap();
     }
@@ -382,6 +384,48 @@ mod tests {
             "{page}"
         );
         assert!(page.contains("<tr><th>Bob</th><td>regressions</td><td>clocks</td></tr>"));
+    }
+
+    /// Eve's name, file name, named test, reason and reflection hold
+    /// markup, escape sequences, a bidirectional override and a line
+    /// break: the page shows them as text, inert, and parses with no error.
+    #[test]
+    fn what_a_student_wrote_is_text_on_the_page_and_inert() {
+        let name = "<img src=x onerror=alert(1)>\x1b]0;pwned\x07\u{202e}\nEve";
+        let mut eve = student(
+            "eve\x1b[2K.json",
+            "4",
+            &[(&["x\x1b[1A<i>"], 100, "<script>alert(1)</script>\x1b[1A")],
+            false,
+        );
+        eve.progress.student = Some(name.into());
+        eve.progress.reflection = Some(Reflection {
+            at: String::new(),
+            why_tests_are_kept: "\"kept\" <b>\x1b[31m".into(),
+            not_guaranteed: "\u{9b}2J".into(),
+        });
+        let page = page(&grade(&[eve], Vec::new(), &killers("4", &["a"])));
+        assert!(
+            !page.chars().any(|c| (c.is_control() && c != '\n')
+                || ('\u{202a}'..='\u{202e}').contains(&c)
+                || ('\u{2066}'..='\u{2069}').contains(&c)),
+            "{page:?}"
+        );
+        let shown = "&lt;img src=x onerror=alert(1)&gt;\\x1b]0;pwned\\x07\\u{202e}\\nEve";
+        assert!(page.contains(&format!("<tr><th>{shown}<br>")), "{page}");
+        assert!(page.contains("<span class=\"file\">eve\\x1b[2K.json</span>"));
+        assert!(page.contains("<li><code>eve\\x1b[2K.json</code>: <span>graded</span></li>"));
+        assert!(page.contains(&format!(
+            "<li>{shown}: “&lt;script&gt;alert(1)&lt;/script&gt;\\x1b[1A”</li>"
+        )));
+        assert!(page.contains("<code>x\\x1b[1A&lt;i&gt;</code>"), "{page}");
+        assert!(page.contains("<td>\"kept\" &lt;b&gt;\\x1b[31m</td><td>\\u{9b}2J</td>"));
+        let parsed = scraper::Html::parse_document(&page);
+        assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+        for element in ["img", "script", "i", "b"] {
+            let selector = scraper::Selector::parse(element).unwrap();
+            assert_eq!(parsed.select(&selector).count(), 0, "no <{element}>");
+        }
     }
 
     #[test]

@@ -104,7 +104,8 @@ fn timeline(events: &[Event], width: usize) -> String {
         let answer = match event.answer.as_str() {
             "refused" => "refused".red().bold().to_string(),
             "accepted" => "accepted".green().to_string(),
-            other => other.to_string(),
+            // Another answer may be a program's error, in its words.
+            other => crate::inert::line(other).into_owned(),
         };
         let arrow = if event.answer.is_empty() {
             String::new()
@@ -129,7 +130,8 @@ fn final_row_text(row: Option<&Job>, width: usize) -> String {
             fill(
                 &format!(
                     "final row: owner {}, fence {}, done {}, result {}",
-                    row.owner.as_deref().unwrap_or("none"),
+                    // As the program stored it, which may hold anything.
+                    crate::inert::line(row.owner.as_deref().unwrap_or("none")),
                     row.fence,
                     row.done,
                     row.result
@@ -240,6 +242,21 @@ mod tests {
     use crate::course::demo::play_power_cut;
     use crate::runner::DEFAULT_TIMEOUT;
     use std::path::Path;
+
+    /// A row a program stored is shown inert: its owner, and its result
+    /// as Rust writes a string.
+    #[test]
+    fn the_final_row_is_shown_inert() {
+        let row = Job {
+            owner: Some("\x1b]0;pwned\x07B\u{202e}".into()),
+            result: Some("\x1b[1A".into()),
+            ..Job::default()
+        };
+        assert_eq!(
+            final_row_text(Some(&row), 100),
+            "\n  final row: owner \\x1b]0;pwned\\x07B\\u{202e}, fence 0, done false, result \"\\u{1b}[1A\"\n"
+        );
+    }
 
     fn play_on(id: &str, folder: &Path) -> (Story, String) {
         let variant = Variant::find(id).unwrap();

@@ -6,6 +6,7 @@
 //! links only to its own sections, so it can be mailed, archived or opened
 //! from a file on a machine without network.
 
+use super::html_text::{untrusted, untrusted_attr};
 use super::{
     cell_look, key_looks, not_covered_reason, status_look, survivor_advice, test_file,
     tests_phrase, NOT_COVERED,
@@ -162,7 +163,7 @@ fn header(matrix: &Matrix) -> String {
     } else {
         out.push_str("<div class=\"problems\"><p>Problems (what <code>lab matrix --check</code> fails on):</p><ul>\n");
         for problem in problems {
-            writeln!(out, "<li>{}</li>", text(&problem)).unwrap();
+            writeln!(out, "<li>{}</li>", untrusted(&problem, true)).unwrap();
         }
         out.push_str("</ul></div>\n");
     }
@@ -229,7 +230,7 @@ fn header_row(matrix: &Matrix) -> String {
                     out,
                     "<th scope=\"col\" class=\"variant status-{status}{group} kind-{}\" title=\"{}\"><a href=\"#mutant-{}\">{}</a></th>",
                     mutant.kind.name(),
-                    attr(&format!("{} (step {}, {}): {}", mutant.id, mutant.step, status, mutant.title)),
+                    untrusted_attr(&format!("{} (step {}, {}): {}", mutant.id, mutant.step, status, mutant.title), false),
                     attr(&mutant.id),
                     text(&mutant.id)
                 )
@@ -300,7 +301,7 @@ fn matrix_section(matrix: &Matrix) -> String {
                 out,
                 "<td class=\"cell {class}{group}{}\" title=\"{}\">{mark}</td>",
                 kind_class(run),
-                attr(&format!("{} × {}: {why}", run.variant.id, case.name))
+                untrusted_attr(&format!("{} × {}: {why}", run.variant.id, case.name), true)
             )
             .unwrap();
         }
@@ -439,7 +440,7 @@ fn mutants_section(matrix: &Matrix) -> String {
             status_look(summary.status).class,
             tests_phrase(summary.killers.len()),
             summary.own_step_killers,
-            text(&mutant.title),
+            untrusted(&mutant.title, false),
         )
         .unwrap();
     }
@@ -469,8 +470,8 @@ fn mutant_details(
         mutant.kind.name(),
         status_look(summary.status).class,
         summary.status.label(),
-        text(&mutant.title),
-        text(mutant.explanation.trim()),
+        untrusted(&mutant.title, false),
+        untrusted(mutant.explanation.trim(), true),
     )
     .unwrap();
     out.push_str(&diff(whole));
@@ -507,16 +508,18 @@ fn mutant_details(
 /// owners lists every answer) is folded, its start as the summary.
 const LONG_REASON: usize = 240;
 
-/// A failure message, folded when long: a `<details>` element needs no script.
+/// A failure message, folded when long: a `<details>` element needs no
+/// script. It may quote what a program wrote: made inert, its lines kept.
 fn reason_html(reason: &str) -> String {
+    let reason = crate::inert::lines(reason);
     if reason.chars().count() <= LONG_REASON {
-        return format!("<span class=\"reason\">{}</span>", text(reason));
+        return format!("<span class=\"reason\">{}</span>", text(&reason));
     }
     let start: String = reason.chars().take(LONG_REASON).collect();
     format!(
         "<details class=\"reason\"><summary>{}…</summary>{}</details>",
         text(&start),
-        text(reason)
+        text(&reason)
     )
 }
 
@@ -557,7 +560,7 @@ fn diff(mutant: &Mutant) -> String {
                 write!(
                     out,
                     "<span class=\"{class}\">{sign}{}</span>",
-                    text(change.value().trim_end_matches('\n'))
+                    untrusted(change.value().trim_end_matches('\n'), false)
                 )
                 .unwrap();
             }
@@ -744,6 +747,28 @@ mod tests {
         for href in page.split("href=\"").skip(1) {
             assert!(href.starts_with('#') || href.starts_with("data:"), "{href}");
         }
+    }
+
+    /// A crash's message quotes what a program wrote: the page shows it
+    /// inert, in the cell's title and in the reasons under the test.
+    #[test]
+    fn a_program_s_output_is_shown_inert() {
+        use crate::matrix::sample::small_matrix;
+        let crash = Outcome::Crash {
+            message: "it wrote \x1b]0;pwned\x07<b>\u{202e}\n  line two".into(),
+        };
+        let page = page(&small_matrix(
+            Outcome::Pass,
+            [Outcome::Pass, crash],
+            [Outcome::Pass, Outcome::Pass],
+        ));
+        assert!(!page.contains(['\x1b', '\x07', '\u{202e}']), "{page}");
+        let shown = "it wrote \\x1b]0;pwned\\x07&lt;b&gt;\\u{202e} line two";
+        assert!(
+            page.contains(&format!("<span class=\"reason\">crashed: {shown}</span>")),
+            "{page}"
+        );
+        assert!(page.contains(&format!(": crashed: {shown}\">")), "{page}");
     }
 
     #[test]

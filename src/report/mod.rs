@@ -3,8 +3,9 @@
 //! ([`stryker`]) and a self-contained HTML page ([`html`]); and the
 //! student's screens: an exercise's step-through ([`step`]) and the check
 //! of their own implementation ([`check`], and for Gradescope's autograder
-//! [`gradescope`]); a class's grade ([`grade`]); a chaos run's timeline as a
-//! page ([`chaos_page`]).
+//! [`gradescope`]); a class's grade ([`grade`]), its CSV files made safe
+//! for spreadsheets ([`safe_csv`]); a chaos run's timeline as a page
+//! ([`chaos_page`]).
 //!
 //! Every format, with its extension and its renderer, is listed in
 //! [`format`](mod@format). This module holds what they share: how an outcome looks ([`look`]),
@@ -20,10 +21,12 @@ pub mod format;
 pub mod grade;
 pub mod gradescope;
 pub mod html;
+pub mod html_text;
 pub mod json;
 pub mod markdown;
 pub mod prairielearn;
 pub mod progress;
+pub mod safe_csv;
 pub mod step;
 pub mod stryker;
 pub mod stryker_page;

@@ -94,10 +94,9 @@ fn exercise_status(progress: &Progress, key: &str) -> Status {
         };
     };
     let attempts = progress.exercises.get(key).map_or(0, |e| e.attempts.len());
-    let probe = attempt
-        .probe
-        .as_ref()
-        .map_or(String::new(), |probe| format!(", probe {}", probe.verdict));
+    let probe = attempt.probe.as_ref().map_or(String::new(), |probe| {
+        format!(", probe {}", crate::inert::line(&probe.verdict))
+    });
     let rest = format!(
         ": {}, {}{probe}",
         found_and_precise(&attempt.score),
@@ -292,7 +291,7 @@ pub fn progress_text(progress: &Progress, width: usize) -> String {
             writeln!(
                 out,
                 "  {}  {}",
-                attempt.at,
+                crate::inert::line(&attempt.at),
                 found_and_precise(&attempt.score)
             )
             .unwrap();
@@ -356,10 +355,13 @@ pub fn reflection_text(reflection: &Reflection, width: usize) -> String {
     )
 }
 
-/// `text` wrapped at `width` between words, never inside one (a test name
-/// longer than the line stays whole), each line ending in a line break.
+/// `text`, one paragraph, made inert ([`crate::inert::line`]: it may show
+/// what a progress file holds, which is the student's to write, by hand
+/// too) and wrapped at `width` between words, never inside one (a test
+/// name longer than the line stays whole), each line ending in a line
+/// break.
 pub fn wrapped(text: &str, width: usize, first: &str, rest: &str) -> String {
-    crate::terminal::fill(text, width, first, rest) + "\n"
+    crate::terminal::fill(&crate::inert::line(text), width, first, rest) + "\n"
 }
 
 #[cfg(test)]
@@ -439,6 +441,73 @@ mod tests {
             "{text}"
         );
         assert!(text.lines().all(|line| line.len() <= 60), "{text}");
+    }
+
+    /// A progress file written by hand, with escape sequences, a
+    /// bidirectional override and line breaks in every text it holds: the
+    /// overview and the progress show them inert, within the width.
+    #[test]
+    fn what_a_progress_file_holds_is_shown_inert() {
+        colored::control::set_override(false);
+        let title = "\x1b]0;pwned\x07";
+        let mut progress = Progress {
+            student: Some(format!("{title}Eve\u{202e}\nX")),
+            implementation: Some(crate::subject::Implementation::Command {
+                line: "./mine\x1b[2K".into(),
+            }),
+            reflection: Some(Reflection {
+                at: "now\x1b[1A".into(),
+                why_tests_are_kept: "kept\x1b[31m".into(),
+                not_guaranteed: "clocks\u{9b}2J".into(),
+            }),
+            ..Progress::default()
+        };
+        let predicted = vec!["claim\x1b[1A".to_string()];
+        progress.exercise("4").attempts.push(Attempt {
+            at: "2026\x1b[2K".into(),
+            mutant: "04".into(),
+            score: Score::of(&predicted, &[]),
+            caught_by: Vec::new(),
+            predicted,
+            why: "it\x1b[1A\nbreaks".into(),
+            probe: Some(progress::ProbeRecord {
+                file: "p\x1b[2K.probe".into(),
+                text: String::new(),
+                verdict: "kills\x07".into(),
+                killed: true,
+            }),
+        });
+        let overview = overview_text(&progress, Path::new("p\x1b[1A.json"), 80);
+        let recorded = progress_text(&progress, 80);
+        for shown in [&overview, &recorded] {
+            assert!(
+                !shown
+                    .chars()
+                    .any(|c| (c.is_control() && c != '\n') || c == '\u{202e}' || c == '\u{9b}'),
+                "{shown:?}"
+            );
+            assert!(
+                shown.lines().all(|line| line.chars().count() <= 80),
+                "{shown}"
+            );
+        }
+        assert!(
+            overview.contains("of \\x1b]0;pwned\\x07Eve\\u{202e}\\nX"),
+            "{overview}"
+        );
+        assert!(overview.contains("p\\x1b[1A.json"), "{overview}");
+        assert!(overview.contains(" kills\\x07\n"), "{overview}");
+        assert!(overview.contains("./mine\\x1b[2K"), "{overview}");
+        for expected in [
+            "  2026\\x1b[2K  missed",
+            "    predicted: claim\\x1b[1A\n",
+            "    probe: p\\x1b[2K.probe, kills\\x07\n",
+            "    why: it\\x1b[1A\\nbreaks\n",
+            "  why the tests are kept: kept\\x1b[31m\n",
+            "  not guaranteed: clocks\\u{9b}2J\n",
+        ] {
+            assert!(recorded.contains(expected), "{expected}\n{recorded}");
+        }
     }
 
     /// Every exercise done, with the longest statuses, and the student's

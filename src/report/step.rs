@@ -418,7 +418,8 @@ fn verdict_line(
             width,
         )),
         Some(other @ (Outcome::Timeout { .. } | Outcome::Crash { .. })) => {
-            writeln!(out, "        {}", other.reason().unwrap_or_default()).unwrap();
+            let reason = other.reason().unwrap_or_default();
+            writeln!(out, "        {}", crate::inert::lines(&reason)).unwrap();
         }
         _ => {}
     }

@@ -101,13 +101,34 @@ pub fn in_script(code: &str) -> String {
     safe
 }
 
+/// `value` as JSON safe inside a `<script>` element, whatever its strings
+/// hold (a failure's reason quotes what a program wrote): every `<`, `>`
+/// and `&` written as a JSON escape (`\u003c`), as Go's `json.Marshal`
+/// writes them for HTML. Those characters can only be in a JSON string,
+/// where the escape means the same character, and without `<` neither
+/// `</script` (which would end the element) nor `<!--` (which would make
+/// the parser miss the element's end) can appear.
+pub fn json_in_script(value: &Value) -> String {
+    let json = value.to_string();
+    let mut safe = String::with_capacity(json.len());
+    for c in json.chars() {
+        match c {
+            '<' => safe.push_str("\\u003c"),
+            '>' => safe.push_str("\\u003e"),
+            '&' => safe.push_str("\\u0026"),
+            c => safe.push(c),
+        }
+    }
+    safe
+}
+
 /// The page: `report` (Stryker's JSON) shown by `viewer`, one file, with
 /// a line that names the viewer's package, version and licence.
 pub fn page(report: &Value, viewer: &Viewer) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<link rel=\"icon\" href=\"data:,\">\n<title>lease-lab mutation report</title>\n<script>{}</script>\n</head>\n<body>\n<mutation-test-report-app title-postfix=\"lease-lab\"></mutation-test-report-app>\n<script>document.querySelector(\"mutation-test-report-app\").report = {};</script>\n<footer><p style=\"font: 12px system-ui, sans-serif; color: #555; margin: 12px;\">Drawn by Stryker's viewer, the npm package {PACKAGE} {}, licence {}, inlined. Made by <code>lab matrix --format stryker-html</code>, lease-lab {}.</p></footer>\n</body>\n</html>\n",
         in_script(&viewer.bundle),
-        in_script(&report.to_string()),
+        json_in_script(report),
         text(&viewer.version),
         text(&viewer.licence),
         env!("CARGO_PKG_VERSION"),
@@ -166,9 +187,40 @@ mod tests {
         let page = page(&report, &viewer);
         assert_eq!(page.matches("</script>").count(), 2, "{page}");
         assert!(page.contains("let end = '<\\/script>';"), "{page}");
-        assert!(page.contains(r#""note":"<\/SCRIPT><b>""#), "{page}");
+        assert!(
+            page.contains(r#""note":"\u003c/SCRIPT\u003e\u003cb\u003e""#),
+            "{page}"
+        );
         assert!(page.contains("mutation-testing-elements 3.9.0, licence Apache-2.0"));
         assert!(!page.contains("src=\"http"), "nothing from outside");
+    }
+
+    /// A report whose strings would end the script element, or hide its
+    /// end from the parser, is inlined with no `<` at all, and reads back
+    /// as the same JSON.
+    #[test]
+    fn a_report_in_a_script_holds_no_markup_and_reads_back_the_same() {
+        let report = serde_json::json!({
+            "reason": "<!--<script> a </script> & <b>\u{1b}[1A",
+            "name": "Eve & \"Bob\" </ScRiPt >",
+        });
+        let inlined = json_in_script(&report);
+        assert!(!inlined.contains(['<', '>', '&']), "{inlined}");
+        assert_eq!(
+            serde_json::from_str::<Value>(&inlined).unwrap(),
+            report,
+            "the same report"
+        );
+        let viewer = Viewer {
+            bundle: String::new(),
+            version: "1".into(),
+            licence: "MIT".into(),
+        };
+        let page = page(&report, &viewer);
+        assert!(
+            page.contains(&format!(".report = {inlined};</script>")),
+            "{page}"
+        );
     }
 
     #[test]

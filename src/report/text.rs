@@ -249,7 +249,9 @@ pub fn run(matrix: &Matrix, run: &VariantRun) -> String {
             }
             (other, _) => {
                 failed += 1;
-                writeln!(out, "         {}", other.reason().unwrap_or_default()).unwrap();
+                // A crash's reason quotes what the program wrote.
+                let reason = other.reason().unwrap_or_default();
+                writeln!(out, "         {}", crate::inert::lines(&reason)).unwrap();
             }
         }
     }

@@ -126,6 +126,7 @@ impl Implementation {
                     project.display()
                 );
                 let width = crate::terminal::width();
+                let building = crate::inert::line(&building);
                 eprintln!("{}", crate::terminal::fill(&building, width, "", "  "));
                 let program = rust_project::build(project, None)?;
                 Ok(ImplCommand {

@@ -33,11 +33,12 @@ pub fn add_own_variants(variants: &mut Vec<Variant>, subject: &Subject, folder: 
             .file_name()
             .map_or_else(String::new, |name| name.to_string_lossy().into_owned());
         let warn = |why: &str| {
-            eprintln!(
+            let warning = format!(
                 "lab: warning: {} is left out: {why}; `lab mutant check {}` says more",
                 path.display(),
                 path.display()
             );
+            eprintln!("{}", crate::inert::line(&warning));
         };
         let spec = match std::fs::read_to_string(&path)
             .map_err(|error| error.to_string())
@@ -65,11 +66,12 @@ pub fn add_own_variants(variants: &mut Vec<Variant>, subject: &Subject, folder: 
         };
         match (made, at) {
             (Ok(variant), Some(at)) => {
-                eprintln!(
+                let said = format!(
                     "lab: {} differs from the mutant {} built into lab: running the file's version",
                     path.display(),
                     variant.id
                 );
+                eprintln!("{}", crate::inert::line(&said));
                 variants[at] = variant;
             }
             (Ok(variant), None) => variants.push(variant),

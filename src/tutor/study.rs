@@ -59,7 +59,7 @@ pub fn ask_student(session: &mut Session, console: &mut Console) -> Result<(), C
     writeln!(
         console.output,
         "Recorded: {} (to change it: lab --student NEW-NAME).\n",
-        name.trim()
+        crate::inert::line(name.trim())
     )
     .map_err(failed)
 }

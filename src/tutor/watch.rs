@@ -175,10 +175,12 @@ impl WatchRound<'_> {
                     .to_string_lossy()
             ),
         };
-        let heading = format!(
+        // The heading names the student's files.
+        let heading = crate::inert::line(&format!(
             "Run {run} at {}{why} (Ctrl-C stops)",
             clock_time_utc(std::time::SystemTime::now()),
-        );
+        ))
+        .into_owned();
         let shown = check_shown(
             self.checked,
             self.through,
@@ -222,12 +224,13 @@ impl WatchRound<'_> {
 }
 
 /// A run that failed, as `text` says (its first line prose, the others a
-/// program's lines as it wrote them, a traceback's): the first line filled
-/// to `width`, the others indented by two columns and cut to it, so that
-/// a caret stays under its column.
+/// program's lines as it wrote them, a traceback's, or a build's): each
+/// line made inert ([`crate::inert::line`]); the first filled to
+/// `width`, the others indented by two columns and cut to it, so that a
+/// caret stays under its column.
 fn failed_run(text: &str, width: usize) -> String {
-    let mut lines = text.lines();
-    let first = fill(lines.next().unwrap_or_default(), width, "", "  ");
+    let mut lines = text.lines().map(crate::inert::line);
+    let first = fill(&lines.next().unwrap_or_default(), width, "", "  ");
     std::iter::once(first)
         .chain(lines.map(|line| crate::terminal::cut(&format!("  {line}"), width)))
         .collect::<Vec<_>>()
@@ -244,6 +247,29 @@ fn clock_time_utc(at: std::time::SystemTime) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A failed run quotes a program or a build: each line is shown
+    /// inert, the first filled and the others cut to the width.
+    #[test]
+    fn a_failed_run_is_shown_inert_within_the_width() {
+        let text = format!(
+            "Run 2, lab watch: s.py did not greet \x1b]0;pwned\x07\n    {}\n    \u{202e}x",
+            "\x1b[1A".repeat(20)
+        );
+        let shown = failed_run(&text, 40);
+        assert!(
+            !shown
+                .chars()
+                .any(|c| (c.is_control() && c != '\n') || c == '\u{202e}'),
+            "{shown:?}"
+        );
+        assert!(shown.contains("\\x1b]0;pwned\\x07"), "{shown}");
+        assert!(shown.ends_with("\n      \\u{202e}x"), "{shown}");
+        assert!(
+            shown.lines().all(|line| line.chars().count() <= 40),
+            "{shown}"
+        );
+    }
 
     #[test]
     fn the_fingerprint_changes_with_contents_and_names_but_not_with_reading() {

@@ -3,7 +3,8 @@
 //! (`cli`), the kill matrix's skipping of the tests that cannot catch a
 //! mutant (`coverage`), a student's own implementation
 //! (`own_impl`), the runner (`runner`), the Stryker report (`stryker`) and
-//! the HTML report in a browser (`html_browser`, ignored by default), and
+//! the HTML report in a browser (`html_browser`, ignored by default),
+//! untrusted text made inert in every format (`inert`),
 //! the power-loss shim under the store (`power_loss`, which needs the
 //! compiled mutant h04g), and the screens at 80 columns (`screens`, with
 //! their snapshots, and `widths`).
@@ -23,6 +24,7 @@ mod first_hour;
 mod grade;
 mod hostile;
 mod html_browser;
+mod inert;
 mod matrices;
 mod matrix_outputs;
 mod own_impl;

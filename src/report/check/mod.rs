@@ -2,6 +2,10 @@
 //! passed, failing (with the call, the contract's answer and the
 //! implementation's, for the first failures) or not written, the reference
 //! tests apart, and what to do next.
+//!
+//! What the program wrote (its answers, its errors' messages and frames,
+//! its standard error, a stub's words) is shown made inert
+//! ([`crate::inert`]), and cut or filled to the width as it is shown.
 
 use crate::child_process::StderrWindow;
 use crate::course::check::{CheckReport, StepResult};
@@ -10,6 +14,7 @@ use crate::course::starter::OPERATIONS;
 use crate::exercise;
 use crate::fault::STDERR_INTRO;
 use crate::frame::{Frame, Raised};
+use crate::inert;
 use crate::outcome::Outcome as TestOutcome;
 use crate::terminal::{cut, failure_text, fill};
 use colored::Colorize;
@@ -234,6 +239,7 @@ fn stub_text(said: &str, width: usize) -> String {
             said
         }
     );
+    let line = inert::line(&line);
     format!(
         "{}\n",
         fill(&line, width, DETAIL_INDENT, DETAIL_INDENT).dimmed()
@@ -262,7 +268,7 @@ fn beyond_text(report: &CheckReport, width: usize, all: bool) -> String {
         for (name, outcome) in &report.beyond {
             let line = match outcome.reason() {
                 None => format!("holds  {name}"),
-                Some(reason) => format!("fails  {name}: {reason}"),
+                Some(reason) => format!("fails  {name}: {}", inert::lines(&reason)),
             };
             writeln!(out, "{}", fill(&line, width, "  ", "         ")).unwrap();
         }
@@ -361,6 +367,7 @@ fn failure_text_of(
                 Some(_) => first.strip_suffix(STDERR_INTRO).unwrap_or(first),
                 None => first,
             };
+            let first = inert::line(first);
             let said = match outcome {
                 TestOutcome::Crash { .. } => format!("crashed: {first}"),
                 _ => format!("timed out: {first}"),
@@ -368,13 +375,14 @@ fn failure_text_of(
             writeln!(out, "{}", fill(&said, width, &pad, &pad)).unwrap();
             if own.is_none() {
                 for line in lines {
+                    let line = inert::line(line);
                     writeln!(out, "{}", cut(&format!("{pad}{line}"), width)).unwrap();
                 }
             }
         }
         other => {
             let reason = other.reason().unwrap_or_default();
-            writeln!(out, "{}", fill(&reason, width, &pad, &pad)).unwrap();
+            writeln!(out, "{}", fill(&inert::lines(&reason), width, &pad, &pad)).unwrap();
         }
     }
     let Some(stderr) = own else {
@@ -389,6 +397,7 @@ fn failure_text_of(
     };
     writeln!(out, "{}", fill(&heading, width, &pad, &pad).dimmed()).unwrap();
     for line in &stderr.last {
+        let line = inert::line(line);
         writeln!(out, "{}", cut(&format!("{pad}  {line}"), width)).unwrap();
     }
     out
@@ -411,9 +420,10 @@ fn raised_text(actual: &str, raised: &[Raised], width: usize) -> String {
             code: None,
             ..frame.clone()
         };
-        let line = format!("{how} {place}:");
+        let line = format!("{how} {}:", inert::line(&place.to_string()));
         writeln!(out, "{}", fill(&line, width, &pad, &pad).dimmed()).unwrap();
         if let Some(code) = &frame.code {
+            let code = inert::line(code);
             writeln!(out, "{}", cut(&format!("{pad}    {code}"), width)).unwrap();
         }
     }
@@ -479,6 +489,8 @@ pub fn next_text(report: &CheckReport, source: &str, through: u8, impl_arg: &str
         ),
         None => format!("All eight steps pass. Next: `lab chaos --impl {impl_arg}` runs your store under 8 workers that stall, get killed mid-call and disagree about the time, and judges every answer. Then the worksheet's last instruction: break your code on purpose (a boundary comparison, the cleanup code), predict which tests fail, and let the lab score it: `lab check --predict TEST,TEST --why \"...\"`."),
     };
+    // The line names the student's files and may quote a stub's words.
+    let line = inert::line(&line);
     format!(
         "\n{}\n",
         fill(&line, crate::terminal::text_width(), "", "").bold()
@@ -516,7 +528,8 @@ pub fn starter_text(
     dir: &std::path::Path,
     width: usize,
 ) -> String {
-    let paragraph = |text: String| fill(&text, width, "", "");
+    // Each paragraph names folders and files the student chose.
+    let paragraph = |text: String| fill(&inert::line(&text), width, "", "");
     format!(
         "{}\n\n{}\n  {}   runs the contract tests of every step against it\n  {}   runs them again each time you save\n\n{}\n",
         paragraph(format!(

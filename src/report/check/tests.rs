@@ -413,3 +413,79 @@ fn a_step_s_line_fits_the_width() {
         "{line}"
     );
 }
+
+/// Whether `text` holds a character a terminal would obey, or that
+/// reorders what it shows, but for the line breaks of its layout.
+fn obeyed(text: &str) -> Option<char> {
+    text.chars().find(|&c| {
+        (c.is_control() && c != '\n')
+            || ('\u{202a}'..='\u{202e}').contains(&c)
+            || ('\u{2066}'..='\u{2069}').contains(&c)
+    })
+}
+
+/// A program that answers, raises, crashes and writes escape sequences
+/// and a bidirectional override: each failure shows them inert, the
+/// traceback in its lines, each line within the width.
+#[test]
+fn what_a_program_wrote_is_shown_inert_within_the_width() {
+    colored::control::set_override(false);
+    let title = "\x1b]0;pwned\x07";
+    let wrong = TestOutcome::Fail {
+        check: "claim".into(),
+        expected: "fence 2".into(),
+        actual: format!("error conflict: {title}up\x1b[1A"),
+        state: None,
+    };
+    let raised = [Raised {
+        error: format!("error conflict: {title}up\x1b[1A"),
+        frames: vec![Frame {
+            file: "s\x1b[2K.py".into(),
+            line: 3,
+            function: Some("claim\u{202e}".into()),
+            code: Some("raise Conflict(\"\x1b[1A\")".into()),
+        }],
+    }];
+    let stderr = window(&["\x1b[31mred\x1b[0m", "tab\there"], 0);
+    let shown = failure_text_of("t", &wrong, Some(&stderr), Some(&raised), 80);
+    assert_eq!(obeyed(&shown), None, "{shown}");
+    assert_eq!(
+        shown,
+        "      t\n        check: claim\n        expected: fence 2\n        actual:   error conflict: \\x1b]0;pwned\\x07up\\x1b[1A\n        raised in claim\\u{202e}, line 3 of s\\x1b[2K.py:\n            raise Conflict(\"\\x1b[1A\")\n        it wrote on standard error:\n          \\x1b[31mred\\x1b[0m\n          tab\\there\n"
+    );
+    let crash = TestOutcome::Crash {
+        message: format!(
+            "{title} exited with code 1{STDERR_INTRO}\n    Traceback\x1b[1A\n    {}",
+            "\x1b".repeat(30)
+        ),
+    };
+    let crashed = failure_text_of("t", &crash, None, None, 60);
+    assert_eq!(obeyed(&crashed), None, "{crashed}");
+    assert!(
+        crashed.starts_with("      t\n        crashed: \\x1b]0;pwned\\x07 exited with code 1;"),
+        "{crashed}"
+    );
+    assert!(
+        crashed.contains("\n            Traceback\\x1b[1A\n"),
+        "the traceback's lines kept: {crashed}"
+    );
+    assert!(
+        crashed.lines().all(|line| line.chars().count() <= 60),
+        "the inert line is cut to the width: {crashed}"
+    );
+    let stub = TestOutcome::Fail {
+        check: "a call".into(),
+        expected: "an answer".into(),
+        actual: format!("error not-implemented: step 1: {title}init_db is not written yet"),
+        state: None,
+    };
+    let run = run_with(&[(first_of(1, Tag::Contract), stub)]);
+    let report = CheckReport::of(&run, 1);
+    let text = check_text(&report, 80, false) + &next_text(&report, "s\x1b[2K.py", 1, "s.py");
+    assert_eq!(obeyed(&text), None, "{text}");
+    assert!(
+        text.contains("it answers: step 1: \\x1b]0;pwned\\x07init_db"),
+        "{text}"
+    );
+    assert!(text.contains("s\\x1b[2K.py)"), "{text}");
+}

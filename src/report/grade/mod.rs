@@ -1,6 +1,13 @@
 //! A graded class ([`ClassGrade`]) rendered: a row per student for the
 //! terminal and as CSV, the class per exercise, and the misconceptions as
 //! text and Markdown.
+//!
+//! What a student chose (a name, a file name, the tests they named, a
+//! `--why`, a reflection) and what their program wrote (a reason a check
+//! quotes) is untrusted: the terminal's views show it made inert
+//! ([`crate::inert`]), padded and cut by the width of what is shown; the CSV
+//! files write it as [`crate::report::safe_csv`] says, the Markdown as [`markdown::cell`]
+//! does.
 
 use crate::course::class_check::{CheckResult, ImplCheck};
 use crate::course::grade::{
@@ -8,6 +15,9 @@ use crate::course::grade::{
     StudentGrade,
 };
 use crate::exercise;
+use crate::inert;
+use crate::report::markdown;
+use crate::report::safe_csv::SafeCsv;
 use crate::terminal::fill;
 use std::fmt::Write as _;
 
@@ -18,42 +28,6 @@ const NAME_WIDTH: usize = 16;
 pub(crate) const LEGEND: &str = "Each score is recomputed from the recorded prediction against \
 what the suite catches today. ! the file claims another score (see below the row); \
 ? not recomputed, the file's score is shown. - not attempted.";
-
-/// A CSV file the lab writes (RFC 4180), each cell neutralised for the
-/// spreadsheets that open it: a cell that begins with `=`, `+`, `-`, `@`,
-/// a tab or a carriage return would be run as a formula (a student's name
-/// is theirs to choose), so it gets a leading `'`, as OWASP advises for
-/// CSV injection. The cell keeps its text after that mark.
-struct SafeCsv(csv::Writer<Vec<u8>>);
-
-impl SafeCsv {
-    fn new() -> SafeCsv {
-        SafeCsv(csv::Writer::from_writer(Vec::new()))
-    }
-
-    /// Writes one row.
-    fn row<S: AsRef<str>>(&mut self, cells: impl IntoIterator<Item = S>) {
-        let cells = cells
-            .into_iter()
-            .map(|cell| neutralised(cell.as_ref()).into_owned());
-        self.0.write_record(cells).expect("CSV into memory");
-    }
-
-    /// The file's text.
-    fn text(self) -> String {
-        String::from_utf8(self.0.into_inner().expect("CSV into memory")).expect("CSV of UTF-8")
-    }
-}
-
-/// `cell`, with a leading `'` when a spreadsheet would take it for a
-/// formula.
-fn neutralised(cell: &str) -> std::borrow::Cow<'_, str> {
-    if cell.starts_with(['=', '+', '-', '@', '\t', '\r']) {
-        format!("'{cell}").into()
-    } else {
-        cell.into()
-    }
-}
 
 /// `text` cut to `width` columns of a terminal, `..` marking a cut, then
 /// padded with spaces to `width` columns: a wide character (CJK, most
@@ -116,7 +90,7 @@ fn student_rows(student: &StudentGrade, width: usize) -> String {
                 )
             })
             .collect();
-        let label = cut(label, NAME_WIDTH);
+        let label = cut(&inert::line(label), NAME_WIDTH);
         format!("{label} {which:>6}{cells}{total:>6}\n")
     };
     let below = if student.named { &student.file } else { "" };
@@ -138,7 +112,7 @@ fn student_rows(student: &StudentGrade, width: usize) -> String {
         out.push('\n');
     }
     for flag in &student.flags {
-        out.push_str(&fill(flag, width, "    ! ", "      "));
+        out.push_str(&fill(&inert::line(flag), width, "    ! ", "      "));
         out.push('\n');
     }
     out
@@ -258,7 +232,7 @@ pub fn exercises_text(grade: &ClassGrade, width: usize) -> String {
         .map(|entry| {
             let guesses = |list: &[(String, usize)]| {
                 list.iter()
-                    .map(|(test, count)| format!("{test} ({count})"))
+                    .map(|(test, count)| format!("{} ({count})", inert::line(test)))
                     .collect::<Vec<_>>()
                     .join(", ")
             };
@@ -304,6 +278,7 @@ pub(crate) fn percent(value: Option<f64>) -> String {
 /// twice: graded once`; `unreadable: why`), and for a graded row each
 /// exercise's first and latest score (empty when not attempted), the
 /// totals, the stores its attempts were on, and the flags joined by `; `.
+/// Every cell is quoted and made safe as [`crate::report::safe_csv`] says.
 pub fn csv(grade: &ClassGrade) -> String {
     let keys: Vec<String> = exercise::exercises().into_iter().map(|e| e.key).collect();
     let mut writer = SafeCsv::new();
@@ -464,7 +439,7 @@ pub fn misconceptions_text(grade: &ClassGrade, width: usize) -> String {
                 n => format!("{n} students"),
             };
             out.push_str(&fill(
-                &format!("{} ({students}) did not catch it", guess.test),
+                &format!("{} ({students}) did not catch it", inert::line(&guess.test)),
                 width,
                 "  ",
                 "    ",
@@ -472,7 +447,11 @@ pub fn misconceptions_text(grade: &ClassGrade, width: usize) -> String {
             out.push('\n');
             for reason in &guess.reasons {
                 out.push_str(&fill(
-                    &format!("{}: \"{}\"", reason.student, reason.why),
+                    &format!(
+                        "{}: \"{}\"",
+                        inert::line(&reason.student),
+                        inert::line(&reason.why)
+                    ),
                     width,
                     "    - ",
                     "      ",
@@ -485,13 +464,13 @@ pub fn misconceptions_text(grade: &ClassGrade, width: usize) -> String {
     if !grade.reflections.is_empty() {
         out.push_str("Closing reflections\n");
         for answers in &grade.reflections {
-            writeln!(out, "  {}", answers.student).unwrap();
+            writeln!(out, "  {}", inert::line(&answers.student)).unwrap();
             for (question, answer) in [
                 ("why tests are kept", &answers.why_tests_are_kept),
                 ("not guaranteed", &answers.not_guaranteed),
             ] {
                 out.push_str(&fill(
-                    &format!("{question}: {answer}"),
+                    &format!("{question}: {}", inert::line(answer)),
                     width,
                     "    - ",
                     "      ",
@@ -541,7 +520,8 @@ fn check_result(result: &CheckResult) -> (String, String) {
 
 /// What became of each file not graded as a row of its own, a warning or
 /// a line each (for standard error): given twice, merged into another
-/// student's row, or kept apart.
+/// student's row, or kept apart. Each is one line, made inert: it names
+/// files and students.
 pub fn file_warnings(graded: &ClassGrade) -> Vec<String> {
     let row = |row: &usize| &graded.students[*row];
     graded
@@ -563,7 +543,15 @@ pub fn file_warnings(graded: &ClassGrade) -> Vec<String> {
             }
             FileStatus::Graded { .. } | FileStatus::Unreadable { .. } => None,
         })
+        .map(|warning| inert::line(&warning).into_owned())
         .collect()
+}
+
+/// The warning for a file that could not be read (for standard error):
+/// `warning: FILE skipped: why`, on one line, made inert (the file's name
+/// is the student's to choose, and why may quote what it holds).
+pub fn skipped_warning(file: &crate::course::grade::Unreadable) -> String {
+    inert::line(&format!("warning: {} skipped: {}", file.file, file.reason)).into_owned()
 }
 
 /// The students' implementations checked, in `format` (text, JSON or
@@ -598,7 +586,8 @@ pub fn checks_report(
 }
 
 /// The students' implementations checked, a row each: the student, the
-/// steps passed, and what is open (or why nothing ran), filled to `width`.
+/// steps passed, and what is open (or why nothing ran), filled to `width`;
+/// a word of the program's output too long for a line is cut to it.
 pub fn checks_text(checks: &[ImplCheck], width: usize) -> String {
     let mut out = format!(
         "{:<NAME_WIDTH$}  {:<12}  result\n",
@@ -607,13 +596,20 @@ pub fn checks_text(checks: &[ImplCheck], width: usize) -> String {
     let indent = " ".repeat(NAME_WIDTH + 16);
     for check in checks {
         let (passed, result) = check_summary(check);
-        out.push_str(&fill(
-            &result,
+        // The result may quote the program's output, which keeps its lines.
+        let filled = fill(
+            &inert::lines(&result),
             width,
-            &format!("{}  {passed:<12}  ", cut(&check.student, NAME_WIDTH)),
+            &format!(
+                "{}  {passed:<12}  ",
+                cut(&inert::line(&check.student), NAME_WIDTH)
+            ),
             &indent,
-        ));
-        out.push('\n');
+        );
+        for line in filled.lines() {
+            out.push_str(&crate::terminal::cut(line, width));
+            out.push('\n');
+        }
     }
     out
 }
@@ -650,15 +646,9 @@ pub fn checks_csv(checks: &[ImplCheck]) -> String {
     writer.text()
 }
 
-/// Text for a Markdown table cell: no line breaks, `|` escaped.
-fn markdown_cell(text: &str) -> String {
-    text.replace('\\', "\\\\")
-        .replace('|', "\\|")
-        .replace(['\r', '\n'], " ")
-}
-
 /// The misconceptions as Markdown: a table per exercise, then the
-/// closing reflections.
+/// closing reflections. What the students wrote is text in its cell,
+/// never Markdown or HTML ([`markdown::cell`], [`markdown::code_cell`]).
 pub fn misconceptions_markdown(grade: &ClassGrade) -> String {
     let mut out = String::from("# Misconceptions\n\n");
     for Misconceptions { exercise, wrong } in &grade.misconceptions {
@@ -671,14 +661,20 @@ pub fn misconceptions_markdown(grade: &ClassGrade) -> String {
             let reasons: Vec<String> = guess
                 .reasons
                 .iter()
-                .map(|reason| format!("{}: \"{}\"", reason.student, reason.why))
+                .map(|reason| {
+                    format!(
+                        "{}: \"{}\"",
+                        markdown::cell(&reason.student),
+                        markdown::cell(&reason.why)
+                    )
+                })
                 .collect();
             writeln!(
                 out,
-                "| `{}` | {} | {} |",
-                markdown_cell(&guess.test),
+                "| {} | {} | {} |",
+                markdown::code_cell(&guess.test),
                 guess.students,
-                markdown_cell(&reasons.join("; "))
+                reasons.join("; ")
             )
             .unwrap();
         }
@@ -690,9 +686,9 @@ pub fn misconceptions_markdown(grade: &ClassGrade) -> String {
             writeln!(
                 out,
                 "| {} | {} | {} |",
-                markdown_cell(&answers.student),
-                markdown_cell(&answers.why_tests_are_kept),
-                markdown_cell(&answers.not_guaranteed)
+                markdown::cell(&answers.student),
+                markdown::cell(&answers.why_tests_are_kept),
+                markdown::cell(&answers.not_guaranteed)
             )
             .unwrap();
         }

@@ -156,7 +156,7 @@ pub fn yours(
     let ready = hear_greeting(&variant, options, check_lanes()).map_err(greeting_fault)?;
     let heading = format!(
         "Your implementation, {}, against the tests of steps 1 to {step}:",
-        own.describe()
+        crate::inert::line(&own.describe())
     );
     writeln!(
         console.output,
