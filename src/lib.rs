@@ -85,6 +85,12 @@
 //!   - [`course::session`]: the progress for one command, with a method for every
 //!     change a command makes to it (rustlings' `AppState`, in the lab's words).
 //!   - [`course::check`]: `lab check`, a student's own implementation step by step.
+//!   - [`course::class_check`]: `lab grade --impl-dir`, a class's code, each entry a
+//!     row, each checked by a `lab check` of its own (the judge, as the instructor).
+//!   - [`course::submission`]: a class's entries read without trusting them: what
+//!     each is, and a copy that never follows a link nor opens a FIFO.
+//!   - [`course::confined`]: a check whose programs run in sandboxes: the copy, the
+//!     prebuilt dependencies of a Rust project, the confinement.
 //! - [`exercise`]: the exercises, one per worksheet mutant, with their texts.
 //! - [`exercise_table`]: `labs/exercises.toml` and its check, shared with the build.
 //! - [`lab_text`]: an exercise's text in both languages, split into its sections.
@@ -118,6 +124,10 @@
 //! - [`frame`]: where in a program's code an error was raised or a call hung.
 //! - [`vfs_shim`]: a shim under SQLite: power cuts, I/O errors, the write-lock watch.
 //! - [`race`]: races that end the same way every time, queued behind a held lock.
+//! - [`sandbox`]: code the lab does not trust (a class's submissions) run in
+//!   bubblewrap with seccomp filters ([`sandbox::seccomp`]), a control group where one
+//!   can be made ([`sandbox::cgroup`]) and caps; the judge's room beside it, a sized
+//!   folder the two share ([`sandbox::room`]).
 //! - [`reach`]: which operations can run a mutant's change: the matrix's coverage.
 //! - [`serve`]: a compiled store served over the protocol (`lab __serve`, its
 //!   arguments and body).

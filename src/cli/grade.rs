@@ -74,9 +74,12 @@ pub fn run(args: &Args) -> Outcome {
         .map_err(CliError::Usage)?;
     let (class, skipped) = read_class(&args.files);
     for file in &skipped {
-        eprintln!("lab grade: warning: {} skipped: {}", file.file, file.reason);
+        eprintln!("lab grade: {}", render::skipped_warning(file));
     }
-    let skipped_names: Vec<String> = skipped.iter().map(|file| file.file.clone()).collect();
+    let skipped_names: Vec<String> = skipped
+        .iter()
+        .map(|file| lease_lab::inert::line(&file.file).into_owned())
+        .collect();
     if let Some(dir) = &args.impl_dir {
         check_implementations(dir, args)?;
     }

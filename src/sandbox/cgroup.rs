@@ -349,15 +349,12 @@ mod tests {
         assert_eq!(counter(events, "oom_group_kill"), None);
     }
 
-    /// As root where cgroup v1 is mounted (this machine's CI): a group is
-    /// made with its caps, a process joins it, and the group goes with
-    /// the process it still held.
+    /// A group is made with its caps, a process joins it, and the group
+    /// goes with the process it still held.
     #[test]
+    #[ignore = "needs a control group it may write (root on cgroup v1, or a delegated v2 group); .ci/run runs it"]
     fn a_group_is_made_joined_and_removed() {
-        let Ok(group) = Cgroup::make(Some("test"), 64 << 20, 16) else {
-            // No group can be made here: nothing to test.
-            return;
-        };
+        let group = Cgroup::make(Some("test"), 64 << 20, 16).unwrap();
         let dirs = group.dirs.clone();
         let fds = group.joiners();
         let mut command = std::process::Command::new("sleep");

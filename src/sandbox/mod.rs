@@ -184,14 +184,29 @@ impl Prepared {
 }
 
 impl Sandbox {
-    /// The sandbox of a check's programs: the tools of this process's
-    /// `PATH` shown (see [`tools_shown`]), `writable` to write, the
-    /// environment emptied to `PATH`, `HOME`, `TMPDIR` and the language,
-    /// and a control group of its own where one can be made.
-    ///
-    /// The group is named for `cgroup` when given (see
-    /// [`cgroup::remove_named`]).
+    /// The sandbox of a check's programs: [`Sandbox::plain`], with a
+    /// control group of its own where one can be made (named for `cgroup`
+    /// when given, see [`cgroup::remove_named`]) and `python3` started as
+    /// the interpreter it is ([`Sandbox::programs`]).
     pub fn for_programs(writable: Vec<PathBuf>, limits: Limits, cgroup: Option<&str>) -> Sandbox {
+        let plain = Sandbox::plain(writable, limits);
+        Sandbox {
+            cgroup: Cgroup::make(cgroup, limits.memory, limits.processes)
+                .ok()
+                .map(Arc::new),
+            programs: interpreter("python3", &plain.shown)
+                .map(|found| ("python3".to_string(), found))
+                .into_iter()
+                .collect(),
+            ..plain
+        }
+    }
+
+    /// A sandbox with the tools of this process's `PATH` shown (see
+    /// [`tools_shown`]), `writable` to write, and the environment emptied
+    /// to `PATH`, `HOME`, `TMPDIR` and the language; no control group, and
+    /// programs started as named.
+    pub fn plain(writable: Vec<PathBuf>, limits: Limits) -> Sandbox {
         let path = std::env::var_os("PATH").unwrap_or_default();
         let homes: Vec<PathBuf> = std::env::var_os("HOME")
             .map(PathBuf::from)
@@ -210,15 +225,8 @@ impl Sandbox {
             .map(|entry| entry.display().to_string())
             .collect::<Vec<_>>()
             .join(":");
-        let cgroup = Cgroup::make(cgroup, limits.memory, limits.processes)
-            .ok()
-            .map(Arc::new);
-        let programs = interpreter("python3", &shown)
-            .map(|found| ("python3".to_string(), found))
-            .into_iter()
-            .collect();
         Sandbox {
-            programs,
+            programs: Vec::new(),
             shown,
             writable,
             env: vec![
@@ -228,7 +236,7 @@ impl Sandbox {
                 ("LANG".into(), "C.UTF-8".into()),
             ],
             limits,
-            cgroup,
+            cgroup: None,
         }
     }
 
@@ -529,7 +537,7 @@ pub fn bubblewrap() -> Result<PathBuf, SandboxError> {
 ///
 /// Errors: what is missing, or what bubblewrap said, in one line.
 pub fn probe() -> Result<(), SandboxError> {
-    let sandbox = Sandbox::for_programs(Vec::new(), Limits::default(), None);
+    let sandbox = Sandbox::plain(Vec::new(), Limits::default());
     let mut prepared = sandbox.command(&["true".into()], Path::new("/"), &[])?;
     let program = prepared
         .command

@@ -161,14 +161,11 @@ fn sizes_are_said_in_whole_units() {
     assert_eq!(size(1536 << 20), "1536 MiB");
 }
 
-/// Where bubblewrap is installed: a program runs in the sandbox, sees
-/// only what it is shown, writes only its folder, and has no network.
+/// A program runs in the sandbox, sees only what it is shown, and writes
+/// only its folder.
 #[test]
+#[ignore = "needs bubblewrap (apt install bubblewrap); .ci/run installs it"]
 fn a_sandboxed_program_sees_and_writes_only_what_it_is_given() {
-    if bubblewrap().is_err() || probe().is_err() {
-        // No sandbox here; tests/lab/hostile.rs says so where it matters.
-        return;
-    }
     let room = tempfile::tempdir().unwrap();
     let room = room.path().canonicalize().unwrap();
     let sandbox = Sandbox::for_programs(vec![room.clone()], Limits::default(), Some("test"));
@@ -207,4 +204,57 @@ fn a_sandboxed_program_sees_and_writes_only_what_it_is_given() {
     // environment it was given (PATH, HOME, TMPDIR, LANG) and the shell's
     // own few.
     assert!(said.contains("uid=1000 pid=1 "), "{said}");
+}
+
+/// A process that spins past its CPU time is ended by the kernel
+/// (SIGXCPU, then SIGKILL), whatever its wall time.
+#[test]
+#[ignore = "needs bubblewrap (apt install bubblewrap); .ci/run installs it"]
+fn a_process_past_its_cpu_time_is_ended() {
+    let limits = Limits {
+        cpu_seconds: 1,
+        ..Limits::default()
+    };
+    let sandbox = Sandbox::for_programs(Vec::new(), limits, Some("test-cpu"));
+    let mut prepared = sandbox
+        .command(
+            &["sh".into(), "-c".into(), "while :; do :; done".into()],
+            Path::new("/"),
+            &[],
+        )
+        .unwrap();
+    let status = prepared.command.status().unwrap();
+    // bubblewrap ends as its program did: by a signal, which it reports as
+    // 128 and its number.
+    let signal = status.code().map(|code| code - 128);
+    assert!(
+        matches!(signal, Some(libc::SIGXCPU | libc::SIGKILL)),
+        "{status}"
+    );
+}
+
+/// Where a control group can be made (as root here), the memory of all a
+/// sandbox's processes is capped together, and the kernel's kill for it is
+/// seen.
+#[test]
+#[ignore = "needs bubblewrap and a control group it may write (root on cgroup v1, or a delegated v2 group); .ci/run runs it"]
+fn the_memory_of_all_processes_is_capped_together() {
+    let limits = Limits {
+        memory: 64 << 20,
+        ..Limits::default()
+    };
+    let sandbox = Sandbox::for_programs(Vec::new(), limits, Some("test-memory"));
+    assert!(sandbox.cgroup.is_some(), "a control group can be made here");
+    // Each process stays under its address space, but together the four
+    // pass the group's 64 MiB.
+    let script = "for i in 1 2 3 4; do python3 -c 'x = bytearray(30 << 20); import time; time.sleep(5)' & done; wait";
+    let mut prepared = sandbox
+        .command(
+            &["sh".into(), "-c".into(), script.into()],
+            Path::new("/"),
+            &[],
+        )
+        .unwrap();
+    prepared.command.status().unwrap();
+    assert!(sandbox.memory_met(), "the group's cap was met");
 }

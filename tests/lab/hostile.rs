@@ -285,6 +285,13 @@ fn hostile_class(lab: &Sandbox, targets: &Targets, sandboxed: bool) -> PathBuf {
             ),
         ),
         (".sneaky.py", store.to_string()),
+        // Escape sequences in a file name, and in what a program says on
+        // standard error before it ends: a row, inert.
+        ("\u{1b}]0;pwned\u{7}.py", store.to_string()),
+        (
+            "shouter.py",
+            "import sys\nsys.stderr.write('\\x1b]0;pwned\\x07\\x1b[1A\\x1b[2K\\n')\nraise SystemExit(1)\n".to_string(),
+        ),
     ];
     for (name, text) in entries {
         std::fs::write(class.join(name), text).unwrap();
@@ -453,6 +460,19 @@ fn a_hostile_class_is_graded_honestly_and_reaches_nothing() {
         ".sneaky",
         &["hidden (its name begins with a dot): not checked"],
     );
+    let [passed, ..] = row("\\x1b]0;pwned\\x07");
+    assert_eq!(passed, "8", "the escaped name is checked like any other");
+    says(
+        "shouter",
+        &["could not start: ", "\\x1b]0;pwned\\x07\\x1b[1A"],
+    );
+    for stream in [&ran.stdout, &ran.stderr] {
+        assert!(
+            !stream.contains(['\u{1b}', '\u{7}']),
+            "a control character reached the instructor's terminal: {}",
+            ran.shown()
+        );
+    }
     for link in ["copycat", "shadow", "vault"] {
         says(link, &["a symbolic link, not followed"]);
     }
@@ -707,4 +727,204 @@ fn a_program_that_cannot_start_or_hangs_earns_nothing_in_every_format() {
         (results["gradable"].clone(), results["score"].as_f64()),
         (true.into(), Some(0.0))
     );
+}
+
+/// A pseudo-terminal, as the instructor's: the master end this test
+/// reads, and the slave end that becomes the grading's controlling
+/// terminal.
+struct Terminal {
+    master: std::fs::File,
+    slave: std::fs::File,
+}
+
+impl Terminal {
+    fn open() -> Terminal {
+        use std::os::fd::FromRawFd;
+        use std::os::unix::fs::OpenOptionsExt;
+        // SAFETY: posix_openpt(3), grantpt(3), unlockpt(3) and ptsname(3)
+        // on the descriptor opened here; ptsname's answer is copied at once.
+        unsafe {
+            let master = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
+            assert!(master >= 0);
+            assert_eq!(libc::grantpt(master), 0);
+            assert_eq!(libc::unlockpt(master), 0);
+            let name = std::ffi::CStr::from_ptr(libc::ptsname(master))
+                .to_string_lossy()
+                .into_owned();
+            let slave = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .custom_flags(libc::O_NOCTTY)
+                .open(name)
+                .unwrap();
+            Terminal {
+                master: std::fs::File::from_raw_fd(master),
+                slave,
+            }
+        }
+    }
+
+    /// `command` with this terminal as its controlling terminal, its
+    /// output written there.
+    fn attach(&self, command: &mut std::process::Command) {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::process::CommandExt;
+        let slave = self.slave.as_raw_fd();
+        command
+            .stdout(self.slave.try_clone().unwrap())
+            .stderr(self.slave.try_clone().unwrap());
+        // SAFETY: setsid(2) and ioctl(2) on an open descriptor, between
+        // fork and exec.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::setsid() < 0 || libc::ioctl(slave, libc::TIOCSCTTY, 0) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+
+    /// What is waiting in the terminal's input, as the instructor's shell
+    /// would read it next.
+    fn typed(&self) -> String {
+        use std::io::Read;
+        use std::os::fd::AsRawFd;
+        // SAFETY: fcntl(2) on an open descriptor.
+        unsafe { libc::fcntl(self.slave.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) };
+        let mut bytes = [0u8; 4096];
+        let read = (&self.slave).read(&mut bytes).unwrap_or(0);
+        String::from_utf8_lossy(&bytes[..read]).into_owned()
+    }
+
+    /// What was written to the terminal.
+    fn shown(&self) -> String {
+        use std::io::Read;
+        use std::os::fd::AsRawFd;
+        // SAFETY: fcntl(2) on an open descriptor.
+        unsafe { libc::fcntl(self.master.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) };
+        let mut shown = Vec::new();
+        let mut bytes = [0u8; 65536];
+        while let Ok(read @ 1..) = (&self.master).read(&mut bytes) {
+            shown.extend_from_slice(&bytes[..read]);
+        }
+        String::from_utf8_lossy(&shown).into_owned()
+    }
+}
+
+/// The instructor's terminal: a submission that opens `/dev/tty`, sets
+/// the window's title and types a line into the terminal's input with
+/// `TIOCSTI` reaches nothing in its sandbox (it has no controlling
+/// terminal, and the filter refuses the ioctl); without the sandbox, the
+/// line waits in the terminal for the instructor's shell to run.
+#[test]
+#[ignore = "needs bubblewrap (apt install bubblewrap); .ci/run installs it"]
+fn a_submission_cannot_type_into_the_instructor_s_terminal() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let attack = "import fcntl, termios\ntry:\n    tty = os.open('/dev/tty', os.O_RDWR)\nexcept OSError as error:\n    refused('/dev/tty', error)\nelse:\n    os.write(tty, b'\\x1b]0;pwned\\x07')\n    for byte in b'echo pwned\\n':\n        fcntl.ioctl(tty, termios.TIOCSTI, bytes([byte]))\n    worked('typed into the instructor\\'s terminal')\nfor fd in (0, 1, 2):\n    try:\n        fcntl.ioctl(fd, termios.TIOCSTI, b'x')\n    except OSError as error:\n        refused('TIOCSTI on %d' % fd, error)\n    else:\n        worked('typed with TIOCSTI on descriptor %d' % fd)";
+    for sandboxed in [true, false] {
+        let lab = Sandbox::new();
+        let class = lab.path("class");
+        std::fs::create_dir(&class).unwrap();
+        std::fs::write(class.join("ada.py"), lease_lab::subject::PYTHON_SOURCE).unwrap();
+        std::fs::write(class.join("typist.py"), hostile(attack)).unwrap();
+        let terminal = Terminal::open();
+        let mut args = vec!["grade", "--impl-dir", "class", "--format", "csv"];
+        if !sandboxed {
+            args.push("--no-sandbox");
+        }
+        let mut command = lab.command(&args);
+        terminal.attach(&mut command);
+        let status = command.status().unwrap();
+        assert!(status.success(), "{}", terminal.shown());
+        let (shown, typed) = (terminal.shown(), terminal.typed());
+        if sandboxed {
+            assert!(
+                shown.contains("\"typist\",\"class/typist.py\",\"8\",\"8\","),
+                "{shown}"
+            );
+            assert!(!shown.contains("\u{1b}]0;pwned"), "{shown:?}");
+            assert_eq!(typed, "", "typed into the instructor's terminal");
+        } else {
+            assert!(
+                shown.contains("ATTACK WORKED: typed into the instructor's terminal"),
+                "{shown}"
+            );
+            assert!(typed.contains("echo pwned"), "{typed:?}");
+        }
+    }
+}
+
+/// Grading as an ordinary user, where the kernel lets users make
+/// namespaces (as this machine's does): the honest submission gets 8 of 8,
+/// attacks are refused as they are for root, and the sandbox's caps hold
+/// without a control group (only root may make one here). Run as user
+/// 65534 with a copy of the lab that user may run, and the system's
+/// Python.
+#[test]
+#[ignore = "needs bubblewrap and root (to become another user); .ci/run runs it"]
+fn an_ordinary_user_grades_in_sandboxes_too() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let lab = Sandbox {
+        dir: tempfile::tempdir_in("/var/tmp").unwrap(),
+    };
+    let targets = Targets::new(&lab, "ordinary");
+    hostile_class(&lab, &targets, false);
+    let class = lab.path("class");
+    // The user's own folders: where the lab is, a temporary folder.
+    set_mode(lab.dir.path(), 0o755);
+    set_mode(&class, 0o755);
+    for entry in std::fs::read_dir(&class).unwrap() {
+        set_mode(&entry.unwrap().path(), 0o644);
+    }
+    let copy = lab.path("lab");
+    std::fs::copy(env!("CARGO_BIN_EXE_lab"), &copy).unwrap();
+    set_mode(&copy, 0o755);
+    let tmp = lab.path("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    set_mode(&tmp, 0o1777);
+    let mut command = std::process::Command::new("setpriv");
+    command
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(&copy)
+        .args([
+            "grade",
+            "--impl-dir",
+            "class",
+            "--format",
+            "csv",
+            "--timeout-ms",
+            "3000",
+        ])
+        .current_dir(lab.dir.path())
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", &tmp)
+        .env("TMPDIR", &tmp)
+        .env("LEASE_LAB_TEST_SECRET_TOKEN", "hunter2");
+    let ran = run_bounded(&mut command, Duration::from_secs(300));
+    ran.assert_success();
+    let rows = rows(&ran);
+    assert_eq!(
+        rows.len(),
+        1 + attacks(&lab, &targets).iter().filter(|a| !a.2).count()
+    );
+    for (student, [passed, through, result]) in &rows {
+        assert_eq!(
+            (passed.as_str(), through.as_str()),
+            ("8", "8"),
+            "{student}: {result}"
+        );
+    }
+    assert!(!targets.outside.exists(), "a submission wrote outside");
+    assert!(
+        !targets.reached(),
+        "a submission reached a port or socket of this machine"
+    );
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "left in the temporary folder: {left:?}");
 }

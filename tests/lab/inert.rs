@@ -240,6 +240,23 @@ fn a_hostile_class_is_graded_inert_in_text_csv_markdown_and_html_and_exact_in_js
 
     let json = grade(&lab, &["--format", "json"], &files);
     assert_json_is_exact(&json, &files);
+
+    // A file given that is not there: its name is said inert, in the
+    // warning and in the closing error, and the others are graded.
+    let gone = "gone\x1b]0;x\x07.json".to_string();
+    let mut line = vec!["--color", "never", "grade"];
+    line.extend(files.iter().map(String::as_str));
+    line.push(&gone);
+    let mut command = lab.command(&line);
+    command.env("COLUMNS", "80");
+    let skipped = run_bounded(&mut command, NO_HANG);
+    skipped.assert_code(3);
+    assert_inert(&skipped);
+    assert!(
+        skipped.stderr.contains("gone\\x1b]0;x\\x07.json skipped"),
+        "{}",
+        skipped.shown()
+    );
 }
 
 /// The CSV as a spreadsheet reads it: every column the lab writes, a row
