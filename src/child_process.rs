@@ -27,6 +27,9 @@ const KEPT_LINES: usize = 200;
 /// The longest [`LineChild::dump_stacks`] waits for a dump.
 const DUMP_WAIT: Duration = Duration::from_millis(500);
 
+/// How many dumps of its stacks a program that hung is asked for.
+const DUMPS: usize = 3;
+
 /// How long a dump's lines must stop coming for it to be whole.
 const DUMP_QUIET: Duration = Duration::from_millis(40);
 
@@ -412,36 +415,46 @@ impl LineChild {
 
     /// Asks a child that stopped answering where it is: sends it `SIGUSR1`,
     /// on which the Python starter dumps the stack of each of its threads
-    /// on standard error (`faulthandler`), and gives back the mark taken
-    /// before (the child's own lines end there) and the lines written
-    /// after it, once they stopped coming, within half a second. A program
-    /// without a handler for the signal ends, as the kill that follows
-    /// would end it, and writes nothing.
+    /// on standard error (`faulthandler`), [`DUMPS`] times, one dump after
+    /// the other has come (a loop is met on one line or another: several
+    /// dumps see its lines), and gives back the mark taken before (the
+    /// child's own lines end there) and the lines written after it, each
+    /// dump waited for until its lines stopped coming, within half a
+    /// second. A program without a handler for the signal ends, as the kill
+    /// that follows would end it, and writes nothing.
     pub fn dump_stacks(&mut self) -> (Option<Mark>, Vec<String>) {
         let Some(before) = self.mark_stderr() else {
             return (None, Vec::new());
         };
-        if !matches!(self.child.try_wait(), Ok(None)) {
-            return (Some(before), Vec::new());
-        }
-        if let Ok(pid) = libc::pid_t::try_from(self.program_id()) {
-            // SAFETY: kill(2) sends a signal; it touches no memory of this
-            // process.
-            unsafe {
-                libc::kill(pid, libc::SIGUSR1);
-            }
-        }
-        let deadline = std::time::Instant::now() + DUMP_WAIT;
-        let mut seen = 0;
         let mut lines = Vec::new();
-        while std::time::Instant::now() < deadline && matches!(self.child.try_wait(), Ok(None)) {
-            thread::sleep(DUMP_QUIET);
-            let Some(now) = self.mark_stderr() else { break };
-            lines = self.stderr_window(Some(before), now, KEPT_LINES).last;
-            if !lines.is_empty() && lines.len() == seen {
+        for _ in 0..DUMPS {
+            if !matches!(self.child.try_wait(), Ok(None)) {
                 break;
             }
-            seen = lines.len();
+            if let Ok(pid) = libc::pid_t::try_from(self.program_id()) {
+                // SAFETY: kill(2) sends a signal; it touches no memory of
+                // this process.
+                unsafe {
+                    libc::kill(pid, libc::SIGUSR1);
+                }
+            }
+            let had = lines.len();
+            let deadline = std::time::Instant::now() + DUMP_WAIT;
+            let mut seen = had;
+            while std::time::Instant::now() < deadline && matches!(self.child.try_wait(), Ok(None))
+            {
+                thread::sleep(DUMP_QUIET);
+                let Some(now) = self.mark_stderr() else { break };
+                lines = self.stderr_window(Some(before), now, KEPT_LINES).last;
+                if lines.len() > had && lines.len() == seen {
+                    break;
+                }
+                seen = lines.len();
+            }
+            if lines.len() == had {
+                // No dump came: the program has no handler, or ended.
+                break;
+            }
         }
         (Some(before), lines)
     }

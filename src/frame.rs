@@ -13,6 +13,25 @@ use serde_json::Value;
 use std::fmt;
 use std::path::Path;
 
+/// A call a program never answered: it hung, or it ended (or broke the
+/// protocol) in the middle of it. A check blames a hang or a crash on this
+/// operation, and on where it hung.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unanswered {
+    /// The operation called (`claim`).
+    pub operation: String,
+    /// Whether it hung (else it ended, or broke the protocol).
+    pub hung: bool,
+    /// How long the call waited for its answer, in milliseconds, when it
+    /// hung.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waited_ms: Option<u64>,
+    /// Where it hung, innermost last, when the program could tell (the
+    /// Python starter dumps its stacks when asked).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hung_in: Vec<Frame>,
+}
+
 /// One frame of a program's stack.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Frame {
@@ -123,6 +142,11 @@ impl fmt::Display for Frame {
 /// innermost frame in the file that runs the protocol loop, the student's
 /// file, with the source line read from it. Empty when the lines hold no
 /// such dump (a program in another language, one that ignored the signal).
+///
+/// The lines may hold several dumps, taken one after another: a call that
+/// loops is met on one line of its loop or another, so the frames of one
+/// function are one frame, its first line met (the loop's own line, as a
+/// rule), and the place is the same whichever moments the dumps caught.
 pub fn hung_in(dump: &[String]) -> Vec<Frame> {
     let mut found: Vec<Frame> = Vec::new();
     let mut thread: Vec<Frame> = Vec::new();
@@ -134,8 +158,14 @@ pub fn hung_in(dump: &[String]) -> Vec<Frame> {
         {
             let own = &thread[at].file;
             let inner = thread[..at].iter().find(|frame| &frame.file == own);
-            if let Some(frame) = inner.filter(|frame| !found.contains(frame)) {
-                found.push(frame.clone());
+            if let Some(frame) = inner {
+                match found
+                    .iter_mut()
+                    .find(|seen| seen.file == frame.file && seen.function == frame.function)
+                {
+                    Some(seen) => seen.line = seen.line.min(frame.line),
+                    None => found.push(frame.clone()),
+                }
             }
         }
         thread.clear();

@@ -126,6 +126,13 @@ pub trait JobStore: Send + Sync {
         Vec::new()
     }
 
+    /// The call the implementation left unanswered since the window on its
+    /// standard error opened, taken: an implementation in this process
+    /// answers every call (a panic is its own outcome).
+    fn take_unanswered(&self) -> Option<crate::frame::Unanswered> {
+        None
+    }
+
     /// `init_db(path)`.
     fn init_db(&self, db: &Path) -> Result<()> {
         let answer = self.call(db, &Operation::InitDb)?;

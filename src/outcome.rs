@@ -175,6 +175,10 @@ pub struct TestRun {
     /// implementation in another program answered during the test.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub raised: Vec<crate::frame::Raised>,
+    /// The call the implementation left unanswered during the test (it
+    /// hung, or ended in the middle of it), when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unanswered: Option<crate::frame::Unanswered>,
     /// The operations the test called on the store, by name, each once,
     /// in [`NAMES`](crate::operation::NAMES) order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -195,6 +199,7 @@ impl TestRun {
             micros: u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
             stderr: StderrWindow::default(),
             raised: Vec::new(),
+            unanswered: None,
             operations: Vec::new(),
             not_covered: false,
         }
@@ -227,6 +232,11 @@ impl TestRun {
     /// The run, with the errors with frames the program answered during it.
     pub fn with_raised(self, raised: Vec<crate::frame::Raised>) -> TestRun {
         TestRun { raised, ..self }
+    }
+
+    /// The run, with the call the program left unanswered during it.
+    pub fn with_unanswered(self, unanswered: Option<crate::frame::Unanswered>) -> TestRun {
+        TestRun { unanswered, ..self }
     }
 }
 
@@ -451,6 +461,7 @@ mod tests {
             frames: Vec::new(),
         }];
         let reference = TestRun {
+            unanswered: None,
             test: "t".into(),
             outcome: Outcome::Pass,
             micros: 7,

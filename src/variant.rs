@@ -243,12 +243,24 @@ impl Variant {
     }
 
     /// The tests of the suite it runs: on a server, those that mean
-    /// something there ([`crate::suite::on_a_server`]), else the whole suite.
+    /// something there ([`crate::suite::on_a_server`]); a program, those
+    /// that can be asked of one ([`crate::suite::for_programs`]); a store
+    /// compiled in, the whole suite. The one rule for which tests a store
+    /// is asked.
     pub fn suite(&self) -> Vec<&'static crate::suite::Case> {
         match self.engine {
             Engine::Server(_) => crate::suite::on_a_server(),
-            _ => crate::suite::CASES.iter().collect(),
+            Engine::Process(_) => crate::suite::for_programs(),
+            Engine::Compiled(_) => crate::suite::CASES.iter().collect(),
         }
+    }
+
+    /// The tests of steps 1 to `step` it runs ([`Variant::suite`]).
+    pub fn suite_through(&self, step: u8) -> Vec<&'static crate::suite::Case> {
+        self.suite()
+            .into_iter()
+            .filter(|case| case.step <= step)
+            .collect()
     }
 
     /// The server it runs on, for a store on PostgreSQL.

@@ -5,7 +5,6 @@ use super::outcome::{say_or_write, Outcome};
 use lease_lab::analysis::Analysis;
 use lease_lab::matrix::Matrix;
 use lease_lab::report::format::AnalysisFormat;
-use lease_lab::suite;
 use std::path::PathBuf;
 
 /// `lab analyze`'s arguments.
@@ -29,12 +28,7 @@ pub fn analyze(args: &Args) -> Outcome {
     args.implementation.on_sqlite_only("analyze")?;
     let worker = worker_command()?;
     let variants = args.implementation.variants()?;
-    let matrix = Matrix::build_covered(
-        &worker,
-        &variants,
-        suite::CASES.iter().collect(),
-        &args.run.options(),
-    );
+    let matrix = Matrix::of_suite(&worker, &variants, false, &args.run.options());
     let found = Analysis::of(&matrix);
     let rendered = args.format.render(&found, lease_lab::terminal::width());
     say_or_write("analyze", &rendered, args.output.as_deref())

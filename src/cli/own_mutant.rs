@@ -12,7 +12,6 @@ use lease_lab::matrix::Matrix;
 use lease_lab::report;
 use lease_lab::subject::own_mutants::{python_variant, rust_variant};
 use lease_lab::subject::Subject;
-use lease_lab::suite;
 use std::path::{Path, PathBuf};
 
 /// What `lab mutant` does.
@@ -97,15 +96,14 @@ fn check(file: &Path, no_build: bool, run: &SuiteArgs) -> Outcome {
             "cannot prepare the reference to compare with: {error}"
         ))
     })?;
-    let tests: Vec<&'static suite::Case> = suite::CASES.iter().collect();
     say_line(&format!(
         "running the {} tests against the reference and {id}...",
-        tests.len()
+        reference.suite().len()
     ))?;
-    let matrix = Matrix::build(
+    let matrix = Matrix::of_suite(
         &worker_command()?,
         &[reference, mutant],
-        tests,
+        true,
         &run.options(),
     );
     match report::own_mutant_verdict(&matrix, &id) {

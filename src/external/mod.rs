@@ -18,7 +18,7 @@ mod session;
 
 use crate::child_process::{Mark, StderrWindow};
 use crate::error::{ErrorKind, Result, StoreError};
-use crate::frame::{Frame, Raised};
+use crate::frame::{Frame, Raised, Unanswered};
 use crate::job_store::JobStore;
 use crate::operation::{Answer, Operation};
 use serde::{Deserialize, Serialize};
@@ -102,6 +102,8 @@ pub struct ExternalStore {
     window: Mutex<Option<Vec<WindowRun>>>,
     /// The errors with frames answered since the window opened.
     raised: Mutex<Vec<Raised>>,
+    /// The first call left unanswered since the window opened.
+    unanswered: Mutex<Option<Unanswered>>,
     /// What must outlive the store: the folder of the files the program
     /// runs from (a mutated copy of a store), when it has one.
     _kept: Option<Arc<dyn std::any::Any + Send + Sync>>,
@@ -117,6 +119,7 @@ impl ExternalStore {
             session: Mutex::new(None),
             window: Mutex::new(None),
             raised: Mutex::new(Vec::new()),
+            unanswered: Mutex::new(None),
             _kept: None,
         }
     }
@@ -165,7 +168,9 @@ impl ExternalStore {
         db: &Path,
         operation: &Operation,
     ) -> std::result::Result<Result<Answer>, ImplementationFault> {
-        let session = self.session()?;
+        let session = self
+            .session()
+            .inspect_err(|fault| self.note_unanswered(operation, fault))?;
         let mut request = serde_json::to_value(operation).expect("an operation is JSON");
         request["path"] = json!(db.to_string_lossy());
         if let Some(timeout) = THREAD_BUSY_TIMEOUT.with(Cell::get) {
@@ -178,7 +183,9 @@ impl ExternalStore {
         let asked = THREAD_BUSY_TIMEOUT
             .with(Cell::get)
             .unwrap_or_else(crate::store::busy_timeout);
-        let value = session.ask(request)?;
+        let value = session
+            .ask(request)
+            .inspect_err(|fault| self.note_unanswered(operation, fault))?;
         let answer =
             decode(operation, &value, db, asked).map_err(|kind| session.fail(kind, Some(sent)))?;
         let frames = Frame::from_answer(&value);
@@ -193,6 +200,28 @@ impl ExternalStore {
                 .push(raised);
         }
         Ok(answer)
+    }
+}
+
+impl ExternalStore {
+    /// Notes the first call left unanswered by `fault` since the window
+    /// opened: the operation, whether it hung, and where.
+    fn note_unanswered(&self, operation: &Operation, fault: &ImplementationFault) {
+        let hung_in = match &fault.kind {
+            FaultKind::Hang(_, frames) => frames.clone(),
+            _ => Vec::new(),
+        };
+        self.unanswered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get_or_insert(Unanswered {
+                operation: operation.name().to_string(),
+                hung: fault.hang().is_some(),
+                waited_ms: fault
+                    .hang()
+                    .map(|waited| u64::try_from(waited.as_millis()).unwrap_or(u64::MAX)),
+                hung_in,
+            });
     }
 }
 
@@ -276,6 +305,17 @@ impl JobStore for ExternalStore {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clear();
+        *self
+            .unanswered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = None;
+    }
+
+    fn take_unanswered(&self) -> Option<Unanswered> {
+        self.unanswered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
     }
 
     /// Every run of the program within the window, in order, up to a mark

@@ -217,6 +217,9 @@ mod tests {
             not_run: Vec::new(),
             stderr: Default::default(),
             raised: Default::default(),
+            halt: None,
+            repeats: None,
+            unwritten: None,
         };
         let mut second = step(2, vec![(failing, failure)], two.len());
         second.stderr.insert(

@@ -4,10 +4,10 @@
 //! run and the comparison after it.
 
 use crate::exercise::{self, Exercise};
-use crate::matrix::{Matrix, Verdict};
+use crate::matrix::{Matrix, NotCounted, Verdict};
 use crate::outcome::Outcome;
 use crate::runner::VariantRun;
-use crate::suite::{Case, Tag};
+use crate::suite::{self, Case, Tag};
 use crate::terminal::{code_diff, failure_text, fill, reflow};
 use colored::Colorize;
 use std::fmt::Write as _;
@@ -254,10 +254,10 @@ pub fn verdicts(matrix: &Matrix, step: u8, width: usize) -> (String, Vec<String>
     let caught = matrix.caught_by(mutant);
     let counts = |case: &Case, run: &VariantRun| matrix.verdict(case, run) == Some(Verdict::Fail);
     let (mut quiet, mut earlier, mut not_counted) = (0, 0, Vec::new());
-    for (number, case) in matrix.tests.iter().enumerate() {
+    for case in &matrix.tests {
         let verdict = matrix.verdict(case, mutant);
-        if matches!(verdict, Some(Verdict::NotCounted(_))) {
-            not_counted.push(case.name);
+        if let Some(Verdict::NotCounted(why)) = verdict {
+            not_counted.push((case.name, why));
         }
         if case.step < step {
             earlier += 1;
@@ -267,7 +267,7 @@ pub fn verdicts(matrix: &Matrix, step: u8, width: usize) -> (String, Vec<String>
             }
         }
         out.push_str(&verdict_line(
-            number + 1,
+            suite::number(case.name),
             case,
             (reference, mutant),
             (matrix.verdict(case, reference), verdict),
@@ -339,7 +339,7 @@ fn run_summary(
     matrix: &Matrix,
     mutant: &VariantRun,
     caught: usize,
-    not_counted: &[&str],
+    not_counted: &[(&str, NotCounted)],
     width: usize,
 ) -> String {
     let still_pass = matrix
@@ -352,15 +352,34 @@ fn run_summary(
         tests_phrase(caught),
         matrix.tests.len()
     );
-    if !not_counted.is_empty() {
-        write!(
-            summary,
-            "; {} that the reference fails too count{} for nothing (beyond the worksheet for this store): {}",
-            tests_phrase(not_counted.len()),
-            if not_counted.len() == 1 { "s" } else { "" },
-            not_counted.join(", ")
-        )
-        .unwrap();
+    // Each kind of failure that does not count, said as what it is.
+    for kind in [
+        NotCounted::BeyondTheWorksheet,
+        NotCounted::FailsOnTheReference,
+    ] {
+        let names: Vec<&str> = not_counted
+            .iter()
+            .filter(|(_, why)| *why == kind)
+            .map(|(name, _)| *name)
+            .collect();
+        let s = if names.len() == 1 { "s" } else { "" };
+        let said = match kind {
+            NotCounted::BeyondTheWorksheet => format!(
+                "beyond the worksheet for this store (the Rust store's own promises) fail{s} on the mutant and count{s} for nothing"
+            ),
+            NotCounted::FailsOnTheReference => {
+                format!("that the reference fails too count{s} for nothing")
+            }
+        };
+        if !names.is_empty() {
+            write!(
+                summary,
+                "; {} {said}: {}",
+                tests_phrase(names.len()),
+                names.join(", ")
+            )
+            .unwrap();
+        }
     }
     format!("\n{}.\n", reflow(&summary, width))
 }
@@ -682,7 +701,7 @@ mod tests {
         let words = shown.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(
             words.contains(&format!(
-                "1 test of {} caught the mutant; {} still pass on it, as the worksheet warns normal cases may; 1 test that the reference fails too counts for nothing (beyond the worksheet for this store): {busy}",
+                "1 test of {} caught the mutant; {} still pass on it, as the worksheet warns normal cases may; 1 test beyond the worksheet for this store (the Rust store's own promises) fails on the mutant and counts for nothing: {busy}",
                 tests.len(),
                 tests.len() - 2
             )),

@@ -109,6 +109,7 @@ pub fn run_case(
     TestRun::new(case.name, outcome, started.elapsed())
         .with_stderr(stderr)
         .with_raised(store.take_raised())
+        .with_unanswered(store.take_unanswered())
         .with_operations(operations)
 }
 
@@ -188,7 +189,9 @@ pub const TEST_STDERR_LINES: usize = 5;
 /// How long a test that ran out of time is given more for its explanation
 /// to arrive (see [`call_limit`]).
 pub fn grace(test_limit: Duration) -> Duration {
-    test_limit / 10
+    // At least a second: the explanation may wait for a program's dumps
+    // of its stacks (see LineChild::dump_stacks).
+    (test_limit / 10).max(Duration::from_secs(1))
 }
 
 /// The explanation of a hang that arrived in the grace after a test's
@@ -343,7 +346,7 @@ pub(super) fn run_tests(
             }
             _ => run,
         };
-        lanes.tell(at, WorkerEvent::Done(run));
+        lanes.tell(at, WorkerEvent::Done(Box::new(run)));
     };
     thread::scope(|scope| {
         for store in stores {
@@ -379,6 +382,7 @@ pub fn run_program(
         scope.spawn(|| run_tests(lanes, tests, options, sender));
         for (at, event) in events {
             if let WorkerEvent::Done(run) = event {
+                let run = *run;
                 runs[at] = Some(run);
             }
             while let Some(run) = runs.get(shown).and_then(Option::as_ref) {

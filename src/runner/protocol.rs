@@ -28,8 +28,8 @@ pub enum WorkerEvent {
         /// Its name.
         test: String,
     },
-    /// A test finished.
-    Done(TestRun),
+    /// A test finished (boxed: a run is much larger than a start).
+    Done(Box<TestRun>),
 }
 
 /// The body of a worker process: runs `tests` against `store` and writes
@@ -230,6 +230,7 @@ pub(super) fn run_worker(
         match child.next_line(deadline.saturating_sub(started.elapsed())) {
             Ok(line) => {
                 if let Ok(WorkerEvent::Done(run)) = serde_json::from_str::<WorkerEvent>(&line) {
+                    let run = *run;
                     on_run(&run);
                     runs.push(run);
                 }

@@ -232,6 +232,34 @@ pub const ON_A_FILE_ONLY: [(&str, &str); 1] = [(
     "it reads SQLite's own description of the table (PRAGMA table_info), in SQLite's type names",
 )];
 
+/// The tests that can only be asked of a store in the lab's own process,
+/// each with why: a program (the Python store, a student's own) is never
+/// asked them, nor counted for them, nor described as failing them.
+pub const IN_THE_LAB_ONLY: [(&str, &str); 1] = [(
+    "init_db_with_a_bare_file_name_uses_the_current_folder",
+    "a program's current folder is its own, which the test cannot choose",
+)];
+
+/// The tests a program (a store over the lab's protocol) runs, in step
+/// order: the suite less those only a store in the lab's process can be
+/// asked ([`IN_THE_LAB_ONLY`]).
+pub fn for_programs() -> Vec<&'static Case> {
+    CASES
+        .iter()
+        .filter(|case| !IN_THE_LAB_ONLY.iter().any(|(name, _)| *name == case.name))
+        .collect()
+}
+
+/// The number of the test `name` as `lab tests` and every screen number
+/// it (its place in [`CASES`], from 1), whatever tests a store runs; 0 for
+/// a test that is not in the suite.
+pub fn number(name: &str) -> usize {
+    CASES
+        .iter()
+        .position(|case| case.name == name)
+        .map_or(0, |at| at + 1)
+}
+
 /// The tests that only mean something on a server, beyond the worksheet:
 /// run on a server besides the contract, never on a file (where each has a
 /// counterpart of its own, which its documentation names).

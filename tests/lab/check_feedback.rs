@@ -206,11 +206,15 @@ fn the_tests_beyond_the_worksheet_are_counted_and_listed_with_all() {
     counted.assert_says(&[
         "of the Rust store's stricter promises hold (`lab check --all` lists them).",
     ]);
-    let beyond: Vec<&str> = lease_lab::suite::CASES
+    // The promises a program is asked: not the one only a store in the
+    // lab's process can be (its current folder is its own).
+    let beyond: Vec<&str> = lease_lab::suite::for_programs()
         .iter()
         .filter(|case| case.tag == lease_lab::suite::Tag::Reference)
         .map(|case| case.name)
         .collect();
+    let (never_asked, _) = lease_lab::suite::IN_THE_LAB_ONLY[0];
+    assert!(!beyond.contains(&never_asked));
     for name in &beyond {
         assert!(
             !counted.stdout.contains(name),
@@ -234,14 +238,17 @@ fn the_tests_beyond_the_worksheet_are_counted_and_listed_with_all() {
         let verdict = line.split_whitespace().next();
         assert!(matches!(verdict, Some("holds" | "fails")), "{line}");
     }
+    // Filled in as the Python store is, the starter keeps every promise it
+    // is asked; the one it is not asked is never said to fail.
     assert!(
-        listed
+        !listed
             .stdout
             .lines()
             .any(|line| line.trim_start().starts_with("fails ")),
-        "the starter's protocol answers three error kinds: some fail\n{}",
+        "{}",
         listed.shown()
     );
+    assert!(!listed.stdout.contains(never_asked), "{}", listed.shown());
 }
 
 /// The worksheet's step 8 race: a claim whose lookup is outside its lock
@@ -410,19 +417,27 @@ fn a_hang_stops_the_check_at_once_and_says_where_the_call_hung() {
         Duration::from_secs(30),
     );
     ran.assert_code(1);
+    // The step that hangs, the operation and the line; the steps after it
+    // not run, each asked on its own whether it is written (none is), and
+    // Next at the same operation and line.
     ran.assert_says(&[
-        "step 5 failing",
-        "gave no answer within 2.7 s; the call hung in renew,",
+        "step 5 hangs",
+        "renew gave no answer within 2.7 s; it hung in renew,",
         &format!("line {line} of mine/store.py, at `while True: pass`"),
-        "step 6 not run",
-        "step 7 not run",
+        "step 6 not written",
+        "it answers: step 6: complete is not written yet",
+        "step 7 not written",
+        "step 8 not written",
+        &format!(
+            "Next: make renew answer (step 5): it hung in renew, line {line} of mine/store.py"
+        ),
     ]);
     let after: Vec<&str> = ran
         .stdout
         .lines()
         .skip_while(|line| !line.trim_start().starts_with("step 6 "))
         .collect();
-    for word in ["failing", "crashed", "timed out"] {
+    for word in ["failing", "crashed", "timed out", "hangs"] {
         assert!(
             !after.iter().any(|line| line.contains(word)),
             "no step after 5 is {word}:\n{}",
@@ -446,8 +461,8 @@ fn a_hang_stops_the_check_at_once_and_says_where_the_call_hung() {
     );
     let flowing = screen.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        flowing.contains(&format!("1 of {step_5} fail")),
-        "the report counts as many:\n{screen}"
+        flowing.contains("step 5 hangs Only the current generation renews the lease"),
+        "the report names the step that hangs:\n{screen}"
     );
     for line in screen.lines().filter(|line| line.contains(" tests run (")) {
         let words: Vec<&str> = line.split_whitespace().collect();
@@ -511,5 +526,141 @@ fn a_rust_panic_shows_its_message_and_location() {
         &format!("raised at line {line} of mine/src/store.rs:"),
         ".unwrap();",
     ]);
+    assert_fits_80_columns(&ran);
+}
+
+/// The student of the issue: steps 1 to 3 written, `claim` looping for
+/// ever, steps 5 to 8 not written. The check runs the steps in order and
+/// stops at step 4, the one that hangs: the same screen whatever test met
+/// the hang first, `claim` and its line named, the later steps not
+/// written (each asked on its own), never failing; run after run, the
+/// same screen.
+fn a_student_whose_claim_hangs(sandbox: &Sandbox) -> usize {
+    let file = python_starter(sandbox);
+    let starter = std::fs::read_to_string(&file).unwrap();
+    let written = fill_in(
+        &starter,
+        every_stub_but(&["claim", "renew", "complete", "release", "claim_many"]),
+    );
+    std::fs::write(&file, written).unwrap();
+    edit(
+        &file,
+        &python_stub("claim", 4),
+        "    check_args(job_id, owner, now, ttl)\n    while True:\n        pass",
+    );
+    line_of(&file, "while True:")
+}
+
+#[test]
+fn a_hang_in_claim_is_blamed_on_step_4_and_its_line() {
+    let sandbox = Sandbox::new();
+    let line = a_student_whose_claim_hangs(&sandbox);
+    let ran = check_at_80_columns(
+        &sandbox,
+        &["check", "--timeout-ms", "1000"],
+        Duration::from_secs(60),
+    );
+    ran.assert_code(1);
+    ran.assert_says(&[
+        "step 1 passed",
+        "step 2 passed",
+        "step 3 passed",
+        "step 4 hangs Take an expired lease atomically",
+        &format!("claim gave no answer within 900 ms; it hung in claim, line {line} of mine/store.py, at `while True:`"),
+        "step 5 not written",
+        "it answers: step 5: renew is not written yet",
+        "step 8 not written",
+        &format!("Next: make claim answer (step 4): it hung in claim, line {line} of mine/store.py"),
+    ]);
+    for word in ["failing", "not run"] {
+        assert!(
+            !ran.stdout.contains(word),
+            "no step is {word}:\n{}",
+            ran.shown()
+        );
+    }
+    assert_fits_80_columns(&ran);
+}
+
+/// Ten runs of the same check show the same screen: which test meets the
+/// hang first changes from run to run, what the check says does not.
+#[test]
+#[ignore = "ten checks that each wait out a hang, about 30 s; .ci/run runs it"]
+fn a_hang_is_blamed_the_same_way_ten_runs_out_of_ten() {
+    let sandbox = Sandbox::new();
+    a_student_whose_claim_hangs(&sandbox);
+    let screens: Vec<String> = (0..10)
+        .map(|_| {
+            check_at_80_columns(
+                &sandbox,
+                &["check", "--timeout-ms", "1000"],
+                Duration::from_secs(60),
+            )
+            .stdout
+        })
+        .collect();
+    for screen in &screens[1..] {
+        assert_eq!(screen, &screens[0]);
+    }
+}
+
+/// A `NameError` in `enqueue` (step 2), the steps after it not written:
+/// the error is shown once, with its file, its line and the whole line
+/// that raised it; step 2's other tests that meet it again are one line;
+/// the later steps, whose tests meet it first, are not written (each asked
+/// on its own), and say so once. The step's block fits a screen.
+#[test]
+fn an_exception_is_shown_once_and_the_steps_that_only_repeat_it_say_so() {
+    let sandbox = Sandbox::new();
+    let file = python_starter(&sandbox);
+    let starter = std::fs::read_to_string(&file).unwrap();
+    let written = fill_in(
+        &starter,
+        every_stub_but(&[
+            "state",
+            "claim",
+            "renew",
+            "complete",
+            "release",
+            "claim_many",
+        ]),
+    );
+    std::fs::write(&file, written).unwrap();
+    edit(&file, "VALUES (?)\", (job_id,))", "VALUES (?)\", (jobid,))");
+    let line = line_of(&file, "(jobid,)");
+    let ran = check_at_80_columns(&sandbox, &["check"], NO_HANG);
+    ran.assert_code(1);
+    ran.assert_says(&[
+        "step 2 failing",
+        "actual: error other: NameError: name 'jobid' is not defined",
+        &format!("raised in enqueue, line {line} of mine/store.py:"),
+        "(jobid,))",
+        "also failing on the same error:",
+        "step 3 not written",
+        "its tests meet step 2's error first",
+        "step 8 not written",
+    ]);
+    let said = ran.stdout.matches("NameError").count();
+    assert_eq!(said, 1, "the error is shown once:\n{}", ran.shown());
+    assert_eq!(
+        ran.stdout
+            .matches("its tests meet step 2's error first")
+            .count(),
+        1,
+        "{}",
+        ran.shown()
+    );
+    let block: Vec<&str> = ran
+        .stdout
+        .lines()
+        .skip_while(|line| !line.trim_start().starts_with("step 2 "))
+        .take_while(|line| !line.trim_start().starts_with("step 3 "))
+        .collect();
+    assert!(
+        block.len() <= 20,
+        "step 2's block fits a screen:\n{}",
+        ran.shown()
+    );
+    assert!(!ran.stdout.contains("step 3  failing"), "{}", ran.shown());
     assert_fits_80_columns(&ran);
 }

@@ -15,7 +15,6 @@ use crate::matrix::Matrix;
 use crate::runner::{RunOptions, WorkerCommand};
 use crate::subject::Subject;
 use crate::subject::PYTHON;
-use crate::suite;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -616,7 +615,7 @@ fn store_matrix(
     let variants = subject
         .built_in_variants()
         .map_err(|error| error.to_string())?;
-    let matrix = Matrix::build_covered(worker, &variants, suite::CASES.iter().collect(), options);
+    let matrix = Matrix::of_suite(worker, &variants, false, options);
     let failures = matrix.reference_failures();
     if !failures.is_empty() {
         return Err(format!(

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::course::progress::{ProbeRecord, Reflection};
+use crate::suite;
 
 fn strings(names: &[&str]) -> Vec<String> {
     names.iter().map(|name| name.to_string()).collect()

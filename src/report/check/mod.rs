@@ -8,7 +8,7 @@
 //! ([`crate::inert`]), and cut or filled to the width as it is shown.
 
 use crate::child_process::StderrWindow;
-use crate::course::check::{CheckReport, StepResult};
+use crate::course::check::{CheckReport, Halt, StepResult};
 use crate::course::progress::StepStatus;
 use crate::course::starter::OPERATIONS;
 use crate::exercise;
@@ -20,9 +20,14 @@ use crate::terminal::{cut, failure_text, fill};
 use colored::Colorize;
 use std::fmt::Write as _;
 
+mod halt;
+
 /// How a check shows a step's status; a step whose tests were not run
 /// (see [`StepResult::unjudged`]) is `not run`.
 fn status_label(step: &StepResult) -> String {
+    if let Some(label) = halt::status_label(step) {
+        return label;
+    }
     if step.unjudged() {
         return "not run    ".yellow().to_string();
     }
@@ -134,8 +139,30 @@ pub fn check_text(report: &CheckReport, width: usize, all: bool) -> String {
     // A stub's answer is shown once: the steps after it that fail on the
     // same stub wait for it.
     let mut last_said = "";
+    // After a stop, or an error that later steps only meet again, the
+    // first step not written says so in full; the others in their line.
+    let mut told_unwritten = false;
     for step in &report.steps {
         out.push_str(&step_line(step, width));
+        if let Some(Halt::Here(stop)) = &step.halt {
+            out.push_str(&halt::stop_text(step, stop, width));
+            continue;
+        }
+        let waiting = step.halt.is_some() || step.repeats.is_some();
+        if let Some(said) = step.unwritten.as_deref().filter(|_| waiting) {
+            if !told_unwritten {
+                out.push_str(&stub_text(said, width));
+                if let Some(at) = step.repeats {
+                    out.push_str(&halt::repeats_text(step, at, width));
+                }
+                told_unwritten = true;
+            }
+            continue;
+        }
+        if let Some(at) = step.repeats {
+            out.push_str(&halt::repeats_text(step, at, width));
+            continue;
+        }
         if step.unjudged() {
             continue;
         }
@@ -171,6 +198,16 @@ pub fn watch_text(report: &CheckReport, width: usize) -> String {
     let Some(open) = report.first_open() else {
         return out;
     };
+    if let Some(Halt::Here(stop)) = &open.halt {
+        let title = format!(
+            "Step {} {}:",
+            open.step,
+            open.halt.as_ref().map_or("", Halt::verb)
+        );
+        write!(out, "\n{}\n", title.bold()).unwrap();
+        out.push_str(&halt::stop_text(open, stop, width));
+        return out;
+    }
     let title = format!("First failure, step {}:", open.step);
     write!(out, "\n{}\n", title.bold()).unwrap();
     match open
@@ -206,6 +243,7 @@ pub fn watch_text(report: &CheckReport, width: usize) -> String {
 fn step_line(step: &StepResult, width: usize) -> String {
     let title = exercise::step_title(step.step);
     let detail = match step.status {
+        _ if halt::step_detail(step).is_some() => halt::step_detail(step).unwrap_or_default(),
         _ if step.unjudged() => format!(": {} of {} tests not run", step.not_run.len(), step.tests)
             .dimmed()
             .to_string(),
@@ -292,8 +330,27 @@ fn failures_text(step: &StepResult, width: usize) -> String {
                 TestOutcome::Crash { .. } | TestOutcome::Timeout { .. }
             )
         });
-    let shown = broken.into_iter().chain(failed).take(SHOWN_FAILURES);
-    for (name, outcome) in shown {
+    // An error the program raised is shown once: the failures after the
+    // first that only meet it again are named in one line.
+    let mut errors_shown: Vec<&str> = Vec::new();
+    let mut shown: Vec<&str> = Vec::new();
+    let mut same: Vec<&str> = Vec::new();
+    for (name, outcome) in broken.into_iter().chain(failed) {
+        let raised_error = match outcome {
+            TestOutcome::Fail { actual, .. } if step.raised.contains_key(name) => {
+                Some(actual.as_str())
+            }
+            _ => None,
+        };
+        if raised_error.is_some_and(|error| errors_shown.contains(&error)) {
+            same.push(name);
+            continue;
+        }
+        if shown.len() == SHOWN_FAILURES {
+            continue;
+        }
+        errors_shown.extend(raised_error);
+        shown.push(name);
         out.push_str(&failure_text_of(
             name,
             outcome,
@@ -302,11 +359,16 @@ fn failures_text(step: &StepResult, width: usize) -> String {
             width,
         ));
     }
+    if !same.is_empty() {
+        let line = format!("also failing on the same error: {}", same.join(", "));
+        out.push_str(&fill(&line, width, "      ", "        "));
+        out.push('\n');
+    }
     let rest: Vec<&str> = step
         .failures
         .iter()
         .map(|(name, _)| *name)
-        .filter(|name| !out.contains(name))
+        .filter(|name| !shown.contains(name) && !same.contains(name))
         .collect();
     if !rest.is_empty() {
         let line = format!("also failing: {}", rest.join(", "));
@@ -422,9 +484,15 @@ fn raised_text(actual: &str, raised: &[Raised], width: usize) -> String {
         };
         let line = format!("{how} {}:", inert::line(&place.to_string()));
         writeln!(out, "{}", fill(&line, width, &pad, &pad).dimmed()).unwrap();
+        // The whole line, never cut (the culprit may be its last word):
+        // filled at its spaces, and cut only where a word is wider than
+        // the line.
         if let Some(code) = &frame.code {
             let code = inert::line(code);
-            writeln!(out, "{}", cut(&format!("{pad}    {code}"), width)).unwrap();
+            let filled = fill(&code, width, &format!("{pad}    "), &format!("{pad}      "));
+            for line in filled.lines() {
+                writeln!(out, "{}", cut(line, width)).unwrap();
+            }
         }
     }
     out
@@ -446,6 +514,10 @@ fn several_winners(outcome: &TestOutcome) -> Option<usize> {
 /// step: `lab chaos`.)
 pub fn next_text(report: &CheckReport, source: &str, through: u8, impl_arg: &str) -> String {
     let line = match report.first_open() {
+        Some(open @ StepResult {
+            halt: Some(Halt::Here(stop)),
+            ..
+        }) => halt::next_line(open, stop),
         Some(open) if open.status == StepStatus::NotImplemented => {
             // The stub that answered names its own step: a step's tests
             // may call the operations of later steps (step 1's call

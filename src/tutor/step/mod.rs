@@ -233,6 +233,7 @@ pub fn step_through(
     }
     let step = exercise.step();
     let menu: Vec<&'static Case> = suite::cases_through(step).collect();
+    let asked = exercise.reference.suite_through(step);
     write!(
         console.output,
         "{}",
@@ -255,15 +256,17 @@ pub fn step_through(
         "\n{}",
         format!(
             "Running the {} of {} against the reference and mutant {}...",
-            crate::report::tests_phrase(menu.len()),
+            crate::report::tests_phrase(asked.len()),
             crate::report::steps_through(step),
             exercise.mutant().spec.id
         )
         .bold()
     )?;
+    // The tests this store is asked (a program is not asked what only a
+    // store in the lab's process can be: suite::IN_THE_LAB_ONLY).
     let matrix = suite_runner(
         &[exercise.reference.clone(), exercise.variant.clone()],
-        menu,
+        asked,
     );
     let (shown, caught) = screen::verdicts(&matrix, step, console.width);
     write!(console.output, "{shown}")?;

@@ -2,7 +2,10 @@
 //! steps 1 to N, step by step, with the suite's `reference` tests (the
 //! Rust store's own stricter promises) apart, and how a check is recorded
 //! in the student's progress. One check-and-record serves `lab check`,
-//! `lab watch` and the run after `lab step`.
+//! `lab watch` and the run after `lab step`. The steps run in order, and
+//! the check stops at the first that hangs or crashes ([`halt`]).
+
+pub mod halt;
 
 use super::prediction::parse_selection;
 use super::progress::{now_stamp, Progress, StepCheck, StepStatus};
@@ -17,6 +20,7 @@ use crate::suite::{self, Case};
 use crate::terminal::cut;
 use crate::variant::Variant;
 use colored::Colorize;
+pub use halt::{Halt, Stop};
 use std::collections::BTreeMap;
 use std::io::{self, IsTerminal, Write};
 use std::sync::Arc;
@@ -42,6 +46,16 @@ pub struct StepResult {
     /// The errors with frames the program answered during each failing
     /// test that answered any.
     pub raised: BTreeMap<&'static str, Vec<Raised>>,
+    /// Why its tests did not all run to their end, when they did not: it
+    /// hung or crashed, or an earlier step did.
+    pub halt: Option<Halt>,
+    /// The earlier step whose error every failure of this one only
+    /// repeats ([`halt::repeats`]), when they do.
+    pub repeats: Option<u8>,
+    /// What its operation answered when asked on its own, when that was
+    /// that it is not written (asked when its tests were not run, or only
+    /// repeat an earlier step's error).
+    pub unwritten: Option<String>,
 }
 
 /// What a check found: the contract tests of steps 1 to N, step by step,
@@ -62,6 +76,7 @@ impl CheckReport {
     /// The report of a run of `cases_through(through)` against one
     /// implementation.
     pub fn of(run: &VariantRun, through: u8) -> CheckReport {
+        let asked = run.variant.suite();
         let failed = |case: &&&'static Case| {
             run.outcome(case.name)
                 .is_some_and(|outcome| outcome.catches() && outcome.not_run().is_none())
@@ -75,8 +90,9 @@ impl CheckReport {
         };
         let steps = (1..=through)
             .map(|step| {
-                let cases: Vec<&'static Case> = suite::CASES
+                let cases: Vec<&'static Case> = asked
                     .iter()
+                    .copied()
                     .filter(|case| case.step == step && case.judges_programs())
                     .collect();
                 let failures: Vec<(&'static str, TestOutcome)> = cases
@@ -116,11 +132,15 @@ impl CheckReport {
                     failures,
                     stderr,
                     raised,
+                    halt: None,
+                    repeats: None,
+                    unwritten: None,
                 }
             })
             .collect();
-        let beyond = suite::cases_through(through)
-            .filter(|case| !case.judges_programs())
+        let beyond = asked
+            .iter()
+            .filter(|case| case.step <= through && !case.judges_programs())
             .filter_map(|case| Some((case.name, run.outcome(case.name)?.clone())))
             .filter(|(_, outcome)| outcome.not_run().is_none())
             .collect();
@@ -272,19 +292,80 @@ pub fn run_check_showing(
         give_up_after_timeouts: Some(GIVE_UP_AFTER_TIMEOUTS),
         ..options.clone()
     };
-    let tests: Vec<&'static Case> = suite::cases_through(through).collect();
-    let runs = if ready.lanes.is_empty() {
-        runner::run_variant_showing(worker, &ready.variant, &tests, &options, on_run)
-    } else {
-        runner::run_program(&ready.lanes, &tests, &options, on_run)
-    };
+    let mut runs = Vec::new();
+    let mut stopped: Option<(u8, halt::Stop)> = None;
+    for step in 1..=through {
+        let tests: Vec<&'static Case> = ready
+            .variant
+            .suite()
+            .into_iter()
+            .filter(|case| case.step == step)
+            .collect();
+        if let Some((at, stop)) = &stopped {
+            runs.extend(halt::not_run_after(&tests, *at, stop.hung));
+            continue;
+        }
+        let ran = if ready.lanes.is_empty() {
+            runner::run_variant_showing(worker, &ready.variant, &tests, &options, on_run)
+        } else {
+            runner::run_program(&ready.lanes, &tests, &options, on_run)
+        };
+        stopped = halt::stop_of(&ran, &tests).map(|stop| (step, stop));
+        runs.extend(ran);
+    }
     let run = VariantRun {
         variant: ready.variant.clone(),
         runs,
     };
-    CheckReport {
+    let mut report = CheckReport {
         greeting: ready.greeting.clone(),
         ..CheckReport::of(&run, through)
+    };
+    report.blame(stopped, &ready.variant, &options);
+    report
+}
+
+impl CheckReport {
+    /// Says what stopped the check and what only repeats an earlier error:
+    /// the step that hung or crashed (`stopped`) holds the stop, each step
+    /// after it the step that stopped it, and whether its own operation is
+    /// written (asked on its own); a failing step whose failures all repeat
+    /// an earlier step's error names that step, and whether it is written.
+    fn blame(
+        &mut self,
+        stopped: Option<(u8, halt::Stop)>,
+        variant: &Variant,
+        options: &RunOptions,
+    ) {
+        let after = stopped.as_ref().map(|(step, stop)| (*step, stop.hung));
+        if let Some((at, _)) = after {
+            // What a stopped step's other tests made of it depends on when
+            // the stop came: only the steps before it are told.
+            self.beyond
+                .retain(|(name, _)| suite::case(name).is_some_and(|case| case.step < at));
+        }
+        if let Some((at, stop)) = stopped {
+            if let Some(step) = self.steps.iter_mut().find(|step| step.step == at) {
+                step.halt = Some(Halt::Here(stop));
+                step.status = StepStatus::Failing;
+            }
+        }
+        for index in 0..self.steps.len() {
+            let (earlier, rest) = self.steps.split_at_mut(index);
+            let step = &mut rest[0];
+            let halted_before = after.filter(|(at, _)| *at < step.step);
+            if let Some((at, hung)) = halted_before {
+                step.halt = Some(Halt::Earlier { step: at, hung });
+            } else {
+                step.repeats = halt::repeats(step, earlier);
+            }
+            if halted_before.is_some() || step.repeats.is_some() {
+                step.unwritten = halt::not_written(variant, step.step, &options.scratch);
+                if step.unwritten.is_some() && step.repeats.is_some() {
+                    step.status = StepStatus::NotImplemented;
+                }
+            }
+        }
     }
 }
 
