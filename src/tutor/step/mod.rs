@@ -234,6 +234,12 @@ pub fn step_through(
     let step = exercise.step();
     let menu: Vec<&'static Case> = suite::cases_through(step).collect();
     let asked = exercise.reference.suite_through(step);
+    // A prediction given on the command line that names no test is refused
+    // before the step is shown: the error is all the student sees.
+    if let Some(text) = &given.predict {
+        parse_selection(text, &menu)
+            .map_err(|problems| StepError::BadPrediction(problems.join("; ")))?;
+    }
     write!(
         console.output,
         "{}",

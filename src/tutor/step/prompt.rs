@@ -12,6 +12,9 @@ use crate::suite::Case;
 use colored::Colorize;
 use std::io::{self, BufRead, IsTerminal, Write};
 
+/// The fewest columns a prompt leaves to type an answer in, on its line.
+pub const ROOM_TO_TYPE: usize = 40;
+
 /// Where the step-through reads answers and writes its text.
 pub struct Console<'a> {
     /// Answers typed by the student.
@@ -44,9 +47,17 @@ impl Console<'_> {
         })
     }
 
-    /// Shows `prompt` and reads one line; `None` at the end of input.
+    /// Shows `prompt` and reads one line; `None` at the end of input. A
+    /// prompt that would leave less than [`ROOM_TO_TYPE`] columns to type
+    /// in is a question of its own, filled to the width, with the answer
+    /// typed on the next line, after `> `.
     pub fn ask(&mut self, prompt: &str) -> io::Result<Option<String>> {
-        write!(self.output, "{} ", prompt.bold())?;
+        if unicode_width::UnicodeWidthStr::width(prompt) + 1 + ROOM_TO_TYPE > self.columns {
+            let question = crate::terminal::fill(prompt, self.width.min(self.columns), "", "");
+            write!(self.output, "{}\n{} ", question.bold(), ">".bold())?;
+        } else {
+            write!(self.output, "{} ", prompt.bold())?;
+        }
         self.output.flush()?;
         let mut line = String::new();
         if self.input.read_line(&mut line)? == 0 {

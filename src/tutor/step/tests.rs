@@ -388,3 +388,60 @@ fn the_step_without_a_terminal_points_to_lab_reflect() {
     assert!(shown.contains("lab reflect --why-kept"), "{shown}");
     assert!(saved.reflection.is_none());
 }
+
+/// A prompt as long as the reason's leaves room to type: at 80 columns it
+/// is a question of its own and the answer is typed after `> `; a short
+/// one keeps its answer on its line.
+#[test]
+fn a_long_prompt_leaves_room_to_type_on_a_line_of_its_own() {
+    colored::control::set_override(false);
+    let asked = |prompt: &str, columns: usize| {
+        let mut input = Cursor::new(b"an answer\n".to_vec());
+        let mut output = Vec::new();
+        let mut console = Console {
+            input: &mut input,
+            interactive: true,
+            output: &mut output,
+            width: columns.min(100),
+            columns,
+        };
+        let answer = console.ask(prompt).unwrap();
+        assert_eq!(answer.as_deref(), Some("an answer"));
+        String::from_utf8(output).unwrap()
+    };
+    let reason = "What input, error or stored state will reveal the difference?";
+    assert_eq!(
+        asked(reason, 80),
+        format!("{reason}\n> "),
+        "at 80 columns the reason's prompt is a line of its own"
+    );
+    assert_eq!(asked(reason, 160), format!("{reason} "));
+    assert_eq!(asked("Your name?", 80), "Your name? ");
+    // Past the width, the question itself is filled.
+    let shown = asked(reason, 40);
+    assert!(
+        shown.lines().all(|line| line.chars().count() <= 40),
+        "{shown}"
+    );
+    assert!(shown.ends_with("\n> "), "{shown}");
+}
+
+/// A `--predict` that names no test is refused before the step is shown:
+/// the error is all the student sees.
+#[test]
+fn a_prediction_that_names_no_test_is_refused_before_the_step_is_shown() {
+    let folder = tempfile::tempdir().unwrap();
+    let given = GivenPrediction {
+        predict: Some("99".into()),
+        why: Some("a guess".into()),
+        ..GivenPrediction::default()
+    };
+    let (result, shown) = step_in(folder.path(), "4", given, "", false);
+    match result {
+        Err(StepError::BadPrediction(problem)) => {
+            assert!(problem.contains("no test number 99"), "{problem}")
+        }
+        other => panic!("refused, not {other:?}"),
+    }
+    assert_eq!(shown, "", "nothing is shown before the error");
+}
