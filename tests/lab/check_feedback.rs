@@ -529,6 +529,47 @@ fn a_rust_panic_shows_its_message_and_location() {
     assert_fits_80_columns(&ran);
 }
 
+/// A Rust student whose `claim` loops for ever: step 4 hangs, blamed on
+/// `claim`, and the steps after it are not run, never failing; the screen
+/// fits 80 columns. (A Rust program says nothing of where it hung: the
+/// operation is named, not a line.)
+#[test]
+#[ignore = "builds rusqlite with cargo, a minute when cold; .ci/run runs it"]
+fn a_rust_claim_that_hangs_is_blamed_on_step_4() {
+    let sandbox = Sandbox::new();
+    sandbox
+        .lab(&["new", "--lang", "rust", "mine"])
+        .assert_code(0);
+    let store = sandbox.path("mine").join("src").join("store.rs");
+    let reference = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store.rs");
+    std::fs::copy(&reference, &store).unwrap();
+    edit(
+        &store,
+        "        let until = check_lease(job_id, owner, now, ttl)?;\n        // The lookup and the update",
+        "        let until = check_lease(job_id, owner, now, ttl)?;\n        while !job_id.is_empty() {\n            std::hint::spin_loop();\n        }\n        // The lookup and the update",
+    );
+    let mut command = sandbox.command(&["check", "--timeout-ms", "1000"]);
+    command
+        .env("COLUMNS", "80")
+        .env("CARGO_TARGET_DIR", shared_target());
+    let ran = run_bounded(&mut command, BUILD_BOUND);
+    ran.assert_code(1);
+    ran.assert_says(&[
+        "step 3 passed",
+        "step 4 hangs Take an expired lease atomically",
+        "claim gave no answer within 900 ms",
+        "Next: make claim answer (step 4).",
+    ]);
+    for word in ["failing", "crashes"] {
+        assert!(
+            !ran.stdout.contains(word),
+            "no step is {word}:\n{}",
+            ran.shown()
+        );
+    }
+    assert_fits_80_columns(&ran);
+}
+
 /// The student of the issue: steps 1 to 3 written, `claim` looping for
 /// ever, steps 5 to 8 not written. The check runs the steps in order and
 /// stops at step 4, the one that hangs: the same screen whatever test met
