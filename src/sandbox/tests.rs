@@ -159,6 +159,7 @@ fn sizes_are_said_in_whole_units() {
     assert_eq!(size(2 << 30), "2 GiB");
     assert_eq!(size(512 << 20), "512 MiB");
     assert_eq!(size(1536 << 20), "1536 MiB");
+    assert_eq!(size(0), "0 MiB");
 }
 
 /// A program runs in the sandbox, sees only what it is shown, and writes
