@@ -18,8 +18,8 @@ const IMMUTABLE_FLAG: libc::c_int = 0x10;
 /// not change it (only root, or a process with `CAP_LINUX_IMMUTABLE`, may).
 pub fn set(file: &Path, immutable: bool) -> bool {
     // Never through a link: the file may be in a folder a program under
-    // test writes (see crate::suite::files).
-    let Ok(handle) = crate::suite::files::handle(file) else {
+    // test writes (see crate::shared_files).
+    let Ok(handle) = crate::shared_files::handle(file) else {
         return false;
     };
     let fd = handle.as_raw_fd();

@@ -142,6 +142,8 @@
 //! - [`command`]: why a command whose work is the library's stopped early, which
 //!   the binary turns into its exit code.
 //! - [`immutable`]: a file's immutable flag, which binds root too.
+//! - [`shared_files`]: the lab's own reach into a test's files, which the
+//!   implementation under test shares: never through a link it put there.
 //!
 //! # Trace: `lab matrix`
 //!
@@ -363,6 +365,7 @@ pub mod report;
 pub mod runner;
 pub mod sandbox;
 pub mod serve;
+pub mod shared_files;
 pub mod store;
 pub mod store_postgres;
 pub mod subject;

@@ -112,7 +112,7 @@ pub fn behind_a_held_lock<T: Send>(
     let watch = matches!(seen, Racers::InThisProcess)
         .then(|| WriteLockWatch::new(db))
         .transpose()?;
-    let holder = crate::suite::files::connect(db)?;
+    let holder = crate::shared_files::connect(db)?;
     holder.execute_batch("BEGIN IMMEDIATE")?;
     if watch
         .as_ref()

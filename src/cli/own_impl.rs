@@ -167,25 +167,7 @@ fn check_or_fail(args: &CheckArgs, progress_path: &Path) -> Outcome {
     let _released = Released;
     let mut session = super::session(progress_path)?;
     let checked = checked(args.which.implementation.as_ref(), &session)?;
-    let (run, options) = match (&args.room, &checked) {
-        (Some(room), Subject::Own(own)) => {
-            let confined =
-                confined::prepare(room, own, Limits::default(), args.cgroup_name.as_deref())
-                    .map_err(CliError::Failed)?;
-            let options = RunOptions {
-                scratch: confined.scratch,
-                ..args.run.options()
-            };
-            (Subject::Own(confined.implementation), options)
-        }
-        (Some(_), lab) => {
-            return Err(CliError::Usage(format!(
-                "--sandbox runs a program of your own; {} is the lab's own",
-                lab.describe()
-            )))
-        }
-        (None, _) => (checked.clone(), args.run.options()),
-    };
+    let (run, options) = what_runs(args, &checked)?;
     let through = args.which.step.unwrap_or(8);
     let predicted = match &args.predict {
         Some(text) => Some(
@@ -286,6 +268,29 @@ pub fn watch(args: &WatchArgs, progress_path: &Path) -> Outcome {
         progress_path,
     )
     .map_err(CliError::from)
+}
+
+/// What a check runs, and with which options: `checked` itself, or in a
+/// sandboxed check's room its copy there, with the room's folder for the
+/// tests' databases ([`confined::prepare`]).
+fn what_runs(args: &CheckArgs, checked: &Subject) -> Result<(Subject, RunOptions), CliError> {
+    match (&args.room, checked) {
+        (Some(room), Subject::Own(own)) => {
+            let confined =
+                confined::prepare(room, own, Limits::default(), args.cgroup_name.as_deref())
+                    .map_err(CliError::Failed)?;
+            let options = RunOptions {
+                scratch: confined.scratch,
+                ..args.run.options()
+            };
+            Ok((Subject::Own(confined.implementation), options))
+        }
+        (Some(_), lab) => Err(CliError::Usage(format!(
+            "--sandbox runs a program of your own; {} is the lab's own",
+            lab.describe()
+        ))),
+        (None, _) => Ok((checked.clone(), args.run.options())),
+    }
 }
 
 /// Removes the sandbox's control group when it goes

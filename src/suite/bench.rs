@@ -279,7 +279,7 @@ impl<'a> Bench<'a> {
     /// A plain connection that holds the database's write lock
     /// (`BEGIN IMMEDIATE`), as another client would.
     fn take_write_lock(&self) -> Answered<Connection> {
-        let holder = super::files::connect(&self.db).and_then(|conn| {
+        let holder = crate::shared_files::connect(&self.db).and_then(|conn| {
             conn.execute_batch("BEGIN IMMEDIATE")?;
             Ok(conn)
         });
@@ -430,7 +430,7 @@ impl<'a> Bench<'a> {
             .collect();
         let set_mode = |mode: u32| {
             for file in &files {
-                let _ = super::files::set_mode(file, mode);
+                let _ = crate::shared_files::set_mode(file, mode);
             }
         };
         let clear = || {
@@ -439,7 +439,7 @@ impl<'a> Bench<'a> {
             }
         };
         set_mode(0o444);
-        let writable = super::files::writable(db);
+        let writable = crate::shared_files::writable(db);
         // Every file is flagged, or (below) none stays flagged.
         let flagged = writable && files.iter().all(|file| immutable::set(file, true));
         if writable && !flagged {
@@ -476,7 +476,7 @@ impl<'a> Bench<'a> {
             });
         }
         let write = || -> rusqlite::Result<usize> {
-            let conn = super::files::connect(&self.db)?;
+            let conn = crate::shared_files::connect(&self.db)?;
             conn.execute(
                 "INSERT OR REPLACE INTO jobs (id, owner, until, fence, result, done) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -510,7 +510,7 @@ impl<'a> Bench<'a> {
             });
         }
         let run = || -> rusqlite::Result<()> {
-            let conn = super::files::connect(path)?;
+            let conn = crate::shared_files::connect(path)?;
             conn.execute_batch(sql)
         };
         run().map_err(|error| Failure {

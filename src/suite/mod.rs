@@ -16,7 +16,6 @@
 
 mod bench;
 mod failure;
-pub mod files;
 pub(crate) mod reader;
 pub mod step1;
 pub mod step2;

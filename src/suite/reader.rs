@@ -89,7 +89,7 @@ impl Reader {
             Some(kept) if FileId::of(db) == Some(kept.file) => read(&kept.conn),
             _ => {
                 drop(kept);
-                read(&super::files::connect_with(
+                read(&crate::shared_files::connect_with(
                     db,
                     OpenFlags::SQLITE_OPEN_READ_ONLY,
                 )?)
@@ -103,7 +103,7 @@ impl Reader {
 /// be read as a database.
 fn open(db: &Path) -> Option<Connection> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY.union(OpenFlags::SQLITE_OPEN_NO_MUTEX);
-    let conn = super::files::connect_with(db, flags).ok()?;
+    let conn = crate::shared_files::connect_with(db, flags).ok()?;
     conn.query_row("PRAGMA schema_version", [], |row| row.get::<_, i64>(0))
         .ok()?;
     Some(conn)

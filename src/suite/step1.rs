@@ -3,9 +3,9 @@
 
 use super::bench::*;
 use super::failure::*;
-use super::files;
 use crate::error::StoreError;
 use crate::job::{Fence, Job};
+use crate::shared_files as files;
 use std::fs;
 
 /// A new database has an empty `jobs` table whose rows start in the default state.
@@ -25,7 +25,7 @@ pub fn init_db_creates_the_jobs_table(bench: &Bench) -> Checked {
 /// changes only what a second init_db does.
 pub fn init_db_creates_exactly_the_worksheet_schema(bench: &Bench) -> Checked {
     bench.init()?;
-    let conn = super::files::connect(bench.db()).map_err(|e| Failure {
+    let conn = crate::shared_files::connect(bench.db()).map_err(|e| Failure {
         check: "opening the database with plain SQLite".into(),
         expected: "a connection".into(),
         actual: e.to_string(),
@@ -52,7 +52,7 @@ pub fn init_db_creates_exactly_the_worksheet_schema(bench: &Bench) -> Checked {
 /// writer (the Rust store's promise; the worksheet does not ask it).
 pub fn init_db_puts_the_file_in_wal_mode(bench: &Bench) -> Checked {
     bench.init()?;
-    let mode = super::files::connect(bench.db())
+    let mode = crate::shared_files::connect(bench.db())
         .and_then(|conn| conn.query_row("PRAGMA journal_mode", [], |row| row.get::<_, String>(0)));
     expect_eq(
         "the journal mode of the file",

@@ -3,8 +3,8 @@
 
 use super::bench::*;
 use super::failure::*;
-use super::files;
 use crate::error::StoreError;
+use crate::shared_files as files;
 
 /// A new id is added in the default state and the answer is `true`.
 pub fn enqueue_adds_a_job_in_the_default_state(bench: &Bench) -> Checked {
