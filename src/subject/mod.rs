@@ -21,7 +21,7 @@ pub use own::Implementation;
 use rust_project::BuildFailure;
 use std::borrow::Cow;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The Python reference store, exactly as the lab runs it.
@@ -256,8 +256,9 @@ pub fn python_mutant(file_name: &str, text: &str) -> Result<Mutant, SpecError> {
     })
 }
 
-/// The Python reference and its mutants, each written to a folder of its
-/// own (kept while the variants live) and run with [`PYTHON`].
+/// The Python reference and its mutants, each written once to a file of
+/// its own in the lab's cache folder ([`python_file`]) and run with
+/// [`PYTHON`].
 fn python_variants() -> std::io::Result<Vec<Variant>> {
     let mut variants = vec![python_variant(REFERENCE_ID, None)?];
     for mutant in python_mutants() {
@@ -268,22 +269,39 @@ fn python_variants() -> std::io::Result<Vec<Variant>> {
 
 /// One Python variant: `mutant`'s source, or the reference's.
 pub fn python_variant(id: &str, mutant: Option<Mutant>) -> std::io::Result<Variant> {
-    let folder = tempfile::Builder::new()
-        .prefix("lease-lab-python-")
-        .tempdir()?;
-    let file = folder.path().join("store.py");
     let source = mutant
         .as_ref()
         .map_or(PYTHON_SOURCE, |mutant| mutant.source.as_ref());
-    fs::write(&file, source)?;
+    let file = python_file(&rust_project::cache_folder().join("python"), source)?;
     Ok(Variant {
         id: id.into(),
         mutant: mutant.map(Arc::new),
         engine: Engine::Process(Arc::new(Program {
             command: python_command(&file),
-            files: Some(folder),
+            files: None,
         })),
     })
+}
+
+/// The file `store.py` holding `source`, in a folder of `cache` named for
+/// the source's hash: written the first time (to a file of its own, then
+/// renamed into place, so that two runs at once never see half of it),
+/// found there after. A run leaves no folder behind, and each source is
+/// one file however many runs use it.
+fn python_file(cache: &Path, source: &str) -> std::io::Result<PathBuf> {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    source.hash(&mut hasher);
+    let folder = cache.join(format!("{:016x}", hasher.finish()));
+    let file = folder.join("store.py");
+    if fs::read_to_string(&file).is_ok_and(|kept| kept == source) {
+        return Ok(file);
+    }
+    fs::create_dir_all(&folder)?;
+    let mut written = tempfile::NamedTempFile::new_in(&folder)?;
+    std::io::Write::write_all(&mut written, source.as_bytes())?;
+    written.persist(&file).map_err(|error| error.error)?;
+    Ok(file)
 }
 
 /// How to run a Python store kept at `file`.
@@ -298,6 +316,34 @@ pub fn python_command(file: &Path) -> ImplCommand {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A Python store is one file per source in the cache, written once
+    /// and found after; another source is another file; nothing else is
+    /// left in the folder (the file written first is renamed into place).
+    #[test]
+    fn a_python_store_is_written_once_per_source_in_the_cache() {
+        let cache = tempfile::tempdir().unwrap();
+        let first = python_file(cache.path(), "print('one')\n").unwrap();
+        assert_eq!(fs::read_to_string(&first).unwrap(), "print('one')\n");
+        let modified = fs::metadata(&first).unwrap().modified().unwrap();
+        let again = python_file(cache.path(), "print('one')\n").unwrap();
+        assert_eq!(again, first);
+        assert_eq!(
+            fs::metadata(&again).unwrap().modified().unwrap(),
+            modified,
+            "not written again"
+        );
+        let other = python_file(cache.path(), "print('two')\n").unwrap();
+        assert_ne!(other.parent(), first.parent());
+        for folder in [first.parent().unwrap(), other.parent().unwrap()] {
+            assert_eq!(fs::read_dir(folder).unwrap().count(), 1, "only store.py");
+        }
+        // A file cut short (a run stopped while writing it, before this
+        // way of writing) is written again.
+        fs::write(&first, "print(").unwrap();
+        let mended = python_file(cache.path(), "print('one')\n").unwrap();
+        assert_eq!(fs::read_to_string(mended).unwrap(), "print('one')\n");
+    }
 
     /// Which store a mutant belongs to is read from what it changes, for
     /// every built-in mutant, and a mutant the lab lacks has none.
