@@ -80,10 +80,9 @@ fn student(name: Option<&str>, progress: &std::path::Path) -> cli::outcome::Outc
     }
 }
 
-/// Prints a failed command's message as `lab <command>: <message>` and
-/// gives its exit code. The message is made inert line by line
-/// ([`lease_lab::inert::lines`]): it may quote a file's name or what a
-/// program wrote, and it goes to the terminal.
+/// Prints a failed command's message as `lab <command>: <message>`
+/// ([`cli::outcome::CliError::shown`]: made inert, filled to the width
+/// but for a compiler's messages) and gives its exit code.
 fn finish(command: &str, outcome: cli::outcome::Outcome) -> ExitCode {
     // Interrupted: what failed failed because its server was stopped; the
     // handler says so and exits once it has removed everything.
@@ -91,13 +90,8 @@ fn finish(command: &str, outcome: cli::outcome::Outcome) -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            if let Some(message) = error.message() {
-                let width = lease_lab::terminal::width();
-                let message = format!("{command}: {message}");
-                eprintln!(
-                    "{}",
-                    lease_lab::terminal::fill_lines(&lease_lab::inert::lines(&message), width)
-                );
+            if let Some(shown) = error.shown(command, lease_lab::terminal::width()) {
+                eprintln!("{shown}");
             }
             ExitCode::from(error.exit_code())
         }

@@ -50,11 +50,13 @@ pub enum EngineArg {
 }
 
 /// A subject that cannot run: a usage error when `--impl` names nothing
-/// that can, a failure otherwise.
+/// that can, a build's failure as the compiler said it, a failure
+/// otherwise.
 impl From<SubjectError> for CliError {
     fn from(error: SubjectError) -> CliError {
         match error {
             SubjectError::Invalid(message) => CliError::Usage(message),
+            SubjectError::Build(failure) => CliError::Build(failure),
             other => CliError::Failed(other.to_string()),
         }
     }

@@ -7,7 +7,7 @@ use crate::course::check::{check_shown, CheckError};
 use crate::course::session::Session;
 use crate::report::check::{next_text, watch_text};
 use crate::runner::{RunOptions, WorkerCommand};
-use crate::subject::{Implementation, Subject};
+use crate::subject::{Implementation, Subject, SubjectError};
 use crate::terminal::fill;
 use colored::Colorize;
 use notify_debouncer_mini::notify::RecursiveMode;
@@ -161,9 +161,11 @@ struct WatchRound<'a> {
 impl WatchRound<'_> {
     /// Check number `run` (`changed`: the file whose save started it): at a
     /// terminal on a cleared screen, else under a blank line; headed by
-    /// its time, then one line per step and the first failure in full. A
-    /// failure to build or run is shown, and the watch goes on; only a
-    /// closed output ends it.
+    /// its time, said before the program is built or started (so that a
+    /// build's progress and its compiler's messages show under it); then
+    /// one line per step and the first failure in full. A failure to build
+    /// or run is shown, and the watch goes on; only a closed output ends
+    /// it.
     fn run(&self, run: usize, changed: Option<&Path>) -> Result<(), CommandError> {
         let width = crate::terminal::text_width();
         let why = match changed {
@@ -181,19 +183,18 @@ impl WatchRound<'_> {
             clock_time_utc(std::time::SystemTime::now()),
         ))
         .into_owned();
+        let clear = if self.terminal { "\x1b[2J\x1b[H" } else { "\n" };
+        say(&format!(
+            "{clear}{}\n",
+            fill(&heading, width, "", "  ").bold()
+        ))?;
         let shown = check_shown(
             self.checked,
             self.through,
             self.options,
             self.worker,
             true,
-            || {
-                let clear = if self.terminal { "\x1b[2J\x1b[H" } else { "\n" };
-                say(&format!(
-                    "{clear}{}\n",
-                    fill(&heading, width, "", "  ").bold()
-                ))
-            },
+            || Ok(()),
         );
         match shown {
             Ok((report, _running)) => {
@@ -213,10 +214,20 @@ impl WatchRound<'_> {
             Err(CheckError::Io(error)) if error.kind() == io::ErrorKind::BrokenPipe => {
                 return Err(CommandError::Io(error))
             }
+            Err(CheckError::Subject(SubjectError::Build(failure))) => say(&format!(
+                "\n{}\n\n{}\n",
+                failed_run(&format!("lab watch: {failure}"), width).red(),
+                fill(
+                    &failure.next("save it: lab watch checks again"),
+                    width,
+                    "",
+                    ""
+                )
+                .bold()
+            ))?,
             Err(error) => say(&format!(
-                "{}{}\n",
-                if self.terminal { "\x1b[2J\x1b[H" } else { "\n" },
-                failed_run(&format!("Run {run}, lab watch: {error}"), width).red()
+                "\n{}\n",
+                failed_run(&format!("lab watch: {error}"), width).red()
             ))?,
         }
         Ok(())
