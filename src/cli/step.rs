@@ -8,7 +8,7 @@ use lease_lab::matrix::Matrix;
 use lease_lab::probe;
 use lease_lab::subject::Subject;
 use lease_lab::suite::Case;
-use lease_lab::tutor::step::{take, Chosen, Console, GivenPrediction, StepError};
+use lease_lab::tutor::step::{take, Console, GivenPrediction, StepChoice, StepError};
 use lease_lab::variant::Variant;
 use std::path::{Path, PathBuf};
 
@@ -48,7 +48,7 @@ pub struct Args {
 /// `lab step N`: the exercise from start to end, on this terminal.
 pub fn run(args: Args, progress_path: &Path) -> Outcome {
     let mut session = super::session(progress_path)?;
-    let chosen = Chosen::of(args.implementation.as_ref(), &session);
+    let chosen = StepChoice::of(args.implementation.as_ref(), session.progress());
     let exercise = chosen.exercise(&args.exercise).map_err(step_error)?;
     let worker = worker_command()?;
     let probe = args
@@ -75,7 +75,7 @@ pub fn run(args: Args, progress_path: &Path) -> Outcome {
             &suite_runner,
             &options,
             &mut session,
-            chosen.own.as_ref().map(|own| (own, &worker)),
+            (&chosen, &worker),
         )
     })
     .map_err(step_error)?;

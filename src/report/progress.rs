@@ -231,8 +231,24 @@ pub fn implementation_text(progress: &Progress) -> String {
     } else {
         String::new()
     };
+    let others: Vec<String> = progress
+        .other_implementations
+        .iter()
+        .map(|other| other.implementation.describe())
+        .collect();
+    let others = match others.as_slice() {
+        [] => String::new(),
+        [other] => format!(
+            ". Also recorded: {other} (lab check --impl {} makes it current)",
+            progress.other_implementations[0].implementation.impl_arg()
+        ),
+        _ => format!(
+            ". Also recorded: {} (lab check --impl PATH makes one current)",
+            others.join(", ")
+        ),
+    };
     format!(
-        "Your implementation, {}: {checked} (lab check){next}",
+        "Your current implementation, {}: {checked} (lab check){next}{others}",
         implementation.describe()
     )
 }
@@ -265,6 +281,10 @@ pub fn hints_text(hints: &[String], shown: usize, key: &str, width: usize) -> St
 /// The recorded predictions and scores, exercise by exercise.
 pub fn progress_text(progress: &Progress, width: usize) -> String {
     let mut out = String::new();
+    if progress.implementation.is_some() {
+        out.push_str(&wrapped(&implementation_text(progress), width, "", "  "));
+        out.push('\n');
+    }
     if progress.exercises.is_empty() {
         out.push_str("No prediction recorded yet: start with `lab step 1`.\n");
     }
@@ -314,9 +334,6 @@ pub fn progress_text(progress: &Progress, width: usize) -> String {
             }
             out.push_str(&item("caught by", &listed(&attempt.caught_by)));
         }
-    }
-    if progress.implementation.is_some() {
-        out.push_str(&wrapped(&implementation_text(progress), width, "", "  "));
     }
     for prediction in &progress.own_predictions {
         writeln!(
@@ -381,7 +398,7 @@ mod tests {
         });
         assert_eq!(
             implementation_text(&progress),
-            "Your implementation, ./mine: not checked yet (lab check)"
+            "Your current implementation, ./mine: not checked yet (lab check)"
         );
         for (step, status) in [
             ("1", StepStatus::Passed),
@@ -400,7 +417,33 @@ mod tests {
         }
         assert_eq!(
             implementation_text(&progress),
-            "Your implementation, ./mine: steps passed 1 2; failing 3; not written 4 (lab check)"
+            "Your current implementation, ./mine: steps passed 1 2; failing 3; not written 4 (lab check)"
+        );
+    }
+
+    /// `lab progress` names the current implementation first, and the
+    /// others, with how to switch.
+    #[test]
+    fn the_progress_names_the_current_implementation_first() {
+        use crate::subject::Implementation;
+        colored::control::set_override(false);
+        let mut progress = Progress::default();
+        progress.make_current(&Implementation::Python {
+            file: "/w/py/store.py".into(),
+        });
+        progress.make_current(&Implementation::Rust {
+            project: "/w/rs".into(),
+        });
+        progress.exercise("3").hints_seen = 2;
+        let text = progress_text(&progress, 80);
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flat.starts_with("Your current implementation, the Rust project /w/rs: not checked yet (lab check). Also recorded: python3 /w/py/store.py (lab check --impl /w/py/store.py makes it current) exercise 3"),
+            "{text}"
+        );
+        assert!(
+            text.lines().all(|line| line.chars().count() <= 80),
+            "{text}"
         );
     }
 
