@@ -210,7 +210,8 @@
 //!    3. [`report::step::exercise`] shows the text and the broken fragment, what
 //!       runs under the title ([`tutor::step::StepChoice::header`]);
 //!    4. the prediction is parsed ([`course::prediction::parse_selection`]) or asked
-//!       for after [`report::step::menu`], with hints on request, then the why;
+//!       for after [`report::step::menu`], with hints on request (each saved at
+//!       once), then the why;
 //!    5. a probe, if any, runs against the reference and mutant `04`
 //!       ([`probe::check`], [`probe::check_text`]);
 //!    6. the tests run against the reference and mutant `04` ([`matrix::Matrix::build`],

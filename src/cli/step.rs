@@ -90,7 +90,9 @@ pub fn run(args: Args, progress_path: &Path) -> Outcome {
 fn step_error(error: StepError) -> CliError {
     match error {
         StepError::Io(error) => CliError::from(error),
-        error @ StepError::NotReady(_) => CliError::Failed(error.to_string()),
+        error @ (StepError::NotReady(_) | StepError::Progress(_)) => {
+            CliError::Failed(error.to_string())
+        }
         error => CliError::Usage(error.to_string()),
     }
 }

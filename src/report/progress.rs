@@ -41,25 +41,8 @@ pub fn overview_text(progress: &Progress, progress_path: &Path, width: usize) ->
         })
         .collect();
     out.push_str(&exercise_rows(&rows, width));
-    match progress.next_exercise() {
-        Some(next) => writeln!(
-            out,
-            "\nNext: {}   (hints: lab hint {})",
-            format!("lab step {}", next.key).bold(),
-            next.key
-        ),
-        None if progress.reflection.is_none() => writeln!(
-            out,
-            "\nEvery exercise is done. Last:\n  {}",
-            "lab reflect --why-kept \"...\" --not-guaranteed \"...\"".bold()
-        ),
-        None => writeln!(
-            out,
-            "\n{}",
-            "Every exercise and the reflection are done.".green().bold()
-        ),
-    }
-    .unwrap();
+    out.push('\n');
+    out.push_str(&next_text(progress));
     out.push_str(&wrapped(
         &implementation_text(progress),
         text_width,
@@ -81,6 +64,26 @@ pub fn overview_text(progress: &Progress, progress_path: &Path, width: usize) ->
         "  ",
     ));
     out
+}
+
+/// What to do next, as the overview and the progress end: the next
+/// exercise, else the closing reflection, else that everything is done.
+fn next_text(progress: &Progress) -> String {
+    match progress.next_exercise() {
+        Some(next) => format!(
+            "Next: {}   (hints: lab hint {})\n",
+            format!("lab step {}", next.key).bold(),
+            next.key
+        ),
+        None if progress.reflection.is_none() => format!(
+            "Every exercise is done. Last:\n  {}\n",
+            "lab reflect --why-kept \"...\" --not-guaranteed \"...\"".bold()
+        ),
+        None => format!(
+            "{}\n",
+            "Every exercise and the reflection are done.".green().bold()
+        ),
+    }
 }
 
 /// An exercise's status in the overview, plain and as shown: "not
@@ -354,7 +357,55 @@ pub fn progress_text(progress: &Progress, width: usize) -> String {
         writeln!(out, "{}", "reflection".bold()).unwrap();
         out.push_str(&reflection_text(reflection, width));
     }
+    if !progress.exercises.is_empty() {
+        out.push('\n');
+        out.push_str(&wrapped(&totals(progress), width, "", "  "));
+    }
+    out.push_str(&next_text(progress));
     out
+}
+
+/// The progress in one sentence: the exercises done of all of them, the
+/// attempts and the hints seen; of the latest predictions, how many found
+/// a test that catches the mutant, how many missed, and their mean
+/// precision (the words of the overview's rows).
+fn totals(progress: &Progress) -> String {
+    let exercises = exercise::exercises();
+    let latest: Vec<&crate::course::prediction::Score> = exercises
+        .iter()
+        .filter_map(|exercise| progress.latest(&exercise.key))
+        .map(|attempt| &attempt.score)
+        .collect();
+    let attempts: usize = progress
+        .exercises
+        .values()
+        .map(|record| record.attempts.len())
+        .sum();
+    let hints: usize = progress
+        .exercises
+        .values()
+        .map(|record| record.hints_seen)
+        .sum();
+    let found = latest.iter().filter(|score| score.found_a_killer()).count();
+    let latest_said = match latest.len() {
+        0 => String::new(),
+        done => format!(
+            "; latest predictions: {found} found, {} missed, {}% precise on average",
+            done - found,
+            latest
+                .iter()
+                .map(|score| usize::from(score.percent))
+                .sum::<usize>()
+                / done
+        ),
+    };
+    format!(
+        "Totals: {} of {} exercises done in {}, {} seen{latest_said}.",
+        latest.len(),
+        exercises.len(),
+        plural(attempts, "attempt"),
+        plural(hints, "hint")
+    )
 }
 
 /// The two answers of a reflection, one item each.
@@ -421,24 +472,58 @@ mod tests {
         );
     }
 
-    /// `lab progress` names the current implementation first, and the
-    /// others, with how to switch.
+    /// `lab progress` names the current implementation first (and the
+    /// others, with how to switch), and ends with the totals and what to
+    /// do next.
     #[test]
-    fn the_progress_names_the_current_implementation_first() {
+    fn the_progress_names_the_current_implementation_and_ends_with_totals_and_next() {
         use crate::subject::Implementation;
         colored::control::set_override(false);
         let mut progress = Progress::default();
-        progress.make_current(&Implementation::Python {
+        let text = progress_text(&progress, 80);
+        assert!(!text.contains("Totals"), "{text}");
+        assert!(
+            text.ends_with("Next: lab step 1   (hints: lab hint 1)\n"),
+            "{text}"
+        );
+        let attempt = |predicted: &[&str]| {
+            let predicted: Vec<String> = predicted.iter().map(|name| name.to_string()).collect();
+            Attempt {
+                at: "2026-12-01T10:00:00Z".into(),
+                mutant: "04".into(),
+                score: Score::of(&predicted, &["killer".to_string()]),
+                predicted,
+                why: String::new(),
+                probe: None,
+                caught_by: vec!["killer".into()],
+            }
+        };
+        progress.exercise("1").attempts.push(attempt(&["killer"]));
+        progress.exercise("2").attempts.push(attempt(&["other"]));
+        progress
+            .exercise("2")
+            .attempts
+            .push(attempt(&["killer", "other"]));
+        progress.exercise("3").hints_seen = 2;
+        let python = Implementation::Python {
             file: "/w/py/store.py".into(),
-        });
+        };
+        progress.make_current(&python);
         progress.make_current(&Implementation::Rust {
             project: "/w/rs".into(),
         });
-        progress.exercise("3").hints_seen = 2;
         let text = progress_text(&progress, 80);
         let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(
-            flat.starts_with("Your current implementation, the Rust project /w/rs: not checked yet (lab check). Also recorded: python3 /w/py/store.py (lab check --impl /w/py/store.py makes it current) exercise 3"),
+            flat.starts_with("Your current implementation, the Rust project /w/rs: not checked yet (lab check). Also recorded: python3 /w/py/store.py (lab check --impl /w/py/store.py makes it current) exercise 1"),
+            "{text}"
+        );
+        assert!(
+            flat.contains("Totals: 2 of 9 exercises done in 3 attempts, 2 hints seen; latest predictions: 2 found, 0 missed, 75% precise on average."),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("Next: lab step 3   (hints: lab hint 3)\n"),
             "{text}"
         );
         assert!(

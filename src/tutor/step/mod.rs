@@ -133,7 +133,7 @@ pub struct Taken {
 /// caller saves the session either way.
 ///
 /// Errors: the step did not go through ([`StepError`]); nothing is
-/// recorded.
+/// recorded but the hints seen.
 pub fn take(
     exercise: &Exercise,
     given: GivenPrediction,
@@ -240,6 +240,9 @@ pub enum StepError {
     /// The store's exercises cannot be made ready (its files cannot be written).
     #[error(transparent)]
     NotReady(#[from] exercise::NotReady),
+    /// The progress file cannot be written (a hint shown is saved at once).
+    #[error(transparent)]
+    Progress(#[from] crate::course::progress::ProgressError),
 }
 
 /// Runs one exercise from start to end, `header` under its title (what
@@ -267,11 +270,9 @@ pub fn step_through(
     let mut aids = prompt::Aids {
         exercise,
         hints: exercise.lab().hints,
-        hints_seen: session.hints_seen(&exercise.key),
+        session,
     };
     let prediction = prediction(&given, &menu, &mut aids, console)?;
-    // Hints asked for at the prompt count as seen, as `lab hint` counts them.
-    session.saw_hints(&exercise.key, aids.hints_seen);
     let probe = match given.probe.clone().or(prediction.typed_probe) {
         Some(probe) => Some(run_probe(exercise, probe, options, console)?),
         None => None,

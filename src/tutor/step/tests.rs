@@ -243,6 +243,26 @@ fn the_prompt_shows_the_change_last_and_the_diff_a_hint_or_help_on_a_key() {
     );
 }
 
+/// A hint read at the prompt is recorded at once: a student who reads two
+/// and leaves (Ctrl-C, the input's end) before predicting has seen them,
+/// though the step did not go through and nothing else was saved.
+#[test]
+fn a_hint_read_at_the_prompt_counts_when_the_student_leaves() {
+    let folder = tempfile::tempdir().unwrap();
+    let (result, shown) = step_in(
+        folder.path(),
+        "4",
+        GivenPrediction::default(),
+        "h\nh\n",
+        true,
+    );
+    assert!(matches!(result, Err(StepError::InputEnded)), "{shown}");
+    assert!(shown.contains("Hint 2 of 3"), "{shown}");
+    let saved = saved(folder.path());
+    assert_eq!(saved.exercises["4"].hints_seen, 2);
+    assert!(saved.exercises["4"].attempts.is_empty());
+}
+
 /// The exercises follow the student's language unless a family is
 /// named: a Python file (given, or recorded in the progress file) gets
 /// the Python store's mutants, any other program the Rust store's.
