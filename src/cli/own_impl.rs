@@ -112,9 +112,10 @@ pub struct WatchArgs {
 #[derive(Debug, clap::Args)]
 pub struct WhichArgs {
     /// Your implementation: a .py file, a Rust project's folder, or a
-    /// command line; recorded for the next checks. Default: the one recorded
-    /// (by `lab new`, or an earlier --impl). `rust` or `python` checks the
-    /// lab's own stores instead, without recording anything.
+    /// command line, which becomes your current one (the others stay
+    /// recorded, each with its checks). Default: your current
+    /// implementation (`lab new`'s, or the last --impl). `rust` or `python`
+    /// checks the lab's own stores instead, without recording anything.
     #[arg(long = "impl", value_name = "IMPL", value_parser = Subject::parse)]
     implementation: Option<Subject>,
     /// Check steps 1 to this one (default: all eight).

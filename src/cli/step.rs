@@ -38,7 +38,8 @@ pub struct Args {
     /// worksheet's own fragments, applied to the Python store). Anything
     /// else is your own implementation (a .py file, a Rust project, a
     /// command line), whose tests of steps 1 to N run after the verdicts;
-    /// without it, the one `lab new` or `lab check` recorded runs.
+    /// without it, your current implementation (`lab new`'s, or the last
+    /// `lab check --impl`'s) runs, its language choosing the mutants.
     #[arg(long = "impl", value_name = "IMPL", value_parser = Subject::parse)]
     implementation: Option<Subject>,
     #[command(flatten)]

@@ -21,8 +21,8 @@ pub struct HintArgs {
     #[arg(long)]
     all: bool,
     /// Whose exercise, which decides the language of its hints: `rust` or
-    /// `python`; without it, that of the implementation `lab new` or
-    /// `lab check` recorded, else `rust`.
+    /// `python`; without it, that of your current implementation, else
+    /// `rust`.
     #[arg(long = "impl", value_name = "IMPL", value_parser = Subject::parse)]
     implementation: Option<Subject>,
 }
