@@ -84,6 +84,8 @@
 //!   matrix: progress, prediction, checks, grading, demo, starters, one's own mutants.
 //!   - [`course::session`]: the progress for one command, with a method for every
 //!     change a command makes to it (rustlings' `AppState`, in the lab's words).
+//!   - [`course::chosen`]: which implementation a command runs: `--impl`, else the
+//!     student's current one, else the lab's Rust store; the one rule.
 //!   - [`course::check`]: `lab check`, a student's own implementation step by step.
 //!   - [`course::class_check`]: `lab grade --impl-dir`, a class's code, each entry a
 //!     row, each checked by a `lab check` of its own (the judge, as the instructor).
@@ -105,6 +107,7 @@
 //!
 //! - [`report`]: every rendering of the matrix and the student's step and check screens.
 //!   - [`report::progress`]: the overview, hints and progress screens.
+//!   - [`report::starter`]: what `lab new` says it wrote.
 //!   - [`report::demo`]: the demo stories as text.
 //!
 //! The tutor, above the course and its screens:
@@ -193,10 +196,11 @@
 //! 1. `src/main.rs` records `--student` if given, and dispatches `Command::Step` to
 //!    `cli::step::run` (`src/cli/step.rs`).
 //! 2. `cli::session` opens the progress file once, as a [`course::session::Session`].
-//! 3. `tutor::step::Chosen::of` picks the store whose mutants the exercises show
-//!    (`--impl rust` or `python`, else the language of the student's own
+//! 3. [`tutor::step::StepChoice::of`] follows the one rule of
+//!    [`course::chosen::Chosen`] to the store whose mutants the exercises show
+//!    (`--impl rust` or `python`, else the language of the student's current
 //!    implementation, else Rust) and that implementation, if any;
-//!    `Chosen::exercise` finds `4` with [`exercise::exercises_of`] (the rows of
+//!    `StepChoice::exercise` finds `4` with [`exercise::exercises_of`] (the rows of
 //!    `labs/exercises.toml`, compiled in) and [`exercise::find_among`].
 //! 4. The prediction given on the command line (`--predict`, `--why`, a `--probe`
 //!    file through [`probe::load`]) and the run's options ([`runner::RunOptions`])
@@ -205,9 +209,11 @@
 //!    and `tutor::step::take` calls `tutor::step::step_through`:
 //!    1. without a prediction and without a terminal it stops (a usage error);
 //!    2. the menu is [`suite::cases_through`]`(4)`, the tests of steps 1 to 4;
-//!    3. [`report::step::exercise`] shows the text and the broken fragment;
+//!    3. [`report::step::exercise`] shows the text and the broken fragment, what
+//!       runs under the title ([`tutor::step::StepChoice::header`]);
 //!    4. the prediction is parsed ([`course::prediction::parse_selection`]) or asked
-//!       for after [`report::step::menu`], with hints on request, then the why;
+//!       for after [`report::step::menu`], with hints on request (each saved at
+//!       once), then the why;
 //!    5. a probe, if any, runs against the reference and mutant `04`
 //!       ([`probe::check`], [`probe::check_text`]);
 //!    6. the tests run against the reference and mutant `04` ([`matrix::Matrix::build`],
@@ -218,7 +224,8 @@
 //!    8. the attempt is recorded in the session, with the next exercise to take.
 //! 6. With an implementation of the student's own, `tutor::step::yours` checks it
 //!    against the tests of steps 1 to 4 ([`course::check::hear_greeting`],
-//!    [`course::check::run_check`], [`report::check::check_text`]) and records it.
+//!    [`course::check::run_check`], [`report::check::check_text`]) and records it
+//!    ([`course::session::Session::record_check`]).
 //! 7. `cli::step::run` saves the session once, whatever that check gave; the error,
 //!    if any, becomes a message and an exit code in `src/main.rs`.
 //!

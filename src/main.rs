@@ -51,18 +51,18 @@ fn main() -> ExitCode {
         Command::Reset(args) => cli::study::reset(&args, &progress),
         Command::Reflect(args) => cli::study::reflect(&args, &progress),
         Command::Progress(args) => cli::study::progress(&args, &progress),
-        Command::Probe(args) => cli::probe::run(&args),
+        Command::Probe(args) => cli::probe::run(&args, &progress),
         Command::New(args) => cli::own_impl::new(&args, &progress),
         Command::Check(args) => cli::own_impl::check(&args, &progress),
         Command::Watch(args) => cli::own_impl::watch(&args, &progress),
-        Command::Mutant { action } => cli::own_mutant::run(action),
+        Command::Mutant { action } => cli::own_mutant::run(action, &progress),
         Command::Grade(args) => cli::grade::run(&args),
         Command::Demo(args) => cli::demo::run(&args),
         Command::Chaos(args) => cli::chaos::run(&args),
-        Command::Matrix(args) => cli::kill_matrix::matrix(&args),
-        Command::Analyze(args) => cli::analyze::analyze(&args),
-        Command::Run(args) => cli::kill_matrix::run(&args),
-        Command::Tests(args) => cli::kill_matrix::tests(&args),
+        Command::Matrix(args) => cli::kill_matrix::matrix(&args, &progress),
+        Command::Analyze(args) => cli::analyze::analyze(&args, &progress),
+        Command::Run(args) => cli::kill_matrix::run(&args, &progress),
+        Command::Tests(args) => cli::kill_matrix::tests(&args, &progress),
         Command::Db(args) => cli::db::run(args),
         Command::Worker(args) => cli::kill_matrix::worker(&args),
         Command::Serve(args) => {
@@ -80,10 +80,9 @@ fn student(name: Option<&str>, progress: &std::path::Path) -> cli::outcome::Outc
     }
 }
 
-/// Prints a failed command's message as `lab <command>: <message>` and
-/// gives its exit code. The message is made inert line by line
-/// ([`lease_lab::inert::lines`]): it may quote a file's name or what a
-/// program wrote, and it goes to the terminal.
+/// Prints a failed command's message as `lab <command>: <message>`
+/// ([`cli::outcome::CliError::shown`]: made inert, filled to the width
+/// but for a compiler's messages) and gives its exit code.
 fn finish(command: &str, outcome: cli::outcome::Outcome) -> ExitCode {
     // Interrupted: what failed failed because its server was stopped; the
     // handler says so and exits once it has removed everything.
@@ -91,13 +90,8 @@ fn finish(command: &str, outcome: cli::outcome::Outcome) -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            if let Some(message) = error.message() {
-                let width = lease_lab::terminal::width();
-                let message = format!("{command}: {message}");
-                eprintln!(
-                    "{}",
-                    lease_lab::terminal::fill_lines(&lease_lab::inert::lines(&message), width)
-                );
+            if let Some(shown) = error.shown(command, lease_lab::terminal::width()) {
+                eprintln!("{shown}");
             }
             ExitCode::from(error.exit_code())
         }

@@ -1,4 +1,4 @@
-"""The lease-lab job store in Python: an ownership lease plus a fencing token, on SQLite.
+"""The job store in Python, on SQLite: an ownership lease plus a fencing token.
 
 The worksheet's eight operations, in its order, with the same contract as the
 Rust store (src/store.rs). Each one takes the database path and opens its own
@@ -21,7 +21,8 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 
 # How long a call waits for another connection's write lock before it gives up
-# with "database is locked": 5 seconds, or LEASE_LAB_BUSY_TIMEOUT_MS milliseconds.
+# with "database is locked": 5 seconds, or LEASE_LAB_BUSY_TIMEOUT_MS
+# milliseconds.
 _BUSY_MS = os.environ.get("LEASE_LAB_BUSY_TIMEOUT_MS", "").strip()
 BUSY_TIMEOUT = int(_BUSY_MS) / 1000 if _BUSY_MS.isdigit() else 5.0
 
@@ -141,7 +142,8 @@ def check_schema(conn, path):
 def connect(path, create=False):
     path = os.fspath(path)
     if not path:
-        raise ValueError("the database path must not be empty: name a database file")
+        raise ValueError("the database path must not be empty: "
+                         "name a database file")
     if os.path.isdir(path):
         raise IsADirectory(f"{path}: is a directory; "
                            "give the path of a database file inside it")
@@ -150,12 +152,14 @@ def connect(path, create=False):
         raise MissingFolder(f"{path}: the folder {folder} does not exist; "
                             "create it or choose another path")
     if not create and not os.path.exists(path):
-        raise NoDatabase(f"{path}: no database here; create it first with init_db")
+        raise NoDatabase(f"{path}: no database here; "
+                         "create it first with init_db")
     conn = sqlite3.connect(path, timeout=busy_timeout(), isolation_level=None)
     try:
         conn.execute("PRAGMA synchronous=FULL")
         if not check_schema(conn, path) and not create:
-            raise NoJobsTable(f"{path}: there is no jobs table here; create it with init_db")
+            raise NoJobsTable(f"{path}: there is no jobs table here; "
+                              "create it with init_db")
     except BaseException:
         conn.close()
         raise
@@ -166,8 +170,12 @@ def init_db(path):
     """Step 1. Create the lease state table.
 
     Creates the database file if it is missing and, if it does not exist yet,
-    the table jobs(id TEXT PRIMARY KEY, owner TEXT, until REAL NOT NULL DEFAULT 0,
-    fence INTEGER NOT NULL DEFAULT 0, result TEXT, done INTEGER NOT NULL DEFAULT 0),
+    the table
+
+        jobs(id TEXT PRIMARY KEY, owner TEXT, until REAL NOT NULL DEFAULT 0,
+             fence INTEGER NOT NULL DEFAULT 0, result TEXT,
+             done INTEGER NOT NULL DEFAULT 0),
+
     and puts the file in WAL journal mode (readers never wait for a writer).
     Returns None.
 
@@ -361,7 +369,8 @@ if __name__ == "__main__":
         "state": (state, ["path", "job_id"]),
         "claim": (claim, ["path", "job_id", "owner", "now", "ttl"]),
         "renew": (renew, ["path", "job_id", "owner", "fence", "now", "ttl"]),
-        "complete": (complete, ["path", "job_id", "owner", "fence", "now", "result"]),
+        "complete": (complete,
+                     ["path", "job_id", "owner", "fence", "now", "result"]),
         "release": (release, ["path", "job_id", "owner", "fence"]),
         "claim_many": (claim_many, ["path", "job_id", "owners", "now", "ttl"]),
     }
@@ -373,7 +382,9 @@ if __name__ == "__main__":
                 answers.write(line + "\n")
                 answers.flush()
             except OSError:
-                pass  # the lab has gone; the loop ends when standard input closes
+                # The lab has gone: the loop ends when standard input
+                # closes.
+                pass
 
     def argument(request, name):
         if name not in request:
@@ -385,32 +396,40 @@ if __name__ == "__main__":
             if value is None:
                 return math.nan
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise BadRequest(f"{name} must be a number or null, not {json.dumps(value)}")
+                raise BadRequest(f"{name} must be a number or null, "
+                                 f"not {json.dumps(value)}")
             try:
                 return float(value)
             except OverflowError:
-                raise BadRequest(f"{name} is too large for a float: {value}") from None
+                raise BadRequest(
+                    f"{name} is too large for a float: {value}") from None
         if name == "fence":
             if isinstance(value, bool) or not isinstance(value, int):
-                raise BadRequest(f"fence must be an integer, not {json.dumps(value)}")
+                raise BadRequest(
+                    f"fence must be an integer, not {json.dumps(value)}")
             return value
         if name == "owners":
-            if not isinstance(value, list) or not all(isinstance(owner, str) for owner in value):
-                raise BadRequest(f"owners must be a list of strings, not {json.dumps(value)[:200]}")
+            if not isinstance(value, list) or not all(
+                    isinstance(owner, str) for owner in value):
+                raise BadRequest("owners must be a list of strings, "
+                                 f"not {json.dumps(value)[:200]}")
             return value
         if not isinstance(value, str):
-            raise BadRequest(f"{name} must be a string, not {json.dumps(value)[:200]}")
+            raise BadRequest(
+                f"{name} must be a string, not {json.dumps(value)[:200]}")
         return value
 
     def frames(error):
         # Where this file raised the error: its frames, outermost first, less
         # answer's own (the protocol's); the lab shows the last ones.
-        return [{"file": frame.filename, "line": frame.lineno, "function": frame.name,
-                 "code": frame.line} for frame in traceback.extract_tb(error.__traceback__)[1:]
-                if frame.filename == __file__][-3:]
+        raised = traceback.extract_tb(error.__traceback__)[1:]
+        return [{"file": frame.filename, "line": frame.lineno,
+                 "function": frame.name, "code": frame.line}
+                for frame in raised if frame.filename == __file__][-3:]
 
     def plain(value):
-        # JSON has no NaN or infinity either way: such a number is answered as null.
+        # JSON has no NaN or infinity either way: such a number is answered
+        # as null.
         if isinstance(value, float) and not math.isfinite(value):
             return None
         if isinstance(value, dict):
@@ -432,7 +451,8 @@ if __name__ == "__main__":
                                  f"the ops are {', '.join(OPERATIONS)}")
             function, names = OPERATIONS[op]
             wait = request.get("busy_timeout_ms")
-            if isinstance(wait, int) and not isinstance(wait, bool) and wait >= 0:
+            if (isinstance(wait, int) and not isinstance(wait, bool)
+                    and wait >= 0):
                 _this_thread.busy_timeout = wait / 1000
             else:
                 _this_thread.__dict__.pop("busy_timeout", None)
@@ -441,7 +461,8 @@ if __name__ == "__main__":
             try:
                 json.dumps(reply)
             except (TypeError, ValueError) as error:
-                raise TypeError(f"{op} returned {value!r}, which is not JSON ({error})") from None
+                raise TypeError(f"{op} returned {value!r}, "
+                                f"which is not JSON ({error})") from None
         except BadRequest as error:
             reply = {"error": "other", "message": f"bad request: {error}"}
         except ValueError as error:
@@ -455,16 +476,19 @@ if __name__ == "__main__":
             # SQLite's own refusals, by their primary result code.
             code = (getattr(error, "sqlite_errorcode", None) or 0) & 0xFF
             kind = SQLITE_KINDS.get(code, "sqlite" if code else "other")
-            reply = {"error": kind, "message": str(error), "frames": frames(error)}
+            reply = {"error": kind, "message": str(error),
+                     "frames": frames(error)}
             if kind == "busy":
                 reply["waited_ms"] = round(busy_timeout() * 1000)
         except BaseException as error:
-            reply = {"error": "other", "message": f"{type(error).__name__}: {error}",
+            reply = {"error": "other",
+                     "message": f"{type(error).__name__}: {error}",
                      "frames": frames(error)}
         send(reply if request_id is None else {"id": request_id, **reply})
 
+    name = os.path.basename(__file__)
     send({"protocol": "lease-lab", "version": 1,
-          "name": f"{os.path.basename(__file__)} (Python {platform.python_version()})",
+          "name": f"{name} (Python {platform.python_version()})",
           "concurrent": True})
     # A request with an "id" runs on the pool, beside others; one without (as
     # typed by hand) is answered before the next line is read, so in order.
@@ -477,7 +501,8 @@ if __name__ == "__main__":
             except ValueError as error:
                 text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
                 send({"error": "other",
-                      "message": f"bad request: not a JSON line ({error}): {text[:200]!r}"})
+                      "message": "bad request: not a JSON line "
+                                 f"({error}): {text[:200]!r}"})
                 continue
             if isinstance(request, dict) and request.get("id") is not None:
                 pool.submit(answer, request)

@@ -211,10 +211,11 @@ fn exercises_of(matrix: &Value) -> Vec<Exercise> {
     exercises
 }
 
-/// The exercise keys of the Rust store, from `lab tests --variants`: its
-/// worksheet mutants, in order.
+/// The exercise keys of the Rust store, from `lab tests --variants --impl
+/// rust` (without `--impl`, it lists the student's current
+/// implementation): its worksheet mutants, in order.
 fn rust_exercise_keys(sandbox: &Sandbox) -> Vec<String> {
-    let listed = sandbox.plain_lab(&["tests", "--variants"]);
+    let listed = sandbox.plain_lab(&["tests", "--variants", "--impl", "rust"]);
     listed.assert_success();
     let keys: Vec<String> = listed
         .stdout
@@ -498,6 +499,13 @@ fn a_correct_python_store_of_the_student_s_own_walks_the_python_exercises_with_f
         .into_iter()
         .collect();
     walk_naming_every_killer(&sandbox, &exercises, None, problems, |exercise, ran| {
+        let header = format!(
+            "On the lab's Python store; then your current implementation, python3 {},",
+            file.display()
+        );
+        if !ran.text().contains(&header) {
+            return vec![format!("the step's header does not name it: {header:?}")];
+        }
         let heading = "Your implementation, ";
         let Some(at) = ran.stdout.find(heading) else {
             return vec!["the screen shows no check of the student's implementation".to_string()];

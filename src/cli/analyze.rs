@@ -5,7 +5,7 @@ use super::outcome::{say_or_write, Outcome};
 use lease_lab::analysis::Analysis;
 use lease_lab::matrix::Matrix;
 use lease_lab::report::format::AnalysisFormat;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// `lab analyze`'s arguments.
 #[derive(Debug, clap::Args)]
@@ -22,12 +22,16 @@ pub struct Args {
     run: SuiteArgs,
 }
 
-/// `lab analyze`: builds the kill matrix as `lab matrix` does (a mutant
+/// `lab analyze`: builds the kill matrix as `lab matrix` does (of the
+/// implementation the rule chooses, [`ImplArgs::following`]; a mutant
 /// runs the tests that can run its change), analyses it, and renders it.
-pub fn analyze(args: &Args) -> Outcome {
+pub fn analyze(args: &Args, progress: &Path) -> Outcome {
     args.implementation.on_sqlite_only("analyze")?;
     let worker = worker_command()?;
-    let variants = args.implementation.variants()?;
+    let variants = args
+        .implementation
+        .following("analyze", progress)?
+        .variants()?;
     let matrix = Matrix::of_suite(&worker, &variants, false, &args.run.options());
     let found = Analysis::of(&matrix);
     let rendered = args.format.render(&found, lease_lab::terminal::width());

@@ -2,12 +2,14 @@
 //! a suite run is carried out.
 
 use super::outcome::CliError;
+use lease_lab::course::chosen::Chosen;
 use lease_lab::exercise::{self, Exercise};
 use lease_lab::pg_server::Server;
 use lease_lab::runner::{self, RunOptions, WorkerCommand};
 use lease_lab::subject::{Subject, SubjectError};
+use lease_lab::terminal::fill;
 use lease_lab::variant::Variant;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,28 +18,100 @@ pub fn find_exercise(key: &str) -> Result<Exercise, CliError> {
     exercise::find_or_list(key).map_err(CliError::Usage)
 }
 
-/// Which implementations a command is about.
-#[derive(Debug, Clone, clap::Args)]
+/// Which implementations a command is about: `--impl`, the mutants
+/// folder, the engine. [`ImplArgs::subject`] is what `--impl` names, else
+/// the lab's Rust store; a command that follows the student's current
+/// implementation asks [`ImplArgs::following`] instead.
+#[derive(Debug, Clone)]
 pub struct ImplArgs {
+    /// What `--impl` names, when it is given.
+    pub named: Option<Subject>,
+    /// What `--impl` names, else the lab's Rust store.
+    pub subject: Subject,
+    /// The folder of one's own mutant files.
+    pub mutants: PathBuf,
+    /// The engine under the store.
+    pub engine: EngineArg,
+    /// The PostgreSQL server's connection string.
+    pub dsn: Option<String>,
+}
+
+/// The options of [`ImplArgs`], as clap reads them.
+#[derive(Debug, Clone, clap::Args)]
+struct ImplFlags {
     /// `rust` (the built-in store and its mutants), `python` (the worksheet's
     /// Python store and its mutants), or your own implementation: a .py
     /// file, a Rust project's folder, or a command line
-    /// (`"python3 my_store.py"`; see labs/protocol.md).
-    #[arg(long = "impl", value_name = "IMPL", default_value = "rust", value_parser = Subject::parse)]
-    pub subject: Subject,
+    /// (`"python3 my_store.py"`; see labs/protocol.md). Default: your
+    /// current implementation (the one `lab new` made or `lab check
+    /// --impl` named last), else `rust` (lab db, lab demo and lab chaos: `rust`).
+    #[arg(long = "impl", value_name = "IMPL", value_parser = Subject::parse)]
+    named: Option<Subject>,
     /// The folder of your own mutant files: those that are not compiled
     /// into lab run beside the built-in ones.
     #[arg(long, value_name = "DIR", default_value = "mutants")]
-    pub mutants: PathBuf,
+    mutants: PathBuf,
     /// The engine under the store: `sqlite`, a file (the default), or
     /// `postgres`: the lab's Rust store on PostgreSQL and its mutants, on
     /// the server --dsn names, else on a throwaway cluster the lab starts.
     #[arg(long, global = true, value_enum, default_value_t = EngineArg::Sqlite)]
-    pub engine: EngineArg,
+    engine: EngineArg,
     /// The PostgreSQL server, as a connection string (`host=... user=...
     /// dbname=...` or `postgresql://...`); default: $LEASE_LAB_PG.
     #[arg(long, global = true, value_name = "URL")]
-    pub dsn: Option<String>,
+    dsn: Option<String>,
+}
+
+impl From<ImplFlags> for ImplArgs {
+    fn from(flags: ImplFlags) -> ImplArgs {
+        ImplArgs {
+            subject: flags.named.clone().unwrap_or(Subject::Rust),
+            named: flags.named,
+            mutants: flags.mutants,
+            engine: flags.engine,
+            dsn: flags.dsn,
+        }
+    }
+}
+
+impl From<ImplArgs> for ImplFlags {
+    fn from(args: ImplArgs) -> ImplFlags {
+        ImplFlags {
+            named: args.named,
+            mutants: args.mutants,
+            engine: args.engine,
+            dsn: args.dsn,
+        }
+    }
+}
+
+/// Read as [`ImplFlags`], with the subject they name.
+impl clap::FromArgMatches for ImplArgs {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        ImplFlags::from_arg_matches(matches).map(ImplArgs::from)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        let mut flags = ImplFlags::from(self.clone());
+        flags.update_from_arg_matches(matches)?;
+        *self = ImplArgs::from(flags);
+        Ok(())
+    }
+}
+
+/// The options of [`ImplFlags`].
+impl clap::Args for ImplArgs {
+    fn group_id() -> Option<clap::Id> {
+        ImplFlags::group_id()
+    }
+
+    fn augment_args(command: clap::Command) -> clap::Command {
+        ImplFlags::augment_args(command)
+    }
+
+    fn augment_args_for_update(command: clap::Command) -> clap::Command {
+        ImplFlags::augment_args_for_update(command)
+    }
 }
 
 /// The engine under the store, as `--engine` names it.
@@ -50,17 +124,45 @@ pub enum EngineArg {
 }
 
 /// A subject that cannot run: a usage error when `--impl` names nothing
-/// that can, a failure otherwise.
+/// that can, a build's failure as the compiler said it, a failure
+/// otherwise.
 impl From<SubjectError> for CliError {
     fn from(error: SubjectError) -> CliError {
         match error {
             SubjectError::Invalid(message) => CliError::Usage(message),
+            SubjectError::Build(failure) => CliError::Build(failure),
             other => CliError::Failed(other.to_string()),
         }
     }
 }
 
 impl ImplArgs {
+    /// These arguments with the implementation the one rule chooses
+    /// ([`Chosen::of`]): what `--impl` names, else the student's current
+    /// implementation, recorded in the progress file at `progress_path`,
+    /// else the lab's Rust store; said on standard error as the command's
+    /// header, `lab COMMAND: running ...`. On PostgreSQL, where the lab's
+    /// Rust store is the one store, what `--impl` names, else that store.
+    ///
+    /// Errors: the progress file cannot be read.
+    pub fn following(&self, command: &str, progress_path: &Path) -> Result<ImplArgs, CliError> {
+        if self.engine == EngineArg::Postgres {
+            return Ok(self.clone());
+        }
+        let chosen = Chosen::of(
+            self.named.as_ref(),
+            super::session(progress_path)?.progress(),
+        );
+        // It names the student's file.
+        let header =
+            lease_lab::inert::line(&format!("lab {command}: {}", chosen.header())).into_owned();
+        eprintln!("{}", fill(&header, lease_lab::terminal::width(), "", "  "));
+        Ok(ImplArgs {
+            subject: chosen.subject,
+            ..self.clone()
+        })
+    }
+
     /// Its implementations: the reference (or the program) first, then the
     /// mutants, built-in ones and then those of [`ImplArgs::mutants`]. On
     /// PostgreSQL, the store on the server and its mutants: on the server
@@ -192,6 +294,7 @@ mod tests {
     #[test]
     fn the_reference_is_found_by_its_old_name_too() {
         let rust = ImplArgs {
+            named: None,
             subject: Subject::Rust,
             mutants: PathBuf::from("/no/such/folder"),
             engine: EngineArg::Sqlite,

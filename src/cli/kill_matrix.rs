@@ -9,8 +9,8 @@ use lease_lab::mutant::MutantKind;
 use lease_lab::report;
 use lease_lab::report::format::{plan_reports, Destination, MatrixFormat};
 use lease_lab::runner::{self, WorkerArgs};
-
 use lease_lab::variant::Variant;
+use std::path::Path;
 
 /// `lab matrix`'s arguments.
 #[derive(Debug, clap::Args)]
@@ -80,9 +80,11 @@ pub struct TestsArgs {
     implementation: ImplArgs,
 }
 
-/// `lab matrix`: every test against every variant (of a kind), rendered,
+/// `lab matrix`: every test against every variant (of a kind) of the
+/// implementation the rule chooses ([`ImplArgs::following`]: `--impl`,
+/// else the current one in the progress file at `progress`), rendered,
 /// and with `--check` what is wrong with it.
-pub fn matrix(args: &MatrixArgs) -> Outcome {
+pub fn matrix(args: &MatrixArgs, progress: &Path) -> Outcome {
     let planned = plan_reports(
         args.format,
         &args.output,
@@ -91,7 +93,8 @@ pub fn matrix(args: &MatrixArgs) -> Outcome {
     )
     .map_err(|clash| CliError::Usage(clash.0))?;
     let worker = worker_command()?;
-    let variants = Variant::of_kind(args.implementation.variants()?, args.kind);
+    let implementation = args.implementation.following("matrix", progress)?;
+    let variants = Variant::of_kind(implementation.variants()?, args.kind);
     let options = args.run.options();
     let matrix = Matrix::of_suite(&worker, &variants, args.every_test, &options);
     let chaos = if args.chaos {
@@ -130,9 +133,13 @@ pub fn matrix(args: &MatrixArgs) -> Outcome {
     Ok(())
 }
 
-/// `lab run ID`: the suite against one variant, test by test.
-pub fn run(args: &RunArgs) -> Outcome {
-    let variant = args.implementation.variant(&args.variant)?;
+/// `lab run ID`: the suite against one variant of the implementation the
+/// rule chooses ([`ImplArgs::following`]), test by test.
+pub fn run(args: &RunArgs, progress: &Path) -> Outcome {
+    let variant = args
+        .implementation
+        .following("run", progress)?
+        .variant(&args.variant)?;
     let worker = worker_command()?;
     let tests = variant.suite();
     let matrix = Matrix::build(&worker, &[variant], tests, &args.run.options());
@@ -145,11 +152,15 @@ pub fn run(args: &RunArgs) -> Outcome {
     Ok(())
 }
 
-/// `lab tests [--variants]`.
-pub fn tests(args: &TestsArgs) -> Outcome {
+/// `lab tests [--variants]`: the tests, or the variants of the
+/// implementation the rule chooses ([`ImplArgs::following`]).
+pub fn tests(args: &TestsArgs, progress: &Path) -> Outcome {
     if args.variants {
         say(&report::text::variants_text(
-            &args.implementation.variants()?,
+            &args
+                .implementation
+                .following("tests", progress)?
+                .variants()?,
             lease_lab::terminal::width(),
         ))
     } else {

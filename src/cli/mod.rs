@@ -67,11 +67,11 @@ pub enum Command {
     Reset(lease_lab::tutor::study::Forget),
     /// Record the answers to the worksheet's closing questions.
     Reflect(lease_lab::tutor::study::Answers),
-    /// The recorded predictions and scores.
+    /// The recorded predictions and scores, your implementations, the totals and what is next.
     Progress(study::ProgressArgs),
     /// Run a probe: your prediction as store operations and expected answers.
     Probe(probe::Args),
-    /// Write your own implementation: a starter in Python or Rust, recorded for check and watch.
+    /// Write your own implementation: a starter in Python or Rust, which becomes your current one.
     New(own_impl::NewArgs),
     /// Run the contract tests of steps 1 to N against your implementation, step by step.
     Check(own_impl::CheckArgs),

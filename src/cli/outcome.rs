@@ -11,6 +11,8 @@
 //! | 2 | it was used wrongly: an unknown exercise, variant or test, an invalid argument, a probe that does not parse |
 //! | 3 | it could not run: a file it cannot read or write (for `lab grade`, a progress file it skipped with a warning, having graded the others), a project that does not build, a program or worker that cannot be started |
 
+use lease_lab::subject::rust_project::BuildFailure;
+use lease_lab::terminal::fill_lines;
 use std::fmt;
 use std::io::{self, Write};
 
@@ -47,6 +49,9 @@ pub enum CliError {
     /// Its work ran in a process of its own (a check in its room), which
     /// said what it had to say and ended with this code.
     Exited(u8),
+    /// A Rust project did not build: [`EXIT_COULD_NOT_RUN`], the
+    /// compiler's messages shown as it wrote them (see [`CliError::shown`]).
+    Build(BuildFailure),
 }
 
 impl CliError {
@@ -55,7 +60,7 @@ impl CliError {
         match self {
             CliError::Usage(_) => EXIT_USAGE,
             CliError::Found(_) | CliError::Reported => EXIT_FOUND,
-            CliError::Failed(_) => EXIT_COULD_NOT_RUN,
+            CliError::Failed(_) | CliError::Build(_) => EXIT_COULD_NOT_RUN,
             CliError::ClosedPipe => EXIT_OK,
             CliError::Exited(code) => *code,
         }
@@ -67,8 +72,32 @@ impl CliError {
             CliError::Usage(message) | CliError::Found(message) | CliError::Failed(message) => {
                 Some(message)
             }
+            CliError::Build(failure) => Some(&failure.message),
             CliError::Reported | CliError::ClosedPipe | CliError::Exited(_) => None,
         }
+    }
+
+    /// The message as `command` (`lab check`) ends with it on standard
+    /// error, for a terminal `width` columns wide: `lab check: ...`, made
+    /// inert line by line ([`lease_lab::inert::lines`]: it may quote a
+    /// file's name or what a program wrote) and filled to the width, a
+    /// line's indent kept. A build's failure is filled in its first line
+    /// only: the compiler's messages after it keep their lines and their
+    /// gutter as written, and a Next line says what to do. `None` when
+    /// there is nothing to say.
+    pub fn shown(&self, command: &str, width: usize) -> Option<String> {
+        let fill = |text: &str| fill_lines(&lease_lab::inert::lines(text), width);
+        let CliError::Build(failure) = self else {
+            return Some(fill(&format!("{command}: {}", self.message()?)));
+        };
+        let mut shown = fill(&format!("{command}: {}", failure.what()));
+        if let Some(quoted) = failure.quoted() {
+            shown.push('\n');
+            shown.push_str(&lease_lab::inert::lines(quoted));
+        }
+        shown.push('\n');
+        shown.push_str(&fill(&failure.next(&format!("run `{command}` again"))));
+        Some(shown)
     }
 }
 
@@ -138,5 +167,54 @@ mod tests {
         assert!(matches!(closed, CliError::ClosedPipe));
         let other = CliError::from(io::Error::other("disk full"));
         assert_eq!(other.message(), Some("cannot write the output: disk full"));
+    }
+
+    /// A message is filled to the width; a build's failure only in its
+    /// first line and its Next: the compiler's lines after it keep their
+    /// gutter and their length, however long, and are made inert.
+    #[test]
+    fn a_build_failure_shows_the_compiler_s_lines_as_written_then_next() {
+        let usage = CliError::Usage(format!("{} end", "word ".repeat(20)));
+        let shown = usage.shown("lab check", 40).unwrap();
+        assert!(
+            shown.lines().all(|line| line.chars().count() <= 40),
+            "{shown}"
+        );
+        assert!(shown.starts_with("lab check: word word"), "{shown}");
+        assert_eq!(CliError::Reported.shown("lab check", 40), None);
+
+        let gutter = format!(
+            "52 |     let x: u8 = \"{}\";\n   |                 ^^^ expected `u8`, found `&str`\x1b[2J",
+            "long ".repeat(20)
+        );
+        let failure = CliError::Build(BuildFailure {
+            message: format!(
+                "cargo build in /room/mine failed (exit status: 101):\nerror[E0308]: mismatched types\n  --> src/store.rs:52:17\n   |\n{gutter}"
+            ),
+            compiler_said: true,
+        });
+        assert_eq!(failure.exit_code(), EXIT_COULD_NOT_RUN);
+        let shown = failure.shown("lab check", 40).unwrap();
+        let lines: Vec<&str> = shown.lines().collect();
+        assert_eq!(lines[0], "lab check: cargo build in /room/mine");
+        assert_eq!(lines[1], "  failed (exit status: 101):");
+        assert_eq!(
+            &lines[2..7],
+            [
+                "error[E0308]: mismatched types",
+                "  --> src/store.rs:52:17",
+                "   |",
+                gutter.lines().next().unwrap(),
+                "   |                 ^^^ expected `u8`, found `&str`\\x1b[2J",
+            ],
+            "{shown}"
+        );
+        assert!(
+            lines[7].starts_with("Next: fix the first error the"),
+            "{shown}"
+        );
+        assert!(shown.ends_with("then run `lab check` again."), "{shown}");
+        assert!(!shown.contains('\x1b'), "{shown:?}");
+        assert_eq!(failure.message().map(|m| m.lines().count()), Some(6));
     }
 }

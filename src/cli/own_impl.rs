@@ -13,19 +13,21 @@ use super::args::{worker_command, SuiteArgs};
 use super::outcome::{say, say_line, CliError, Outcome};
 use colored::Colorize;
 use lease_lab::course::check::{check_shown, predicted_tests};
+use lease_lab::course::chosen::{Chosen, How};
 use lease_lab::course::confined;
 use lease_lab::course::prediction::Score;
-use lease_lab::course::progress::{self, OwnPrediction};
+use lease_lab::course::progress::{self, Became, OwnPrediction};
 use lease_lab::course::session::Session;
 use lease_lab::course::starter;
 use lease_lab::lab_text::Language;
-use lease_lab::report::check::{check_text, next_text, own_prediction_text, starter_text};
+use lease_lab::report::check::{check_text, next_text, own_prediction_text};
 use lease_lab::report::format::CheckFormat;
+use lease_lab::report::starter::{new_text, Written};
 use lease_lab::runner::RunOptions;
 use lease_lab::sandbox::{self, room, Limits};
 use lease_lab::subject::Subject;
 use lease_lab::terminal::fill;
-use lease_lab::tutor::step::{Chosen, NOTHING_TO_CHECK};
+use lease_lab::tutor::step::NOTHING_TO_CHECK;
 use lease_lab::tutor::watch::watch as course_watch;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -110,9 +112,10 @@ pub struct WatchArgs {
 #[derive(Debug, clap::Args)]
 pub struct WhichArgs {
     /// Your implementation: a .py file, a Rust project's folder, or a
-    /// command line; recorded for the next checks. Default: the one recorded
-    /// (by `lab new`, or an earlier --impl). `rust` or `python` checks the
-    /// lab's own stores instead, without recording anything.
+    /// command line, which becomes your current one (the others stay
+    /// recorded, each with its checks). Default: your current
+    /// implementation (`lab new`'s, or the last --impl). `rust` or `python`
+    /// checks the lab's own stores instead, without recording anything.
     #[arg(long = "impl", value_name = "IMPL", value_parser = Subject::parse)]
     implementation: Option<Subject>,
     /// Check steps 1 to this one (default: all eight).
@@ -126,13 +129,16 @@ pub fn new(args: &NewArgs, progress_path: &Path) -> Outcome {
     let (implementation, start) = starter::write_starter(args.lang, &args.dir)
         .map_err(|error| CliError::Failed(error.to_string()))?;
     let mut session = super::session(progress_path)?;
-    session.record_implementation(&implementation);
+    let became = session.make_current(&implementation);
     session.save()?;
-    say(&starter_text(
-        &implementation,
-        &start,
+    say(&new_text(
+        &Written {
+            language: args.lang,
+            dir: &args.dir,
+            start: &start,
+        },
+        &became,
         progress_path,
-        &args.dir,
         lease_lab::terminal::text_width(),
     ))
 }
@@ -166,8 +172,11 @@ fn check_or_fail(args: &CheckArgs, progress_path: &Path) -> Outcome {
     // However the check ends, the sandbox's control group goes with it.
     let _released = Released;
     let mut session = super::session(progress_path)?;
-    let checked = checked(args.which.implementation.as_ref(), &session)?;
-    let (run, options) = what_runs(args, &checked)?;
+    let (chosen, named) = checked(args.which.implementation.as_ref(), &mut session)?;
+    // A program named is current from now on, whether or not it builds.
+    session.save()?;
+    let checked = chosen.subject.clone();
+    let (run, options) = in_room_or_not(args, &checked)?;
     let through = args.which.step.unwrap_or(8);
     let predicted = match &args.predict {
         Some(text) => Some(
@@ -179,8 +188,8 @@ fn check_or_fail(args: &CheckArgs, progress_path: &Path) -> Outcome {
     let width = lease_lab::terminal::text_width();
     // The heading names the student's file or command.
     let heading = format!(
-        "Checking {} against the contract tests of steps 1 to {through}...",
-        lease_lab::inert::line(&checked.describe())
+        "Checking {named} against the contract tests of steps 1 to {through}...",
+        named = lease_lab::inert::line(&named)
     );
     let json = args.format != CheckFormat::Text;
     // The program is stopped once the report is out (`_running` goes last).
@@ -197,7 +206,7 @@ fn check_or_fail(args: &CheckArgs, progress_path: &Path) -> Outcome {
     }
     if json {
         if let Subject::Own(own) = &checked {
-            report.record(session.edit(), own);
+            session.record_check(&report, own);
             session.save()?;
         }
         let rendered = args
@@ -222,7 +231,7 @@ fn check_or_fail(args: &CheckArgs, progress_path: &Path) -> Outcome {
             lease_lab::terminal::text_width(),
         ))?;
         if let Subject::Own(_) = checked {
-            session.edit().own_predictions.push(OwnPrediction {
+            session.record_own_prediction(OwnPrediction {
                 at: progress::now_stamp(),
                 through,
                 predicted,
@@ -236,7 +245,7 @@ fn check_or_fail(args: &CheckArgs, progress_path: &Path) -> Outcome {
         }
     } else {
         if let Subject::Own(own) = &checked {
-            report.record(session.edit(), own);
+            session.record_check(&report, own);
             session.save()?;
         }
         say(&next_text(
@@ -253,27 +262,13 @@ fn check_or_fail(args: &CheckArgs, progress_path: &Path) -> Outcome {
     }
 }
 
-/// `lab watch`: a check now, and again after each save of the
-/// implementation's files, until interrupted.
-pub fn watch(args: &WatchArgs, progress_path: &Path) -> Outcome {
-    let session = super::session(progress_path)?;
-    let checked = checked(args.which.implementation.as_ref(), &session)?;
-    let through = args.which.step.unwrap_or(8);
-    let worker = worker_command()?;
-    course_watch(
-        &checked,
-        through,
-        &args.run.options(),
-        &worker,
-        progress_path,
-    )
-    .map_err(CliError::from)
-}
-
-/// What a check runs, and with which options: `checked` itself, or in a
-/// sandboxed check's room its copy there, with the room's folder for the
-/// tests' databases ([`confined::prepare`]).
-fn what_runs(args: &CheckArgs, checked: &Subject) -> Result<(Subject, RunOptions), CliError> {
+/// What a check runs, and how: `checked` as it is, or in the room of a
+/// sandboxed check, a copy of it confined there ([`confined::prepare`])
+/// with its databases in the room.
+///
+/// Errors: the copy cannot be made, or `checked` is one of the lab's own
+/// stores, which a sandbox is not for (a usage error).
+fn in_room_or_not(args: &CheckArgs, checked: &Subject) -> Result<(Subject, RunOptions), CliError> {
     match (&args.room, checked) {
         (Some(room), Subject::Own(own)) => {
             let confined =
@@ -291,6 +286,25 @@ fn what_runs(args: &CheckArgs, checked: &Subject) -> Result<(Subject, RunOptions
         ))),
         (None, _) => Ok((checked.clone(), args.run.options())),
     }
+}
+
+/// `lab watch`: a check now, and again after each save of the
+/// implementation's files, until interrupted.
+pub fn watch(args: &WatchArgs, progress_path: &Path) -> Outcome {
+    let mut session = super::session(progress_path)?;
+    let (chosen, named) = checked(args.which.implementation.as_ref(), &mut session)?;
+    session.save()?;
+    let through = args.which.step.unwrap_or(8);
+    let worker = worker_command()?;
+    course_watch(
+        &chosen.subject,
+        named.trim_end_matches(','),
+        through,
+        &args.run.options(),
+        &worker,
+        progress_path,
+    )
+    .map_err(CliError::from)
 }
 
 /// Removes the sandbox's control group when it goes
@@ -329,11 +343,27 @@ fn enter_room() -> Outcome {
     }
 }
 
-/// What `lab check` and `lab watch` run ([`Chosen::checked`]).
-fn checked(given: Option<&Subject>, session: &Session) -> Result<Subject, CliError> {
-    Chosen::of(given, session)
-        .checked()
-        .ok_or_else(|| CliError::Usage(NOTHING_TO_CHECK.into()))
+/// What `lab check` and `lab watch` run, by the one rule ([`Chosen::of`]),
+/// and how their headings name it (a program of the student's set off by
+/// commas). A program of the student's that
+/// `--impl` names becomes their current implementation (the session
+/// changed, for the caller to save); with nothing named or recorded there
+/// is nothing to check, and the error says how to start.
+fn checked(given: Option<&Subject>, session: &mut Session) -> Result<(Chosen, String), CliError> {
+    let chosen = Chosen::of(given, session.progress());
+    if chosen.how == How::NothingRecorded {
+        return Err(CliError::Usage(NOTHING_TO_CHECK.into()));
+    }
+    // Set off by commas where it names the student's: `Checking your
+    // current implementation, FILE, against ...`.
+    let named = match (chosen.own(), chosen.how) {
+        (Some(own), How::Named) if session.make_current(own) != Became::AlreadyCurrent => {
+            format!("{}, now your current implementation,", own.describe())
+        }
+        (Some(own), _) => format!("your current implementation, {},", own.describe()),
+        (None, _) => chosen.named(),
+    };
+    Ok((chosen, named))
 }
 
 #[cfg(test)]
@@ -342,34 +372,50 @@ mod tests {
     use lease_lab::subject::Implementation;
 
     /// `--impl rust` and `--impl python` check the lab's own stores, any
-    /// other text the student's; without `--impl`, the one recorded, and
-    /// with none recorded, an error that says how to start one.
+    /// other text the student's, which becomes current; without `--impl`,
+    /// the current one, and with none recorded, an error that says how to
+    /// start one. Each heading names what runs.
     #[test]
-    fn the_checked_implementation_is_the_one_named_else_the_one_recorded() {
+    fn the_checked_implementation_is_the_one_named_else_the_current_one() {
         let folder = tempfile::tempdir().unwrap();
         let mut session = Session::open(&folder.path().join("progress.json")).unwrap();
-        let lab = checked(Some(&Subject::parse(" python ").unwrap()), &session).unwrap();
+        let (lab, named) =
+            checked(Some(&Subject::parse(" python ").unwrap()), &mut session).unwrap();
         assert_eq!(
-            (lab.describe(), lab.source()),
-            ("the lab's python store".to_string(), "python".to_string())
+            (lab.subject, named.as_str()),
+            (Subject::Python, "the lab's Python store")
         );
-        let rust = checked(Some(&Subject::Rust), &session).unwrap();
-        assert_eq!(rust.describe(), "the lab's rust store");
-        let Err(error) = checked(None, &session) else {
+        let (rust, named) = checked(Some(&Subject::Rust), &mut session).unwrap();
+        assert_eq!(
+            (rust.subject, named.as_str()),
+            (Subject::Rust, "the lab's Rust store")
+        );
+        let Err(error) = checked(None, &mut session) else {
             panic!("nothing to check");
         };
         let error = error.to_string();
         assert!(error.contains("lab new --lang python DIR"), "{error}");
-        let own = Implementation::parse("./my-store --fast").unwrap();
-        session.edit().implementation = Some(own.clone());
-        let checked_own = checked(None, &session).unwrap();
-        assert_eq!(checked_own.describe(), own.describe());
-        assert_eq!(checked_own.source(), own.source());
-        let rust = checked(Some(&Subject::Rust), &session).unwrap();
-        assert_eq!(
-            rust,
-            Subject::Rust,
-            "a store named is checked, not the one recorded"
+        assert!(
+            session.progress().implementation.is_none(),
+            "a lab store is not recorded"
         );
+
+        let own = Implementation::parse("./my-store --fast").unwrap();
+        let (named_own, named) = checked(Some(&Subject::Own(own.clone())), &mut session).unwrap();
+        assert_eq!(named_own.own(), Some(&own));
+        assert_eq!(named, "./my-store --fast, now your current implementation,");
+        assert_eq!(session.progress().implementation.as_ref(), Some(&own));
+        let (current, named) = checked(None, &mut session).unwrap();
+        assert_eq!(current.subject, Subject::Own(own.clone()));
+        assert_eq!(named, "your current implementation, ./my-store --fast,");
+        let (_, named) = checked(Some(&Subject::Own(own.clone())), &mut session).unwrap();
+        assert_eq!(named, "your current implementation, ./my-store --fast,");
+        let (rust, _) = checked(Some(&Subject::Rust), &mut session).unwrap();
+        assert_eq!(
+            rust.subject,
+            Subject::Rust,
+            "a store named is checked, not the current one"
+        );
+        assert_eq!(session.progress().implementation.as_ref(), Some(&own));
     }
 }

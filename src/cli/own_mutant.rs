@@ -7,11 +7,14 @@
 
 use super::args::{worker_command, SuiteArgs};
 use super::outcome::{say_line, CliError, Outcome};
+use lease_lab::course::chosen::{Chosen, How};
 use lease_lab::course::own_mutant::{new_file, validate, NewFileError};
 use lease_lab::matrix::Matrix;
+use lease_lab::mutant::{MUTABLE_FILE, PYTHON_STORE};
 use lease_lab::report;
 use lease_lab::subject::own_mutants::{python_variant, rust_variant};
 use lease_lab::subject::Subject;
+use lease_lab::terminal::fill_lines;
 use std::path::{Path, PathBuf};
 
 /// What `lab mutant` does.
@@ -25,6 +28,11 @@ pub enum Action {
         /// The folder of mutant files (made if missing).
         #[arg(long, default_value = "mutants")]
         dir: PathBuf,
+        /// Whose code: `rust` (src/store.rs) or `python` (src/store.py);
+        /// default: the store in the language of your current
+        /// implementation (Python for a .py file), else `rust`.
+        #[arg(long = "impl", value_name = "IMPL", value_parser = Subject::parse)]
+        implementation: Option<Subject>,
     },
     /// Check a mutant file (it parses, its fragment occurs once, it changes
     /// code), build it if it is one of the Rust store, and say which tests kill it.
@@ -39,16 +47,48 @@ pub enum Action {
     },
 }
 
-/// `lab mutant new` or `lab mutant check`.
-pub fn run(action: Action) -> Outcome {
+/// `lab mutant new` or `lab mutant check`. A new mutant breaks the store
+/// the one rule chooses ([`Chosen::of`]: `--impl`, else the current
+/// implementation in the progress file at `progress`, else Rust), in its
+/// language ([`Subject::exercise_store`]).
+pub fn run(action: Action, progress: &Path) -> Outcome {
     match action {
-        Action::New { step, dir } => {
-            let path = new_file(&dir, step).map_err(new_error)?;
-            say_line(&format!(
-                "wrote {}\nedit its fragment, replacement, title and explanation, then: lab mutant check {}",
-                path.display(),
+        Action::New {
+            step,
+            dir,
+            implementation,
+        } => {
+            let chosen = Chosen::of(
+                implementation.as_ref(),
+                super::session(progress)?.progress(),
+            );
+            let store = chosen.subject.exercise_store();
+            let path = new_file(&dir, step, &store).map_err(new_error)?;
+            let why = match (chosen.how, &store) {
+                (How::Named, _) => "as --impl names it".to_string(),
+                (How::Current, Subject::Python) => format!(
+                    "in the language of {}; --impl rust for the Rust store's",
+                    chosen.named()
+                ),
+                (How::Current, _) => format!(
+                    "in the language of {}; --impl python for the Python store's",
+                    chosen.named()
+                ),
+                (How::NothingRecorded, _) => "--impl python for the Python store's".into(),
+            };
+            let (name, file) = match store {
+                Subject::Python => ("Python", PYTHON_STORE),
+                _ => ("Rust", MUTABLE_FILE),
+            };
+            let said = format!(
+                "wrote {}, a mutant of the lab's {name} store, {file} ({why})",
                 path.display()
-            ))
+            );
+            let then = format!(
+                "edit its fragment, replacement, title and explanation, then: lab mutant check {}",
+                path.display()
+            );
+            say_line(&filled(&format!("{said}\n{then}")))
         }
         Action::Check {
             file,
@@ -56,6 +96,12 @@ pub fn run(action: Action) -> Outcome {
             run,
         } => check(&file, no_build, &run),
     }
+}
+
+/// `text`, each line made inert (it names the student's files) and filled
+/// to the terminal's width.
+fn filled(text: &str) -> String {
+    fill_lines(&lease_lab::inert::lines(text), lease_lab::terminal::width())
 }
 
 /// A step without a template or a folder without a free id is a usage
@@ -71,10 +117,16 @@ fn new_error(error: NewFileError) -> CliError {
 
 fn check(file: &Path, no_build: bool, run: &SuiteArgs) -> Outcome {
     let validated = validate(file).map_err(|error| CliError::Found(error.to_string()))?;
-    say_line(&format!(
-        "{}: the fragment occurs once and the change is real",
-        file.display()
-    ))?;
+    let store = Subject::of_spec(&validated.spec);
+    let said = format!(
+        "{}, a mutant of the lab's {} store: the fragment occurs once and the change is real",
+        file.display(),
+        match store {
+            Subject::Python => "Python",
+            _ => "Rust",
+        }
+    );
+    say_line(&filled(&said))?;
     for note in &validated.notes {
         say_line(&format!("  {note}"))?;
     }
@@ -106,8 +158,8 @@ fn check(file: &Path, no_build: bool, run: &SuiteArgs) -> Outcome {
         true,
         &run.options(),
     );
-    match report::own_mutant_verdict(&matrix, &id) {
-        Some(Ok(caught)) => say_line(&caught),
+    match report::own_mutant_verdict(&matrix, &id, &store.name()) {
+        Some(Ok(caught)) => say_line(&filled(&caught)),
         Some(Err(advice)) => {
             say_line(&advice)?;
             Err(CliError::Reported)
@@ -124,7 +176,7 @@ mod tests {
     #[test]
     fn a_new_file_that_is_not_written_is_a_usage_error_or_a_failure() {
         let folder = tempfile::tempdir().unwrap();
-        let no_step = new_error(new_file(folder.path(), 9).unwrap_err());
+        let no_step = new_error(new_file(folder.path(), 9, &Subject::Rust).unwrap_err());
         assert_eq!(no_step.exit_code(), 2);
         assert_eq!(
             no_step.message(),
@@ -133,7 +185,7 @@ mod tests {
         for letter in 'a'..='z' {
             std::fs::write(folder.path().join(format!("o05{letter}-x.toml")), "").unwrap();
         }
-        let taken = new_error(new_file(folder.path(), 5).unwrap_err());
+        let taken = new_error(new_file(folder.path(), 5, &Subject::Rust).unwrap_err());
         assert_eq!(taken.exit_code(), 2);
         assert!(
             taken
@@ -144,7 +196,7 @@ mod tests {
         );
         let blocked = folder.path().join("blocked");
         std::fs::write(&blocked, "a file, not a folder").unwrap();
-        let unwritable = new_error(new_file(&blocked, 5).unwrap_err());
+        let unwritable = new_error(new_file(&blocked, 5, &Subject::Rust).unwrap_err());
         assert_eq!(unwritable.exit_code(), 3);
         assert!(
             unwritable.message().unwrap().starts_with(&format!(

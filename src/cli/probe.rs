@@ -6,7 +6,7 @@ use lease_lab::probe::{self, CheckOptions};
 use lease_lab::report::format::ReportFormat;
 use lease_lab::runner::DEFAULT_TIMEOUT;
 use lease_lab::variant::Variant;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// `lab probe`'s arguments.
@@ -27,20 +27,20 @@ pub struct Args {
     implementation: ImplArgs,
 }
 
-/// `lab probe FILE`: the probe's verdict on each mutant it runs against.
+/// `lab probe FILE`: the probe's verdict on each mutant it runs against,
+/// of the implementation the rule chooses ([`ImplArgs::following`]).
 ///
 /// Exit 0 when the probe holds on the reference and kills every mutant it
 /// ran against (those named with `--variant`, else all of them); 1 when it
 /// reads the contract wrongly or a mutant survives it; 2 when it cannot be
 /// read or names an unknown mutant.
-pub fn run(args: &Args) -> Outcome {
+pub fn run(args: &Args, progress: &Path) -> Outcome {
     args.implementation.on_sqlite_only("probe")?;
     let probe = probe::load(&args.file).map_err(|error| CliError::Usage(error.to_string()))?;
-    let reference = args
-        .implementation
-        .variant(lease_lab::variant::REFERENCE_ID)?;
+    let implementation = args.implementation.following("probe", progress)?;
+    let reference = implementation.variant(lease_lab::variant::REFERENCE_ID)?;
     let mutants: Vec<Variant> = if args.variant.is_empty() {
-        args.implementation
+        implementation
             .variants()?
             .into_iter()
             .filter(|variant| !variant.is_reference())
@@ -48,7 +48,7 @@ pub fn run(args: &Args) -> Outcome {
     } else {
         args.variant
             .iter()
-            .map(|id| args.implementation.variant(id))
+            .map(|id| implementation.variant(id))
             .collect::<Result<_, _>>()?
     };
     // A crashing mutant is a verdict here, reported in the output.

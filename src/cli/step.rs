@@ -8,7 +8,7 @@ use lease_lab::matrix::Matrix;
 use lease_lab::probe;
 use lease_lab::subject::Subject;
 use lease_lab::suite::Case;
-use lease_lab::tutor::step::{take, Chosen, Console, GivenPrediction, StepError};
+use lease_lab::tutor::step::{take, Console, GivenPrediction, StepChoice, StepError};
 use lease_lab::variant::Variant;
 use std::path::{Path, PathBuf};
 
@@ -38,7 +38,8 @@ pub struct Args {
     /// worksheet's own fragments, applied to the Python store). Anything
     /// else is your own implementation (a .py file, a Rust project, a
     /// command line), whose tests of steps 1 to N run after the verdicts;
-    /// without it, the one `lab new` or `lab check` recorded runs.
+    /// without it, your current implementation (`lab new`'s, or the last
+    /// `lab check --impl`'s) runs, its language choosing the mutants.
     #[arg(long = "impl", value_name = "IMPL", value_parser = Subject::parse)]
     implementation: Option<Subject>,
     #[command(flatten)]
@@ -48,7 +49,7 @@ pub struct Args {
 /// `lab step N`: the exercise from start to end, on this terminal.
 pub fn run(args: Args, progress_path: &Path) -> Outcome {
     let mut session = super::session(progress_path)?;
-    let chosen = Chosen::of(args.implementation.as_ref(), &session);
+    let chosen = StepChoice::of(args.implementation.as_ref(), session.progress());
     let exercise = chosen.exercise(&args.exercise).map_err(step_error)?;
     let worker = worker_command()?;
     let probe = args
@@ -75,7 +76,7 @@ pub fn run(args: Args, progress_path: &Path) -> Outcome {
             &suite_runner,
             &options,
             &mut session,
-            chosen.own.as_ref().map(|own| (own, &worker)),
+            (&chosen, &worker),
         )
     })
     .map_err(step_error)?;
@@ -90,7 +91,9 @@ pub fn run(args: Args, progress_path: &Path) -> Outcome {
 fn step_error(error: StepError) -> CliError {
     match error {
         StepError::Io(error) => CliError::from(error),
-        error @ StepError::NotReady(_) => CliError::Failed(error.to_string()),
+        error @ (StepError::NotReady(_) | StepError::Progress(_)) => {
+            CliError::Failed(error.to_string())
+        }
         error => CliError::Usage(error.to_string()),
     }
 }

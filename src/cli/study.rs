@@ -7,7 +7,7 @@ use colored::Colorize;
 use lease_lab::report::format::ReportFormat;
 use lease_lab::report::progress::{hints_text, overview_text, progress_text, wrapped};
 use lease_lab::subject::Subject;
-use lease_lab::tutor::step::{Chosen, Console};
+use lease_lab::tutor::step::{Console, StepChoice};
 use lease_lab::tutor::study::{self, Answers, Forget};
 use std::path::Path;
 
@@ -21,8 +21,8 @@ pub struct HintArgs {
     #[arg(long)]
     all: bool,
     /// Whose exercise, which decides the language of its hints: `rust` or
-    /// `python`; without it, that of the implementation `lab new` or
-    /// `lab check` recorded, else `rust`.
+    /// `python`; without it, that of your current implementation, else
+    /// `rust`.
     #[arg(long = "impl", value_name = "IMPL", value_parser = Subject::parse)]
     implementation: Option<Subject>,
 }
@@ -71,7 +71,8 @@ pub fn hint(args: &HintArgs, progress_path: &Path) -> Outcome {
     };
     // The exercises are the same rows in both languages: only the wording
     // of the text follows the student's (no store is made ready to run).
-    let lab = exercise.lab_in(Chosen::of(args.implementation.as_ref(), &session).language());
+    let lab = exercise
+        .lab_in(StepChoice::of(args.implementation.as_ref(), session.progress()).language());
     let shown = session.show_hint(&exercise.key, lab.hints.len(), args.all);
     session.save()?;
     let named = match &args.exercise {

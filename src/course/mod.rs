@@ -5,6 +5,7 @@
 //! - [`progress`]: what a student records, and its file;
 //! - [`session`]: the progress for one command, loaded and saved once,
 //!   with a method for every change a command makes to it;
+//! - [`chosen`]: which implementation a command runs, the one rule;
 //! - [`prediction`]: a prediction of the tests that catch a mutant, and
 //!   its score;
 //! - [`check`]: a check of a student's own implementation, step by step,
@@ -18,6 +19,7 @@
 //!   it must pass before it runs.
 
 pub mod check;
+pub mod chosen;
 pub mod class_check;
 pub mod confined;
 pub mod demo;

@@ -18,7 +18,7 @@
 use crate::mutant::{
     id_of_file_name, mutant_files, MutantSpec, SpecError, MUTABLE_FILE, PYTHON_STORE,
 };
-use crate::subject::{self, PYTHON_SOURCE};
+use crate::subject::{self, Subject, PYTHON_SOURCE};
 use crate::variant::{self, REFERENCE_SOURCE};
 use std::fmt::{self, Write as _};
 use std::io;
@@ -70,12 +70,31 @@ fn is_rule(line: &str) -> bool {
 /// comparison), else the first statement of the step's code; always one
 /// that occurs exactly once in the reference source.
 pub fn suggested_fragment(step: u8) -> Option<&'static str> {
-    fragment_in(step_code(step)?.text, REFERENCE_SOURCE)
+    fragment_in(step_code(step)?.text, REFERENCE_SOURCE, rust_statement)
+}
+
+/// Whether a trimmed line of Rust is a statement of its own: it ends with
+/// `;`, and declares nothing at a module's level.
+fn rust_statement(line: &str) -> bool {
+    line.ends_with(';')
+        && !["use ", "const ", "pub const ", "static "]
+            .iter()
+            .any(|start| line.starts_with(start))
+}
+
+/// Whether a trimmed line of Python is a simple statement of its own: it
+/// opens no block and continues on no other line, and imports nothing.
+fn python_statement(line: &str) -> bool {
+    !line.ends_with([':', '(', '[', '{', ',', '\\'])
+        && !["import ", "from ", ")", "]", "}"]
+            .iter()
+            .any(|start| line.starts_with(start))
 }
 
 /// The line of `code` to offer as a fragment (see [`suggested_fragment`]),
-/// one that occurs exactly once in `source`.
-fn fragment_in<'a>(code: &'a str, source: &str) -> Option<&'a str> {
+/// one that occurs exactly once in `source`: the first that decides
+/// something, else the first that is a `statement` of its own.
+fn fragment_in<'a>(code: &'a str, source: &str, statement: fn(&str) -> bool) -> Option<&'a str> {
     let candidates: Vec<&'a str> = code
         .lines()
         .map(str::trim)
@@ -89,17 +108,11 @@ fn fragment_in<'a>(code: &'a str, source: &str) -> Option<&'a str> {
             .chain(&COMPARISONS)
             .any(|mark| line.contains(mark))
     };
-    let statement = |line: &&str| {
-        line.ends_with(';')
-            && !["use ", "const ", "pub const ", "static "]
-                .iter()
-                .any(|start| line.starts_with(start))
-    };
     let mut lines = candidates.iter().copied();
     lines
         .clone()
         .find(decides)
-        .or_else(|| lines.find(statement))
+        .or_else(|| lines.find(|line| statement(line)))
 }
 
 /// Why a template cannot be made.
@@ -114,22 +127,88 @@ impl fmt::Display for TemplateError {
 
 impl std::error::Error for TemplateError {}
 
-/// The text of a new mutant file (kind `own`) for `step` with id `id`,
-/// its fragment a line of the step's code ([`suggested_fragment`]) and
-/// its replacement the same line, to be edited.
+/// The code of `step` in `store`'s reference source ([`Subject::Rust`]'s
+/// or [`Subject::Python`]'s; another subject's store is the one of its
+/// exercises, [`Subject::exercise_store`]): in the Rust store the lines
+/// under the step's banner ([`step_code`]), in the Python store the body
+/// of the step's operation, after its docstring ([`python_step_code`]).
+pub fn step_code_of(store: &Subject, step: u8) -> Option<StepCode> {
+    match store.exercise_store() {
+        Subject::Python => python_step_code(step),
+        _ => step_code(step),
+    }
+}
+
+/// The body of step `step`'s operation in the Python store, after its
+/// docstring, up to the next line at the file's top level (the blank
+/// lines before it left out). `None` for a step the worksheet lacks.
+pub fn python_step_code(step: u8) -> Option<StepCode> {
+    let name = crate::operation::NAMES.get(usize::from(step).checked_sub(1)?)?;
+    let lines: Vec<&'static str> = PYTHON_SOURCE.split_inclusive('\n').collect();
+    let def = lines
+        .iter()
+        .position(|line| line.starts_with(&format!("def {name}(")))?;
+    // The docstring opens on the line after `def` and may end on it.
+    let opening = lines.get(def + 1)?.trim();
+    let mut closing = def + 1;
+    if !(opening.len() > 3 && opening.ends_with("\"\"\"")) {
+        closing += 1;
+        while !lines.get(closing)?.trim_end().ends_with("\"\"\"") {
+            closing += 1;
+        }
+    }
+    let first = closing + 1;
+    let mut end = (first..lines.len())
+        .find(|&at| !lines[at].trim().is_empty() && !lines[at].starts_with(char::is_whitespace))
+        .unwrap_or(lines.len());
+    while end > first && lines[end - 1].trim().is_empty() {
+        end -= 1;
+    }
+    let start_byte: usize = lines[..first].iter().map(|line| line.len()).sum();
+    let end_byte: usize = lines[..end].iter().map(|line| line.len()).sum();
+    Some(StepCode {
+        step,
+        first_line: first + 1,
+        last_line: end,
+        text: &PYTHON_SOURCE[start_byte..end_byte],
+    })
+}
+
+/// The text of a new mutant file (kind `own`) of `store` (the Rust or the
+/// Python store, as [`step_code_of`] takes it) for `step` with id `id`,
+/// its fragment a line of the step's code (the first that decides
+/// something, as [`suggested_fragment`] offers it) and its
+/// replacement the same line, to be edited.
 ///
 /// Until the replacement is changed the file is not a mutant, and
 /// [`validate`] and the build both say so; the comments at its top tell
 /// the student what to fill in.
-pub fn template(step: u8, id: &str) -> Result<String, TemplateError> {
-    let code = step_code(step).ok_or_else(|| {
+pub fn template(step: u8, id: &str, store: &Subject) -> Result<String, TemplateError> {
+    let code = step_code_of(store, step).ok_or_else(|| {
         TemplateError(format!(
             "there is no step {step}: the worksheet has steps 1 to 8"
         ))
     })?;
-    let fragment = suggested_fragment(step).ok_or_else(|| {
+    let (file, source, statement, must, name): (_, _, fn(&str) -> bool, _, _) =
+        match store.exercise_store() {
+            Subject::Python => (
+                PYTHON_STORE,
+                PYTHON_SOURCE,
+                python_statement,
+                "still run",
+                "python",
+            ),
+            _ => (
+                MUTABLE_FILE,
+                REFERENCE_SOURCE,
+                rust_statement,
+                "compile",
+                "rust",
+            ),
+        };
+    let fragment = fragment_in(code.text, source, statement).ok_or_else(|| {
         TemplateError(format!(
-            "step {step}'s code has no line that occurs only once in {MUTABLE_FILE}"
+            "step {step}'s code has no line that occurs only once in {file}"
         ))
     })?;
     let title = crate::exercise::step_title(step);
@@ -138,18 +217,19 @@ pub fn template(step: u8, id: &str) -> Result<String, TemplateError> {
         out,
         "# A mutant of your own for step {step}: {title}.\n\
          #\n\
-         # 1. fragment: the exact text of {MUTABLE_FILE} to break. It is a line of\n\
-         #    step {step}'s code now (lines {first} to {last} of {MUTABLE_FILE}); choose\n\
+         # 1. fragment: the exact text of {file} to break. It is a line of\n\
+         #    step {step}'s code now (lines {first} to {last} of {file}); choose\n\
          #    any text of the file, copied with its spacing, long enough to occur\n\
          #    exactly once.\n\
-         # 2. replacement: the broken text put in its place. It must compile, and it\n\
-         #    must change what the code does: a change of spacing or comments is not\n\
-         #    a mutant.\n\
+         # 2. replacement: the broken text put in its place. It must {must}, and\n\
+         #    it must change what the code does: a change of spacing or comments\n\
+         #    is not a mutant.\n\
          # 3. title and explanation: what the broken code does, and which input,\n\
          #    error or stored state reveals it.\n\
          # 4. Check it with `lab mutant check FILE`: it says which tests kill it,\n\
-         #    and from then on `lab matrix` shows it beside the other mutants (no\n\
-         #    rebuild of lab). The id must stay the start of the file's name.",
+         #    and from then on `lab matrix --impl {name}` shows it beside the\n\
+         #    other mutants (no rebuild of lab). The id must stay the start of\n\
+         #    the file's name.",
         first = code.first_line,
         last = code.last_line,
     )
@@ -162,7 +242,7 @@ pub fn template(step: u8, id: &str) -> Result<String, TemplateError> {
         "title = \"TODO: what the broken code does, in one line\""
     )
     .unwrap();
-    writeln!(out, "file = {}", toml_string(MUTABLE_FILE)).unwrap();
+    writeln!(out, "file = {}", toml_string(file)).unwrap();
     writeln!(out, "fragment = {}", toml_string(fragment)).unwrap();
     writeln!(out, "replacement = {}", toml_string(fragment)).unwrap();
     writeln!(
@@ -240,9 +320,10 @@ pub enum NewFileError {
     },
 }
 
-/// Writes a template for `step` into `folder` as `ID-own.toml`, the id from
-/// [`free_id`], and returns its path. Never overwrites a file.
-pub fn new_file(folder: &Path, step: u8) -> Result<PathBuf, NewFileError> {
+/// Writes a template of `store` for `step` ([`template`]) into `folder`
+/// as `ID-own.toml`, the id from [`free_id`], and returns its path. Never
+/// overwrites a file.
+pub fn new_file(folder: &Path, step: u8, store: &Subject) -> Result<PathBuf, NewFileError> {
     let write = |source: io::Error| NewFileError::Write {
         folder: folder.to_path_buf(),
         source,
@@ -252,7 +333,7 @@ pub fn new_file(folder: &Path, step: u8) -> Result<PathBuf, NewFileError> {
         step,
         folder: folder.to_path_buf(),
     })?;
-    let text = template(step, &id)?;
+    let text = template(step, &id, store)?;
     let path = folder.join(format!("{id}-own.toml"));
     std::fs::OpenOptions::new()
         .write(true)
@@ -445,301 +526,4 @@ fn skip_block_comment(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_step_has_code_and_a_fragment_from_it() {
-        for step in 1..=8 {
-            let code = step_code(step).expect("every step has a banner");
-            let fragment = suggested_fragment(step).expect("every step has a fragment");
-            assert!(code.text.contains(fragment), "step {step}: {fragment}");
-            assert_eq!(REFERENCE_SOURCE.matches(fragment).count(), 1);
-            let first = REFERENCE_SOURCE.lines().nth(code.first_line - 1).unwrap();
-            assert!(code.text.starts_with(first));
-        }
-        assert_eq!(step_code(9), None);
-    }
-
-    /// A step's code runs from after its banner to the rule that opens
-    /// the next one; the last step's, to the file's end.
-    #[test]
-    fn a_steps_code_ends_where_the_next_banner_begins() {
-        let lines: Vec<&str> = REFERENCE_SOURCE.lines().collect();
-        for step in 1..=8 {
-            let code = step_code(step).unwrap();
-            assert!(!code.text.contains("// ---"), "step {step}");
-            assert_eq!(
-                code.text.lines().count(),
-                code.last_line + 1 - code.first_line
-            );
-            if step < 8 {
-                assert!(is_rule(lines[code.last_line]), "step {step}");
-                let next = format!("// Step {}.", step + 1);
-                assert!(lines[code.last_line + 1].starts_with(&next), "step {step}");
-            } else {
-                assert_eq!(code.last_line, lines.len());
-            }
-        }
-    }
-
-    /// A fragment is a line of code that decides something, else the
-    /// first statement; never a comment, an import or a constant, and
-    /// never a line that occurs twice in the source.
-    #[test]
-    fn a_fragment_is_a_deciding_line_else_a_statement_occurring_once() {
-        let code = "// a > b decides\n    let a = 1;\n    if a > b {\n";
-        assert_eq!(fragment_in(code, code), Some("if a > b {"));
-        let code = "use x;\nconst N: u8 = 1;\nfoo(1)\nlet b = 2;\nlet c = 3;\n";
-        assert_eq!(fragment_in(code, code), Some("let b = 2;"));
-        let source = format!("{code}let b = 2;\n");
-        assert_eq!(fragment_in(code, &source), Some("let c = 3;"));
-        assert_eq!(fragment_in("foo(1)\n# note\n", "foo(1)\n# note\n"), None);
-    }
-
-    #[test]
-    fn a_template_for_a_step_the_worksheet_lacks_says_which_steps_it_has() {
-        assert_eq!(
-            template(9, "o09a").unwrap_err().to_string(),
-            "there is no step 9: the worksheet has steps 1 to 8"
-        );
-    }
-
-    #[test]
-    fn the_fragment_offered_is_the_decision_where_there_is_one() {
-        assert_eq!(suggested_fragment(4), Some("if done || held_until > now {"));
-        assert!(suggested_fragment(2).unwrap().contains("INSERT OR IGNORE"));
-        assert!(suggested_fragment(7)
-            .unwrap()
-            .contains("UPDATE jobs SET owner = NULL"));
-    }
-
-    #[test]
-    fn code_ignores_spacing_and_comments_but_not_strings() {
-        let a = "fn f() { let x = 1; // one\n  x > 0 }";
-        assert_eq!(
-            code_of(a),
-            code_of("fn f(){let x=1;/* a /* nested */ note */ x>0}")
-        );
-        assert_ne!(code_of(a), code_of("fn f() { let x = 1; x >= 0 }"));
-        assert_ne!(code_of("s(\"a b\")"), code_of("s(\"ab\")"));
-        assert_ne!(code_of("let x"), code_of("letx"));
-        assert_ne!(code_of("x = a / b;"), code_of("x = a / c;"));
-        // An escaped quote does not end a string; an escaped backslash
-        // before the closing quote does not keep it open.
-        assert_ne!(code_of(r#"s("a\" b")"#), code_of(r#"s("a\"  b")"#));
-        assert_eq!(code_of(r#"s("a\\")  ;"#), code_of(r#"s("a\\");"#));
-    }
-
-    /// Texts that neither plain quotes nor a literal string can hold.
-    const NEED_ESCAPES: [&str; 4] = [
-        "a '''b\" c",
-        "ends with \"it\" '",
-        "\nafter \"a\" break",
-        "a\r\"b\"",
-    ];
-
-    #[test]
-    fn toml_strings_read_back_as_the_same_text() {
-        for text in [
-            "plain",
-            "it's",
-            "say \"hi\"",
-            "back\\slash",
-            "a '''b''' c",
-            "ends with '",
-            "two\nlines",
-            "\nafter a break",
-        ]
-        .into_iter()
-        .chain(NEED_ESCAPES)
-        {
-            let line = format!("value = {}", toml_string(text));
-            let table: toml::Table = toml::from_str(&line).unwrap();
-            assert_eq!(table["value"].as_str(), Some(text), "{line}");
-        }
-    }
-
-    /// Each text in the most readable form that holds it: plain quotes,
-    /// else a literal string (code as it is), else a basic string with escapes.
-    #[test]
-    fn toml_strings_take_the_most_readable_form() {
-        assert_eq!(toml_string("plain"), r#""plain""#);
-        assert_eq!(toml_string(r#"say "hi""#), r#"'''say "hi"'''"#);
-        assert_eq!(toml_string(r"back\slash"), r"'''back\slash'''");
-        assert_eq!(toml_string("two\nlines"), "'''two\nlines'''");
-        for escaped in NEED_ESCAPES {
-            let shown = toml_string(escaped);
-            assert!(shown.starts_with('"'), "a basic string: {shown}");
-        }
-    }
-
-    /// Writes `text` as `name` in a new folder and validates it.
-    fn validate_text(name: &str, text: &str) -> Result<Validated, SpecError> {
-        let folder = tempfile::tempdir().unwrap();
-        let path = folder.path().join(name);
-        std::fs::write(&path, text).unwrap();
-        validate(&path)
-    }
-
-    #[test]
-    fn a_template_needs_its_replacement_edited_and_then_validates() {
-        for step in 1..=8 {
-            let text = template(step, "o01a").unwrap();
-            let error = validate_text("o01a-own.toml", &text).unwrap_err();
-            assert!(error.reason.contains("same as its fragment"), "{error}");
-        }
-        let text = template(4, "o04a").unwrap();
-        let edited = text.replacen(
-            "replacement = \"if done || held_until > now {\"",
-            "replacement = \"if held_until > now {\"",
-            1,
-        );
-        assert_ne!(edited, text, "the template offers step 4's comparison");
-        let valid = validate_text("o04a-own.toml", &edited).unwrap();
-        assert_eq!(valid.spec.step, 4);
-        assert_eq!(
-            valid.notes,
-            [
-                "its title still says TODO: say what the change breaks",
-                "its explanation still says TODO: say what the change breaks"
-            ]
-        );
-    }
-
-    fn own(id: &str, fragment: &str, replacement: &str) -> String {
-        format!(
-            "id = \"{id}\"\nstep = 4\nkind = \"own\"\ntitle = \"t\"\nfile = \"src/store.rs\"\nfragment = {}\nreplacement = {}\nexplanation = \"e\"\n",
-            toml_string(fragment),
-            toml_string(replacement)
-        )
-    }
-
-    #[test]
-    fn validation_refuses_what_the_build_would_refuse_or_no_test_could_kill() {
-        let missing = validate_text("o04a-x.toml", &own("o04a", "no such text", "x")).unwrap_err();
-        assert!(missing.reason.contains("does not occur"), "{missing}");
-        let twice =
-            validate_text("o04a-x.toml", &own("o04a", "check_job_id(job_id)?;", "")).unwrap_err();
-        assert!(twice.reason.contains("times"), "{twice}");
-        let spacing = validate_text(
-            "o04a-x.toml",
-            &own(
-                "o04a",
-                "if done || held_until > now {",
-                "if done||held_until>now { // same",
-            ),
-        )
-        .unwrap_err();
-        assert!(
-            spacing.reason.contains("only spacing or comments"),
-            "{spacing}"
-        );
-        let taken = validate_text(
-            "04-mine.toml",
-            &own(
-                "04",
-                "if done || held_until > now {",
-                "if held_until > now {",
-            ),
-        )
-        .unwrap_err();
-        assert!(
-            taken.reason.contains("taken by 04-claim-boundary.toml"),
-            "{taken}"
-        );
-    }
-
-    #[test]
-    fn validation_refuses_an_id_that_another_file_in_the_folder_has() {
-        let folder = tempfile::tempdir().unwrap();
-        let body = own(
-            "o04a",
-            "if done || held_until > now {",
-            "if held_until > now {",
-        );
-        std::fs::write(folder.path().join("o04a-first.toml"), &body).unwrap();
-        let second = folder.path().join("o04a-second.toml");
-        std::fs::write(&second, &body).unwrap();
-        let error = validate(&second).unwrap_err();
-        assert!(error.reason.contains("taken by o04a-first.toml"), "{error}");
-    }
-
-    #[test]
-    fn the_built_in_mutant_files_validate_the_rust_and_the_python_ones() {
-        let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("mutants");
-        for name in ["04-claim-boundary.toml", "py04-claim-boundary.toml"] {
-            let valid = validate(&folder.join(name)).unwrap();
-            assert!(valid.notes.is_empty(), "{name}");
-        }
-    }
-
-    #[test]
-    fn python_code_ignores_comments_and_blank_lines_but_not_indentation_or_strings() {
-        let a = "def f():\n    x = 1  # one\n\n    return x > 0\n";
-        assert_eq!(
-            python_code_of(a),
-            python_code_of("def f():\n    x = 1\n    return x > 0   \n# done\n")
-        );
-        assert_ne!(
-            python_code_of(a),
-            python_code_of("def f():\n    x = 1\nreturn x > 0\n")
-        );
-        assert_ne!(python_code_of("s = '#a'\n"), python_code_of("s = '#b'\n"));
-        assert_ne!(python_code_of("s = 'x#a'\n"), python_code_of("s = 'x#b'\n"));
-        assert_eq!(
-            python_code_of("s = \"it's\"  # one\n"),
-            python_code_of("s = \"it's\"  # two\n")
-        );
-    }
-
-    #[test]
-    fn new_files_take_the_next_free_id_and_never_overwrite() {
-        let folder = tempfile::tempdir().unwrap();
-        let first = new_file(folder.path(), 5).unwrap();
-        let second = new_file(folder.path(), 5).unwrap();
-        assert!(first.ends_with("o05a-own.toml"), "{}", first.display());
-        assert!(second.ends_with("o05b-own.toml"), "{}", second.display());
-        let text = std::fs::read_to_string(&first).unwrap();
-        assert!(text.contains("id = \"o05a\""), "{text}");
-        let error = new_file(folder.path(), 9).unwrap_err();
-        assert!(matches!(error, NewFileError::Template(_)), "{error:?}");
-        assert_eq!(
-            error.to_string(),
-            "there is no step 9: the worksheet has steps 1 to 8"
-        );
-    }
-
-    #[test]
-    fn a_new_file_needs_a_free_id_and_a_folder_it_can_write_in() {
-        let folder = tempfile::tempdir().unwrap();
-        for letter in 'a'..='z' {
-            std::fs::write(folder.path().join(format!("o05{letter}-x.toml")), "").unwrap();
-        }
-        let error = new_file(folder.path(), 5).unwrap_err();
-        assert!(
-            matches!(error, NewFileError::IdsTaken { step: 5, .. }),
-            "{error:?}"
-        );
-        assert_eq!(
-            error.to_string(),
-            format!(
-                "every id from o05a to o05z is taken in {}",
-                folder.path().display()
-            )
-        );
-        assert!(
-            new_file(folder.path(), 6).is_ok(),
-            "another step's ids are free"
-        );
-        let blocked = folder.path().join("blocked");
-        std::fs::write(&blocked, "a file, not a folder").unwrap();
-        let error = new_file(&blocked, 5).unwrap_err();
-        assert!(matches!(error, NewFileError::Write { .. }), "{error:?}");
-        let shown = error.to_string();
-        let start = format!("cannot write a mutant file in {}: ", blocked.display());
-        assert!(shown.starts_with(&start), "{shown}");
-        let inner = std::fs::create_dir_all(&blocked).unwrap_err();
-        assert_eq!(shown, format!("{start}{inner}"));
-    }
-}
+mod tests;

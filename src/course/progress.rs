@@ -40,12 +40,20 @@ pub struct Progress {
     /// The answers to the worksheet's closing questions, once given.
     #[serde(default)]
     pub reflection: Option<Reflection>,
-    /// The student's own implementation (`lab new`, `lab check --impl`).
+    /// The student's current implementation, the one the commands run
+    /// without `--impl` (`lab new` makes it, `lab check --impl` names it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub implementation: Option<Implementation>,
-    /// The last `lab check` of it, per step (`1` to `8`).
+    /// The last `lab check` of the current implementation, per step (`1`
+    /// to `8`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub checks: BTreeMap<String, StepCheck>,
+    /// The student's other implementations, each with its own last check,
+    /// the one current most recently first. The current one and its checks
+    /// stay in the two fields above, where files written before there
+    /// were several have them (and where `lab grade` reads them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_implementations: Vec<OwnRecord>,
     /// Predictions about deliberate breaks of it (`lab check --predict`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub own_predictions: Vec<OwnPrediction>,
@@ -60,6 +68,7 @@ impl Default for Progress {
             reflection: None,
             implementation: None,
             checks: BTreeMap::new(),
+            other_implementations: Vec::new(),
             own_predictions: Vec::new(),
         }
     }
@@ -87,6 +96,33 @@ pub struct StepCheck {
     /// The step's contract tests that did not pass.
     #[serde(default)]
     pub failing: Vec<String>,
+}
+
+/// An implementation of the student's that is not the current one, and
+/// its last check, kept until it is current again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OwnRecord {
+    /// The implementation.
+    pub implementation: Implementation,
+    /// Its last `lab check`, per step, as [`Progress::checks`] holds the
+    /// current one's.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub checks: BTreeMap<String, StepCheck>,
+}
+
+/// What making an implementation current changed ([`Progress::make_current`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Became {
+    /// It was current already: nothing changed.
+    AlreadyCurrent,
+    /// It is current now, and no implementation was before.
+    Current,
+    /// It is current now, in the place of `previous`, which stays recorded
+    /// with its checks.
+    CurrentInstead {
+        /// The implementation that was current.
+        previous: Implementation,
+    },
 }
 
 /// A prediction of which tests fail after the student broke their own
@@ -244,6 +280,37 @@ impl Progress {
                 self.student = Some(name.to_string());
                 Ok(change)
             }
+        }
+    }
+
+    /// Makes `own` the current implementation, with its own checks: those
+    /// recorded when it was current before, if it was, else none. The one
+    /// it replaces goes first among the others, with its checks.
+    pub fn make_current(&mut self, own: &Implementation) -> Became {
+        if self.implementation.as_ref() == Some(own) {
+            return Became::AlreadyCurrent;
+        }
+        let checks = match self
+            .other_implementations
+            .iter()
+            .position(|other| &other.implementation == own)
+        {
+            Some(at) => self.other_implementations.remove(at).checks,
+            None => BTreeMap::new(),
+        };
+        let previous_checks = std::mem::replace(&mut self.checks, checks);
+        match self.implementation.replace(own.clone()) {
+            Some(previous) => {
+                self.other_implementations.insert(
+                    0,
+                    OwnRecord {
+                        implementation: previous.clone(),
+                        checks: previous_checks,
+                    },
+                );
+                Became::CurrentInstead { previous }
+            }
+            None => Became::Current,
         }
     }
 
@@ -441,183 +508,4 @@ pub enum ProgressError {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A name is recorded once, trimmed; an empty one is refused; another
-    /// name replaces it only when asked; files without one still load.
-    #[test]
-    fn a_student_is_recorded_once_and_changed_only_when_asked() {
-        let mut progress = Progress::default();
-        assert_eq!(
-            progress.record_student("  ", true),
-            Err(StudentError::Empty)
-        );
-        assert_eq!(progress.student, None);
-        assert_eq!(
-            progress.record_student(" Ada ", false),
-            Ok(StudentChange::Recorded)
-        );
-        assert_eq!(progress.student.as_deref(), Some("Ada"));
-        assert_eq!(
-            progress.record_student("Ada", false),
-            Ok(StudentChange::Unchanged)
-        );
-        assert_eq!(
-            progress.record_student("Grace", false),
-            Err(StudentError::AlreadyRecorded {
-                recorded: "Ada".into()
-            })
-        );
-        assert_eq!(
-            progress.record_student("Grace", true),
-            Ok(StudentChange::Replaced {
-                previous: "Ada".into()
-            })
-        );
-        assert_eq!(progress.student.as_deref(), Some("Grace"));
-        let old = parse(br#"{"version": 1, "exercises": {}}"#).unwrap();
-        assert_eq!(old.student, None);
-        let text = serde_json::to_string(&progress).unwrap();
-        assert_eq!(parse(text.as_bytes()).unwrap(), progress);
-    }
-
-    #[test]
-    fn progress_round_trips_and_a_missing_file_is_empty() {
-        let folder = tempfile::tempdir().unwrap();
-        let path = folder.path().join("progress.json");
-        let loaded = load(&path).unwrap();
-        assert_eq!(loaded.progress, Progress::default());
-        assert!(loaded.set_aside.is_none());
-        let mut record = Progress::default();
-        record.exercise("4").hints_seen = 2;
-        save(&path, &record).unwrap();
-        let loaded = load(&path).unwrap();
-        assert_eq!(loaded.progress, record);
-        assert!(loaded.progress.latest("4").is_none());
-        assert!(std::fs::read_to_string(&path).unwrap().ends_with("}\n"));
-    }
-
-    #[test]
-    fn unreadable_progress_is_moved_aside_with_the_reason() {
-        let folder = tempfile::tempdir().unwrap();
-        let path = folder.path().join("progress.json");
-        for (content, reason) in [
-            (b"not json".to_vec(), "not a progress file"),
-            (vec![0xff, 0xfe, 0x00], "not a progress file"),
-            (
-                br#"{"version": 7, "exercises": {}}"#.to_vec(),
-                "format version 7",
-            ),
-        ] {
-            std::fs::write(&path, &content).unwrap();
-            let loaded = load(&path).unwrap();
-            let (aside, why) = loaded.set_aside.expect("set aside");
-            assert!(why.contains(reason), "{why}");
-            assert_eq!(std::fs::read(&aside).unwrap(), content);
-            assert!(!path.exists());
-            assert_eq!(loaded.progress, Progress::default());
-            std::fs::remove_file(aside).unwrap();
-        }
-    }
-
-    #[test]
-    fn progress_in_a_missing_folder_is_an_error_not_a_loss() {
-        let path = std::path::Path::new("/no/such/folder/progress.json");
-        assert!(save(path, &Progress::default()).is_err());
-        let folder = tempfile::tempdir().unwrap();
-        assert!(
-            load(folder.path()).is_err(),
-            "a folder is not a progress file"
-        );
-    }
-
-    #[test]
-    fn the_progress_file_of_the_nearest_folder_above_is_found() {
-        let top = tempfile::tempdir().unwrap();
-        let inner = top.path().join("mystore").join("src");
-        std::fs::create_dir_all(&inner).unwrap();
-        assert_eq!(found_above(&inner), None);
-        std::fs::write(top.path().join(DEFAULT_FILE), "{}").unwrap();
-        assert_eq!(found_above(&inner), Some(top.path().join(DEFAULT_FILE)));
-        let nearer = top.path().join("mystore").join(DEFAULT_FILE);
-        std::fs::write(&nearer, "{}").unwrap();
-        assert_eq!(found_above(&inner), Some(nearer));
-        assert_eq!(
-            found_above(&top.path().join("mystore")),
-            Some(top.path().join(DEFAULT_FILE)),
-            "a folder's own file is not one above it"
-        );
-        std::fs::create_dir(inner.join(DEFAULT_FILE)).unwrap();
-        assert_eq!(
-            found_above(&inner.join(DEFAULT_FILE).join("x")),
-            Some(top.path().join("mystore").join(DEFAULT_FILE)),
-            "a folder of that name is not a progress file"
-        );
-    }
-
-    #[test]
-    fn the_progress_location_prefers_the_flag() {
-        let given = std::path::Path::new("given.json");
-        assert_eq!(location(Some(given)), given);
-        if std::env::var_os(FILE_VARIABLE).is_none() {
-            assert_eq!(location(None), Path::new(DEFAULT_FILE));
-        }
-        let stamp = now_stamp();
-        assert!(
-            stamp.len() == 20 && stamp.ends_with('Z') && stamp.starts_with("20"),
-            "{stamp}"
-        );
-    }
-
-    /// A check of `statuses.len()` steps, step 1 first, each with its status.
-    fn checked(statuses: &[StepStatus]) -> Progress {
-        let mut progress = Progress::default();
-        for (step, status) in (1..).zip(statuses) {
-            progress.checks.insert(
-                format!("{step}"),
-                StepCheck {
-                    at: String::new(),
-                    status: *status,
-                    failing: Vec::new(),
-                },
-            );
-        }
-        progress
-    }
-
-    /// The worksheet passes only when every one of its steps was checked
-    /// and passed: not before any check, not with a step left unchecked,
-    /// not with a step failing.
-    #[test]
-    fn the_worksheet_passes_only_when_every_step_was_checked_and_passed() {
-        let steps = crate::operation::NAMES.len();
-        let passed = vec![StepStatus::Passed; steps];
-        assert!(checked(&passed).all_steps_pass());
-        assert!(!Progress::default().all_steps_pass());
-        assert!(!checked(&passed[1..]).all_steps_pass());
-        for other in [StepStatus::Failing, StepStatus::NotImplemented] {
-            let mut statuses = passed.clone();
-            statuses[steps - 1] = other;
-            assert!(!checked(&statuses).all_steps_pass(), "{other:?}");
-        }
-    }
-
-    /// Grading reads another student's file as it is, and refuses one that
-    /// is not progress, leaving it where it was.
-    #[test]
-    fn a_file_to_grade_is_read_as_recorded_and_an_unreadable_one_is_refused_in_place() {
-        let folder = tempfile::tempdir().unwrap();
-        let path = folder.path().join("ada.json");
-        let mut record = Progress::default();
-        record.record_student("Ada", false).unwrap();
-        record.exercise("4").hints_seen = 1;
-        save(&path, &record).unwrap();
-        assert_eq!(read_for_grading(&path).unwrap(), record);
-        std::fs::write(&path, b"not json").unwrap();
-        let error = read_for_grading(&path).unwrap_err();
-        assert_eq!(error.kind(), io::ErrorKind::InvalidData);
-        assert!(error.to_string().contains("not a progress file"), "{error}");
-        assert_eq!(std::fs::read(&path).unwrap(), b"not json");
-    }
-}
+mod tests;

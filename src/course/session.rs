@@ -3,7 +3,12 @@
 //! an exercise or everything forgotten. The commands ask the session; none
 //! edits the progress file's fields itself.
 
-use super::progress::{load, save, Attempt, ExerciseProgress, Progress, ProgressError, Reflection};
+use super::check::CheckReport;
+use super::progress::{
+    load, save, Attempt, Became, ExerciseProgress, OwnPrediction, Progress, ProgressError,
+    Reflection,
+};
+use crate::subject::Implementation;
 use crate::terminal::plural;
 use std::path::{Path, PathBuf};
 
@@ -133,9 +138,28 @@ impl Session {
         Ok(change)
     }
 
-    /// Records `own` as the implementation `lab check` and `lab watch` run.
-    pub fn record_implementation(&mut self, own: &crate::subject::Implementation) {
-        self.edit().implementation = Some(own.clone());
+    /// Makes `own` the student's current implementation, the one the
+    /// commands run without `--impl` ([`Progress::make_current`]): the
+    /// one it replaces stays recorded, with its checks.
+    pub fn make_current(&mut self, own: &Implementation) -> Became {
+        let became = self.progress.make_current(own);
+        if became != Became::AlreadyCurrent {
+            self.changed = true;
+        }
+        became
+    }
+
+    /// Records a check of `own` ([`CheckReport::record`]), which makes it
+    /// the current implementation first: a check is of the current one.
+    pub fn record_check(&mut self, report: &CheckReport, own: &Implementation) -> Became {
+        let became = self.make_current(own);
+        report.record(self.edit());
+        became
+    }
+
+    /// Records a prediction about a break of the student's own code.
+    pub fn record_own_prediction(&mut self, prediction: OwnPrediction) {
+        self.edit().own_predictions.push(prediction);
     }
 
     /// Records an attempt at exercise `key`.
@@ -206,6 +230,22 @@ impl Session {
                 implementation.describe()
             ));
         }
+        let others: Vec<String> = progress
+            .other_implementations
+            .iter()
+            .map(|other| other.implementation.describe())
+            .collect();
+        if !others.is_empty() {
+            items.push(format!(
+                "your other {}, {} (their files stay)",
+                if others.len() == 1 {
+                    "implementation"
+                } else {
+                    "implementations"
+                },
+                others.join(", ")
+            ));
+        }
         if !progress.own_predictions.is_empty() {
             items.push(format!(
                 "{} about breaks of your own",
@@ -248,8 +288,10 @@ mod tests {
         let own = crate::subject::Implementation::Command {
             line: "python3 mine.py".into(),
         };
-        session.record_implementation(&own);
+        assert_eq!(session.make_current(&own), Became::Current);
         session.save().unwrap();
+        assert_eq!(session.make_current(&own), Became::AlreadyCurrent);
+        assert!(!session.changed, "the current one again is no change");
         let saved = Session::open(&path).unwrap();
         assert_eq!(saved.progress().student.as_deref(), Some("Ada"));
         assert_eq!(saved.progress().implementation, Some(own));

@@ -56,7 +56,7 @@ pub fn python_stub(name: &str, step: u8) -> String {
 }
 
 /// What the starter's module documentation says instead of the store's.
-const PYTHON_HEADER: &str = r#""""Your lease-lab job store in Python: an ownership lease plus a fencing token, on SQLite.
+const PYTHON_HEADER: &str = r#""""Your job store in Python, on SQLite: an ownership lease plus a fencing token.
 
 Write the eight functions below, in order, one worksheet step each, and the
 two checks they rely on: check_schema (step 1) and check_args (step 2). Each
@@ -202,7 +202,7 @@ mod tests {
     #[test]
     fn the_python_starter_stubs_every_rule_and_keeps_contracts_plumbing_and_protocol() {
         let starter = python();
-        assert!(starter.starts_with(r#""""Your lease-lab job store in Python"#));
+        assert!(starter.starts_with(r#""""Your job store in Python, on SQLite"#));
         for name in &OPERATIONS {
             assert!(
                 PYTHON_STUBS.iter().any(|(stub, _)| stub == name),
@@ -233,7 +233,7 @@ mod tests {
             .collect();
         assert_eq!(
             refusals,
-            ["raise ValueError(\"the database path must not be empty: name a database file\")"]
+            ["raise ValueError(\"the database path must not be empty: \""]
         );
         for gone in [
             "INSERT OR IGNORE",
@@ -262,6 +262,20 @@ mod tests {
             0,
             "no runs of blank lines"
         );
+    }
+
+    /// The starter is the student's file: no line of it is wider than a
+    /// terminal of 80 columns.
+    #[test]
+    fn no_line_of_the_python_starter_is_over_80_columns() {
+        let starter = python();
+        let wide: Vec<(usize, &str)> = starter
+            .lines()
+            .enumerate()
+            .filter(|(_, line)| line.chars().count() > 80)
+            .map(|(at, line)| (at + 1, line))
+            .collect();
+        assert!(wide.is_empty(), "lines over 80 columns: {wide:#?}");
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! Every rendering of the kill matrix: terminal text ([`text`]), JSON
 //! ([`json`]), Markdown ([`markdown`]), a Stryker mutation-testing report
 //! ([`stryker`]) and a self-contained HTML page ([`html`]); and the
-//! student's screens: an exercise's step-through ([`step`]) and the check
-//! of their own implementation ([`check`], and for Gradescope's autograder
+//! student's screens: an exercise's step-through ([`step`]), the starter
+//! `lab new` writes ([`starter`]) and the check of their own
+//! implementation ([`check`], and for Gradescope's autograder
 //! [`gradescope`]); a class's grade ([`grade`]), its CSV files made safe
 //! for spreadsheets ([`safe_csv`]); a chaos run's timeline as a page
 //! ([`chaos_page`]).
@@ -27,6 +28,7 @@ pub mod markdown;
 pub mod prairielearn;
 pub mod progress;
 pub mod safe_csv;
+pub mod starter;
 pub mod step;
 pub mod stryker;
 pub mod stryker_page;
@@ -255,9 +257,14 @@ pub fn survivor_advice(matrix: &Matrix, id: &str) -> Option<String> {
 
 /// What `lab mutant check` says of a mutant of one's own once run, the
 /// two lines after it: caught (`Ok`: its status, the tests that catch it,
-/// how many of its own step, and where it shows next), or survived
-/// (`Err`: [`survivor_advice`]); `None` when the matrix has no such mutant.
-pub fn own_mutant_verdict(matrix: &Matrix, id: &str) -> Option<Result<String, String>> {
+/// how many of its own step, and where it shows next: `lab matrix --impl
+/// STORE`, `store` being `rust` or `python`), or survived (`Err`:
+/// [`survivor_advice`]); `None` when the matrix has no such mutant.
+pub fn own_mutant_verdict(
+    matrix: &Matrix,
+    id: &str,
+    store: &str,
+) -> Option<Result<String, String>> {
     let summary = matrix
         .summaries()
         .into_iter()
@@ -266,7 +273,7 @@ pub fn own_mutant_verdict(matrix: &Matrix, id: &str) -> Option<Result<String, St
         return Some(Err(advice));
     }
     Some(Ok(format!(
-        "{id} is {}: {} {} ({} of step {}): {}\n`lab matrix` shows it beside every other mutant, as long as the file stays in mutants/",
+        "{id} is {}: {} {} ({} of step {}): {}\n`lab matrix --impl {store}` shows it beside every other mutant, as long as the file stays in mutants/",
         summary.status.label(),
         summary.killers.len(),
         if summary.killers.len() == 1 {

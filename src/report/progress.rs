@@ -41,25 +41,8 @@ pub fn overview_text(progress: &Progress, progress_path: &Path, width: usize) ->
         })
         .collect();
     out.push_str(&exercise_rows(&rows, width));
-    match progress.next_exercise() {
-        Some(next) => writeln!(
-            out,
-            "\nNext: {}   (hints: lab hint {})",
-            format!("lab step {}", next.key).bold(),
-            next.key
-        ),
-        None if progress.reflection.is_none() => writeln!(
-            out,
-            "\nEvery exercise is done. Last:\n  {}",
-            "lab reflect --why-kept \"...\" --not-guaranteed \"...\"".bold()
-        ),
-        None => writeln!(
-            out,
-            "\n{}",
-            "Every exercise and the reflection are done.".green().bold()
-        ),
-    }
-    .unwrap();
+    out.push('\n');
+    out.push_str(&next_text(progress));
     out.push_str(&wrapped(
         &implementation_text(progress),
         text_width,
@@ -81,6 +64,26 @@ pub fn overview_text(progress: &Progress, progress_path: &Path, width: usize) ->
         "  ",
     ));
     out
+}
+
+/// What to do next, as the overview and the progress end: the next
+/// exercise, else the closing reflection, else that everything is done.
+fn next_text(progress: &Progress) -> String {
+    match progress.next_exercise() {
+        Some(next) => format!(
+            "Next: {}   (hints: lab hint {})\n",
+            format!("lab step {}", next.key).bold(),
+            next.key
+        ),
+        None if progress.reflection.is_none() => format!(
+            "Every exercise is done. Last:\n  {}\n",
+            "lab reflect --why-kept \"...\" --not-guaranteed \"...\"".bold()
+        ),
+        None => format!(
+            "{}\n",
+            "Every exercise and the reflection are done.".green().bold()
+        ),
+    }
 }
 
 /// An exercise's status in the overview, plain and as shown: "not
@@ -231,8 +234,24 @@ pub fn implementation_text(progress: &Progress) -> String {
     } else {
         String::new()
     };
+    let others: Vec<String> = progress
+        .other_implementations
+        .iter()
+        .map(|other| other.implementation.describe())
+        .collect();
+    let others = match others.as_slice() {
+        [] => String::new(),
+        [other] => format!(
+            ". Also recorded: {other} (lab check --impl {} makes it current)",
+            progress.other_implementations[0].implementation.impl_arg()
+        ),
+        _ => format!(
+            ". Also recorded: {} (lab check --impl PATH makes one current)",
+            others.join(", ")
+        ),
+    };
     format!(
-        "Your implementation, {}: {checked} (lab check){next}",
+        "Your current implementation, {}: {checked} (lab check){next}{others}",
         implementation.describe()
     )
 }
@@ -265,6 +284,10 @@ pub fn hints_text(hints: &[String], shown: usize, key: &str, width: usize) -> St
 /// The recorded predictions and scores, exercise by exercise.
 pub fn progress_text(progress: &Progress, width: usize) -> String {
     let mut out = String::new();
+    if progress.implementation.is_some() {
+        out.push_str(&wrapped(&implementation_text(progress), width, "", "  "));
+        out.push('\n');
+    }
     if progress.exercises.is_empty() {
         out.push_str("No prediction recorded yet: start with `lab step 1`.\n");
     }
@@ -315,9 +338,6 @@ pub fn progress_text(progress: &Progress, width: usize) -> String {
             out.push_str(&item("caught by", &listed(&attempt.caught_by)));
         }
     }
-    if progress.implementation.is_some() {
-        out.push_str(&wrapped(&implementation_text(progress), width, "", "  "));
-    }
     for prediction in &progress.own_predictions {
         writeln!(
             out,
@@ -337,7 +357,55 @@ pub fn progress_text(progress: &Progress, width: usize) -> String {
         writeln!(out, "{}", "reflection".bold()).unwrap();
         out.push_str(&reflection_text(reflection, width));
     }
+    if !progress.exercises.is_empty() {
+        out.push('\n');
+        out.push_str(&wrapped(&totals(progress), width, "", "  "));
+    }
+    out.push_str(&next_text(progress));
     out
+}
+
+/// The progress in one sentence: the exercises done of all of them, the
+/// attempts and the hints seen; of the latest predictions, how many found
+/// a test that catches the mutant, how many missed, and their mean
+/// precision (the words of the overview's rows).
+fn totals(progress: &Progress) -> String {
+    let exercises = exercise::exercises();
+    let latest: Vec<&crate::course::prediction::Score> = exercises
+        .iter()
+        .filter_map(|exercise| progress.latest(&exercise.key))
+        .map(|attempt| &attempt.score)
+        .collect();
+    let attempts: usize = progress
+        .exercises
+        .values()
+        .map(|record| record.attempts.len())
+        .sum();
+    let hints: usize = progress
+        .exercises
+        .values()
+        .map(|record| record.hints_seen)
+        .sum();
+    let found = latest.iter().filter(|score| score.found_a_killer()).count();
+    let latest_said = match latest.len() {
+        0 => String::new(),
+        done => format!(
+            "; latest predictions: {found} found, {} missed, {}% precise on average",
+            done - found,
+            latest
+                .iter()
+                .map(|score| usize::from(score.percent))
+                .sum::<usize>()
+                / done
+        ),
+    };
+    format!(
+        "Totals: {} of {} exercises done in {}, {} seen{latest_said}.",
+        latest.len(),
+        exercises.len(),
+        plural(attempts, "attempt"),
+        plural(hints, "hint")
+    )
 }
 
 /// The two answers of a reflection, one item each.
@@ -381,7 +449,7 @@ mod tests {
         });
         assert_eq!(
             implementation_text(&progress),
-            "Your implementation, ./mine: not checked yet (lab check)"
+            "Your current implementation, ./mine: not checked yet (lab check)"
         );
         for (step, status) in [
             ("1", StepStatus::Passed),
@@ -400,7 +468,67 @@ mod tests {
         }
         assert_eq!(
             implementation_text(&progress),
-            "Your implementation, ./mine: steps passed 1 2; failing 3; not written 4 (lab check)"
+            "Your current implementation, ./mine: steps passed 1 2; failing 3; not written 4 (lab check)"
+        );
+    }
+
+    /// `lab progress` names the current implementation first (and the
+    /// others, with how to switch), and ends with the totals and what to
+    /// do next.
+    #[test]
+    fn the_progress_names_the_current_implementation_and_ends_with_totals_and_next() {
+        use crate::subject::Implementation;
+        colored::control::set_override(false);
+        let mut progress = Progress::default();
+        let text = progress_text(&progress, 80);
+        assert!(!text.contains("Totals"), "{text}");
+        assert!(
+            text.ends_with("Next: lab step 1   (hints: lab hint 1)\n"),
+            "{text}"
+        );
+        let attempt = |predicted: &[&str]| {
+            let predicted: Vec<String> = predicted.iter().map(|name| name.to_string()).collect();
+            Attempt {
+                at: "2026-12-01T10:00:00Z".into(),
+                mutant: "04".into(),
+                score: Score::of(&predicted, &["killer".to_string()]),
+                predicted,
+                why: String::new(),
+                probe: None,
+                caught_by: vec!["killer".into()],
+            }
+        };
+        progress.exercise("1").attempts.push(attempt(&["killer"]));
+        progress.exercise("2").attempts.push(attempt(&["other"]));
+        progress
+            .exercise("2")
+            .attempts
+            .push(attempt(&["killer", "other"]));
+        progress.exercise("3").hints_seen = 2;
+        let python = Implementation::Python {
+            file: "/w/py/store.py".into(),
+        };
+        progress.make_current(&python);
+        progress.make_current(&Implementation::Rust {
+            project: "/w/rs".into(),
+        });
+        let text = progress_text(&progress, 80);
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flat.starts_with("Your current implementation, the Rust project /w/rs: not checked yet (lab check). Also recorded: python3 /w/py/store.py (lab check --impl /w/py/store.py makes it current) exercise 1"),
+            "{text}"
+        );
+        assert!(
+            flat.contains("Totals: 2 of 9 exercises done in 3 attempts, 2 hints seen; latest predictions: 2 found, 0 missed, 75% precise on average."),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("Next: lab step 3   (hints: lab hint 3)\n"),
+            "{text}"
+        );
+        assert!(
+            text.lines().all(|line| line.chars().count() <= 80),
+            "{text}"
         );
     }
 

@@ -15,14 +15,15 @@ use std::fmt::Write as _;
 /// How many lines of unchanged code surround a change in the diff.
 const DIFF_CONTEXT: usize = 2;
 
-/// The exercise before the prediction: its title, the step's text, the
+/// The exercise before the prediction: its title and under it `header`
+/// (what runs: the lab's store, the student's own), the step's text, the
 /// broken fragment as a diff of code (without the reference's comments,
 /// which may explain the bug), and the question to answer. The parts the
 /// student reasons from come last, next to the prompt.
-pub fn exercise(exercise: &Exercise, width: usize) -> String {
+pub fn exercise(exercise: &Exercise, header: &str, width: usize) -> String {
     let step = exercise.step();
     let mut out = format!(
-        "{}\n",
+        "{}\n{}\n",
         fill(
             &format!(
                 "Step {step} of 8: {} (exercise {})",
@@ -33,7 +34,9 @@ pub fn exercise(exercise: &Exercise, width: usize) -> String {
             "",
             ""
         )
-        .bold()
+        .bold(),
+        // It names the student's file.
+        fill(&crate::inert::line(header), width, "", "")
     );
     let lab = exercise.lab();
     let section = |title: &str, text: &str| {

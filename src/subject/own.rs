@@ -115,20 +115,14 @@ impl Implementation {
         }
     }
 
-    /// The command that runs it; a Rust project is built first, saying so
-    /// on standard error (the build's errors are the failure's message).
+    /// The command that runs it; a Rust project is built first, cargo
+    /// showing its progress and the compiler's messages on standard error
+    /// ([`rust_project::build_showing`]).
     pub fn command(&self) -> Result<ImplCommand, SubjectError> {
         match self {
             Implementation::Python { file } => Ok(super::python_command(file)),
             Implementation::Rust { project } => {
-                let building = format!(
-                    "lab: building {} (cargo build; the first build compiles SQLite, about a minute)...",
-                    project.display()
-                );
-                let width = crate::terminal::width();
-                let building = crate::inert::line(&building);
-                eprintln!("{}", crate::terminal::fill(&building, width, "", "  "));
-                let program = rust_project::build(project, None)?;
+                let program = rust_project::build_showing(project)?;
                 Ok(ImplCommand {
                     argv: vec![program.display().to_string()],
                     dir: Some(project.clone()),

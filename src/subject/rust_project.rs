@@ -60,8 +60,41 @@ fn files<'a>(manifest: &'a str, store: &'a str) -> [(&'static str, &'a str); 6] 
 /// Why a project did not build.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuildFailure {
-    /// What went wrong, with the compiler's error lines.
+    /// What went wrong. Its first line is the lab's words: the folder and
+    /// cargo's exit status, or why cargo could not run. The lines after
+    /// it, if any, are the compiler's messages as it wrote them, quoted
+    /// when the build's output was captured (a build in a sandbox); a
+    /// build outside one lets cargo write them to standard error as it
+    /// goes, and the first line says that they are above.
     pub message: String,
+    /// Whether cargo ran and the compiler said why the build failed,
+    /// rather than cargo not running at all.
+    pub compiler_said: bool,
+}
+
+impl BuildFailure {
+    /// The failure's first line, in the lab's words.
+    pub fn what(&self) -> &str {
+        self.message.lines().next().unwrap_or_default()
+    }
+
+    /// The compiler's messages quoted after the first line, as written.
+    pub fn quoted(&self) -> Option<&str> {
+        self.message
+            .split_once('\n')
+            .map(|(_, quoted)| quoted)
+            .filter(|quoted| !quoted.trim().is_empty())
+    }
+
+    /// What to do next, `then` being what follows the fix (`run lab check
+    /// again`).
+    pub fn next(&self, then: &str) -> String {
+        if self.compiler_said {
+            format!("Next: fix the first error the compiler names (its file and line are under it), then {then}.")
+        } else {
+            format!("Next: make cargo runnable here, then {then}.")
+        }
+    }
 }
 
 impl fmt::Display for BuildFailure {
@@ -74,14 +107,88 @@ impl std::error::Error for BuildFailure {}
 
 /// Builds the project in `folder` (`cargo build`, its build in `target`,
 /// else in `CARGO_TARGET_DIR` if set, else in the folder's own `target/`)
-/// and returns the program built. A debug build: it rebuilds quickest after a change, and SQLite,
-/// where the tests spend their time, is optimised by the manifest anyway.
+/// and returns the program built. A debug build: it rebuilds quickest
+/// after a change, and SQLite, where the tests spend their time, is
+/// optimised by the manifest anyway.
+///
+/// Outside a sandbox, cargo writes to standard error as it builds: its
+/// progress (a bar at a terminal, a line per crate otherwise) and the
+/// compiler's messages, as they are written. In a sandbox (a class's
+/// check, whose output goes to a file) it builds quietly, and a failure
+/// quotes the compiler's messages.
 ///
 /// Uses the cargo that runs this process if any (`CARGO`), else `cargo`
-/// from the path. Errors: cargo cannot be started, or the build fails; the
-/// message then holds the compiler's error lines.
+/// from the path. Errors: cargo cannot be started, or the build fails
+/// ([`BuildFailure`]).
 pub fn build(folder: &Path, target: Option<&Path>) -> Result<PathBuf, BuildFailure> {
     build_with(&cargo(), folder, target)
+}
+
+/// [`build`] of a student's project, saying on standard error what it
+/// costs: before a first build ([`first_build`]: SQLite and the crates
+/// the store uses compile then, once), that it is one, and after it how
+/// long it took. Quiet in a sandbox, as [`build`] is.
+///
+/// Errors: as for [`build`].
+pub fn build_showing(folder: &Path) -> Result<PathBuf, BuildFailure> {
+    let first = crate::sandbox::confined().is_none() && first_build(&target_folder(folder, None));
+    let say = |text: &str| {
+        let text = crate::inert::line(text);
+        eprintln!(
+            "{}",
+            crate::terminal::fill(&text, crate::terminal::width(), "", "  ")
+        );
+    };
+    if first {
+        say(&format!(
+            "lab: the first build of {}: cargo compiles SQLite and the crates the store uses, once, which takes a minute or more; its progress shows below, and later builds take seconds.",
+            folder.display()
+        ));
+    }
+    let started = std::time::Instant::now();
+    let built = build(folder, None);
+    if first {
+        say(&format!(
+            "lab: the first build took {}.",
+            minutes_and_seconds(started.elapsed())
+        ));
+    }
+    built
+}
+
+/// Whether a build into `target` is a first one: nothing of SQLite is
+/// built there yet (no fingerprint of `libsqlite3-sys`, the crate that
+/// compiles it, which every later build reuses).
+pub fn first_build(target: &Path) -> bool {
+    let Ok(entries) = fs::read_dir(target.join("debug").join(".fingerprint")) else {
+        return true;
+    };
+    !entries.flatten().any(|entry| {
+        entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with("libsqlite3-sys-")
+    })
+}
+
+/// A duration as a person says it: `48 s`, `1 min 12 s`, `2 min`.
+fn minutes_and_seconds(duration: std::time::Duration) -> String {
+    let seconds = duration.as_secs();
+    match (seconds / 60, seconds % 60) {
+        (0, seconds) => format!("{seconds} s"),
+        (minutes, 0) => format!("{minutes} min"),
+        (minutes, seconds) => format!("{minutes} min {seconds} s"),
+    }
+}
+
+/// The build folder of the project in `folder`: `target` if given, else
+/// `CARGO_TARGET_DIR` if set (cargo's own convention: it then holds every
+/// build), else the folder's own `target/`.
+fn target_folder(folder: &Path, target: Option<&Path>) -> PathBuf {
+    target
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from))
+        .unwrap_or_else(|| folder.join("target"))
 }
 
 /// The cargo that runs this process if any (`CARGO`), else `cargo` from
@@ -92,68 +199,93 @@ fn cargo() -> OsString {
 
 /// [`build`] with the cargo program `cargo`: in this process's sandbox
 /// when its programs are confined ([`crate::sandbox::confine`]), with the
-/// environment of [`build_env`], else as this process runs it.
+/// environment of [`build_env`], quietly; else as this process runs it,
+/// writing to its standard error.
 fn build_with(
     cargo: &OsStr,
     folder: &Path,
     target: Option<&Path>,
 ) -> Result<PathBuf, BuildFailure> {
-    // Cargo's own convention: CARGO_TARGET_DIR, when set, holds every build.
-    let target = target
-        .map(Path::to_path_buf)
-        .or_else(|| std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from))
-        .unwrap_or_else(|| folder.join("target"));
+    let target = target_folder(folder, target);
     let manifest = folder.join("Cargo.toml");
     let cannot_run = |error: &dyn fmt::Display| BuildFailure {
         message: format!(
             "cannot run {}: {error}; building a Rust store needs Rust's toolchain (rustup.rs)",
             Path::new(cargo).display()
         ),
+        compiler_said: false,
     };
-    let output = match crate::sandbox::confined() {
-        Some(sandbox) => {
-            let argv = [
-                toolchain_program("cargo").map_or_else(
-                    || cargo.to_string_lossy().into_owned(),
-                    |found| found.display().to_string(),
-                ),
-                "build".into(),
-                "--quiet".into(),
-                "--manifest-path".into(),
-                manifest.display().to_string(),
-            ];
-            let mut prepared = sandbox
-                .command(&argv, folder, &build_env(&target))
-                .map_err(|error| cannot_run(&error))?;
-            prepared.command.stdin(std::process::Stdio::null()).output()
-        }
-        None => Command::new(cargo)
-            .args(["build", "--quiet", "--manifest-path"])
+    let Some(sandbox) = crate::sandbox::confined() else {
+        let mut command = Command::new(cargo);
+        command
+            .args(["build", "--manifest-path"])
             .arg(&manifest)
             .env("CARGO_TARGET_DIR", &target)
-            .output(),
-    }
-    .map_err(|error| cannot_run(&error))?;
+            .stdin(std::process::Stdio::null())
+            // Standard output may be a report for tools: cargo's words go
+            // to standard error, where it writes them all anyway.
+            .stdout(std::process::Stdio::null());
+        if !colored::control::SHOULD_COLORIZE.should_colorize() {
+            command.env("CARGO_TERM_COLOR", "never");
+        }
+        let status = command.status().map_err(|error| cannot_run(&error))?;
+        if !status.success() {
+            return Err(BuildFailure {
+                message: format!(
+                    "cargo build in {} failed ({status}); the compiler's messages are above.",
+                    folder.display()
+                ),
+                compiler_said: true,
+            });
+        }
+        return Ok(target.join("debug").join(BINARY));
+    };
+    let argv = [
+        toolchain_program("cargo").map_or_else(
+            || cargo.to_string_lossy().into_owned(),
+            |found| found.display().to_string(),
+        ),
+        "build".into(),
+        "--quiet".into(),
+        "--manifest-path".into(),
+        manifest.display().to_string(),
+    ];
+    let mut prepared = sandbox
+        .command(&argv, folder, &build_env(&target))
+        .map_err(|error| cannot_run(&error))?;
+    let output = prepared
+        .command
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|error| cannot_run(&error))?;
     if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let errors: Vec<&str> = stderr
-            .lines()
-            .skip_while(|line| !line.starts_with("error"))
-            .collect();
-        let detail = if errors.is_empty() {
-            stderr.trim_end().to_string()
-        } else {
-            errors.join("\n")
-        };
-        return Err(BuildFailure {
-            message: format!(
-                "cargo build in {} failed ({}):\n{detail}",
-                folder.display(),
-                output.status
-            ),
-        });
+        return Err(quoting_failure(folder, &output));
     }
     Ok(target.join("debug").join(BINARY))
+}
+
+/// The failure of a quiet build whose output was captured: the folder
+/// and the exit status, then the compiler's messages as written, from
+/// the first error on (all of standard error when no line starts one).
+fn quoting_failure(folder: &Path, output: &std::process::Output) -> BuildFailure {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let errors: Vec<&str> = stderr
+        .lines()
+        .skip_while(|line| !line.starts_with("error"))
+        .collect();
+    let detail = if errors.is_empty() {
+        stderr.trim_end().to_string()
+    } else {
+        errors.join("\n")
+    };
+    BuildFailure {
+        message: format!(
+            "cargo build in {} failed ({}):\n{detail}",
+            folder.display(),
+            output.status
+        ),
+        compiler_said: true,
+    }
 }
 
 /// The environment of a build of a student's project in a sandbox, and
@@ -232,12 +364,14 @@ pub fn prebuilt_dependencies(on_build: impl FnOnce(&Path)) -> Result<PathBuf, Bu
     }
     fs::create_dir_all(project.join("src")).map_err(|error| BuildFailure {
         message: format!("cannot write {}: {error}", project.display()),
+        compiler_said: false,
     })?;
     for (name, text) in files(MANIFEST, STUBS) {
         let path = project.join(name);
         if fs::read_to_string(&path).ok().as_deref() != Some(text) {
             fs::write(&path, text).map_err(|error| BuildFailure {
                 message: format!("cannot write {}: {error}", path.display()),
+                compiler_said: false,
             })?;
         }
     }
@@ -253,6 +387,7 @@ pub fn prebuilt_dependencies(on_build: impl FnOnce(&Path)) -> Result<PathBuf, Bu
         .output()
         .map_err(|error| BuildFailure {
             message: format!("cannot run {}: {error}", Path::new(&cargo).display()),
+            compiler_said: false,
         })?;
     if !output.status.success() {
         return Err(BuildFailure {
@@ -261,6 +396,7 @@ pub fn prebuilt_dependencies(on_build: impl FnOnce(&Path)) -> Result<PathBuf, Bu
                 folder.display(),
                 String::from_utf8_lossy(&output.stderr).trim_end()
             ),
+            compiler_said: true,
         });
     }
     Ok(target)
@@ -360,10 +496,12 @@ fn worker_in(
             "cannot write the worker's project in {}: {error}",
             folder.display()
         ),
+        compiler_said: false,
     })?;
     let program = build_with(cargo, &folder, Some(&cache.join("target")))?;
     fs::copy(&program, &built).map_err(|error| BuildFailure {
         message: format!("cannot keep the worker at {}: {error}", built.display()),
+        compiler_said: false,
     })?;
     Ok(built)
 }
@@ -399,18 +537,35 @@ mod tests {
         );
     }
 
+    /// A real build that fails: cargo wrote the compiler's messages to
+    /// standard error as it went (tests/lab/current_impl.rs reads them
+    /// there), and the failure says so, with cargo's exit status.
     #[test]
     #[ignore = "builds rusqlite with cargo, a minute when cold; .ci/run runs it"]
-    fn a_build_that_fails_reports_the_compiler_s_errors() {
+    fn a_build_that_fails_says_the_compiler_s_errors_are_above() {
         let folder = tempfile::tempdir().unwrap();
-        write(folder.path(), "pub fn broken() -> u8 { \"one\" }\n").unwrap();
+        // Named apart from the starters built in the same build folder,
+        // which tells packages apart by name (as `worker_in` does).
+        let manifest = MANIFEST.replacen(
+            &format!("name = \"{BINARY}\""),
+            &format!("name = \"{BINARY}-that-does-not-compile\""),
+            1,
+        ) + &format!("\n[[bin]]\nname = \"{BINARY}\"\npath = \"src/main.rs\"\n");
+        let store = "pub fn broken() -> u8 { \"one\" }\n";
+        write_files(folder.path(), files(&manifest, store)).unwrap();
         // The build folder of tests/lab/own_impl.rs, so that rusqlite builds once.
         let target = std::env::temp_dir()
             .join("lease-lab-test-cache")
             .join("target");
         let failure = build(folder.path(), Some(&target)).unwrap_err();
-        assert!(failure.message.contains("error[E0308]"), "{failure}");
-        assert!(failure.message.contains("src/store.rs"), "{failure}");
+        assert!(failure.compiler_said, "{failure}");
+        assert_eq!(
+            failure.message,
+            format!(
+                "cargo build in {} failed (exit status: 101); the compiler's messages are above.",
+                folder.path().display()
+            )
+        );
     }
 
     #[test]
@@ -426,6 +581,55 @@ mod tests {
                 .starts_with(&format!("cargo build in {} failed", empty.path().display())),
             "{failure}"
         );
+    }
+
+    /// A quiet build's failure (a sandbox's) quotes the compiler's
+    /// messages from the first error on, as written, under its first line.
+    #[test]
+    fn a_captured_failure_quotes_the_compiler_from_its_first_error() {
+        use std::os::unix::process::ExitStatusExt;
+        let stderr = "   Compiling my-lease-store\nwarning: unused\nerror[E0308]: mismatched types\n --> src/store.rs:1:25\n  |\n1 | pub fn broken() -> u8 { \"one\" }\n  |                    --   ^^^^^ expected `u8`, found `&str`\n";
+        let output = std::process::Output {
+            status: std::process::ExitStatus::from_raw(101 << 8),
+            stdout: Vec::new(),
+            stderr: stderr.as_bytes().to_vec(),
+        };
+        let failure = quoting_failure(Path::new("/room/mine"), &output);
+        assert_eq!(
+            failure.what(),
+            "cargo build in /room/mine failed (exit status: 101):"
+        );
+        let quoted = failure.quoted().expect("the compiler's messages");
+        assert!(quoted.starts_with("error[E0308]: mismatched types\n --> src/store.rs:1:25\n  |\n"));
+        assert!(
+            quoted.ends_with("^^^^^ expected `u8`, found `&str`"),
+            "{quoted}"
+        );
+        let nothing_said = std::process::Output {
+            stderr: b"cargo: killed\n".to_vec(),
+            ..output
+        };
+        assert_eq!(
+            quoting_failure(Path::new("/room/mine"), &nothing_said).quoted(),
+            Some("cargo: killed")
+        );
+    }
+
+    /// A build is a first one until SQLite's crate has a fingerprint in
+    /// the build folder; a duration is said in minutes and seconds.
+    #[test]
+    fn a_first_build_is_one_before_sqlite_is_built() {
+        let target = tempfile::tempdir().unwrap();
+        assert!(first_build(target.path()), "nothing built");
+        let fingerprints = target.path().join("debug").join(".fingerprint");
+        fs::create_dir_all(fingerprints.join("rusqlite-0123")).unwrap();
+        assert!(first_build(target.path()), "SQLite not built yet");
+        fs::create_dir_all(fingerprints.join("libsqlite3-sys-4567")).unwrap();
+        assert!(!first_build(target.path()));
+        let seconds = std::time::Duration::from_secs;
+        assert_eq!(minutes_and_seconds(seconds(48)), "48 s");
+        assert_eq!(minutes_and_seconds(seconds(72)), "1 min 12 s");
+        assert_eq!(minutes_and_seconds(seconds(120)), "2 min");
     }
 
     #[test]
@@ -501,32 +705,38 @@ mod tests {
     fn a_failed_or_impossible_build_says_why() {
         let folder = tempfile::tempdir().unwrap();
         let failing = fake_cargo(folder.path(), true);
+        // Outside a sandbox cargo writes its messages itself, as it goes
+        // (tests/lab/own_impl.rs sees them on the lab's standard error).
         let failure =
             build_with(failing.as_os_str(), folder.path(), Some(folder.path())).unwrap_err();
-        assert!(
-            failure.message.starts_with(&format!(
-                "cargo build in {} failed",
+        assert_eq!(
+            failure.message,
+            format!(
+                "cargo build in {} failed (exit status: 101); the compiler's messages are above.",
                 folder.path().display()
-            )),
-            "{failure}"
+            )
         );
+        assert!(failure.compiler_said && failure.quoted().is_none());
+        assert_eq!(failure.what(), failure.message);
+        assert_eq!(failure.to_string(), failure.message);
         assert!(
             failure
-                .message
-                .ends_with("error[E0308]: mismatched types\n --> src/store.rs:1:1"),
-            "{failure}"
+                .next("run `lab check` again")
+                .starts_with("Next: fix the first error the compiler names"),
+            "{}",
+            failure.next("")
         );
-        assert!(
-            !failure.message.contains("Compiling"),
-            "only the error lines: {failure}"
-        );
-        assert_eq!(failure.to_string(), failure.message);
         let missing = build_with(OsStr::new("/no/such/cargo"), folder.path(), None).unwrap_err();
         assert!(
             missing
                 .message
                 .contains("building a Rust store needs Rust's toolchain"),
             "{missing}"
+        );
+        assert!(!missing.compiler_said);
+        assert_eq!(
+            missing.next("run `lab check` again"),
+            "Next: make cargo runnable here, then run `lab check` again."
         );
         let fine = fake_cargo(folder.path(), false);
         let target = folder.path().join("elsewhere");

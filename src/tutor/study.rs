@@ -151,39 +151,70 @@ fn confirmed(
 
 /// `lab reflect` on an open session, asking at `console`: records the
 /// answers to the worksheet's closing questions, given or (at a terminal)
-/// asked; the earlier answers, if any, are shown first, since these
-/// replace them.
+/// asked. The earlier answers, if any, are shown first: at a terminal,
+/// Enter at a question keeps its earlier answer; off one, the answers
+/// given replace them.
 pub fn reflect(
     args: &Answers,
     session: &mut Session,
     console: &mut Console,
 ) -> Result<(), CommandError> {
     let failed = |error: io::Error| CommandError::Failed(format!("cannot write or read: {error}"));
-    if let Some(earlier) = &session.progress().reflection {
+    let earlier = session.progress().reflection.clone();
+    let asks = console.interactive && (args.why_kept.is_none() || args.not_guaranteed.is_none());
+    if let Some(earlier) = &earlier {
+        let how = if asks {
+            "which Enter keeps"
+        } else {
+            "which these replace"
+        };
+        // The time is as the progress file holds it, which anyone can edit.
+        let heading = wrapped(
+            &format!("Your earlier answers ({}), {how}:", earlier.at),
+            console.width,
+            "",
+            "  ",
+        );
         write!(
             console.output,
-            "{}\n{}",
-            format!(
-                "Your earlier answers ({}), which these replace:",
-                earlier.at
-            )
-            .bold(),
+            "{}{}",
+            heading.bold(),
             reflection_text(earlier, console.width)
         )
         .map_err(failed)?;
     }
-    // At a terminal an empty answer is asked again; off one, or when the
-    // input ends, what is missing is said with what was given, so that
-    // nothing typed is lost.
-    let mut answer = |given: &Option<String>, question: &str| match given {
-        Some(text) => Ok(Some(text.clone())),
-        None if console.interactive => console.ask_answer(question).map_err(failed),
-        None => Ok(None),
+    // At a terminal an empty answer is asked again, or keeps the earlier
+    // one; off one, or when the input ends, what is missing is said with
+    // what was given, so that nothing typed is lost.
+    let mut answer = |given: &Option<String>, question: &str, kept: Option<&String>| {
+        match (given, kept) {
+            (Some(text), _) => Ok(Some(text.clone())),
+            (None, _) if !console.interactive => Ok(None),
+            (None, Some(kept)) => console.ask(question).map(|typed| {
+                typed.map(|typed| {
+                    if typed.is_empty() {
+                        kept.clone()
+                    } else {
+                        typed
+                    }
+                })
+            }),
+            (None, None) => console.ask_answer(question),
+        }
+        .map_err(failed)
     };
     let [why_kept_question, not_guaranteed_question] = CLOSING_QUESTIONS;
-    let why_kept = answer(&args.why_kept, why_kept_question)?;
+    let why_kept = answer(
+        &args.why_kept,
+        why_kept_question,
+        earlier.as_ref().map(|earlier| &earlier.why_tests_are_kept),
+    )?;
     let not_guaranteed = match &why_kept {
-        Some(_) => answer(&args.not_guaranteed, not_guaranteed_question)?,
+        Some(_) => answer(
+            &args.not_guaranteed,
+            not_guaranteed_question,
+            earlier.as_ref().map(|earlier| &earlier.not_guaranteed),
+        )?,
         None => args.not_guaranteed.clone(),
     };
     let recorded = match (&why_kept, &not_guaranteed) {
@@ -194,6 +225,7 @@ pub fn reflect(
         return Err(CommandError::Usage(unanswered(
             why_kept.as_deref(),
             not_guaranteed.as_deref(),
+            console.interactive,
         )));
     }
     session.save()?;
@@ -207,15 +239,21 @@ pub fn reflect(
 
 /// Why `lab reflect` recorded nothing, and the command that records the
 /// answers: with those given (or typed before the input ended) filled in.
-fn unanswered(why_kept: Option<&str>, not_guaranteed: Option<&str>) -> String {
+/// Off a terminal (`interactive` false), that a terminal asks for them.
+fn unanswered(why_kept: Option<&str>, not_guaranteed: Option<&str>, interactive: bool) -> String {
     let quoted = |answer: Option<&str>| match answer.map(str::trim) {
         Some(answer) if !answer.is_empty() => format!("{answer:?}"),
         _ => "\"...\"".to_string(),
     };
     format!(
-        "both closing questions need an answer, and nothing was recorded: lab reflect --why-kept {} --not-guaranteed {} (at a terminal, lab reflect asks for them)",
+        "both closing questions need an answer, and nothing was recorded: lab reflect --why-kept {} --not-guaranteed {}{}",
         quoted(why_kept),
-        quoted(not_guaranteed)
+        quoted(not_guaranteed),
+        if interactive {
+            ""
+        } else {
+            " (at a terminal, lab reflect asks for them)"
+        }
     )
 }
 
@@ -249,14 +287,16 @@ mod tests {
     /// each answer given, and marks a missing or blank one to fill in.
     #[test]
     fn the_command_to_record_keeps_what_was_answered() {
-        let said = unanswered(Some(" they pin the rules "), None);
+        let said = unanswered(Some(" they pin the rules "), None, true);
         assert!(
-            said.contains("--why-kept \"they pin the rules\" --not-guaranteed \"...\""),
-            "{said}"
+            said.ends_with("--why-kept \"they pin the rules\" --not-guaranteed \"...\""),
+            "at a terminal, no word of being at one: {said}"
         );
-        let said = unanswered(Some("   "), Some("clocks"));
+        let said = unanswered(Some("   "), Some("clocks"), false);
         assert!(
-            said.contains("--why-kept \"...\" --not-guaranteed \"clocks\""),
+            said.ends_with(
+                "--why-kept \"...\" --not-guaranteed \"clocks\" (at a terminal, lab reflect asks for them)"
+            ),
             "{said}"
         );
     }
@@ -557,7 +597,7 @@ mod tests {
         assert!(outcome.is_ok(), "{shown}");
         assert!(
             shown.starts_with(&format!(
-                "Your earlier answers ({}), which these replace:\n  why the tests are kept: they guard the earlier steps\n  not guaranteed: clocks that jump\nWhy are the earlier steps' tests kept at every later step?",
+                "Your earlier answers ({}), which Enter keeps:\n  why the tests are kept: they guard the earlier steps\n  not guaranteed: clocks that jump\nWhy are the earlier steps' tests kept at every later step?",
                 saved.at
             )),
             "{shown}"
@@ -578,6 +618,71 @@ mod tests {
         assert!(matches!(outcome, Err(CommandError::Usage(_))));
         let kept = progress::load(&path).unwrap().progress.reflection.unwrap();
         assert_eq!(kept, replaced, "a refused reflection records nothing");
+
+        let (outcome, shown) = reflect_typing(
+            Answers {
+                why_kept: Some("y".into()),
+                not_guaranteed: Some("z".into()),
+            },
+            "",
+            false,
+            &mut session,
+        );
+        assert!(outcome.is_ok(), "{shown}");
+        assert!(
+            shown.starts_with(&format!(
+                "Your earlier answers ({}), which these replace:\n",
+                replaced.at
+            )),
+            "off a terminal, the answers given replace them: {shown}"
+        );
+    }
+
+    /// At a terminal, Enter at a question keeps its earlier answer, and the
+    /// other can still be changed; the example answers come once, under
+    /// one heading.
+    #[test]
+    fn reflect_keeps_an_earlier_answer_on_enter() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("progress.json");
+        let mut session = Session::open(&path).unwrap();
+        session
+            .record_reflection("they guard the earlier steps", "clocks that jump")
+            .unwrap();
+        let none = || Answers {
+            why_kept: None,
+            not_guaranteed: None,
+        };
+        let (outcome, shown) = reflect_typing(none(), "\nfsync lies\n", true, &mut session);
+        assert!(outcome.is_ok(), "{shown}");
+        assert!(!shown.contains("an answer is needed"), "{shown}");
+        let saved = progress::load(&path).unwrap().progress.reflection.unwrap();
+        assert_eq!(
+            (
+                saved.why_tests_are_kept.as_str(),
+                saved.not_guaranteed.as_str()
+            ),
+            ("they guard the earlier steps", "fsync lies")
+        );
+        let (outcome, shown) = reflect_typing(none(), "\n\n", true, &mut session);
+        assert!(outcome.is_ok(), "{shown}");
+        let kept = progress::load(&path).unwrap().progress.reflection.unwrap();
+        assert_eq!(
+            (kept.why_tests_are_kept, kept.not_guaranteed),
+            (saved.why_tests_are_kept, saved.not_guaranteed),
+            "Enter twice keeps both"
+        );
+        let examples = crate::exercise::closing_examples();
+        let first_line = examples.lines().next().unwrap_or_default();
+        assert_eq!(
+            shown.matches(first_line).count(),
+            1,
+            "the examples once: {shown}"
+        );
+        assert!(
+            !first_line.to_lowercase().contains("set beside"),
+            "the examples' heading is the screen's, not theirs again: {shown}"
+        );
     }
 
     /// What a student did: Enter on the first question, then both answers.

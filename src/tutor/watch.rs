@@ -7,7 +7,7 @@ use crate::course::check::{check_shown, CheckError};
 use crate::course::session::Session;
 use crate::report::check::{next_text, watch_text};
 use crate::runner::{RunOptions, WorkerCommand};
-use crate::subject::{Implementation, Subject};
+use crate::subject::{Implementation, Subject, SubjectError};
 use crate::terminal::fill;
 use colored::Colorize;
 use notify_debouncer_mini::notify::RecursiveMode;
@@ -32,13 +32,16 @@ const SETTLE: Duration = Duration::from_millis(50);
 
 /// `lab watch`: a check of `checked` (steps 1 to `through`) now, and again
 /// after each save of its files, until interrupted or the output is
-/// closed; each check is recorded in the progress file at `progress_path`.
+/// closed; each check is recorded in the progress file at `progress_path`,
+/// its heading followed by `named`, how the command names what it checks
+/// (`your current implementation, FILE`).
 ///
 /// Errors: `checked` is one of the lab's stores, or its files cannot be
 /// told or watched; the output was closed (an [`io::Error`] of kind
 /// `BrokenPipe`, which ends the watch).
 pub fn watch(
     checked: &Subject,
+    named: &str,
     through: u8,
     options: &RunOptions,
     worker: &WorkerCommand,
@@ -90,6 +93,7 @@ pub fn watch(
         .collect();
     let round = WatchRound {
         checked,
+        named,
         own,
         through,
         options,
@@ -146,6 +150,8 @@ fn fingerprint(path: &Path) -> u64 {
 /// What every check of `lab watch` needs.
 struct WatchRound<'a> {
     checked: &'a Subject,
+    /// How each run's heading names the implementation.
+    named: &'a str,
     own: &'a Implementation,
     through: u8,
     options: &'a RunOptions,
@@ -161,9 +167,11 @@ struct WatchRound<'a> {
 impl WatchRound<'_> {
     /// Check number `run` (`changed`: the file whose save started it): at a
     /// terminal on a cleared screen, else under a blank line; headed by
-    /// its time, then one line per step and the first failure in full. A
-    /// failure to build or run is shown, and the watch goes on; only a
-    /// closed output ends it.
+    /// its time and, on a line under it, what it checks, said before the
+    /// program is built or started (so that a build's progress and its
+    /// compiler's messages show under it); then one line per step and the
+    /// first failure in full. A failure to build or run is shown, and the
+    /// watch goes on; only a closed output ends it.
     fn run(&self, run: usize, changed: Option<&Path>) -> Result<(), CommandError> {
         let width = crate::terminal::text_width();
         let why = match changed {
@@ -181,26 +189,27 @@ impl WatchRound<'_> {
             clock_time_utc(std::time::SystemTime::now()),
         ))
         .into_owned();
+        let named = crate::inert::line(self.named);
+        let clear = if self.terminal { "\x1b[2J\x1b[H" } else { "\n" };
+        say(&format!(
+            "{clear}{}\n{}\n",
+            fill(&heading, width, "", "  ").bold(),
+            fill(&named, width, "  ", "  ")
+        ))?;
         let shown = check_shown(
             self.checked,
             self.through,
             self.options,
             self.worker,
             true,
-            || {
-                let clear = if self.terminal { "\x1b[2J\x1b[H" } else { "\n" };
-                say(&format!(
-                    "{clear}{}\n",
-                    fill(&heading, width, "", "  ").bold()
-                ))
-            },
+            || Ok(()),
         );
         match shown {
             Ok((report, _running)) => {
                 // A watch lasts: each round records what it found, as a
                 // command of its own would.
                 let mut session = Session::open_saying(self.progress_path)?;
-                report.record(session.edit(), self.own);
+                session.record_check(&report, self.own);
                 session.save()?;
                 say(&watch_text(&report, width))?;
                 say(&next_text(
@@ -213,10 +222,20 @@ impl WatchRound<'_> {
             Err(CheckError::Io(error)) if error.kind() == io::ErrorKind::BrokenPipe => {
                 return Err(CommandError::Io(error))
             }
+            Err(CheckError::Subject(SubjectError::Build(failure))) => say(&format!(
+                "\n{}\n\n{}\n",
+                failed_run(&format!("lab watch: {failure}"), width).red(),
+                fill(
+                    &failure.next("save it: lab watch checks again"),
+                    width,
+                    "",
+                    ""
+                )
+                .bold()
+            ))?,
             Err(error) => say(&format!(
-                "{}{}\n",
-                if self.terminal { "\x1b[2J\x1b[H" } else { "\n" },
-                failed_run(&format!("Run {run}, lab watch: {error}"), width).red()
+                "\n{}\n",
+                failed_run(&format!("lab watch: {error}"), width).red()
             ))?,
         }
         Ok(())

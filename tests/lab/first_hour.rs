@@ -328,3 +328,132 @@ fn step_4_says_its_atomicity_is_checked_at_step_8() {
     assert!(before_8.contains("\nstep 4\n"), "{}", run.shown());
     assert!(from_8.contains("FAIL  claims_queued_behind_a_writer_have_one_winner"));
 }
+
+/// A student at the prompt of `lab step 4`, 80 columns wide, who reads a
+/// hint and presses Ctrl-C: the hint counts as seen, as `lab hint` would
+/// count it, though the step never went through.
+#[test]
+fn a_hint_read_before_ctrl_c_counts_as_seen() {
+    use std::io::{Read, Write};
+    use std::time::{Duration, Instant};
+    let sandbox = Sandbox::new();
+    let line = format!("'{}' step 4", env!("CARGO_BIN_EXE_lab"));
+    let mut terminal = sandbox.command_of(
+        std::path::Path::new("script"),
+        &["--quiet", "--return", "--command", &line, "/dev/null"],
+    );
+    let mut child = terminal
+        .env("COLUMNS", "80")
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("script starts");
+    let mut keyboard = child.stdin.take().expect("piped");
+    let mut screen = child.stdout.take().expect("piped");
+    let (sender, shown) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buffer = [0u8; 4096];
+        while let Ok(read @ 1..) = screen.read(&mut buffer) {
+            if sender.send(buffer[..read].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut text = String::new();
+    let mut wait_for = |wanted: &str| {
+        let deadline = Instant::now() + crate::common::NO_HANG;
+        while !text.contains(wanted) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match shown.recv_timeout(left.max(Duration::from_millis(1))) {
+                Ok(bytes) => text.push_str(&String::from_utf8_lossy(&bytes)),
+                Err(_) => {
+                    let _ = child.kill();
+                    panic!("{wanted:?} never came:\n{text}");
+                }
+            }
+        }
+    };
+    wait_for("\n> ");
+    keyboard.write_all(b"h\n").unwrap();
+    wait_for("Hint 1 of 3");
+    // Ctrl-C, as the terminal sends it.
+    keyboard.write_all(b"\x03").unwrap();
+    let deadline = Instant::now() + crate::common::NO_HANG;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "Ctrl-C did not end it:\n{text}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(!status.success(), "interrupted: {status}");
+    let progress = sandbox.lab(&["progress", "--format", "json"]).json();
+    assert_eq!(progress["exercises"]["4"]["hints_seen"], 1, "{progress:#}");
+    assert_eq!(
+        progress["exercises"]["4"]["attempts"],
+        serde_json::json!([]),
+        "no attempt"
+    );
+}
+
+/// `lab reflect` at a terminal, with earlier answers: Enter keeps the
+/// first, a new second answer replaces its own; the example answers come
+/// once, under one heading. Ctrl-D at the first question records nothing
+/// and does not tell a student at a terminal that a terminal asks.
+#[test]
+fn reflect_at_a_terminal_keeps_an_earlier_answer_on_enter() {
+    let sandbox = Sandbox::new();
+    sandbox
+        .lab(&[
+            "reflect",
+            "--why-kept",
+            "old tests guard old rules",
+            "--not-guaranteed",
+            "clock skew",
+        ])
+        .assert_success();
+    let ran = sandbox.lab_at_terminal(&["reflect"], "\nfsync that lies\n");
+    ran.assert_success();
+    ran.assert_says(&["which Enter keeps"]);
+    let progress = sandbox.lab(&["progress", "--format", "json"]).json();
+    assert_eq!(
+        progress["reflection"]["why_tests_are_kept"],
+        "old tests guard old rules"
+    );
+    assert_eq!(progress["reflection"]["not_guaranteed"], "fsync that lies");
+    assert_eq!(
+        ran.stdout.matches("Set beside your answers").count(),
+        1,
+        "{}",
+        ran.shown()
+    );
+    assert!(
+        !ran.stdout
+            .to_lowercase()
+            .contains("example answers to set beside"),
+        "the heading once: {}",
+        ran.shown()
+    );
+    // What lab wrote before the first question (the rest of the screen
+    // has the typed input echoed where the terminal put it).
+    let (before, _) = ran
+        .stdout
+        .split_once("Why are the earlier")
+        .unwrap_or_else(|| panic!("no question: {}", ran.shown()));
+    fits_80(before);
+
+    let ended = sandbox.lab_at_terminal(&["reflect"], "");
+    ended.assert_code(2);
+    assert!(
+        !ended.text().contains("at a terminal"),
+        "it is at one: {}",
+        ended.shown()
+    );
+    let kept = sandbox.lab(&["progress", "--format", "json"]).json();
+    assert_eq!(
+        kept["reflection"], progress["reflection"],
+        "nothing changed"
+    );
+}

@@ -1,8 +1,9 @@
 //! The lab's own tests, which run the `lab` binary and the library's
 //! machinery: what the kill matrix means (`analyze`), the command line
 //! (`cli`), the kill matrix's skipping of the tests that cannot catch a
-//! mutant (`coverage`), a student's own implementation
-//! (`own_impl`), the runner (`runner`), the Stryker report (`stryker`) and
+//! mutant (`coverage`), which implementation each command runs and the
+//! student's several implementations (`current_impl`), a student's own
+//! implementation (`own_impl`), the runner (`runner`), the Stryker report (`stryker`) and
 //! the HTML report in a browser (`html_browser`, ignored by default),
 //! untrusted text made inert in every format (`inert`),
 //! the power-loss shim under the store (`power_loss`, which needs the
@@ -20,6 +21,7 @@ mod chaos;
 mod check_feedback;
 mod cli;
 mod coverage;
+mod current_impl;
 mod first_hour;
 mod grade;
 mod hostile;

@@ -183,3 +183,36 @@ fn a_student_s_program_and_its_checks_match_their_snapshots_at_80_columns() {
         &screen(&sandbox, &["check", "--impl", store, "--all"]),
     );
 }
+
+/// A student with two implementations: `lab new --lang rust` after a
+/// Python one says which is current and how to switch back, and `lab
+/// progress` names the current one first, lists the other, and ends with
+/// the totals and what to do next. (Nothing is built: `lab new` only
+/// writes the project.)
+#[test]
+fn a_second_implementation_and_the_progress_match_their_snapshots_at_80_columns() {
+    let sandbox = sandbox();
+    screen(&sandbox, &["new", "--lang", "python", "mine"]);
+    screen(&sandbox, &["check", "--step", "1"]);
+    screen(
+        &sandbox,
+        &[
+            "step",
+            "1",
+            "--impl",
+            "rust",
+            "--predict",
+            "4",
+            "--why",
+            "twice",
+        ],
+    );
+    assert_screen(
+        "new-rust-after-python",
+        &screen(&sandbox, &["new", "--lang", "rust", "mine-rs"]),
+    );
+    assert_screen(
+        "progress-two-implementations",
+        &screen(&sandbox, &["progress"]),
+    );
+}

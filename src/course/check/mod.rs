@@ -15,7 +15,7 @@ use crate::frame::Raised;
 use crate::job_store::JobStore;
 use crate::outcome::{Outcome as TestOutcome, TestRun};
 use crate::runner::{self, check_lanes, RunOptions, VariantRun, WorkerCommand};
-use crate::subject::{Implementation, Subject, SubjectError};
+use crate::subject::{Subject, SubjectError};
 use crate::suite::{self, Case};
 use crate::terminal::cut;
 use crate::variant::Variant;
@@ -370,11 +370,11 @@ impl CheckReport {
 }
 
 impl CheckReport {
-    /// Records each step's result, and `own` as the implementation, in
-    /// `progress`; a step whose tests were not run keeps what was recorded
-    /// of it before.
-    pub fn record(&self, progress: &mut Progress, own: &Implementation) {
-        progress.implementation = Some(own.clone());
+    /// Records each step's result in `progress`, as the checks of its
+    /// current implementation (see `Session::record_check`, which makes the
+    /// checked one current first); a step whose tests were not run keeps
+    /// what was recorded of it before.
+    pub fn record(&self, progress: &mut Progress) {
         let at = now_stamp();
         for step in self.steps.iter().filter(|step| !step.unjudged()) {
             progress.checks.insert(

@@ -590,39 +590,6 @@ fn stub_name(message: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests;
 
-/// What `lab new` says it did: the starter written (its first operation in
-/// `start`), recorded in the progress file at `progress_path`, which `lab`
-/// finds from `dir`; and the two commands to go on with.
-pub fn starter_text(
-    implementation: &crate::subject::Implementation,
-    start: &std::path::Path,
-    progress_path: &std::path::Path,
-    dir: &std::path::Path,
-    width: usize,
-) -> String {
-    // Each paragraph names folders and files the student chose.
-    let paragraph = |text: String| fill(&inert::line(&text), width, "", "");
-    format!(
-        "{}\n\n{}\n  {}   runs the contract tests of every step against it\n  {}   runs them again each time you save\n\n{}\n",
-        paragraph(format!(
-            "Wrote {}: the protocol is done, the eight operations are yours to write, each with the worksheet's contract as its documentation.",
-            implementation.describe()
-        )),
-        paragraph(format!(
-            "Recorded as your implementation in your progress file, {}, which lab finds from this folder and the folders below it (as {}), so:",
-            progress_path.display(),
-            dir.display()
-        )),
-        "lab check".bold(),
-        "lab watch".bold(),
-        paragraph(format!(
-            "Start with step 1, {}, in {}.",
-            OPERATIONS[0],
-            start.display()
-        ))
-    )
-}
-
 /// A prediction of the tests a change of one's own breaks, beside what
 /// failed; when nothing failed, the two things that can mean.
 pub fn own_prediction_text(

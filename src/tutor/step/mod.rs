@@ -11,8 +11,9 @@
 pub mod prompt;
 
 use crate::course::check::{greeting_fault, hear_greeting, run_check, CheckError};
+use crate::course::chosen::{Chosen, How};
 use crate::course::prediction::{comparison, parse_selection, Broken, Score};
-use crate::course::progress::{self, Attempt, ProbeRecord, Reflection};
+use crate::course::progress::{self, Attempt, ProbeRecord, Progress, Reflection};
 use crate::course::session::Session;
 use crate::exercise::{self, Exercise};
 use crate::lab_text::Language;
@@ -28,54 +29,65 @@ use colored::Colorize;
 pub use prompt::Console;
 use std::io;
 
-/// What `lab step --impl` and the progress file say to run: the lab's
-/// store whose mutant the exercise shows, and the student's own
-/// implementation.
-pub struct Chosen {
+/// What `lab step` runs, by the rule of [`Chosen`]: the lab's store whose
+/// mutant the exercise shows (the store `--impl` names, else the one in
+/// the language of the student's implementation), and the student's own
+/// implementation, checked after the exercise (the one `--impl` names,
+/// else the current one).
+pub struct StepChoice {
     /// The lab's store whose mutants the exercises show.
     pub store: Subject,
     /// The student's own implementation, if any.
     pub own: Option<Implementation>,
-    /// Whether `--impl` named the store (`rust`, `python`).
-    named: bool,
+    /// Whether that is the current implementation rather than one named.
+    own_is_current: bool,
+    /// Whether `--impl` named the store.
+    store_named: bool,
 }
 
 /// What `lab check` and `lab watch` say when there is nothing to check.
 pub const NOTHING_TO_CHECK: &str = "there is no implementation to check yet: start one with `lab new --lang python DIR` (or --lang rust), or name yours with --impl FILE-FOLDER-OR-COMMAND";
 
-impl Chosen {
-    /// `rust` and `python` name the store; anything else is the student's
-    /// implementation, as is the one recorded. Without a store named, the
-    /// exercises follow the student's language
-    /// ([`Subject::exercise_store`]): Python mutants for a Python
-    /// implementation, the Rust store's otherwise.
-    pub fn of(given: Option<&Subject>, session: &Session) -> Chosen {
-        let recorded = session.progress().implementation.clone();
-        let (named, own) = match given {
-            Some(Subject::Own(own)) => (None, Some(own.clone())),
-            Some(store) => (Some(store.clone()), recorded),
-            None => (None, recorded),
+impl StepChoice {
+    /// The choice for `--impl` `given` and the student's `progress`.
+    pub fn of(given: Option<&Subject>, progress: &Progress) -> StepChoice {
+        let chosen = Chosen::of(given, progress);
+        let (own, own_is_current) = match chosen.own() {
+            Some(own) => (Some(own.clone()), chosen.how == How::Current),
+            None => (progress.implementation.clone(), true),
         };
-        let store = named.clone().unwrap_or_else(|| {
-            own.clone()
-                .map_or(Subject::Rust, Subject::Own)
-                .exercise_store()
-        });
-        Chosen {
-            store,
+        StepChoice {
+            store: chosen.subject.exercise_store(),
             own,
-            named: named.is_some(),
+            own_is_current,
+            store_named: chosen.how == How::Named && chosen.own().is_none(),
         }
     }
 
-    /// What `lab check` and `lab watch` run: the store `--impl` named,
-    /// else the student's own implementation (named, else recorded);
-    /// `None` when there is neither ([`NOTHING_TO_CHECK`]).
-    pub fn checked(&self) -> Option<Subject> {
-        if self.named {
-            return Some(self.store.clone());
+    /// The line under a step's title that says what runs: the lab's
+    /// store, then the student's own implementation against the tests of
+    /// steps 1 to `step`.
+    pub fn header(&self, step: u8) -> String {
+        let store = match self.store {
+            Subject::Python => "the lab's Python store",
+            _ => "the lab's Rust store",
+        };
+        match &self.own {
+            Some(own) => format!(
+                "On {store}; then {}{}, against the tests of {}.",
+                if self.own_is_current {
+                    "your current implementation, "
+                } else {
+                    ""
+                },
+                own.describe(),
+                crate::report::steps_through(step)
+            ),
+            None if self.store_named => format!("On {store}, as --impl names it."),
+            None => {
+                format!("On {store} (no implementation of yours is recorded: lab new makes one).")
+            }
         }
-        self.own.clone().map(Subject::Own)
     }
 
     /// The language of the store's exercises, in which their texts are worded.
@@ -114,12 +126,14 @@ pub struct Taken {
     pub yours: Result<(), CheckError>,
 }
 
-/// Takes an exercise from start to end ([`step_through`]); then, when the
-/// student has an implementation of their own (`own`, with the workers
-/// that run it), runs the tests of steps 1 to N against it ([`yours`]).
-/// The caller saves the session either way.
+/// Takes an exercise from start to end ([`step_through`], under the
+/// header of `choice`, what runs); then, when the student has an
+/// implementation of their own (`choice.own`), runs the tests of steps 1
+/// to N against it with the workers `worker` starts ([`yours`]). The
+/// caller saves the session either way.
 ///
-/// Errors: the step did not go through ([`StepError`]); nothing is recorded.
+/// Errors: the step did not go through ([`StepError`]); nothing is
+/// recorded but the hints seen.
 pub fn take(
     exercise: &Exercise,
     given: GivenPrediction,
@@ -127,11 +141,20 @@ pub fn take(
     suite_runner: &SuiteRunner,
     options: &RunOptions,
     session: &mut Session,
-    own: Option<(&Implementation, &WorkerCommand)>,
+    (choice, worker): (&StepChoice, &WorkerCommand),
 ) -> Result<Taken, StepError> {
-    let attempt = step_through(exercise, given, console, suite_runner, options, session)?;
-    let yours = match own {
-        Some((own, worker)) => yours(own, exercise, worker, options, console, session),
+    let header = choice.header(exercise.step());
+    let attempt = step_through(
+        exercise,
+        given,
+        console,
+        suite_runner,
+        options,
+        session,
+        &header,
+    )?;
+    let yours = match &choice.own {
+        Some(own) => yours(own, exercise, worker, options, console, session),
         None => Ok(()),
     };
     Ok(Taken { attempt, yours })
@@ -155,8 +178,9 @@ pub fn yours(
     let variant = own.variant()?;
     let ready = hear_greeting(&variant, options, check_lanes()).map_err(greeting_fault)?;
     let heading = format!(
-        "Your implementation, {}, against the tests of steps 1 to {step}:",
-        crate::inert::line(&own.describe())
+        "Your implementation, {}, against the tests of {}:",
+        crate::inert::line(&own.describe()),
+        crate::report::steps_through(step)
     );
     writeln!(
         console.output,
@@ -169,7 +193,7 @@ pub fn yours(
         "{}",
         check_text(&report, console.width, false)
     )?;
-    report.record(session.edit(), own);
+    session.record_check(&report, own);
     write!(
         console.output,
         "{}",
@@ -216,10 +240,14 @@ pub enum StepError {
     /// The store's exercises cannot be made ready (its files cannot be written).
     #[error(transparent)]
     NotReady(#[from] exercise::NotReady),
+    /// The progress file cannot be written (a hint shown is saved at once).
+    #[error(transparent)]
+    Progress(#[from] crate::course::progress::ProgressError),
 }
 
-/// Runs one exercise from start to end and returns the attempt, recorded
-/// in `session` (which the caller saves).
+/// Runs one exercise from start to end, `header` under its title (what
+/// runs: [`StepChoice::header`]), and returns the attempt, recorded in
+/// `session` (which the caller saves).
 pub fn step_through(
     exercise: &Exercise,
     given: GivenPrediction,
@@ -227,6 +255,7 @@ pub fn step_through(
     suite_runner: &SuiteRunner,
     options: &RunOptions,
     session: &mut Session,
+    header: &str,
 ) -> Result<Attempt, StepError> {
     if given.predict.is_none() && given.probe.is_none() && !console.interactive {
         return Err(StepError::NoPrediction);
@@ -243,16 +272,14 @@ pub fn step_through(
     write!(
         console.output,
         "{}",
-        screen::exercise(exercise, console.width)
+        screen::exercise(exercise, header, console.width)
     )?;
     let mut aids = prompt::Aids {
         exercise,
         hints: exercise.lab().hints,
-        hints_seen: session.hints_seen(&exercise.key),
+        session,
     };
     let prediction = prediction(&given, &menu, &mut aids, console)?;
-    // Hints asked for at the prompt count as seen, as `lab hint` counts them.
-    session.saw_hints(&exercise.key, aids.hints_seen);
     let probe = match given.probe.clone().or(prediction.typed_probe) {
         Some(probe) => Some(run_probe(exercise, probe, options, console)?),
         None => None,

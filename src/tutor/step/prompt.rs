@@ -6,6 +6,7 @@ use super::screen;
 use super::StepError;
 use crate::course::prediction::parse_selection;
 use crate::course::progress::CLOSING_QUESTIONS;
+use crate::course::session::Session;
 use crate::exercise::Exercise;
 use crate::probe::{self, Probe};
 use crate::suite::Case;
@@ -100,14 +101,16 @@ pub enum Predicted {
 }
 
 /// What the prediction prompt shows on request: the exercise (for its
-/// diff), and its hints with how many the student has seen.
+/// diff), and its hints, counted as seen in the student's session.
 pub struct Aids<'a> {
     /// The exercise asked about.
     pub exercise: &'a Exercise,
     /// The step's hints, in order.
     pub hints: Vec<String>,
-    /// How many of them the student has seen, here or before.
-    pub hints_seen: usize,
+    /// The student's progress, where each hint shown is recorded and saved
+    /// at once, as `lab hint` records it: a student who reads a hint and
+    /// then leaves (Ctrl-C, the end of the input) has seen it.
+    pub session: &'a mut Session,
 }
 
 /// Asks which tests will catch the mutant until the answer names at least
@@ -127,7 +130,7 @@ pub fn ask_prediction(
             "?" | "help" => Some(screen::prompt_help(console.width)),
             "t" => Some(screen::all_tests(menu, console.columns)),
             "d" => Some(screen::fragment(aids.exercise, console.width)),
-            "h" | "hint" => Some(next_hint(aids, console.width)),
+            "h" | "hint" => Some(next_hint(aids, console.width)?),
             _ => None,
         };
         if let Some(shown) = shown {
@@ -152,24 +155,26 @@ pub fn ask_prediction(
     }
 }
 
-/// The next hint the student has not seen, counted as seen; or that there
-/// is none left.
-fn next_hint(aids: &mut Aids, width: usize) -> String {
-    match aids.hints.get(aids.hints_seen) {
-        Some(hint) => {
-            aids.hints_seen += 1;
-            format!(
-                "{}\n{}\n",
-                format!("Hint {} of {}", aids.hints_seen, aids.hints.len()).bold(),
-                crate::terminal::reflow(hint, width)
-            )
-        }
-        None => format!(
-            "That was the last of the {} hints (lab hint {} --all shows them all).\n",
+/// The next hint the student has not seen, recorded as seen and saved
+/// before it is shown; or that there is none left.
+///
+/// Errors: the progress file cannot be written.
+fn next_hint(aids: &mut Aids, width: usize) -> Result<String, StepError> {
+    let key = &aids.exercise.key;
+    let seen = aids.session.hints_seen(key);
+    let Some(hint) = aids.hints.get(seen) else {
+        return Ok(format!(
+            "That was the last of the {} hints (lab hint {key} --all shows them all).\n",
             aids.hints.len(),
-            aids.exercise.key
-        ),
-    }
+        ));
+    };
+    let seen = aids.session.saw_hints(key, seen + 1);
+    aids.session.save()?;
+    Ok(format!(
+        "{}\n{}\n",
+        format!("Hint {seen} of {}", aids.hints.len()).bold(),
+        crate::terminal::reflow(hint, width)
+    ))
 }
 
 /// Reads a probe typed at the prompt, up to an empty line; on a parse

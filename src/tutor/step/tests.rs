@@ -56,6 +56,7 @@ fn step_in(
         &in_process,
         &RunOptions::default(),
         &mut session,
+        "On the lab's Rust store.",
     );
     if result.is_ok() {
         session.save().unwrap();
@@ -234,6 +235,32 @@ fn the_prompt_shows_the_change_last_and_the_diff_a_hint_or_help_on_a_key() {
         "{shown}"
     );
     assert_eq!(saved(folder.path()).exercises["2"].hints_seen, 3);
+    assert!(
+        shown.starts_with(
+            "Step 2 of 8: Register only the first job (exercise 2)\nOn the lab's Rust store.\n"
+        ),
+        "the header under the title: {shown}"
+    );
+}
+
+/// A hint read at the prompt is recorded at once: a student who reads two
+/// and leaves (Ctrl-C, the input's end) before predicting has seen them,
+/// though the step did not go through and nothing else was saved.
+#[test]
+fn a_hint_read_at_the_prompt_counts_when_the_student_leaves() {
+    let folder = tempfile::tempdir().unwrap();
+    let (result, shown) = step_in(
+        folder.path(),
+        "4",
+        GivenPrediction::default(),
+        "h\nh\n",
+        true,
+    );
+    assert!(matches!(result, Err(StepError::InputEnded)), "{shown}");
+    assert!(shown.contains("Hint 2 of 3"), "{shown}");
+    let saved = saved(folder.path());
+    assert_eq!(saved.exercises["4"].hints_seen, 2);
+    assert!(saved.exercises["4"].attempts.is_empty());
 }
 
 /// The exercises follow the student's language unless a family is
@@ -248,7 +275,8 @@ fn the_exercises_follow_the_students_language() {
     let store = store.to_str().unwrap();
     let family = |given: Option<&str>| {
         let given = given.map(|text| Subject::parse(text).unwrap());
-        Chosen::of(given.as_ref(), &Session::open(&progress_path).unwrap()).store
+        let progress = Session::open(&progress_path).unwrap().progress().clone();
+        StepChoice::of(given.as_ref(), &progress).store
     };
     assert_eq!(family(Some(store)), Subject::Python);
     assert_eq!(family(Some("rust")), Subject::Rust);
@@ -261,12 +289,48 @@ fn the_exercises_follow_the_students_language() {
     progress::save(&progress_path, &recorded).unwrap();
     assert_eq!(family(None), Subject::Python);
     assert_eq!(family(Some("rust")), Subject::Rust);
-    let chosen = Chosen::of(
-        Some(&Subject::Python),
-        &Session::open(&progress_path).unwrap(),
-    );
+    let chosen = StepChoice::of(Some(&Subject::Python), &recorded);
     assert_eq!(chosen.store, Subject::Python);
     assert_eq!(chosen.own, recorded.implementation);
+}
+
+/// The line under a step's title names the store whose mutant runs and
+/// the student's implementation checked after it: the current one, or
+/// the one `--impl` names; with none, how to make one.
+#[test]
+fn the_step_s_header_names_the_store_and_the_student_s_implementation() {
+    let mut progress = Progress::default();
+    assert_eq!(
+        StepChoice::of(None, &progress).header(4),
+        "On the lab's Rust store (no implementation of yours is recorded: lab new makes one)."
+    );
+    assert_eq!(
+        StepChoice::of(Some(&Subject::Python), &progress).header(4),
+        "On the lab's Python store, as --impl names it."
+    );
+    let current = Implementation::Python {
+        file: "/home/ada/store.py".into(),
+    };
+    progress.make_current(&current);
+    assert_eq!(
+        StepChoice::of(None, &progress).header(4),
+        "On the lab's Python store; then your current implementation, python3 /home/ada/store.py, against the tests of steps 1 to 4."
+    );
+    assert_eq!(
+        StepChoice::of(None, &progress).header(1),
+        "On the lab's Python store; then your current implementation, python3 /home/ada/store.py, against the tests of step 1."
+    );
+    assert_eq!(
+        StepChoice::of(Some(&Subject::Rust), &progress).header(2),
+        "On the lab's Rust store; then your current implementation, python3 /home/ada/store.py, against the tests of steps 1 to 2."
+    );
+    let named = Subject::Own(Implementation::Command {
+        line: "./mine".into(),
+    });
+    assert_eq!(
+        StepChoice::of(Some(&named), &progress).header(4),
+        "On the lab's Rust store; then ./mine, against the tests of steps 1 to 4."
+    );
 }
 
 /// A probe given on the command line is run and recorded; one that
