@@ -389,27 +389,6 @@ impl Sandbox {
     pub fn memory_met(&self) -> bool {
         self.cgroup.as_ref().is_some_and(|group| group.memory_met())
     }
-
-    /// Its caps, in words, for a report: memory (for all its processes,
-    /// or each), disk, processes, CPU time.
-    pub fn caps(&self) -> String {
-        let limits = &self.limits;
-        let memory = if self.cgroup.is_some() {
-            format!("{} of memory for all its processes", size(limits.memory))
-        } else {
-            format!(
-                "{} of address space for each process (no control group here)",
-                size(limits.address_space)
-            )
-        };
-        format!(
-            "{memory}, {} of disk, {} of /tmp, {} processes, {} s of CPU a process",
-            size(limits.disk),
-            size(limits.tmp),
-            limits.processes,
-            limits.cpu_seconds
-        )
-    }
 }
 
 /// Starts `command` on a thread that lives as long as this process and

@@ -259,3 +259,46 @@ fn the_memory_of_all_processes_is_capped_together() {
     prepared.command.status().unwrap();
     assert!(sandbox.memory_met(), "the group's cap was met");
 }
+
+/// A plain sandbox shows the system's folders and the tools of the
+/// `PATH`, and its `PATH` keeps only the entries it shows: never one of a
+/// folder it hides.
+#[test]
+fn a_sandbox_s_path_keeps_only_what_it_shows() {
+    let sandbox = Sandbox::plain(Vec::new(), Limits::default());
+    assert!(sandbox.shown.contains(&PathBuf::from("/usr")));
+    assert!(sandbox.cgroup.is_none() && sandbox.programs.is_empty());
+    let path = &sandbox
+        .env
+        .iter()
+        .find(|(name, _)| name == "PATH")
+        .expect("a PATH")
+        .1;
+    for entry in std::env::split_paths(path) {
+        assert!(
+            is_system(&entry) || sandbox.shown.iter().any(|shown| entry.starts_with(shown)),
+            "{} is on the PATH but not shown",
+            entry.display()
+        );
+    }
+    let outer = std::env::var_os("PATH").unwrap_or_default();
+    let shown_entries = std::env::split_paths(&outer)
+        .filter(|entry| is_system(entry))
+        .count();
+    assert!(
+        std::env::split_paths(path).count() >= shown_entries,
+        "the system's entries stay: {path}"
+    );
+    // The system's own folders: a folder that is a link into /usr is made
+    // again as a link, never shown as a folder.
+    for (link, target) in merged_links() {
+        assert!(target.to_string_lossy().contains("usr"));
+        assert!(!system_files().contains(&link), "{} shown", link.display());
+    }
+    for folder in system_files() {
+        assert!(folder.exists(), "{}", folder.display());
+        if !folder.starts_with("/etc") {
+            assert!(!folder.is_symlink(), "{} is a link", folder.display());
+        }
+    }
+}
