@@ -58,7 +58,7 @@ fn main() -> ExitCode {
         Command::Mutant { action } => cli::own_mutant::run(action),
         Command::Grade(args) => cli::grade::run(&args),
         Command::Demo(args) => cli::demo::run(&args),
-        Command::Chaos(args) => cli::chaos::run(&args),
+        Command::Chaos(args) => cli::chaos::run(&args, &progress),
         Command::Matrix(args) => cli::kill_matrix::matrix(&args),
         Command::Analyze(args) => cli::analyze::analyze(&args),
         Command::Run(args) => cli::kill_matrix::run(&args),

@@ -232,6 +232,16 @@ fn run_lines(chaos: &super::Chaos) -> Vec<String> {
         ),
         80,
     )];
+    // Which implementation ran, when --impl did not say: the student's
+    // recorded one, or the lab's own store.
+    if let Some(chosen) = &chaos.chosen {
+        lines.push(crate::terminal::fill(
+            &format!("({})", crate::inert::line(chosen)),
+            80,
+            "  ",
+            "   ",
+        ));
+    }
     let faults = settings.faults.names();
     lines.push(format!(
         "faults: {}",
