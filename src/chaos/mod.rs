@@ -177,7 +177,7 @@ pub fn chaos(
         progress,
         label: "the run".into(),
     };
-    let record = run::run_until(workers, settings, scratch, None, &watch)?;
+    let record = run::run_until(workers, settings, scratch, None, None, &watch)?;
     progress.say(|| {
         format!(
             "the run: {} calls made; judging them against the contract",

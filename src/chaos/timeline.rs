@@ -387,6 +387,11 @@ fn shrunk_lines(chaos: &super::Chaos, shrunk: &super::judge::Shrunk) -> Vec<Stri
         lines.push("replay it with:".into());
     }
     lines.extend(replay_lines(&chaos.replay(small_settings)));
+    if shrunk.out_of_time {
+        lines.push(
+            "  (the shrink ran out of time: the smallest run it had confirmed by then)".into(),
+        );
+    }
     let full = chaos.judged.record.settings.faults.untimed();
     let small_untimed = small_settings.faults.untimed();
     if small_untimed == ["kills"] {

@@ -279,7 +279,7 @@ pub struct Record {
 /// Errors: the database could not be made, or a worker never started (the
 /// implementation's own fault, said in its words).
 pub fn run(workers: &Workers, settings: &Settings, scratch: &Path) -> Result<Record, RunError> {
-    run_until(workers, settings, scratch, None, &Watch::hidden())
+    run_until(workers, settings, scratch, None, None, &Watch::hidden())
 }
 
 /// Who watches a run as it goes: a progress line, and what it calls the
@@ -326,11 +326,17 @@ const LONGEST_UNCHECKED: usize = 512;
 /// returned is the one `stop` was shown, which says so; a run with a power
 /// cut or a server crash is never stopped early, since where its cut or
 /// crash falls depends on the number of calls.
+///
+/// A run still going at `deadline` stops after the round it is in, its
+/// record that of the calls made (the run of that many calls, as above;
+/// with a power cut or a server crash, one whose strike may not have
+/// fallen yet).
 pub fn run_until(
     workers: &Workers,
     settings: &Settings,
     scratch: &Path,
     mut stop: Option<&mut dyn FnMut(&Record) -> bool>,
+    deadline: Option<Instant>,
     watch: &Watch,
 ) -> Result<Record, RunError> {
     if settings.faults.power || settings.faults.server_crash {
@@ -351,6 +357,9 @@ pub fn run_until(
     let mut said = Instant::now();
     let mut counted = (Instant::now(), 0);
     while run.calls.len() < settings.operations {
+        if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+            break;
+        }
         round += 1;
         if !run.round(round)? {
             continue;
