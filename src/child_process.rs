@@ -415,7 +415,7 @@ impl LineChild {
 
     /// Asks a child that stopped answering where it is: sends it `SIGUSR1`,
     /// on which the Python starter dumps the stack of each of its threads
-    /// on standard error (`faulthandler`), [`DUMPS`] times, one dump after
+    /// on standard error (`faulthandler`), three times, one dump after
     /// the other has come (a loop is met on one line or another: several
     /// dumps see its lines), and gives back the mark taken before (the
     /// child's own lines end there) and the lines written after it, each

@@ -58,7 +58,7 @@ fn main() -> ExitCode {
         Command::Mutant { action } => cli::own_mutant::run(action, &progress),
         Command::Grade(args) => cli::grade::run(&args),
         Command::Demo(args) => cli::demo::run(&args),
-        Command::Chaos(args) => cli::chaos::run(&args),
+        Command::Chaos(args) => cli::chaos::run(&args, &progress),
         Command::Matrix(args) => cli::kill_matrix::matrix(&args, &progress),
         Command::Analyze(args) => cli::analyze::analyze(&args, &progress),
         Command::Run(args) => cli::kill_matrix::run(&args, &progress),

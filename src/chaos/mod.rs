@@ -94,12 +94,26 @@ use plan::Settings;
 use run::{RunError, Workers};
 use std::path::Path;
 
+/// What a chaos run is of, as its report names it.
+#[derive(Debug, Clone)]
+pub struct Named {
+    /// What ran, in words ([`subject_text`]).
+    pub subject: String,
+    /// Why it ran, when `--impl` did not name it: the implementation the
+    /// progress file records, or the lab's own store when it records none.
+    pub chosen: Option<String>,
+    /// The command that replays a run, before its seed and sizes.
+    pub replay_prefix: String,
+}
+
 /// A chaos run as `lab chaos` reports it: what ran, the run judged, and,
 /// when it failed, the run shrunk.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Chaos {
     /// What ran, in words.
     pub subject: String,
+    /// Why it ran, when `--impl` did not name it (see [`Named::chosen`]).
+    pub chosen: Option<String>,
     /// The command that replays a run, before its seed and sizes.
     pub replay_prefix: String,
     /// The run.
@@ -147,13 +161,12 @@ impl Chaos {
 
 /// Runs `settings` against `workers`, judges the run, and shrinks it when
 /// it failed and `shrink` is set, saying how far it got on `progress`.
-/// `subject` and `replay_prefix` say what ran (see [`Chaos`]).
+/// `named` says what ran.
 ///
 /// Errors: a run that could not be made (no folder for the database, an
 /// implementation that does not start).
 pub fn chaos(
-    subject: String,
-    replay_prefix: String,
+    named: Named,
     workers: &Workers,
     settings: &Settings,
     scratch: &Path,
@@ -164,7 +177,7 @@ pub fn chaos(
         progress,
         label: "the run".into(),
     };
-    let record = run::run_until(workers, settings, scratch, None, &watch)?;
+    let record = run::run_until(workers, settings, scratch, None, None, &watch)?;
     progress.say(|| {
         format!(
             "the run: {} calls made; judging them against the contract",
@@ -178,8 +191,9 @@ pub fn chaos(
         None
     };
     Ok(Chaos {
-        subject,
-        replay_prefix,
+        subject: named.subject,
+        chosen: named.chosen,
+        replay_prefix: named.replay_prefix,
         judged,
         shrunk,
     })

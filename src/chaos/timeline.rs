@@ -42,7 +42,9 @@ pub fn number(value: f64) -> String {
     }
 }
 
-/// The answer, short: a fence, `null`, `true`, a row's fence and owner.
+/// The answer, short: a fence, `none`, `true`, a row's fence and owner.
+/// `None` is written `none`, as `lab check` writes it (the protocol's
+/// `null` is JSON's word, which the JSON report keeps).
 pub fn answer_text(returned: &Returned) -> String {
     match returned {
         Returned::Unknown => "killed: unknown".into(),
@@ -51,7 +53,7 @@ pub fn answer_text(returned: &Returned) -> String {
             Answer::Done => "ok".into(),
             Answer::Bool(flag) => flag.to_string(),
             Answer::Fence(Some(fence)) => fence.to_string(),
-            Answer::Fence(None) | Answer::Row(None) => "null".into(),
+            Answer::Fence(None) | Answer::Row(None) => "none".into(),
             // The owner is as the program answered it, which may hold anything.
             Answer::Row(Some(row)) => format!(
                 "fence {} {}{}",
@@ -200,16 +202,26 @@ pub fn moment_text(noted: &Noted) -> String {
 }
 
 /// What a chaos run found, as the terminal shows it: the run, the first
-/// finding, the shrunk counterexample as a timeline with the command that
-/// replays it, the longest valid prefix, and the side-effect sinks. Every
-/// line fits 80 columns.
+/// finding, the counterexample (the run shrunk, or, unshrunk, the run as
+/// it ran) as a timeline with the command that replays it, the model
+/// check's verdict on it and its longest valid prefix, and the side-effect
+/// sinks. Every sentence that cites a call is about the run whose timeline
+/// it is shown beside, and that call is in it. Every line fits 80 columns.
 pub fn report_text(chaos: &super::Chaos) -> String {
     let judged = &chaos.judged;
     let mut lines = run_lines(chaos);
     lines.push(String::new());
     lines.extend(finding_lines(judged));
-    if let Some(shrunk) = &chaos.shrunk {
-        lines.extend(shrunk_lines(chaos, shrunk));
+    match &chaos.shrunk {
+        Some(shrunk) => {
+            lines.extend(shrunk_lines(chaos, shrunk));
+            lines.extend(counterexample_lines(&shrunk.judged));
+        }
+        None if judged.failed() => {
+            lines.push(String::new());
+            lines.extend(counterexample_lines(judged));
+        }
+        None => {}
     }
     lines.extend(sink_lines(&judged.record.sinks));
     let mut text = lines.join("\n");
@@ -232,6 +244,16 @@ fn run_lines(chaos: &super::Chaos) -> Vec<String> {
         ),
         80,
     )];
+    // Which implementation ran, when --impl did not say: the student's
+    // recorded one, or the lab's own store.
+    if let Some(chosen) = &chaos.chosen {
+        lines.push(crate::terminal::fill(
+            &format!("({})", crate::inert::line(chosen)),
+            80,
+            "  ",
+            "   ",
+        ));
+    }
     let faults = settings.faults.names();
     lines.push(format!(
         "faults: {}",
@@ -275,8 +297,9 @@ fn run_lines(chaos: &super::Chaos) -> Vec<String> {
     lines
 }
 
-/// What the run showed: that nothing broke, or the first three
-/// violations (or the model check's finding), then the model check.
+/// What the run showed: that nothing broke, and the model check's
+/// verdict; or the first three violations (or the model check's finding),
+/// whose model check is told beside the counterexample's timeline.
 fn finding_lines(judged: &super::judge::Judgement) -> Vec<String> {
     let mut lines = Vec::new();
     if !judged.failed() {
@@ -339,16 +362,11 @@ fn finding_lines(judged: &super::judge::Judgement) -> Vec<String> {
     if judged.violations.len() > 3 {
         lines.push(format!("  ... and {} more", judged.violations.len() - 3));
     }
-    lines.push(crate::terminal::fill_lines(
-        &format!("  model check: {}", judged.model_text()),
-        80,
-    ));
     lines
 }
 
-/// The shrunk counterexample: how it was found, the command that replays
-/// it, its timeline with the culprits marked, and its longest valid
-/// prefix.
+/// The shrunk counterexample: how it was found and the command that
+/// replays it.
 fn shrunk_lines(chaos: &super::Chaos, shrunk: &super::judge::Shrunk) -> Vec<String> {
     let small = &shrunk.judged;
     let small_settings = &small.record.settings;
@@ -377,6 +395,11 @@ fn shrunk_lines(chaos: &super::Chaos, shrunk: &super::judge::Shrunk) -> Vec<Stri
         lines.push("replay it with:".into());
     }
     lines.extend(replay_lines(&chaos.replay(small_settings)));
+    if shrunk.out_of_time {
+        lines.push(
+            "  (the shrink ran out of time: the smallest run it had confirmed by then)".into(),
+        );
+    }
     let full = chaos.judged.record.settings.faults.untimed();
     let small_untimed = small_settings.faults.untimed();
     if small_untimed == ["kills"] {
@@ -405,6 +428,16 @@ fn shrunk_lines(chaos: &super::Chaos, shrunk: &super::judge::Shrunk) -> Vec<Stri
         ));
     }
     lines.push(String::new());
+    lines
+}
+
+/// The counterexample `small` (the run shrunk, or the run as it ran): its
+/// timeline on the job it broke, with the culprits marked, what happened
+/// in a sentence, the model check's verdict on it and its longest valid
+/// prefix.
+fn counterexample_lines(small: &super::judge::Judgement) -> Vec<String> {
+    let calls = small.record.calls.len();
+    let mut lines = Vec::new();
     // The shrunk run may break another job than the full run did: the
     // timeline says which it shows.
     if let Some(job) = small.job() {
@@ -438,6 +471,10 @@ fn shrunk_lines(chaos: &super::Chaos, shrunk: &super::judge::Shrunk) -> Vec<Stri
     if let Some(said) = said {
         lines.push(crate::terminal::fill(&format!("✗ {said}"), 80, "", "  "));
     }
+    lines.push(crate::terminal::fill_lines(
+        &format!("model check: {}", small.model_text()),
+        80,
+    ));
     lines.push(format!(
         "the longest valid prefix: {}",
         small.valid_prefix_text()
@@ -612,6 +649,110 @@ mod tests {
         assert!(lines[4].ends_with("┄ the stalled attempt returns, its clock still at 1"));
         assert!(lines[6].ends_with("┄ is killed mid-call, and starts again knowing nothing"));
         assert!(lines.iter().all(|line| line.chars().count() <= 80));
+    }
+
+    /// A report of a run that broke fencing at calls 9 to 12, shrunk to
+    /// the four calls that show it, the shrink `out_of_time` or not.
+    fn shrunk_report(out_of_time: bool) -> String {
+        use crate::chaos::testing::{call, claim, complete, enqueue, record, row};
+        let stale = || vec![enqueue(0), claim(0, 10, 1.0, Some(1))];
+        let mut calls: Vec<Call> = (0..8)
+            .map(|index| {
+                call(
+                    1,
+                    index,
+                    Operation::State { job_id: "k".into() },
+                    Returned::Answer(Answer::Row(None)),
+                )
+            })
+            .collect();
+        calls.extend(stale().into_iter().map(|mut call| {
+            call.began += 100;
+            call.ended = call.ended.map(|ended| ended + 100);
+            call
+        }));
+        calls.extend([claim(0, 120, 4.0, Some(2)), complete(0, 130, 1, true)]);
+        let full = crate::chaos::judge::Judgement::of(record(calls, vec![row("w1", 1, true)]));
+        let mut small = stale();
+        small.extend([claim(0, 20, 4.0, Some(2)), complete(0, 30, 1, true)]);
+        let small = crate::chaos::judge::Judgement::of(record(small, vec![row("w1", 1, true)]));
+        assert!(full.failed() && small.failed());
+        assert!(
+            full.model_text().contains("call 12"),
+            "{}",
+            full.model_text()
+        );
+        report_text(&super::super::Chaos {
+            subject: "the Rust store, reference".into(),
+            chosen: None,
+            replay_prefix: "lab chaos".into(),
+            judged: full,
+            shrunk: Some(crate::chaos::judge::Shrunk {
+                judged: small,
+                runs: 5,
+                out_of_time,
+            }),
+        })
+    }
+
+    /// The call numbers `text` cites in its sentences (`call 4`), and
+    /// those its timeline's rows show.
+    fn cited_and_shown(text: &str) -> (Vec<usize>, Vec<usize>) {
+        let number = |word: &str| word.trim_end_matches([',', ';', ':']).parse::<usize>().ok();
+        let mut cited = Vec::new();
+        let mut shown = Vec::new();
+        for line in text.lines() {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let row = line.starts_with("  ") && line.len() > 16 && &line[4..6] == "  ";
+            if let (true, Some(first)) = (row, words.first().and_then(|word| number(word))) {
+                shown.push(first);
+                continue;
+            }
+            for pair in words.windows(2) {
+                if pair[0] == "call" {
+                    cited.extend(number(pair[1]));
+                }
+            }
+        }
+        (cited, shown)
+    }
+
+    /// The model check's sentence is the shrunk run's, told beside its
+    /// timeline: every call a sentence cites is one of the timeline's
+    /// rows, and none is the run's before the shrink (its culprit was call
+    /// 12). The run's own findings above name no call.
+    #[test]
+    fn the_sentences_and_the_timeline_describe_the_same_run() {
+        let text = shrunk_report(false);
+        let (cited, shown) = cited_and_shown(&text);
+        assert_eq!(shown, [1, 2, 3, 4], "{text}");
+        assert!(cited.contains(&4), "the model check names call 4:\n{text}");
+        assert!(
+            cited.iter().all(|call| shown.contains(call)),
+            "{cited:?} cited, {shown:?} shown:\n{text}"
+        );
+        let model = text.find("model check: ").expect("a model check");
+        let timeline = text.find("call        ms").expect("a timeline");
+        assert!(timeline < model, "{text}");
+        assert_eq!(text.matches("model check: ").count(), 1, "{text}");
+        assert!(!text.contains("ran out of time"), "{text}");
+        let late = shrunk_report(true);
+        assert!(
+            late.contains(
+                "\n  (the shrink ran out of time: the smallest run it had confirmed by then)\n"
+            ),
+            "{late}"
+        );
+    }
+
+    /// `None` is written `none`, as `lab check` writes it, never JSON's
+    /// `null`: a refused claim, a state of a job not enqueued.
+    #[test]
+    fn an_answer_of_none_is_written_none() {
+        assert_eq!(answer_text(&Returned::Answer(Answer::Fence(None))), "none");
+        assert_eq!(answer_text(&Returned::Answer(Answer::Row(None))), "none");
+        let text = shrunk_report(false);
+        assert!(!text.contains("null"), "{text}");
     }
 
     #[test]

@@ -44,7 +44,7 @@ struct ImplFlags {
     /// file, a Rust project's folder, or a command line
     /// (`"python3 my_store.py"`; see labs/protocol.md). Default: your
     /// current implementation (the one `lab new` made or `lab check
-    /// --impl` named last), else `rust` (lab db, lab demo and lab chaos: `rust`).
+    /// --impl` named last), else `rust` (lab db and lab demo: `rust`).
     #[arg(long = "impl", value_name = "IMPL", value_parser = Subject::parse)]
     named: Option<Subject>,
     /// The folder of your own mutant files: those that are not compiled

@@ -15,6 +15,7 @@ pub use crate::fault::{FaultKind, ImplementationFault};
 mod error_answer;
 mod launch;
 mod session;
+mod spares;
 
 use crate::child_process::{Mark, StderrWindow};
 use crate::error::{ErrorKind, Result, StoreError};
@@ -24,6 +25,7 @@ use crate::operation::{Answer, Operation};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use session::{Arrived, Session};
+pub use spares::Spares;
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::Sender;
@@ -107,6 +109,8 @@ pub struct ExternalStore {
     /// What must outlive the store: the folder of the files the program
     /// runs from (a mutated copy of a store), when it has one.
     _kept: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    /// Runs of its command started ahead, which a start takes first.
+    spares: Option<Arc<Spares>>,
 }
 
 impl ExternalStore {
@@ -121,6 +125,7 @@ impl ExternalStore {
             raised: Mutex::new(Vec::new()),
             unanswered: Mutex::new(None),
             _kept: None,
+            spares: None,
         }
     }
 
@@ -149,7 +154,11 @@ impl ExternalStore {
         if let Some(session) = current.as_ref().filter(|session| !session.broken()) {
             return Ok(Arc::clone(session));
         }
-        let session = Arc::new(Session::start(&self.command, self.limit)?);
+        let spare = self.spares.as_ref().and_then(Spares::take);
+        let session = match spare {
+            Some(session) => Arc::new(session),
+            None => Arc::new(Session::start(&self.command, self.limit)?),
+        };
         *current = Some(Arc::clone(&session));
         if let Some(window) = self
             .window

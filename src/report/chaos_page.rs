@@ -112,8 +112,13 @@ pub fn page(chaos: &Chaos) -> String {
             )
         })
         .unwrap_or_default();
+    let chosen = chaos
+        .chosen
+        .as_ref()
+        .map(|chosen| format!("<p class=\"chosen\">({})</p>", untrusted(chosen, true)))
+        .unwrap_or_default();
     let body = format!(
-        "<h1>lab chaos: {subject}</h1>\
+        "<h1>lab chaos: {subject}</h1>{chosen}\
          <p class=\"run\">{workers}, {operations} calls, seed {seed}; faults: {faults}</p>\
          <p class=\"verdicts\">{verdicts}</p>\
          <p class=\"verdict\">{verdict}</p><ul class=\"findings\">{findings}</ul>\

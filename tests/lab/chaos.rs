@@ -748,8 +748,26 @@ const CLAIM_CHECK_THEN_ACT: &str = r#"        row = conn.execute("SELECT until, 
         return conn.execute("SELECT fence FROM jobs WHERE id=?", (job_id,)).fetchone()[0]
 "#;
 
+/// The first two lines of a text report: the header, naming what ran, and
+/// why it ran when `--impl` did not say.
+fn header(ran: &Ran) -> (&str, &str) {
+    let mut lines = ran.stdout.lines();
+    (
+        lines.next().unwrap_or_default(),
+        lines.next().unwrap_or_default(),
+    )
+}
+
+/// What the header's second line says of a student's implementation that
+/// ran because the progress file records it.
+const RECORDED: &str =
+    "  (yours, as your progress file records it; --impl rust runs the lab's store)";
+
 /// A student's `claim` that reads and updates without `BEGIN IMMEDIATE` is
-/// caught: two claims read the lease as expired, both update, both win.
+/// caught by `lab chaos` in the student's folder, with no `--impl`: the
+/// implementation `lab new` recorded runs, as `lab check` runs it, and the
+/// header names it and says why. Two claims read the lease as expired,
+/// both update, both win. There, `--impl rust` runs the lab's own store.
 #[test]
 fn a_students_claim_that_checks_then_acts_is_caught() {
     let sandbox = Sandbox::new();
@@ -759,8 +777,38 @@ fn a_students_claim_that_checks_then_acts_is_caught() {
     );
     // Caught on every run, as py08b is: each claim of a herd has read the
     // lease before the write lock it waits for is let go.
-    let (ran, json) = chaos_on_program(&sandbox, &program, &RACING_CLAIMS);
-    assert_caught(&ran, &json);
+    let ran = chaos(&sandbox, &[&RACING_CLAIMS[..], &["--no-shrink"]].concat());
+    ran.assert_code(1);
+    let (named, why) = header(&ran);
+    assert!(
+        named.starts_with("lab chaos: python3 ") && named.contains(&program),
+        "{}",
+        ran.shown()
+    );
+    assert_eq!(why, RECORDED, "{}", ran.shown());
+    // Two winners: with a fence each (only the model check sees it), or,
+    // when both read the fence back after both updates, with one fence.
+    assert!(
+        ran.stdout.lines().any(|line| {
+            line.starts_with("✗ a fence handed out twice (step 4)")
+                || line.starts_with("✗ answers no order of the calls explains (step 4)")
+        }),
+        "{}",
+        ran.shown()
+    );
+
+    let lab_s = chaos(
+        &sandbox,
+        &["--impl", "rust", "--seed", "1", "--operations", "200"],
+    );
+    lab_s.assert_code(0);
+    let (named, why) = header(&lab_s);
+    assert!(
+        named.starts_with("lab chaos: the Rust store, reference, 8 workers"),
+        "{}",
+        lab_s.shown()
+    );
+    assert!(why.starts_with("faults: "), "{}", lab_s.shown());
 }
 
 /// The reference completion's statement: owner, fence, not done, lease
@@ -814,6 +862,17 @@ fn at_a_terminal_a_progress_line_comes_before_the_report() {
     piped.assert_code(0);
     assert!(piped.stderr.is_empty(), "{}", piped.shown());
     assert!(piped.stdout.starts_with("lab chaos: "), "{}", piped.shown());
+    // No implementation of the student's is recorded here: the lab's Rust
+    // store runs, as the header says.
+    assert_eq!(
+        header(&piped),
+        (
+            "lab chaos: the Rust store, reference, 8 workers, 1500 calls, seed 3",
+            "  (the lab's own: no implementation of yours is recorded; lab new starts one)"
+        ),
+        "{}",
+        piped.shown()
+    );
     assert!(!piped.stdout.contains("the run: "), "{}", piped.shown());
 }
 
@@ -826,16 +885,29 @@ fn a_students_complete_that_ignores_the_fence_is_caught() {
     // Within three runs, as for the compiled mutants: the order in which
     // a herd's calls take the lock is the operating system's, and can take
     // a run another course.
+    // The implementation recorded runs: no --impl.
     let (ran, json) = caught_within_tries(
-        || chaos_on_program(&sandbox, &program, &STUCK_ATTEMPT_COMES_BACK),
+        || {
+            chaos_json(
+                &sandbox,
+                &[&STUCK_ATTEMPT_COMES_BACK[..], &["--no-shrink"]].concat(),
+            )
+        },
         |(ran, _)| ran,
     );
     assert_caught(&ran, &json);
     // The student's program is named as itself, never "reference".
     let subject = json["subject"].as_str().expect("the subject");
     assert!(
-        subject.starts_with("python3 ") && !subject.contains("reference"),
+        subject.starts_with("python3 ") && subject.contains(&program),
         "{subject}"
+    );
+    assert!(
+        json["chosen"]
+            .as_str()
+            .is_some_and(|chosen| chosen.starts_with("yours, as your progress file records it")),
+        "{}",
+        json["chosen"]
     );
     let properties: Vec<&str> = json["judged"]["violations"]
         .as_array()
@@ -855,8 +927,6 @@ fn a_students_complete_that_ignores_the_fence_is_caught() {
     let text = chaos(
         &sandbox,
         &[
-            "--impl",
-            program.as_str(),
             "--color",
             "never",
             "--faults",
@@ -870,11 +940,12 @@ fn a_students_complete_that_ignores_the_fence_is_caught() {
         ],
     );
     text.assert_code(1);
-    let header = text.stdout.lines().next().unwrap_or_default();
+    let (named, why) = header(&text);
     assert!(
-        header.starts_with("lab chaos: python3 ") && !header.contains("reference"),
-        "{header}"
+        named.starts_with("lab chaos: python3 ") && !named.contains("reference"),
+        "{named}"
     );
+    assert_eq!(why, RECORDED, "{}", text.shown());
     let timeline = timeline_lines(&text.stdout).join("\n");
     for told in ["┄ stalls holding fence ", "┄ the stalled attempt returns"] {
         assert!(timeline.contains(told), "no {told:?} in:\n{}", text.stdout);

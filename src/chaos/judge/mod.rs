@@ -333,7 +333,10 @@ impl Judgement {
         }
     }
 
-    /// The model check's verdict, in a sentence.
+    /// The model check's verdict, in a sentence. The call it cites, the
+    /// first that no order places, is one of those the run's timeline
+    /// shows ([`Judgement::shown`]); when it is not (the first finding is a
+    /// property's, on another job or before it), the sentence cites none.
     pub fn model_text(&self) -> String {
         match &self.model {
             Verdict::Linearizable { steps, .. } => {
@@ -347,7 +350,8 @@ impl Judgement {
                 ..
             } => {
                 let job = job_id.as_deref().unwrap_or("init_db");
-                let call = first_unplaceable.map_or_else(String::new, |index| {
+                let shown = first_unplaceable.filter(|index| self.shown().contains(index));
+                let call = shown.map_or_else(String::new, |index| {
                     let call = &self.record.calls[index];
                     let contrast = expected.as_ref().map_or_else(String::new, |expected| {
                         let row = row_text(expected.row.as_ref());
@@ -392,11 +396,14 @@ impl Judgement {
                 "unknown: the search on {} stopped after {steps} steps (no wrong answer found)",
                 job_id.as_deref().unwrap_or("init_db")
             ),
-            Verdict::Malformed { call, problem } => {
+            Verdict::Malformed { call, problem } if self.shown().contains(call) => {
                 format!(
                     "the history cannot be judged: call {} is {problem:?}",
                     call + 1
                 )
+            }
+            Verdict::Malformed { problem, .. } => {
+                format!("the history cannot be judged: a call is {problem:?}")
             }
         }
     }

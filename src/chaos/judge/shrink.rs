@@ -1,5 +1,6 @@
 //! A failing run shrunk to a counterexample a student can read: the fewest
-//! workers and calls that still show its first finding, with the same seed.
+//! workers and calls that still show its first finding, with the same seed,
+//! found within a budget of runs and of time.
 
 use super::{properties, Judgement};
 use crate::chaos::linearize::Verdict;
@@ -7,6 +8,7 @@ use crate::chaos::plan::Settings;
 use crate::chaos::run::{run_until, Record, RunError, Watch, Workers};
 use crate::progress::Progress;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 /// The most runs a shrink makes to find its smallest candidate.
 const MOST_SHRINK_RUNS: usize = 40;
@@ -15,6 +17,22 @@ const MOST_SHRINK_RUNS: usize = 40;
 /// the operating system can steer fails again (see [`shrink`]).
 const MOST_CONFIRMING_RUNS: usize = 9;
 
+/// The most runs a shrink makes in all, its confirming runs included: the
+/// `n` of its progress line's `run k of at most n`.
+pub const MOST_RUNS: usize = MOST_SHRINK_RUNS + MOST_CONFIRMING_RUNS;
+
+/// The longest a shrink may take, its confirming runs included: a run
+/// under way when it is reached stops after its round. A run of a
+/// student's program costs far more than one of the lab's compiled stores
+/// (a process that answers a few hundred calls a second, a second or so
+/// to start eight of them), and the shrink must leave `lab chaos` on such
+/// a program within half a minute, its own first run included.
+pub const BUDGET: Duration = Duration::from_secs(16);
+
+/// How much of [`BUDGET`] the search for the smallest candidate may use:
+/// the rest is kept for the runs that confirm it.
+const SEARCH_BUDGET: Duration = Duration::from_secs(12);
+
 /// A failing run, shrunk.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Shrunk {
@@ -22,6 +40,10 @@ pub struct Shrunk {
     pub judged: Judgement,
     /// How many runs the shrink made.
     pub runs: usize,
+    /// Whether the shrink's time ran out ([`BUDGET`], of which the search
+    /// has [`SEARCH_BUDGET`]) before it ended: the counterexample is then
+    /// the smallest confirmed by then.
+    pub out_of_time: bool,
 }
 
 /// The finding a shrink keeps: the first property the failing run broke,
@@ -89,13 +111,17 @@ fn replays_exactly(settings: &Settings) -> bool {
 
 /// Shrinks `failing`: first to the fewest workers that still show its
 /// headline's finding (the first property it broke, or the model check
-/// alone; with as many calls), then to the
-/// fewest calls, each candidate run two or three
-/// times in a row before it counts (a herd's race and a kill's moment are
-/// the operating system's). Every run has the same seed; one that takes the
-/// seed's course every time stops as soon as it has failed ([`run_until`]).
+/// alone; given as many calls), then to the fewest calls, each candidate
+/// run two or three times in a row before it counts (a herd's race and a
+/// kill's moment are the operating system's). Every run has the same seed,
+/// and a candidate's run stops as soon as it has failed ([`run_until`]).
 /// The counterexample chosen, when the operating system can steer it, has
-/// failed three more runs in a row, or it is the run that failed first.
+/// failed three more runs in a row, each made to its end as its printed
+/// replay is, or it is the run that failed first.
+///
+/// The shrink makes at most [`MOST_RUNS`] runs and takes at most
+/// [`BUDGET`]: when its time runs out, the smallest candidate confirmed by
+/// then is the counterexample ([`Shrunk::out_of_time`]).
 ///
 /// Errors: a run that could not be made.
 pub fn shrink(
@@ -108,21 +134,28 @@ pub fn shrink(
         workers,
         scratch,
         progress,
+        began: Instant::now(),
     };
     shrink_with(&mut runs, failing)
 }
 
 /// How a shrink makes its candidates' runs: the lab's workers in
-/// [`shrink`]; the module's tests give runs of their own making.
+/// [`shrink`]; the module's tests give runs (and a clock) of their own
+/// making.
 trait CandidateRuns {
     /// Runs `settings`, stopped early when `stop` says so (see
-    /// [`run_until`]), named `label` on the progress line.
+    /// [`run_until`]) or once the shrink has taken `until`, named `label`
+    /// on the progress line.
     fn run(
         &mut self,
         settings: &Settings,
         stop: Option<&mut dyn FnMut(&Record) -> bool>,
+        until: Duration,
         label: String,
     ) -> Result<Record, RunError>;
+
+    /// How long the shrink has taken so far.
+    fn elapsed(&self) -> Duration;
 }
 
 /// The runs of [`shrink`]: the lab's workers, each run said on `progress`.
@@ -130,6 +163,8 @@ struct LabRuns<'a> {
     workers: &'a Workers,
     scratch: &'a Path,
     progress: &'a Progress,
+    /// When the shrink began.
+    began: Instant,
 }
 
 impl CandidateRuns for LabRuns<'_> {
@@ -137,13 +172,19 @@ impl CandidateRuns for LabRuns<'_> {
         &mut self,
         settings: &Settings,
         stop: Option<&mut dyn FnMut(&Record) -> bool>,
+        until: Duration,
         label: String,
     ) -> Result<Record, RunError> {
         let watch = Watch {
             progress: self.progress,
             label,
         };
-        run_until(self.workers, settings, self.scratch, stop, &watch)
+        let deadline = Some(self.began + until);
+        run_until(self.workers, settings, self.scratch, stop, deadline, &watch)
+    }
+
+    fn elapsed(&self) -> Duration {
+        self.began.elapsed()
     }
 }
 
@@ -155,6 +196,7 @@ fn shrink_with(maker: &mut dyn CandidateRuns, failing: &Judgement) -> Result<Shr
         runs: 0,
         calls: failing.record.settings.operations,
         chosen: Vec::new(),
+        out_of_time: false,
     };
     // Without the kills: where the seed's plan fails without them, the
     // counterexample replays exactly (a kill lands when the operating
@@ -174,6 +216,7 @@ fn shrink_with(maker: &mut dyn CandidateRuns, failing: &Judgement) -> Result<Shr
     Ok(Shrunk {
         judged,
         runs: shrinking.runs,
+        out_of_time: shrinking.out_of_time,
     })
 }
 
@@ -183,6 +226,28 @@ pub fn through_failure(judged: &Judgement) -> usize {
     judged
         .last_needed()
         .map_or(judged.record.calls.len(), |last| last + 1)
+}
+
+/// What a run of a shrink is for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Trial {
+    /// A candidate of the search: it stops once it has failed, and no run
+    /// is made past [`MOST_SHRINK_RUNS`] runs or [`SEARCH_BUDGET`].
+    Candidate,
+    /// A run that confirms the chosen candidate: made to its end, as its
+    /// printed replay is; none past [`MOST_RUNS`] runs or [`BUDGET`].
+    Confirming,
+}
+
+impl Trial {
+    /// The most runs of the shrink, and its time, after which no run of
+    /// this kind is made.
+    fn limits(self) -> (usize, Duration) {
+        match self {
+            Trial::Candidate => (MOST_SHRINK_RUNS, SEARCH_BUDGET),
+            Trial::Confirming => (MOST_RUNS, BUDGET),
+        }
+    }
 }
 
 /// A shrink under way: how many runs it has made, and every candidate
@@ -198,60 +263,91 @@ struct Shrinking<'a> {
     calls: usize,
     /// Every candidate that counted, smallest last.
     chosen: Vec<Judgement>,
+    /// Whether a run was left unmade, or cut, for want of time.
+    out_of_time: bool,
 }
 
 impl Shrinking<'_> {
     /// Runs the candidate `settings`: answers its judgement, its headline's
     /// finding first, when it showed the headline's finding (see
-    /// [`Headline`]) in every one of a few runs in a row, `None` when one passed or the
-    /// shrink reached `most` runs in all.
+    /// [`Headline`]) in every one of a few runs in a row, `None` when one
+    /// passed or the shrink reached its limits for a `trial` of this kind.
     ///
-    /// A candidate counts only when it fails in every one of a few runs in a
-    /// row, so that the printed replay shows the failure again (a failure
-    /// that needs one lucky interleaving of a round is not shrunk to): twice
-    /// for a run that takes the seed's course every time, three times for
-    /// one the operating system can steer (see [`replays_exactly`]). No run
-    /// is made past `most` runs in all.
+    /// A candidate counts only when it fails in every one of a few runs in
+    /// a row, so that the printed replay shows the failure again (a failure
+    /// that needs one lucky interleaving of a round is not shrunk to):
+    /// twice for a run that takes the seed's course every time, three times
+    /// for one the operating system can steer (see [`replays_exactly`]).
     ///
     /// Errors: a run that could not be made.
-    fn attempt(&mut self, settings: Settings, most: usize) -> Result<Option<Judgement>, RunError> {
+    fn attempt(&mut self, settings: Settings, trial: Trial) -> Result<Option<Judgement>, RunError> {
         let mut failing = None;
         let tries = if replays_exactly(&settings) { 2 } else { 3 };
+        let until = trial.limits().1;
         for _ in 0..tries {
-            if self.runs >= most {
+            if self.exhausted(trial) {
+                self.out_of_time |= self.maker.elapsed() >= until;
                 return Ok(None);
             }
             self.runs += 1;
-            // A candidate that takes the seed's course every time stops once
-            // it has failed: only whether it fails, and where, is wanted of
-            // it, and a run stopped there is the run of that many calls.
-            // (Any other run goes to its end: the pause to look at the run
-            // so far changes how the next round's calls race, and a failure
-            // found right after one did not fail again in its replay.)
-            // The judgement that stopped a run is the run's.
-            let mut stopped_by = None;
-            let headline = self.headline;
-            let mut failed_so_far = |so_far: &Record| {
-                let judged = Judgement::of(so_far.clone());
-                let failed = headline.shown_by(&judged);
-                stopped_by = failed.then_some(judged);
-                failed
-            };
-            let stop = replays_exactly(&settings)
-                .then_some(&mut failed_so_far as &mut dyn FnMut(&Record) -> bool);
-            let label = format!(
-                "shrink run {}, {}",
-                self.runs,
-                crate::terminal::plural(settings.workers, "worker")
-            );
-            let record = self.maker.run(&settings, stop, label)?;
-            let judged = stopped_by.unwrap_or_else(|| Judgement::of(record));
-            if !self.headline.shown_by(&judged) {
+            let Some(judged) = self.tried(&settings, trial, until)? else {
                 return Ok(None);
-            }
+            };
             failing.get_or_insert(self.headline.first_in(judged));
         }
         Ok(failing)
+    }
+
+    /// One run of `settings` for `trial`, cut at `until`: its judgement
+    /// when it showed the headline's finding.
+    ///
+    /// A candidate's run stops once it has failed: only whether it fails,
+    /// and where, is wanted of it, and a run stopped there is the run of
+    /// that many calls. (The pause to look at the run so far may change
+    /// how the next round's calls race: a failure found right after one
+    /// may not come again in a replay, so a confirming run, which is the
+    /// replay's proof, goes to its end without looking.) The judgement
+    /// that stopped a run is the run's.
+    ///
+    /// Errors: a run that could not be made.
+    fn tried(
+        &mut self,
+        settings: &Settings,
+        trial: Trial,
+        until: Duration,
+    ) -> Result<Option<Judgement>, RunError> {
+        let mut stopped_by = None;
+        let headline = self.headline;
+        let mut failed_so_far = |so_far: &Record| {
+            let judged = Judgement::of(so_far.clone());
+            let failed = headline.shown_by(&judged);
+            stopped_by = failed.then_some(judged);
+            failed
+        };
+        let stop = (trial == Trial::Candidate)
+            .then_some(&mut failed_so_far as &mut dyn FnMut(&Record) -> bool);
+        let label = format!(
+            "shrink: run {} of at most {MOST_RUNS}, {}",
+            self.runs,
+            crate::terminal::plural(settings.workers, "worker")
+        );
+        let record = self.maker.run(settings, stop, until, label)?;
+        let judged = match stopped_by {
+            Some(judged) => judged,
+            None => {
+                // Fewer calls than asked, and not for a failure: cut at `until`.
+                self.out_of_time |= record.calls.len() < settings.operations;
+                Judgement::of(record)
+            }
+        };
+        Ok(self.headline.shown_by(&judged).then_some(judged))
+    }
+
+    /// Whether the shrink has reached its limits for a `trial` of this
+    /// kind, in runs or in time.
+    fn exhausted(&self, trial: Trial) -> bool {
+        let (most, until) = trial.limits();
+        self.runs >= most || self.maker.elapsed() >= until
     }
 
     /// Keeps `judged` among the candidates that counted; answers it.
@@ -272,7 +368,7 @@ impl Shrinking<'_> {
         let mut settings = best.record.settings.clone();
         settings.faults = settings.faults.timed_only();
         settings.operations = self.calls;
-        Ok(match self.attempt(settings, MOST_SHRINK_RUNS)? {
+        Ok(match self.attempt(settings, Trial::Candidate)? {
             Some(judged) => self.choose(judged),
             None => best,
         })
@@ -283,15 +379,16 @@ impl Shrinking<'_> {
     ///
     /// Errors: a run that could not be made.
     fn fewer_workers(&mut self, best: Judgement) -> Result<Judgement, RunError> {
-        // `best` has the calls of the run that failed first: it is that run,
-        // or that run without its kills, given those calls (a candidate
-        // stopped early has one worker, and then there are no fewer).
+        // Given the calls of the run that failed first: `best` may be a
+        // candidate stopped once it had failed, and with fewer workers the
+        // run takes another course, which may fail later in it.
         for fewer in 1..best.record.settings.workers {
             let settings = Settings {
                 workers: fewer,
+                operations: self.calls,
                 ..best.record.settings.clone()
             };
-            if let Some(judged) = self.attempt(settings, MOST_SHRINK_RUNS)? {
+            if let Some(judged) = self.attempt(settings, Trial::Candidate)? {
                 return Ok(self.choose(judged));
             }
         }
@@ -310,27 +407,28 @@ impl Shrinking<'_> {
                 operations: middle,
                 ..best.record.settings.clone()
             };
-            match self.attempt(settings, MOST_SHRINK_RUNS)? {
+            match self.attempt(settings, Trial::Candidate)? {
                 Some(judged) => {
                     high = through_failure(&judged).min(middle);
                     best = self.choose(judged);
                 }
                 None => low = middle + 1,
             }
-            if self.runs >= MOST_SHRINK_RUNS {
+            if self.exhausted(Trial::Candidate) {
                 break;
             }
         }
         // The search ends on the fewest calls that still show the finding;
         // when no run that short has been made yet (every shorter one passed),
         // make it, so that the replay printed is that short (unless the
-        // shrink has made its runs: `attempt` makes none past them).
+        // shrink has made its runs or spent its time: `attempt` makes none
+        // past them).
         if high < best.record.settings.operations {
             let settings = Settings {
                 operations: high,
                 ..best.record.settings.clone()
             };
-            if let Some(judged) = self.attempt(settings, MOST_SHRINK_RUNS)? {
+            if let Some(judged) = self.attempt(settings, Trial::Candidate)? {
                 self.chosen.push(judged);
             }
         }
@@ -351,16 +449,17 @@ impl Shrinking<'_> {
     /// the run that failed first, which is what happened. A candidate with
     /// as many calls as that run is taken as it is: it has as many herds
     /// (08b's of 2,000 calls with 2 workers failed 7 and 8 replays of 8),
-    /// and confirming it would cost three whole runs.
+    /// and confirming it would cost three whole runs. When the shrink's
+    /// time runs out, no candidate is confirmed any more: the smallest
+    /// one confirmed already, or that needs no confirming, is taken.
     ///
     /// Errors: a run that could not be made.
     fn confirmed(&mut self) -> Result<Option<Judgement>, RunError> {
-        let most = MOST_SHRINK_RUNS + MOST_CONFIRMING_RUNS;
         for candidate in std::mem::take(&mut self.chosen).into_iter().rev() {
             let settings = &candidate.record.settings;
             if replays_exactly(settings)
                 || settings.operations >= self.calls
-                || self.attempt(settings.clone(), most)?.is_some()
+                || self.attempt(settings.clone(), Trial::Confirming)?.is_some()
             {
                 return Ok(Some(candidate));
             }

@@ -101,7 +101,7 @@ fn a_model_check_finding_says_what_the_contract_expected() {
     let text = judged.model_text();
     assert!(
         text.contains(
-            "call 3, w2's claim j now=3 ttl=2, cannot be placed: it answered null, where the \
+            "call 3, w2's claim j now=3 ttl=2, cannot be placed: it answered none, where the \
              contract answers 2 to the row owner w1, fence 1, until 3, not done: at now == \
              until this store keeps the lease through its last instant"
         ),
@@ -500,6 +500,47 @@ fn the_model_check_s_verdict_is_said_in_a_sentence() {
         "calls can be explained; call 4, w1's complete j fence=1 now=1, cannot be placed: it \
          answered true, where the contract refuses its arguments"
     ));
+}
+
+/// The model check's sentence is told beside the run's timeline: the call
+/// it cites is one the timeline shows. When the first finding is a
+/// property's and the model check's first unplaceable call is of another
+/// job, after the finding, the sentence names no call; of the finding's own
+/// job, it names it.
+#[test]
+fn a_model_check_sentence_cites_only_a_call_the_timeline_shows() {
+    let mut run = stale_completion_after_a_stall(false).record;
+    run.calls.push(call(
+        1,
+        40,
+        Operation::State { job_id: "k".into() },
+        Returned::Answer(Answer::Row(None)),
+    ));
+    let stale = Judgement::of(run.clone()).violations;
+    assert_eq!(stale[0].property, Property::StaleCompletion);
+    let judged = |model| Judgement::with(run.clone(), stale.clone(), model);
+
+    let elsewhere = judged(unplaceable(Some("k"), Some(4)));
+    assert_eq!(elsewhere.shown(), [0, 1, 2, 3]);
+    let text = elsewhere.model_text();
+    assert!(
+        text.ends_with("its first 3 calls can be explained") && !text.contains("call 5"),
+        "{text}"
+    );
+    let here = judged(unplaceable(Some("j"), Some(3))).model_text();
+    assert!(
+        here.contains("; call 4, w1's complete j fence=1 now=1, cannot be placed"),
+        "{here}"
+    );
+    // A malformed call the timeline leaves out is not named either.
+    let malformed = judged(Verdict::Malformed {
+        call: 4,
+        problem: linearize::Malformation::OutcomeWithoutEnd,
+    });
+    assert_eq!(
+        malformed.model_text(),
+        "the history cannot be judged: a call is OutcomeWithoutEnd"
+    );
 }
 
 /// The last instant's convention is named only where the answer kept the

@@ -22,7 +22,7 @@
 use super::history::{Call, Noted};
 use super::plan::Settings;
 use super::sink::SinkReport;
-use crate::external::ImplCommand;
+use crate::external::{ImplCommand, Spares};
 use crate::pg_server::OnServer;
 use crate::progress::Progress;
 use crate::runner::WorkerCommand;
@@ -54,6 +54,11 @@ pub struct Workers {
     hosts: bool,
     /// What must live while the workers run (a mutated copy of a store).
     _files: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    /// The workers' programs started ahead, for the runs whose workers'
+    /// commands are all the same (a file without power cuts): a run, and
+    /// the next, takes its workers' first programs and those that replace
+    /// a killed one from them.
+    spares: Arc<Spares>,
 }
 
 impl std::fmt::Debug for Workers {
@@ -82,30 +87,29 @@ impl Workers {
                 env: Vec::new(),
             }
         };
+        let workers = |command: ImplCommand| Workers {
+            spares: Spares::of(command.clone(), CALL_LIMIT),
+            command,
+            on_shim: false,
+            server: None,
+            hosts: false,
+            _files: None,
+        };
         match &variant.engine {
             Engine::Compiled(_) => Workers {
-                command: serve(&[]),
                 on_shim: true,
-                server: None,
-                hosts: false,
-                _files: None,
+                ..workers(serve(&[]))
             },
             Engine::Process(program) => Workers {
-                command: program.command.clone(),
-                on_shim: false,
-                server: None,
-                hosts: false,
                 _files: Some(Arc::clone(program) as Arc<dyn std::any::Any + Send + Sync>),
+                ..workers(program.command.clone())
             },
             // The server's connection string reaches the workers in their
             // environment (`LEASE_LAB_PG`), never on a command line; the
             // schema of each run is added when it is made.
             Engine::Server(store) => Workers {
-                command: serve(&["--on-server"]),
-                on_shim: false,
                 server: Some(Arc::clone(store)),
-                hosts: false,
-                _files: None,
+                ..workers(serve(&["--on-server"]))
             },
         }
     }
@@ -137,7 +141,8 @@ impl Workers {
         command.argv.splice(0..0, words.before);
         command.argv.extend(words.after);
         command.env.extend(words.env);
-        Arc::new(crate::external::ExternalStore::new(command, CALL_LIMIT))
+        // (The spares serve only a worker whose command is theirs.)
+        Arc::new(crate::external::ExternalStore::new(command, CALL_LIMIT).with_spares(&self.spares))
     }
 }
 
@@ -274,7 +279,7 @@ pub struct Record {
 /// Errors: the database could not be made, or a worker never started (the
 /// implementation's own fault, said in its words).
 pub fn run(workers: &Workers, settings: &Settings, scratch: &Path) -> Result<Record, RunError> {
-    run_until(workers, settings, scratch, None, &Watch::hidden())
+    run_until(workers, settings, scratch, None, None, &Watch::hidden())
 }
 
 /// Who watches a run as it goes: a progress line, and what it calls the
@@ -321,11 +326,17 @@ const LONGEST_UNCHECKED: usize = 512;
 /// returned is the one `stop` was shown, which says so; a run with a power
 /// cut or a server crash is never stopped early, since where its cut or
 /// crash falls depends on the number of calls.
+///
+/// A run still going at `deadline` stops after the round it is in, its
+/// record that of the calls made (the run of that many calls, as above;
+/// with a power cut or a server crash, one whose strike may not have
+/// fallen yet).
 pub fn run_until(
     workers: &Workers,
     settings: &Settings,
     scratch: &Path,
     mut stop: Option<&mut dyn FnMut(&Record) -> bool>,
+    deadline: Option<Instant>,
     watch: &Watch,
 ) -> Result<Record, RunError> {
     if settings.faults.power || settings.faults.server_crash {
@@ -346,6 +357,9 @@ pub fn run_until(
     let mut said = Instant::now();
     let mut counted = (Instant::now(), 0);
     while run.calls.len() < settings.operations {
+        if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+            break;
+        }
         round += 1;
         if !run.round(round)? {
             continue;

@@ -84,6 +84,7 @@ fn a_run_stopped_after_n_calls_is_the_run_of_n_calls() {
         &settings,
         scratch.path(),
         Some(&mut stop),
+        None,
         &Watch::hidden(),
     )
     .expect("the run is made");
@@ -136,6 +137,7 @@ fn a_run_that_is_not_stopped_makes_every_call() {
         &settings,
         scratch.path(),
         Some(&mut never),
+        None,
         &Watch::hidden(),
     )
     .expect("the run is made");

@@ -4,6 +4,7 @@ use crate::chaos::judge::tests::stale_completion_after_a_stall;
 use crate::chaos::properties::Property;
 use crate::chaos::testing::{call, claim, complete, enqueue, record, row};
 use crate::operation::{Answer, Operation};
+use std::time::Duration;
 
 /// The shrink keeps the headline: a candidate counts only when it breaks
 /// the failing run's first property (or, when it broke none, only the
@@ -107,8 +108,12 @@ fn scripted_record_at(settings: &Settings, stale_at: Option<usize>, calls: usize
         }],
         _ => vec![row("w1", 1, true)],
     };
+    // As a lab's run's record: the settings of the run of that many calls.
     Record {
-        settings: settings.clone(),
+        settings: Settings {
+            operations: calls,
+            ..settings.clone()
+        },
         ..record(made, rows)
     }
 }
@@ -117,7 +122,10 @@ fn scripted_record_at(settings: &Settings, stale_at: Option<usize>, calls: usize
 /// [`scripted_record`]) when it has more calls than [`STALE_AT`] and
 /// `fails` says so of its settings and its number among the runs (from 1).
 /// A run that may stop early is asked after every 8 calls, as the lab's
-/// runs are asked between rounds, and stops there when told to.
+/// runs are asked between rounds, and stops there when told to. Each call
+/// takes `per_call` on the script's clock, and a run still going when the
+/// clock reaches the time it is given is cut there (after whole calls,
+/// the clock at that time).
 struct Scripted<F> {
     fails: F,
     /// Each run's settings, and whether it could stop early.
@@ -129,6 +137,10 @@ struct Scripted<F> {
     /// Whether a failing run's stale completion is its last call (else
     /// call [`STALE_AT`]).
     at_the_end: bool,
+    /// The time the shrink has taken, on the script's clock.
+    clock: Duration,
+    /// What one call costs on it.
+    per_call: Duration,
 }
 
 impl<F: FnMut(&Settings, usize) -> bool> Scripted<F> {
@@ -139,6 +151,8 @@ impl<F: FnMut(&Settings, usize) -> bool> Scripted<F> {
             labels: Vec::new(),
             stopped_at: Vec::new(),
             at_the_end: false,
+            clock: Duration::ZERO,
+            per_call: Duration::from_millis(1),
         }
     }
 
@@ -156,8 +170,32 @@ impl<F: FnMut(&Settings, usize) -> bool> CandidateRuns for Scripted<F> {
         &mut self,
         settings: &Settings,
         stop: Option<&mut dyn FnMut(&Record) -> bool>,
+        until: Duration,
         label: String,
     ) -> Result<Record, RunError> {
+        let record = self.record(settings, stop, until, label);
+        self.clock += self.per_call * u32::try_from(record.calls.len()).expect("few calls");
+        if record.calls.len() < settings.operations && self.stopped_at.last() == Some(&None) {
+            // Cut at `until`, as a lab's run is once its round ends.
+            self.clock = self.clock.max(until);
+        }
+        Ok(record)
+    }
+
+    fn elapsed(&self) -> Duration {
+        self.clock
+    }
+}
+
+impl<F: FnMut(&Settings, usize) -> bool> Scripted<F> {
+    /// The record of a run of `settings` (see [`Scripted`]).
+    fn record(
+        &mut self,
+        settings: &Settings,
+        stop: Option<&mut dyn FnMut(&Record) -> bool>,
+        until: Duration,
+        label: String,
+    ) -> Record {
         // No candidate has more calls than the run that failed first (100
         // in every test here): a search that proposes more is wrong, and
         // fails at once rather than running for ever.
@@ -176,16 +214,21 @@ impl<F: FnMut(&Settings, usize) -> bool> CandidateRuns for Scripted<F> {
         };
         let failing = settings.operations > at && at > 2 && (self.fails)(settings, self.made.len());
         let stale_at = failing.then_some(at);
+        // The calls made by `until`.
+        let affordable = until.saturating_sub(self.clock).as_nanos() / self.per_call.as_nanos();
+        let calls = settings
+            .operations
+            .min(usize::try_from(affordable).unwrap_or(usize::MAX));
         if let Some(stop) = stop {
-            for calls in (8..settings.operations).step_by(8) {
-                let so_far = scripted_record_at(settings, stale_at, calls);
-                if stop(&so_far) {
-                    *self.stopped_at.last_mut().expect("pushed") = Some(calls);
-                    return Ok(so_far);
+            for so_far in (8..calls).step_by(8) {
+                let record = scripted_record_at(settings, stale_at, so_far);
+                if stop(&record) {
+                    *self.stopped_at.last_mut().expect("pushed") = Some(so_far);
+                    return record;
                 }
             }
         }
-        Ok(scripted_record_at(settings, stale_at, settings.operations))
+        scripted_record_at(settings, stale_at, calls)
     }
 }
 
@@ -208,8 +251,8 @@ fn failed_with_kills() -> Judgement {
 
 /// The shrink drops the kills, then takes the fewest workers, then the
 /// fewest calls, each candidate run three times in a row (twice for one
-/// worker without kills, which may stop as soon as it has failed), and
-/// confirms the smallest with three runs more.
+/// worker without kills), each run stopped as soon as it has failed, and
+/// confirms the smallest with three runs more, made to their end.
 #[test]
 fn a_shrink_finds_the_fewest_workers_and_calls_that_fail_and_confirms_them() {
     let failing = failed_with_kills();
@@ -232,24 +275,24 @@ fn a_shrink_finds_the_fewest_workers_and_calls_that_fail_and_confirms_them() {
         runs.made(),
         [
             // Without the kills, as many calls: fails three times.
-            (3, 100, false),
-            (3, 100, false),
-            (3, 100, false),
+            (3, 100, true),
+            (3, 100, true),
+            (3, 100, true),
             // One worker passes; two fail three times.
             (1, 100, true),
-            (2, 100, false),
-            (2, 100, false),
-            (2, 100, false),
+            (2, 100, true),
+            (2, 100, true),
+            (2, 100, true),
             // Fewer calls, from the 30 that show the failure: each shorter
             // run passes, and the run of 30 is made.
-            (2, 15, false),
-            (2, 23, false),
-            (2, 27, false),
-            (2, 29, false),
-            (2, 30, false),
-            (2, 30, false),
-            (2, 30, false),
-            // Confirmed.
+            (2, 15, true),
+            (2, 23, true),
+            (2, 27, true),
+            (2, 29, true),
+            (2, 30, true),
+            (2, 30, true),
+            (2, 30, true),
+            // Confirmed, each run made to its end.
             (2, 30, false),
             (2, 30, false),
             (2, 30, false),
@@ -259,13 +302,29 @@ fn a_shrink_finds_the_fewest_workers_and_calls_that_fail_and_confirms_them() {
         .made
         .iter()
         .all(|(settings, _)| settings.seed == 7 && settings.faults == timed));
-    assert_eq!(runs.labels[0], "shrink run 1, 3 workers");
-    assert_eq!(runs.labels[3], "shrink run 4, 1 worker");
+    // Every failing candidate's run stopped at the first look after the
+    // call that shows the failure.
+    assert_eq!(
+        runs.stopped_at[..7],
+        [
+            Some(32),
+            Some(32),
+            Some(32),
+            None,
+            Some(32),
+            Some(32),
+            Some(32)
+        ]
+    );
+    assert_eq!(runs.labels[0], "shrink: run 1 of at most 49, 3 workers");
+    assert_eq!(runs.labels[3], "shrink: run 4 of at most 49, 1 worker");
+    assert!(!shrunk.out_of_time);
 }
 
 /// A candidate that failed its runs but not the confirming ones is not
-/// the counterexample: the one before it is, and a candidate with as many
-/// calls as the run that failed first is taken without more runs.
+/// the counterexample: the one before it is, once it has failed three
+/// confirming runs of its own (it stopped once it had failed, after 32
+/// calls: its replay of 32 calls must fail again).
 #[test]
 fn a_shrunk_run_that_does_not_fail_again_gives_way_to_the_one_before() {
     let failing = failed_with_kills();
@@ -273,13 +332,22 @@ fn a_shrunk_run_that_does_not_fail_again_gives_way_to_the_one_before() {
         settings.workers >= 2 && !(settings.operations == STALE_AT + 1 && run >= 15)
     });
     let shrunk = shrink_with(&mut runs, &failing).expect("scripted runs are made");
-    assert_eq!(shrunk.runs, 15);
+    assert_eq!(shrunk.runs, 18);
+    assert_eq!(
+        runs.made()[14..],
+        [
+            (2, 30, false),
+            (2, 32, false),
+            (2, 32, false),
+            (2, 32, false)
+        ]
+    );
     assert_eq!(
         (
             shrunk.judged.record.settings.workers,
             shrunk.judged.record.settings.operations
         ),
-        (2, 100)
+        (2, 32)
     );
     assert!(shrunk.judged.record.settings.faults.untimed().is_empty());
 }
@@ -294,17 +362,17 @@ fn a_failure_that_no_candidate_shows_again_is_the_counterexample() {
     assert_eq!(
         runs.made(),
         [
-            // The run that failed first keeps its kills: no candidate
-            // may stop early.
-            (3, 100, false),
-            (1, 100, false),
-            (2, 100, false),
-            (3, 100, false),
-            (3, 15, false),
-            (3, 23, false),
-            (3, 27, false),
-            (3, 29, false),
-            (3, 30, false),
+            // Each could stop once it had failed; none did. The run that
+            // failed first keeps its kills.
+            (3, 100, true),
+            (1, 100, true),
+            (2, 100, true),
+            (3, 100, true),
+            (3, 15, true),
+            (3, 23, true),
+            (3, 27, true),
+            (3, 29, true),
+            (3, 30, true),
         ]
     );
     assert_eq!(shrunk.runs, 9);
@@ -332,7 +400,7 @@ fn a_run_that_replays_exactly_stops_once_it_has_failed() {
 }
 
 /// A shrink makes at most 40 runs in its search: with many workers to try,
-/// it stops there and keeps the best it had.
+/// it stops there and keeps the best it had, confirmed.
 #[test]
 fn a_shrink_stops_after_forty_runs() {
     let settings = Settings {
@@ -342,17 +410,23 @@ fn a_shrink_stops_after_forty_runs() {
     let failing = Judgement::of(scripted_record(&settings, true, 100));
     let mut runs = Scripted::new(|settings: &Settings, _| settings.workers >= 39);
     let shrunk = shrink_with(&mut runs, &failing).expect("scripted runs are made");
-    assert_eq!(shrunk.runs, MOST_SHRINK_RUNS);
-    assert_eq!(runs.made.len(), MOST_SHRINK_RUNS);
-    assert!(runs.stopped_at.iter().all(Option::is_none));
-    assert_eq!(runs.made().last(), Some(&(37, 100, false)));
+    // The search's runs: 40 workers without kills fail three times, each
+    // stopped after 32 calls; then 1 to 37 workers pass, one run each.
+    assert_eq!(runs.made()[MOST_SHRINK_RUNS - 1], (37, 100, true));
+    assert!(runs.stopped_at[3..MOST_SHRINK_RUNS]
+        .iter()
+        .all(Option::is_none));
+    // Then the three that confirm the candidate of 40 workers and 32 calls.
+    assert_eq!(shrunk.runs, MOST_SHRINK_RUNS + 3);
+    assert_eq!(runs.made()[MOST_SHRINK_RUNS..], [(40, 32, false); 3]);
     assert_eq!(
         (
             shrunk.judged.record.settings.workers,
             shrunk.judged.record.settings.operations
         ),
-        (40, 100)
+        (40, 32)
     );
+    assert!(!shrunk.out_of_time);
 }
 
 /// A failure at the last call of every run that fails: each shorter
@@ -410,4 +484,81 @@ fn confirming_runs_stop_at_nine_past_the_search_s() {
         ),
         (15, 100)
     );
+}
+
+/// Out of time in its search, the shrink makes no candidate's run past
+/// [`SEARCH_BUDGET`] (the one under way is cut there), confirms the
+/// smallest candidate it found in the rest of [`BUDGET`], and answers it,
+/// saying that its time ran out.
+#[test]
+fn out_of_time_the_shrink_answers_the_smallest_candidate_confirmed() {
+    let failing = failed_with_kills();
+    let mut runs = Scripted::new(|settings: &Settings, _| settings.workers >= 2);
+    // 32 calls take 1.12 s, 100 calls 3.5 s.
+    runs.per_call = Duration::from_millis(35);
+    let shrunk = shrink_with(&mut runs, &failing).expect("scripted runs are made");
+    assert_eq!(
+        runs.made(),
+        [
+            // Without the kills: fails, stopped after 32 calls (3.36 s).
+            (3, 100, true),
+            (3, 100, true),
+            (3, 100, true),
+            // One worker passes (6.86 s); two fail (10.22 s).
+            (1, 100, true),
+            (2, 100, true),
+            (2, 100, true),
+            (2, 100, true),
+            // Fewer calls: 15 and 23 pass (11.55 s); 27 is cut at 12 s,
+            // after 12 calls.
+            (2, 15, true),
+            (2, 23, true),
+            (2, 27, true),
+            // The candidate of 2 workers and 32 calls, confirmed.
+            (2, 32, false),
+            (2, 32, false),
+            (2, 32, false),
+        ]
+    );
+    assert_eq!(runs.stopped_at[9], None);
+    // The confirming runs began at 12 s and took 3.36 s.
+    assert_eq!(runs.clock, Duration::from_millis(15_360));
+    assert!(shrunk.out_of_time);
+    assert_eq!(shrunk.runs, 13);
+    let settings = &shrunk.judged.record.settings;
+    assert_eq!((settings.workers, settings.operations), (2, 32));
+    assert!(shrunk.judged.failed());
+}
+
+/// When the rest of the budget does not confirm the smallest candidate,
+/// its last confirming run is cut at [`BUDGET`], and the run that failed
+/// first is the counterexample: nothing smaller was confirmed.
+#[test]
+fn out_of_time_with_nothing_confirmed_the_run_that_failed_first_is_kept() {
+    let failing = failed_with_kills();
+    let mut runs = Scripted::new(|settings: &Settings, _| settings.workers >= 2);
+    // 32 calls take 1.6 s, 100 calls 5 s.
+    runs.per_call = Duration::from_millis(50);
+    let shrunk = shrink_with(&mut runs, &failing).expect("scripted runs are made");
+    assert_eq!(
+        runs.made(),
+        [
+            // Without the kills (4.8 s); one worker passes (9.8 s); two
+            // fail once (11.4 s), and their second run is cut at 12 s.
+            (3, 100, true),
+            (3, 100, true),
+            (3, 100, true),
+            (1, 100, true),
+            (2, 100, true),
+            (2, 100, true),
+            // Confirming 3 workers without kills, 32 calls: the third run
+            // is cut at 16 s.
+            (3, 32, false),
+            (3, 32, false),
+            (3, 32, false),
+        ]
+    );
+    assert_eq!(runs.clock, BUDGET);
+    assert!(shrunk.out_of_time);
+    assert_eq!(shrunk.judged.record.settings, failing.record.settings);
 }
