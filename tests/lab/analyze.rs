@@ -8,7 +8,6 @@ use lease_lab::mutant::MutantKind;
 use lease_lab::runner::{RunOptions, WorkerCommand};
 use lease_lab::suite::{Case, Tag, CASES};
 use lease_lab::variant::Variant;
-use scraper::{Html, Selector};
 use serde_json::Value;
 use std::process::Output;
 
@@ -250,8 +249,8 @@ fn stdout(output: &Output) -> String {
 }
 
 /// `lab analyze` in text (at 80 columns), JSON, Markdown and HTML (written
-/// with --output): each says the same findings, and the page draws the
-/// subsumption graph with a node per group, the dominators marked.
+/// with --output): each says the same findings (the page's drawing is
+/// checked in `pages`).
 #[test]
 fn analyze_renders_the_same_findings_in_every_format() {
     let sandbox = Sandbox::new();
@@ -301,36 +300,6 @@ fn analyze_renders_the_same_findings_in_every_format() {
     );
     assert!(written.stdout.is_empty());
     assert!(String::from_utf8_lossy(&written.stderr).contains("lab analyze: wrote "));
-    let html = Html::parse_document(&std::fs::read_to_string(&page).unwrap());
-    let select = |css: &str| Selector::parse(css).unwrap();
-    let nodes = html.select(&select("svg.subsumption g.node")).count();
-    assert_eq!(nodes, groups.len());
-    let drawn: Vec<String> = html
-        .select(&select("svg.subsumption g.node.dominator"))
-        .map(|node| node.value().attr("data-mutants").unwrap().to_string())
-        .collect();
-    let wanted: Vec<String> = groups
-        .iter()
-        .filter(|g| g["dominator"] == true)
-        .map(|g| {
-            let ids: Vec<&str> = g["mutants"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|id| id.as_str().unwrap())
-                .collect();
-            ids.join(" ")
-        })
-        .collect();
-    assert_eq!(drawn, wanted);
-    let edges = html.select(&select("svg.subsumption line.edge")).count();
-    assert_eq!(edges, json["subsumption"].as_array().unwrap().len());
-    assert!(html
-        .select(&select("link[href^='http'], script"))
-        .next()
-        .is_none());
-    let forced = html.select(&select("section#minimum li.forced")).count();
-    assert_eq!(forced, 28);
 }
 
 /// A format it does not have is a usage error naming the ones it has.
@@ -747,4 +716,59 @@ fn a_cycle_is_found_through_any_number_of_modules() {
         Some(vec!["a".into(), "b".into(), "c".into(), "a".into()])
     );
     assert_eq!(a_cycle(&graph(&[("a", "b"), ("a", "c"), ("b", "c")])), None);
+}
+
+/// The page as a browser parses it (the `page-checks` feature).
+#[cfg(feature = "page-checks")]
+mod pages {
+    use super::{analyze, stdout};
+    use crate::common::Sandbox;
+    use scraper::{Html, Selector};
+    use serde_json::Value;
+
+    /// `lab analyze`'s page draws the subsumption graph with a node per
+    /// group of the JSON, the dominators marked, an edge per subsumption,
+    /// the minimum's forced tests, and loads nothing from elsewhere.
+    #[test]
+    fn the_analysis_page_draws_what_the_json_says() {
+        let sandbox = Sandbox::new();
+        let json: Value =
+            serde_json::from_str(&stdout(&analyze(&sandbox, &["--format", "json"]))).expect("JSON");
+        let groups = json["mutant_groups"].as_array().unwrap();
+        let page = sandbox.path("analysis.html");
+        analyze(
+            &sandbox,
+            &["--format", "html", "--output", page.to_str().unwrap()],
+        );
+        let html = Html::parse_document(&std::fs::read_to_string(&page).unwrap());
+        let select = |css: &str| Selector::parse(css).unwrap();
+        let nodes = html.select(&select("svg.subsumption g.node")).count();
+        assert_eq!(nodes, groups.len());
+        let drawn: Vec<String> = html
+            .select(&select("svg.subsumption g.node.dominator"))
+            .map(|node| node.value().attr("data-mutants").unwrap().to_string())
+            .collect();
+        let wanted: Vec<String> = groups
+            .iter()
+            .filter(|g| g["dominator"] == true)
+            .map(|g| {
+                let ids: Vec<&str> = g["mutants"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|id| id.as_str().unwrap())
+                    .collect();
+                ids.join(" ")
+            })
+            .collect();
+        assert_eq!(drawn, wanted);
+        let edges = html.select(&select("svg.subsumption line.edge")).count();
+        assert_eq!(edges, json["subsumption"].as_array().unwrap().len());
+        assert!(html
+            .select(&select("link[href^='http'], script"))
+            .next()
+            .is_none());
+        let forced = html.select(&select("section#minimum li.forced")).count();
+        assert_eq!(forced, 28);
+    }
 }

@@ -739,41 +739,15 @@ fn the_class_per_exercise_gives_first_attempts_and_item_statistics() {
     refused.assert_code(2);
 }
 
-/// `lab check --format gradescope` writes Gradescope's results.json, valid
-/// against the published format (tests/data/gradescope-results.schema.json):
+/// `lab check --format gradescope` writes Gradescope's results.json (valid
+/// against the published format: `pages`'s tests):
 /// a test per contract test, one point each, the failing one with the call,
 /// the answers and what the program wrote on standard error; the score is
 /// the points of the tests that pass.
 #[test]
 fn a_check_for_gradescope_follows_its_published_format() {
     let lab = Sandbox::new();
-    write_a_store_whose_enqueue_always_says_yes(&lab);
-    let ran = lab.lab(&[
-        "check",
-        "--impl",
-        "mine.py",
-        "--step",
-        "2",
-        "--format",
-        "gradescope",
-        "--no-sandbox",
-    ]);
-    ran.assert_code(1);
-    let results: Value = serde_json::from_str(&ran.stdout).expect("JSON");
-    let validator = gradescope_validator();
-    let errors: Vec<String> = validator
-        .iter_errors(&results)
-        .map(|e| e.to_string())
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}");
-    let mut misspelt = results.clone();
-    misspelt["tests"][0]["status"] = "pass".into();
-    misspelt["tests"][0]["maxscore"] = 1.into();
-    assert_eq!(
-        validator.iter_errors(&misspelt).count(),
-        2,
-        "the schema can fail"
-    );
+    let results = a_check_for_gradescope(&lab);
     let tests = results["tests"].as_array().unwrap();
     let contract = lease_lab::suite::CASES
         .iter()
@@ -809,6 +783,7 @@ fn a_check_for_gradescope_follows_its_published_format() {
 
 /// The exercise-4 guess that misses its mutant, which the small class
 /// makes first.
+#[cfg(feature = "page-checks")]
 const HELD: &str = "claim_of_a_held_job_is_refused";
 
 /// A small class in `lab`'s folder, made with `lab step` as students make
@@ -816,6 +791,7 @@ const HELD: &str = "claim_of_a_held_job_is_refused";
 /// s24.json: exercise 6), `<b>Bob</b>` (bob.json) and Eve (eve.json, her
 /// 0% first attempt edited to claim 100%) each wrong first at 4, with
 /// reasons from Ada and Bob. Answers the files, and a missing one last.
+#[cfg(feature = "page-checks")]
 pub(crate) fn small_class(lab: &Sandbox) -> [&'static str; 5] {
     let step = |file: &str, student: &str, exercise: &str, predict: &str, why: &str| {
         let ran = lab.lab(&[
@@ -856,85 +832,23 @@ pub(crate) fn small_class(lab: &Sandbox) -> [&'static str; 5] {
     ["s01.json", "s24.json", "bob.json", "eve.json", "gone.json"]
 }
 
-/// `lab grade --format html`, the class page: every student's row (Ada's
-/// two files merged and marked, Eve's edited score marked), every file
-/// given with what became of it (a missing one among them), a row per
-/// exercise with its statistics, and each wrong guess with the students'
-/// reasons; a name that looks like markup is shown as text.
-#[test]
-fn the_class_page_shows_every_row_file_statistic_and_reason() {
-    let lab = Sandbox::new();
-    let held = HELD;
-    let files = small_class(&lab);
-    let ran = lab.lab(&[&["grade", "--format", "html"][..], &files].concat());
-    ran.assert_code(3);
-    ran.assert_says(&["gone.json skipped: there is no such file"]);
-    let page = scraper::Html::parse_document(&ran.stdout);
-    assert!(
-        page.errors.is_empty(),
-        "the page parses as HTML with no error: {:?}",
-        page.errors
-    );
-    let all = |selector: &str| -> Vec<String> {
-        page.select(&scraper::Selector::parse(selector).unwrap())
-            .map(|element| element.text().collect::<String>())
-            .collect()
-    };
-    let students = all("table.students tbody tr:not(.flag) th");
-    assert_eq!(
-        students,
-        ["Adas01.json, s24.json", "<b>Bob</b>bob.json", "Eveeve.json"],
-        "{}",
-        ran.stdout
-    );
-    assert!(ran.stdout.contains("&lt;b&gt;Bob&lt;/b&gt;"), "escaped");
-    let flags = all("table.students tr.flag td");
-    assert!(
-        flags
-            .iter()
-            .any(|flag| flag.starts_with("merged from s01.json and s24.json")),
-        "{flags:?}"
-    );
-    assert!(
-        flags
-            .iter()
-            .any(|flag| flag.contains("the file says 100%, the prediction earns 0%")),
-        "Eve's edited score is flagged: {flags:?}"
-    );
-    assert_eq!(all("tr.merged").len(), 1);
-    let files = all("#files li");
-    assert_eq!(
-        files,
-        [
-            "s01.json: graded",
-            "s24.json: merged into the row of s01.json",
-            "bob.json: graded",
-            "eve.json: graded",
-            "gone.json: unreadable: there is no such file",
-        ]
-    );
-    let exercises = all("table.exercises tbody tr");
-    assert_eq!(exercises.len(), exercise::exercises().len());
-    let four = all("table.exercises tbody tr")
-        .into_iter()
-        .find(|row| row.starts_with('4'))
-        .unwrap();
-    assert!(four.contains(&format!("{held}\u{a0}(3)")), "{four}");
-    let reasons = all("#misconceptions li li");
-    assert!(
-        reasons.contains(&"Ada: “held means refused”".to_string())
-            && reasons.contains(&"<b>Bob</b>: “a lease is a lock”".to_string()),
-        "{reasons:?}"
-    );
-}
-
-/// A validator of Gradescope's published results.json format, from the
-/// copy kept in tests/data.
-fn gradescope_validator() -> jsonschema::Validator {
-    let schema: Value =
-        serde_json::from_str(include_str!("../data/gradescope-results.schema.json"))
-            .expect("the schema");
-    jsonschema::validator_for(&schema).expect("the schema compiles")
+/// `lab check --format gradescope` of the steps 1 and 2 of a Python store
+/// whose `enqueue` always answers true: its results, failing.
+fn a_check_for_gradescope(lab: &Sandbox) -> Value {
+    write_a_store_whose_enqueue_always_says_yes(lab);
+    let ran = lab.lab(&[
+        "check",
+        "--impl",
+        "mine.py",
+        "--step",
+        "2",
+        "--format",
+        "gradescope",
+        "--no-sandbox",
+    ]);
+    ran.assert_code(1);
+    let results: Value = serde_json::from_str(&ran.stdout).expect("JSON");
+    results
 }
 
 /// Writes `mine.py`, the Python store whose `enqueue` always answers true
@@ -1014,9 +928,37 @@ fn a_check_for_prairielearn_gives_its_grading_results() {
         .ends_with("against the contract tests of steps 1 to 2: 1 of 2 steps pass."));
 }
 
+/// `lab grade` of the folder `class` for Gradescope, without the folder
+/// of results it needs.
+const FOLDER_FOR_GRADESCOPE: [&str; 8] = [
+    "grade",
+    "--impl-dir",
+    "class",
+    "--time-limit-s",
+    "8",
+    "--format",
+    "gradescope",
+    "--no-sandbox",
+];
+
+/// [`FOLDER_FOR_GRADESCOPE`] of [`submissions`], its results written in
+/// `out`.
+fn grade_the_folder_for_gradescope(lab: &Sandbox) -> crate::common::Ran {
+    let ran = lab.lab(&[&FOLDER_FOR_GRADESCOPE[..], &["--results-dir", "out"]].concat());
+    ran.assert_success();
+    ran
+}
+
+/// The results.json written in `out` for `student`.
+fn results_of(lab: &Sandbox, student: &str) -> Value {
+    let file = lab.path("out").join(student).join("results.json");
+    let text = std::fs::read_to_string(&file).unwrap_or_else(|_| panic!("{file:?}"));
+    serde_json::from_str(&text).unwrap()
+}
+
 /// `lab grade --impl-dir --format gradescope --results-dir OUT`: a
-/// results.json per submission, each valid against the published format:
-/// the Python store's with every contract test passed, a broken copy's
+/// results.json per submission (each valid against the published format:
+/// `pages`'s tests): the Python store's with every contract test passed, a broken copy's
 /// with step 1's test failed, and one for a program that hangs and one
 /// that cannot start, scored 0 with why. Without --results-dir, or with
 /// progress files, it is a usage error that says what to give.
@@ -1024,34 +966,12 @@ fn a_check_for_prairielearn_gives_its_grading_results() {
 fn a_folder_of_submissions_gives_a_gradescope_results_file_each() {
     let lab = Sandbox::new();
     submissions(&lab);
-    let grade = [
-        "grade",
-        "--impl-dir",
-        "class",
-        "--time-limit-s",
-        "8",
-        "--format",
-        "gradescope",
-        "--no-sandbox",
-    ];
-    let refused = lab.lab(&grade);
+    let refused = lab.lab(&FOLDER_FOR_GRADESCOPE);
     refused.assert_code(2);
     refused.assert_says(&["give --impl-dir DIR and --results-dir OUT"]);
-    let ran = lab.lab(&[&grade[..], &["--results-dir", "out"]].concat());
-    ran.assert_success();
+    let ran = grade_the_folder_for_gradescope(&lab);
     ran.assert_says(&["bob               7 of 8        open: step 1"]);
-    let validator = gradescope_validator();
-    let results = |student: &str| -> Value {
-        let file = lab.path("out").join(student).join("results.json");
-        let text = std::fs::read_to_string(&file).unwrap_or_else(|_| panic!("{file:?}"));
-        let results: Value = serde_json::from_str(&text).unwrap();
-        let errors: Vec<String> = validator
-            .iter_errors(&results)
-            .map(|e| e.to_string())
-            .collect();
-        assert!(errors.is_empty(), "{student}: {errors:#?}");
-        results
-    };
+    let results = |student: &str| results_of(&lab, student);
     let contract = lease_lab::suite::CASES
         .iter()
         .filter(|case| case.judges_programs())
@@ -1084,6 +1004,146 @@ fn a_folder_of_submissions_gives_a_gradescope_results_file_each() {
         let output = results["output"].as_str().unwrap();
         assert!(output.contains(says), "{student}: {output}");
     }
-    let with_files = lab.lab(&[&grade[..], &["--results-dir", "out", "a.json"]].concat());
+    let with_files = lab.lab(
+        &[
+            &FOLDER_FOR_GRADESCOPE[..],
+            &["--results-dir", "out", "a.json"],
+        ]
+        .concat(),
+    );
     with_files.assert_code(2);
+}
+
+/// The pages and results as a browser and a schema validator read them (the
+/// `page-checks` feature).
+#[cfg(feature = "page-checks")]
+mod pages {
+    use super::*;
+
+    /// A validator of Gradescope's published results.json format, from the
+    /// copy kept in tests/data.
+    fn gradescope_validator() -> jsonschema::Validator {
+        let schema: Value =
+            serde_json::from_str(include_str!("../data/gradescope-results.schema.json"))
+                .expect("the schema");
+        jsonschema::validator_for(&schema).expect("the schema compiles")
+    }
+
+    /// The schema's complaints about `results`; none when valid.
+    fn errors(validator: &jsonschema::Validator, results: &Value) -> Vec<String> {
+        validator
+            .iter_errors(results)
+            .map(|error| format!("{}: {error}", error.instance_path))
+            .collect()
+    }
+
+    /// `lab check --format gradescope`'s results.json is valid against the
+    /// published format, which does fail a misspelt status and score.
+    #[test]
+    fn a_check_for_gradescope_is_valid_against_its_published_format() {
+        let lab = Sandbox::new();
+        let results = a_check_for_gradescope(&lab);
+        let validator = gradescope_validator();
+        assert_eq!(errors(&validator, &results), Vec::<String>::new());
+        let mut misspelt = results.clone();
+        misspelt["tests"][0]["status"] = "pass".into();
+        misspelt["tests"][0]["maxscore"] = 1.into();
+        assert_eq!(
+            errors(&validator, &misspelt).len(),
+            2,
+            "the schema can fail"
+        );
+    }
+
+    /// Each results.json that `lab grade --impl-dir` writes for
+    /// Gradescope is valid against the published format: a passing
+    /// submission's, a failing one's, a hanging one's and one that cannot
+    /// start.
+    #[test]
+    fn a_folder_graded_for_gradescope_writes_valid_results() {
+        let lab = Sandbox::new();
+        submissions(&lab);
+        grade_the_folder_for_gradescope(&lab);
+        let validator = gradescope_validator();
+        for student in ["ada", "bob", "carl", "dora"] {
+            let results = results_of(&lab, student);
+            assert_eq!(
+                errors(&validator, &results),
+                Vec::<String>::new(),
+                "{student}"
+            );
+        }
+    }
+
+    /// `lab grade --format html`, the class page: every student's row (Ada's
+    /// two files merged and marked, Eve's edited score marked), every file
+    /// given with what became of it (a missing one among them), a row per
+    /// exercise with its statistics, and each wrong guess with the students'
+    /// reasons; a name that looks like markup is shown as text.
+    #[test]
+    fn the_class_page_shows_every_row_file_statistic_and_reason() {
+        let lab = Sandbox::new();
+        let held = HELD;
+        let files = small_class(&lab);
+        let ran = lab.lab(&[&["grade", "--format", "html"][..], &files].concat());
+        ran.assert_code(3);
+        ran.assert_says(&["gone.json skipped: there is no such file"]);
+        let page = scraper::Html::parse_document(&ran.stdout);
+        assert!(
+            page.errors.is_empty(),
+            "the page parses as HTML with no error: {:?}",
+            page.errors
+        );
+        let all = |selector: &str| -> Vec<String> {
+            page.select(&scraper::Selector::parse(selector).unwrap())
+                .map(|element| element.text().collect::<String>())
+                .collect()
+        };
+        let students = all("table.students tbody tr:not(.flag) th");
+        assert_eq!(
+            students,
+            ["Adas01.json, s24.json", "<b>Bob</b>bob.json", "Eveeve.json"],
+            "{}",
+            ran.stdout
+        );
+        assert!(ran.stdout.contains("&lt;b&gt;Bob&lt;/b&gt;"), "escaped");
+        let flags = all("table.students tr.flag td");
+        assert!(
+            flags
+                .iter()
+                .any(|flag| flag.starts_with("merged from s01.json and s24.json")),
+            "{flags:?}"
+        );
+        assert!(
+            flags
+                .iter()
+                .any(|flag| flag.contains("the file says 100%, the prediction earns 0%")),
+            "Eve's edited score is flagged: {flags:?}"
+        );
+        assert_eq!(all("tr.merged").len(), 1);
+        let files = all("#files li");
+        assert_eq!(
+            files,
+            [
+                "s01.json: graded",
+                "s24.json: merged into the row of s01.json",
+                "bob.json: graded",
+                "eve.json: graded",
+                "gone.json: unreadable: there is no such file",
+            ]
+        );
+        let exercises = all("table.exercises tbody tr");
+        assert_eq!(exercises.len(), exercise::exercises().len());
+        let four = all("table.exercises tbody tr")
+            .into_iter()
+            .find(|row| row.starts_with('4'))
+            .unwrap();
+        assert!(four.contains(&format!("{held}\u{a0}(3)")), "{four}");
+        let reasons = all("#misconceptions li li");
+        assert!(
+            reasons.contains(&"Ada: “held means refused”".to_string())
+                && reasons.contains(&"<b>Bob</b>: “a lease is a lock”".to_string()),
+            "{reasons:?}"
+        );
+    }
 }

@@ -225,18 +225,6 @@ fn a_hostile_class_is_graded_inert_in_text_csv_markdown_and_html_and_exact_in_js
 
     let html = grade(&lab, &["--format", "html"], &files);
     assert_inert(&html);
-    let page = scraper::Html::parse_document(&html.stdout);
-    assert!(page.errors.is_empty(), "{:?}", page.errors);
-    for made_by_a_student in ["script", "img", "a"] {
-        let selector = scraper::Selector::parse(made_by_a_student).unwrap();
-        assert_eq!(page.select(&selector).count(), 0, "<{made_by_a_student}>");
-    }
-    let selector = scraper::Selector::parse("table.students tbody tr:not(.flag) th").unwrap();
-    let named: Vec<String> = page
-        .select(&selector)
-        .map(|cell| cell.text().collect())
-        .collect();
-    assert!(named[0].starts_with(&eve_shown), "{named:?}");
 
     let json = grade(&lab, &["--format", "json"], &files);
     assert_json_is_exact(&json, &files);
@@ -494,4 +482,32 @@ for line in sys.stdin:
         "{}",
         refused.shown()
     );
+}
+
+/// The page as a browser parses it (the `page-checks` feature).
+#[cfg(feature = "page-checks")]
+mod pages {
+    use super::*;
+
+    /// The hostile class's page parses with no error, holds no element a
+    /// student wrote, and shows Eve's name, inert, first.
+    #[test]
+    fn a_hostile_class_s_page_holds_no_element_a_student_wrote() {
+        let lab = Sandbox::new();
+        let files = write_class(&lab);
+        let eve_shown = inert::line(&eve()).into_owned();
+        let html = grade(&lab, &["--format", "html"], &files);
+        let page = scraper::Html::parse_document(&html.stdout);
+        assert!(page.errors.is_empty(), "{:?}", page.errors);
+        for made_by_a_student in ["script", "img", "a"] {
+            let selector = scraper::Selector::parse(made_by_a_student).unwrap();
+            assert_eq!(page.select(&selector).count(), 0, "<{made_by_a_student}>");
+        }
+        let selector = scraper::Selector::parse("table.students tbody tr:not(.flag) th").unwrap();
+        let named: Vec<String> = page
+            .select(&selector)
+            .map(|cell| cell.text().collect())
+            .collect();
+        assert!(named[0].starts_with(&eve_shown), "{named:?}");
+    }
 }

@@ -5,6 +5,9 @@
 //! student's several implementations (`current_impl`), a student's own
 //! implementation (`own_impl`), the runner (`runner`), the Stryker report (`stryker`) and
 //! the HTML report in a browser (`html_browser`, ignored by default),
+//! the pages and results files parsed as a browser and a schema validator
+//! read them (each file's `pages` module, and `html_browser` and
+//! `stryker_viewer`: with the `page-checks` feature only),
 //! untrusted text made inert in every format (`inert`),
 //! the power-loss shim under the store (`power_loss`, which needs the
 //! compiled mutant h04g), and the screens at 80 columns (`screens`, with
@@ -25,6 +28,8 @@ mod current_impl;
 mod first_hour;
 mod grade;
 mod hostile;
+// The pages in a browser, read back with scraper: `page-checks`.
+#[cfg(feature = "page-checks")]
 mod html_browser;
 mod inert;
 mod matrices;
@@ -34,5 +39,6 @@ mod power_loss;
 mod runner;
 mod screens;
 mod stryker;
+#[cfg(feature = "page-checks")]
 mod stryker_viewer;
 mod widths;

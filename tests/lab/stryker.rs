@@ -5,15 +5,13 @@
 //! these tests need no network. One ignored test checks that the copy still
 //! equals the current release of the package it came from; CI runs it.
 
+use crate::matrices::{matrix, python_matrix};
 use lease_lab::outcome::Outcome;
 use lease_lab::report::stryker;
 use lease_lab::suite::CASES;
 use lease_lab::variant;
 use serde_json::{json, Value};
 use std::process::Command;
-use std::sync::OnceLock;
-
-use crate::matrices::{matrix, python_matrix};
 
 /// The package the schema ships in, and the version of the pinned copy.
 const SCHEMA_PACKAGE: &str = "mutation-testing-report-schema";
@@ -24,11 +22,6 @@ const PINNED_SCHEMA: &str = include_str!("../data/mutation-testing-report-schema
 
 /// Where the package keeps its schema.
 const SCHEMA_FILE: &str = "package/dist/src/mutation-testing-report-schema.json";
-
-fn schema() -> &'static Value {
-    static SCHEMA: OnceLock<Value> = OnceLock::new();
-    SCHEMA.get_or_init(|| serde_json::from_str(PINNED_SCHEMA).expect("the pinned schema is JSON"))
-}
 
 /// Runs `npm` with `args` in `folder` and returns its standard output.
 pub(crate) fn npm(args: &[&str], folder: &std::path::Path) -> String {
@@ -75,37 +68,6 @@ fn the_pinned_schema_is_the_current_release_of_the_package() {
     assert!(
         released == PINNED_SCHEMA,
         "the released schema differs from tests/data/mutation-testing-report-schema-{SCHEMA_VERSION}.json"
-    );
-}
-
-/// The error messages of `report` against the schema; empty when valid.
-fn schema_errors(report: &Value) -> Vec<String> {
-    let validator = jsonschema::validator_for(schema()).expect("the schema compiles");
-    validator
-        .iter_errors(report)
-        .map(|error| format!("{}: {error}", error.instance_path))
-        .collect()
-}
-
-#[test]
-fn the_report_of_the_kill_matrix_is_valid_against_strykers_schema() {
-    let report = stryker::report(matrix());
-    assert_eq!(schema_errors(&report), Vec::<String>::new());
-}
-
-#[test]
-fn the_validator_rejects_what_the_schema_forbids() {
-    let mut report = stryker::report(matrix());
-    report["files"]["src/store.rs"]["mutants"][0]["status"] = json!("Crashed");
-    report.as_object_mut().unwrap().remove("thresholds");
-    let errors = schema_errors(&report);
-    assert!(
-        errors.iter().any(|e| e.contains("/mutants/0/status")),
-        "{errors:?}"
-    );
-    assert!(
-        errors.iter().any(|e| e.contains("thresholds")),
-        "{errors:?}"
     );
 }
 
@@ -202,7 +164,7 @@ fn statuses_and_killers_are_the_matrix_s_and_name_known_tests() {
     }
 }
 
-/// The Python store's report: valid, and every `killedBy` names only tests
+/// The Python store's report: every `killedBy` names only tests
 /// of the worksheet's contract, the only ones that judge a program (the Rust
 /// store's stricter tests fail on the Python reference too and kill nothing).
 #[test]
@@ -210,7 +172,6 @@ fn the_python_stores_report_names_only_contract_tests_as_killers() {
     use lease_lab::suite::Tag;
     let matrix = python_matrix();
     let report = stryker::report(matrix);
-    assert_eq!(schema_errors(&report), Vec::<String>::new());
     let mutants = report["files"]["src/store.py"]["mutants"]
         .as_array()
         .expect("the Python store's mutants");
@@ -427,4 +388,53 @@ fn the_viewer_can_mark_every_mutant_s_change_and_not_a_line_added_at_a_line_end(
         "    let a = 1;\n    return;\n"
     ));
     assert!(viewer_can_mark("    b();\n", "    return;\n    b();\n"));
+}
+
+/// The reports as a schema validator reads them (the `page-checks`
+/// feature).
+#[cfg(feature = "page-checks")]
+mod pages {
+    use super::*;
+    use std::sync::OnceLock;
+
+    fn schema() -> &'static Value {
+        static SCHEMA: OnceLock<Value> = OnceLock::new();
+        SCHEMA
+            .get_or_init(|| serde_json::from_str(PINNED_SCHEMA).expect("the pinned schema is JSON"))
+    }
+
+    /// The error messages of `report` against the schema; empty when valid.
+    fn schema_errors(report: &Value) -> Vec<String> {
+        let validator = jsonschema::validator_for(schema()).expect("the schema compiles");
+        validator
+            .iter_errors(report)
+            .map(|error| format!("{}: {error}", error.instance_path))
+            .collect()
+    }
+
+    /// Each store's report is valid against the pinned schema.
+    #[test]
+    fn the_report_of_each_kill_matrix_is_valid_against_strykers_schema() {
+        for matrix in [matrix(), python_matrix()] {
+            let report = stryker::report(matrix);
+            assert_eq!(schema_errors(&report), Vec::<String>::new());
+        }
+    }
+
+    /// The schema can fail: a status it does not know, a field it needs gone.
+    #[test]
+    fn the_validator_rejects_what_the_schema_forbids() {
+        let mut report = stryker::report(matrix());
+        report["files"]["src/store.rs"]["mutants"][0]["status"] = json!("Crashed");
+        report.as_object_mut().unwrap().remove("thresholds");
+        let errors = schema_errors(&report);
+        assert!(
+            errors.iter().any(|e| e.contains("/mutants/0/status")),
+            "{errors:?}"
+        );
+        assert!(
+            errors.iter().any(|e| e.contains("thresholds")),
+            "{errors:?}"
+        );
+    }
 }
