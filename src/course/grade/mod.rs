@@ -571,14 +571,22 @@ fn misconceptions(class: &[&StudentFile], killers: &Killers) -> Vec<Misconceptio
         .collect()
 }
 
-/// Which tests catch each mutant today: the kill matrix of each store the
-/// class's attempts are about, built as `lab matrix` builds it. A store
-/// whose matrix cannot be built is recorded with the reason, and said on
-/// standard error, never left out silently.
+/// Which tests catch each mutant the class's attempts name, today: the
+/// kill matrix of each store they are about, built as `lab matrix` builds
+/// it, of its reference and those mutants (what catches a mutant does not
+/// depend on the others, so a class that tried the worksheet's eight waits
+/// for those alone). A store whose matrix cannot be built is recorded with
+/// the reason, and said on standard error, never left out silently.
 pub fn killers(class: &[StudentFile], worker: &WorkerCommand, options: &RunOptions) -> Killers {
     let mut killers = Killers::default();
+    let attempted: BTreeSet<&str> = class
+        .iter()
+        .flat_map(|file| file.progress.exercises.values())
+        .flat_map(|exercise| &exercise.attempts)
+        .map(|attempt| attempt.mutant.as_str())
+        .collect();
     for store in stores_needed(class.iter().map(|file| &file.progress)) {
-        match store_matrix(&store, worker, options) {
+        match store_matrix(&store, &attempted, worker, options) {
             Ok(matrix) => killers.add_matrix(&matrix),
             Err(reason) => {
                 eprintln!(
@@ -599,10 +607,12 @@ fn interpreter(store: &Subject) -> Option<&'static str> {
     (*store == Subject::Python).then_some(PYTHON)
 }
 
-/// The kill matrix of one of the lab's stores, or why it cannot be built
-/// (its interpreter does not start, its reference fails tests here).
+/// The kill matrix of one of the lab's stores, of its reference and the
+/// mutants of it that `attempted` names, or why it cannot be built (its
+/// interpreter does not start, its reference fails tests here).
 fn store_matrix(
     subject: &Subject,
+    attempted: &BTreeSet<&str>,
     worker: &WorkerCommand,
     options: &RunOptions,
 ) -> Result<Matrix, String> {
@@ -612,9 +622,12 @@ fn store_matrix(
             .output()
             .map_err(|error| format!("{interpreter} cannot be started ({error})"))?;
     }
-    let variants = subject
+    let variants: Vec<_> = subject
         .built_in_variants()
-        .map_err(|error| error.to_string())?;
+        .map_err(|error| error.to_string())?
+        .into_iter()
+        .filter(|variant| variant.is_reference() || attempted.contains(variant.id.as_str()))
+        .collect();
     let matrix = Matrix::of_suite(worker, &variants, false, options);
     let failures = matrix.reference_failures();
     if !failures.is_empty() {
