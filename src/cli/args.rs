@@ -53,7 +53,8 @@ struct ImplFlags {
     mutants: PathBuf,
     /// The engine under the store: `sqlite`, a file (the default), or
     /// `postgres`: the lab's Rust store on PostgreSQL and its mutants, on
-    /// the server --dsn names, else on a throwaway cluster the lab starts.
+    /// the server --dsn names, else on a throwaway cluster the lab starts
+    /// (but for lab db, whose jobs would go with it: give it --dsn).
     #[arg(long, global = true, value_enum, default_value_t = EngineArg::Sqlite)]
     engine: EngineArg,
     /// The PostgreSQL server, as a connection string (`host=... user=...

@@ -72,7 +72,9 @@ fn on_postgres(args: &Args) -> Outcome {
             lease_lab::pg_server::DSN_VARIABLE
         )));
     };
+    // A server it cannot reach is a command that could not run (exit 3),
+    // as with every other command on PostgreSQL, not a finding.
     let store = lease_lab::store_postgres::Postgres::connect(&dsn)
-        .map_err(|error| CliError::Found(error.to_string()))?;
+        .map_err(|error| CliError::Failed(error.to_string()))?;
     answered(lease_lab::pg_server::call(&store, &args.operation))
 }

@@ -217,7 +217,7 @@ fn db_on_postgres_says_what_it_needs() {
         nowhere.display()
     );
     let ran = lab.lab(&["db", "--engine", "postgres", "--dsn", &dsn, "enqueue", "j"]);
-    assert_eq!(ran.code, Some(1), "{}", ran.shown());
+    assert_eq!(ran.code, Some(3), "could not run: {}", ran.shown());
     let said = ran.text();
     assert!(said.contains("cannot connect"), "{said}");
     assert!(

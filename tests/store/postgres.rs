@@ -402,7 +402,7 @@ fn lab_db_drives_the_postgres_store_and_the_cluster_leaves_nothing() {
         cluster.folder().display()
     );
     let ran = sandbox.lab(&["db", "--engine", "postgres", "--dsn", &gone, "state", "j"]);
-    assert_eq!(ran.code, Some(1), "{}", ran.shown());
+    assert_eq!(ran.code, Some(3), "{}", ran.shown());
     assert!(
         ran.text()
             .contains("cannot connect (error connecting to server"),
@@ -415,7 +415,7 @@ fn lab_db_drives_the_postgres_store_and_the_cluster_leaves_nothing() {
     let ran = sandbox.lab(&[
         "db", "--engine", "postgres", "--dsn", &elsewhere, "state", "j",
     ]);
-    assert_eq!(ran.code, Some(1), "{}", ran.shown());
+    assert_eq!(ran.code, Some(3), "{}", ran.shown());
     assert!(
         ran.text()
             .contains("cannot connect (database \"nope\" does not exist (3D000))"),
