@@ -143,14 +143,14 @@ impl DemoStory {
 }
 
 /// The Rust reference store, which the build compiles each of its mutants from.
-pub const MUTABLE_FILE: &str = "src/store.rs";
+pub const MUTABLE_FILE: &str = "crates/store/src/store.rs";
 
 /// The Python reference store, whose mutants are applied when they run.
 pub const PYTHON_STORE: &str = "src/store.py";
 
 /// The Rust reference store on PostgreSQL, which the build compiles each of
 /// its mutants from, as it does the file store's.
-pub const POSTGRES_STORE: &str = "src/store_postgres.rs";
+pub const POSTGRES_STORE: &str = "crates/store/src/store_postgres.rs";
 
 /// The files a mutant may change: the three reference implementations.
 pub const MUTABLE_FILES: [&str; 3] = [MUTABLE_FILE, PYTHON_STORE, POSTGRES_STORE];
@@ -273,7 +273,7 @@ mod tests {
     step = 4
     kind = "own"
     title = "a test mutant"
-    file = "src/store.rs"
+    file = "crates/store/src/store.rs"
     fragment = "if done || held_until > now {"
     replacement = "if done || held_until >= now {"
     explanation = "why"
@@ -317,8 +317,8 @@ mod tests {
             ),
             (
                 "x1-a.toml",
-                VALID.replace("src/store.rs", "src/main.rs"),
-                "only src/store.rs, src/store.py, src/store_postgres.rs",
+                VALID.replace("crates/store/src/store.rs", "src/main.rs"),
+                "only crates/store/src/store.rs, src/store.py, crates/store/src/store_postgres.rs",
             ),
             (
                 "x1-a.toml",
