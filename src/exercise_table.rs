@@ -333,7 +333,7 @@ mod tests {
         );
         assert_eq!(
             problems(&other_store)[0],
-            "labs/exercises.toml: exercise \"1\": mutant 01 changes src/store.rs, not src/store.py"
+            "labs/exercises.toml: exercise \"1\": mutant 01 changes crates/store/src/store.rs, not src/store.py"
         );
         assert_eq!(
             problems(&hardening)[0],

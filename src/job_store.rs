@@ -265,62 +265,20 @@ fn wrong_kind<T>(operation: &str, answer: &Answer) -> T {
     )
 }
 
-/// A store compiled into this binary: the reference, or a mutant's copy
-/// of it. Made by `compiled_store!` from the module's path functions.
-#[derive(Clone, Copy)]
-pub struct CompiledStore {
-    pub(crate) run: fn(&Path, &Operation) -> Result<Answer>,
-    pub(crate) set_busy_timeout: fn(Option<Duration>),
-}
+pub use lease_lab_store::variants::CompiledStore;
 
+/// A store compiled into this binary (the reference, or a mutant's copy of
+/// it, see [`CompiledStore`]): each operation goes to the module's path
+/// function.
 impl JobStore for CompiledStore {
     fn call(&self, db: &Path, operation: &Operation) -> Result<Answer> {
-        (self.run)(db, operation)
+        CompiledStore::call(self, db, operation)
     }
 
     fn set_thread_busy_timeout(&self, timeout: Option<Duration>) {
-        (self.set_busy_timeout)(timeout)
+        CompiledStore::set_thread_busy_timeout(self, timeout)
     }
 }
-
-/// The [`CompiledStore`] of a store module (the reference or a mutant's
-/// copy): each operation goes to the module's path function.
-macro_rules! compiled_store {
-    ($($module:ident)::+) => {
-        $crate::job_store::CompiledStore {
-            run: |db, operation| {
-                use $crate::operation::{Answer, Operation};
-                Ok(match operation {
-                    Operation::InitDb => {
-                        $($module)::+::init_db(db)?;
-                        Answer::Done
-                    }
-                    Operation::Enqueue { job_id } => Answer::Bool($($module)::+::enqueue(db, job_id)?),
-                    Operation::State { job_id } => Answer::Row($($module)::+::state(db, job_id)?),
-                    Operation::Claim { job_id, owner, now, ttl } => {
-                        Answer::Fence($($module)::+::claim(db, job_id, owner, *now, *ttl)?)
-                    }
-                    Operation::Renew { job_id, owner, fence, now, ttl } => {
-                        Answer::Bool($($module)::+::renew(db, job_id, owner, *fence, *now, *ttl)?)
-                    }
-                    Operation::Complete { job_id, owner, fence, now, result } => {
-                        Answer::Bool($($module)::+::complete(db, job_id, owner, *fence, *now, result)?)
-                    }
-                    Operation::Release { job_id, owner, fence } => {
-                        Answer::Bool($($module)::+::release(db, job_id, owner, *fence)?)
-                    }
-                    Operation::ClaimMany { job_id, owners, now, ttl } => {
-                        let owners: Vec<&str> = owners.iter().map(String::as_str).collect();
-                        Answer::Fences($($module)::+::claim_many(db, job_id, &owners, *now, *ttl)?)
-                    }
-                })
-            },
-            set_busy_timeout: |timeout| $($module)::+::set_thread_busy_timeout(timeout),
-        }
-    };
-}
-
-pub(crate) use compiled_store;
 
 #[cfg(test)]
 mod tests {

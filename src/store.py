@@ -1,7 +1,7 @@
 """The job store in Python, on SQLite: an ownership lease plus a fencing token.
 
 The worksheet's eight operations, in its order, with the same contract as the
-Rust store (src/store.rs). Each one takes the database path and opens its own
+Rust store (crates/store/src/store.rs). Each one takes the database path and opens its own
 connection for the one call. Time is a number of seconds given by the caller
 (`now`), never read from the machine: a lease is valid while now < until.
 

@@ -5,86 +5,23 @@
 //! (none for the reference), and what carries out its operations.
 
 use crate::external::{ExternalStore, ImplCommand};
-use crate::job_store::{compiled_store, CompiledStore, JobStore};
-use crate::mutant::{DemoStory, MutantKind, MutantSpec};
-#[cfg(doc)]
-use crate::mutant::{MUTABLE_FILE, POSTGRES_STORE};
-#[cfg(doc)]
-use crate::pg_server::ServerStore;
+use crate::job_store::{CompiledStore, JobStore};
+use crate::mutant::{MutantKind, MutantSpec};
 use crate::pg_server::{OnServer, Server};
 use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A mutant compiled into the binary by the build step (`build.rs`), with
-/// its operations (`S`): a store on a file ([`CompiledStore`]) or on a
-/// server ([`ServerStore`]).
-#[derive(Clone, Copy)]
-pub struct CompiledMutant<S: 'static = CompiledStore> {
-    /// The mutant's id (`04`, `08b`, `h05a`).
-    pub id: &'static str,
-    /// The worksheet step whose contract it breaks.
-    pub step: u8,
-    /// What the broken code does, in one line.
-    pub title: &'static str,
-    /// Worksheet, hardening or field.
-    pub kind: MutantKind,
-    /// Its file in `mutants/`.
-    pub file_name: &'static str,
-    /// The store's source file it changes ([`MUTABLE_FILE`] or
-    /// [`POSTGRES_STORE`]).
-    pub file: &'static str,
-    /// That file's reference source, exactly as compiled.
-    pub original: &'static str,
-    /// The reference text it replaces.
-    pub fragment: &'static str,
-    /// The text it puts in its place.
-    pub replacement: &'static str,
-    /// Why the change breaks the contract.
-    pub explanation: &'static str,
-    /// The worksheet's own wording of the fragment, if any.
-    pub worksheet: Option<&'static str>,
-    /// The `lab demo` story that shows its break, if not the worksheet's.
-    pub story: Option<DemoStory>,
-    /// The whole mutated store source, exactly as compiled.
-    pub source: &'static str,
-    /// The operations that can run its change, by name, in
-    /// [`NAMES`](crate::operation::NAMES) order (see [`crate::reach`]): a
-    /// test that calls none of them runs no mutated code.
-    pub reaches: &'static [&'static str],
-    /// Its eight operations.
-    pub store: S,
-}
-
-/// The source of the reference store, exactly as compiled.
-pub const REFERENCE_SOURCE: &str = include_str!("store.rs");
-
-/// The source of the reference store on PostgreSQL, exactly as compiled.
-pub const POSTGRES_SOURCE: &str = include_str!("store_postgres.rs");
+pub use lease_lab_store::variants::{
+    active, compiled_mutant, CompiledMutant, ACTIVE, ACTIVE_MUTANT, MUTANTS, POSTGRES_SOURCE,
+    REFERENCE, REFERENCE_SOURCE, SERVER_MUTANTS,
+};
 
 /// Another name of the reference, as commands take it.
 pub const REFERENCE_ALIAS: &str = "correct";
 
 /// The id under which the lab reports a reference implementation.
 pub const REFERENCE_ID: &str = "reference";
-
-/// The reference implementation's operations.
-pub static REFERENCE: CompiledStore = compiled_store!(crate::store);
-
-mod generated {
-    use super::CompiledMutant;
-    include!(concat!(env!("OUT_DIR"), "/variants.rs"));
-}
-
-pub use generated::{active, ACTIVE_MUTANT, MUTANTS, SERVER_MUTANTS};
-
-/// The operations of the store the library exports (see [`ACTIVE_MUTANT`]).
-pub static ACTIVE: CompiledStore = compiled_store!(self::active);
-
-/// The compiled mutant with this id, if any.
-pub fn compiled_mutant(id: &str) -> Option<&'static CompiledMutant> {
-    MUTANTS.iter().find(|mutant| mutant.id == id)
-}
 
 /// A mutant as the lab shows and runs it: its file's fields and the
 /// mutated source.
@@ -378,39 +315,50 @@ impl std::fmt::Debug for Variant {
     }
 }
 
-impl<S> std::fmt::Debug for CompiledMutant<S> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CompiledMutant")
-            .field("id", &self.id)
-            .field("step", &self.step)
-            .field("kind", &self.kind)
-            .field("title", &self.title)
-            .finish_non_exhaustive()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     /// One cargo feature per compiled mutant, and no other `mutant-`
-    /// feature: the `[features]` of Cargo.toml follow from `mutants/`
+    /// feature: the `[features]` of the store's Cargo.toml follow from
+    /// `mutants/`, and the lab's forward each of them to the store's crate
     /// (a mutant without its feature can only be chosen through
     /// `LEASE_LAB_MUTANT`; a feature without its mutant names nothing).
     #[test]
     fn the_cargo_features_are_the_compiled_mutants() {
-        let manifest: toml::Table = include_str!("../Cargo.toml").parse().unwrap();
-        let mut features: Vec<&str> = manifest["features"]
-            .as_table()
-            .expect("Cargo.toml has [features]")
-            .keys()
-            .filter_map(|name| name.strip_prefix("mutant-"))
-            .collect();
         let mut ids: Vec<&str> = MUTANTS.iter().map(|mutant| mutant.id).collect();
-        features.sort_unstable();
         ids.sort_unstable();
-        assert_eq!(
-            features, ids,
-            "add or remove `mutant-ID = []` lines in Cargo.toml's [features] to match mutants/"
-        );
+        for (name, text) in [
+            (
+                "crates/store/Cargo.toml",
+                include_str!("../crates/store/Cargo.toml"),
+            ),
+            ("Cargo.toml", include_str!("../Cargo.toml")),
+        ] {
+            let manifest: toml::Table = text.parse().unwrap();
+            let declared = manifest["features"].as_table().expect("[features]");
+            let mut features: Vec<&str> = declared
+                .keys()
+                .filter_map(|name| name.strip_prefix("mutant-"))
+                .collect();
+            features.sort_unstable();
+            assert_eq!(
+                features, ids,
+                "add or remove `mutant-ID` lines in {name}'s [features] to match mutants/"
+            );
+            for (feature, enables) in declared.iter().filter(|(f, _)| f.starts_with("mutant-")) {
+                let forwarded = format!("lease-lab-store/{feature}");
+                let expected: &[&str] = match name {
+                    "Cargo.toml" => &[&forwarded],
+                    _ => &[],
+                };
+                let enables: Vec<&str> = enables
+                    .as_array()
+                    .expect("a list")
+                    .iter()
+                    .filter_map(|value| value.as_str())
+                    .collect();
+                assert_eq!(enables, expected, "{name}: {feature}");
+            }
+        }
     }
 
     use super::*;

@@ -2,7 +2,7 @@
 //! each operation answers in each state, and the state it leaves, in
 //! memory and with no SQLite.
 //!
-//! The comparisons are the reference store's (`src/store.rs`), one for one:
+//! The comparisons are the reference store's (`crates/store/src/store.rs`), one for one:
 //! a lease is valid while `now < until`, so the boundary `now == until` is
 //! claimable; `renew` and `complete` need the stored owner and fence, a job
 //! not done, and a valid lease; `release` needs the owner and fence and a

@@ -196,7 +196,7 @@ impl ImplArgs {
             return Ok(());
         }
         Err(CliError::Usage(format!(
-            "--engine postgres runs the lab's Rust store on PostgreSQL (src/store_postgres.rs), \
+            "--engine postgres runs the lab's Rust store on PostgreSQL (crates/store/src/store_postgres.rs), \
              not {}; leave out --impl",
             self.subject.describe()
         )))

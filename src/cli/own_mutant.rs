@@ -28,7 +28,7 @@ pub enum Action {
         /// The folder of mutant files (made if missing).
         #[arg(long, default_value = "mutants")]
         dir: PathBuf,
-        /// Whose code: `rust` (src/store.rs) or `python` (src/store.py);
+        /// Whose code: `rust` (crates/store/src/store.rs) or `python` (src/store.py);
         /// default: the store in the language of your current
         /// implementation (Python for a .py file), else `rust`.
         #[arg(long = "impl", value_name = "IMPL", value_parser = Subject::parse)]

@@ -12,7 +12,12 @@ pub use cluster::Cluster;
 pub use hosts::{Hosts, HostsError};
 pub use on_server::OnServer;
 
-use crate::operation::{Answer, Operation};
+/// The store on PostgreSQL compiled into the lab, as its crate makes it:
+/// the operations of the reference's or a mutant's ([`ServerStore`]), the
+/// reference's ([`REFERENCE`]), and an operation on the reference's
+/// connection ([`call`]).
+pub use lease_lab_store::variants::{call, ServerStore, POSTGRES_REFERENCE as REFERENCE};
+
 use std::path::Path;
 use std::time::Duration;
 
@@ -47,99 +52,6 @@ pub enum ServerError {
         detail: String,
     },
 }
-
-/// `operation` on a store on PostgreSQL (the reference's `Postgres`, or a
-/// mutated copy's), as the protocol answers it; `init_db` takes no path:
-/// the server holds the table. Its errors are the store's.
-macro_rules! answer_on {
-    ($store:expr, $operation:expr) => {{
-        use $crate::operation::{Answer, Operation};
-        let store = $store;
-        Ok(match $operation {
-            Operation::InitDb => {
-                store.init_db()?;
-                Answer::Done
-            }
-            Operation::Enqueue { job_id } => Answer::Bool(store.enqueue(job_id)?),
-            Operation::State { job_id } => Answer::Row(store.state(job_id)?),
-            Operation::Claim {
-                job_id,
-                owner,
-                now,
-                ttl,
-            } => Answer::Fence(store.claim(job_id, owner, *now, *ttl)?),
-            Operation::Renew {
-                job_id,
-                owner,
-                fence,
-                now,
-                ttl,
-            } => Answer::Bool(store.renew(job_id, owner, *fence, *now, *ttl)?),
-            Operation::Complete {
-                job_id,
-                owner,
-                fence,
-                now,
-                result,
-            } => Answer::Bool(store.complete(job_id, owner, *fence, *now, result)?),
-            Operation::Release {
-                job_id,
-                owner,
-                fence,
-            } => Answer::Bool(store.release(job_id, owner, *fence)?),
-            Operation::ClaimMany {
-                job_id,
-                owners,
-                now,
-                ttl,
-            } => {
-                let owners: Vec<&str> = owners.iter().map(String::as_str).collect();
-                Answer::Fences(store.claim_many(job_id, &owners, *now, *ttl)?)
-            }
-        })
-    }};
-}
-
-pub(crate) use answer_on;
-
-/// `operation` on the reference store `store`, on its connection, as the
-/// protocol answers it.
-///
-/// Errors: the store's, as each operation documents them.
-pub fn call(
-    store: &crate::store_postgres::Postgres,
-    operation: &Operation,
-) -> crate::store_postgres::Result<Answer> {
-    answer_on!(store, operation)
-}
-
-/// The operations of a store on PostgreSQL compiled into the lab: the
-/// reference's ([`REFERENCE`]) or a mutant's (`build.rs` makes one per
-/// mutant of src/store_postgres.rs).
-#[derive(Clone, Copy)]
-pub struct ServerStore {
-    /// Connects to the server at the connection string given, with the
-    /// `jobs` table in the schema given (or the server's default), and
-    /// runs the operation on that connection.
-    pub run: fn(&str, Option<&str>, &Operation) -> crate::error::Result<Answer>,
-}
-
-/// The [`ServerStore`] of a module that defines the store's `Postgres`.
-macro_rules! server_store {
-    ($($module:ident)::+) => {
-        $crate::pg_server::ServerStore {
-            run: |dsn, schema, operation| {
-                let store = $($module)::+::Postgres::connect_in(dsn, schema)?;
-                $crate::pg_server::answer_on!(&store, operation)
-            },
-        }
-    };
-}
-
-pub(crate) use server_store;
-
-/// The reference store on PostgreSQL's operations.
-pub static REFERENCE: ServerStore = server_store!(crate::store_postgres);
 
 /// The server the lab runs on: one it was given, or a throwaway cluster it
 /// started, which runs while this lives.

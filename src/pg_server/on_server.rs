@@ -261,7 +261,7 @@ impl JobStore for OnServer {
                     &[],
                 )
                 .map_err(|error| error.to_string())?;
-            Ok(rows.iter().map(crate::store_postgres::job_of).collect())
+            Ok(rows.iter().map(lease_lab_store::variants::job_of).collect())
         };
         Some(read())
     }

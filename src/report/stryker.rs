@@ -3,7 +3,7 @@
 //! the Stryker family read.
 //!
 //! The mutated files are the reference stores the matrix's mutants change
-//! (`src/store.rs`, `src/store.py`), each with its whole source; each
+//! (`crates/store/src/store.rs`, `src/store.py`), each with its whole source; each
 //! mutant sits at the token its change replaces (see [`super::change`]),
 //! so that mutants of one statement each have a place of their own and a
 //! viewer can mark and open every one. The tests are the contract suite's,
@@ -209,7 +209,7 @@ mod tests {
 
     #[test]
     fn each_file_is_named_in_the_language_of_its_code() {
-        assert_eq!(language("src/store.rs"), "rust");
+        assert_eq!(language("crates/store/src/store.rs"), "rust");
         assert_eq!(language("src/store.py"), "python");
     }
     use crate::variant::{self, REFERENCE_SOURCE};

@@ -220,7 +220,7 @@ fn mutant_of(original: &str, fragment: &str, replacement: &str) -> Mutant {
             step: 1,
             title: "t".into(),
             kind: MutantKind::Own,
-            file: "src/store.rs".into(),
+            file: "crates/store/src/store.rs".into(),
             fragment: fragment.into(),
             replacement: replacement.into(),
             explanation: "e".into(),

@@ -315,6 +315,35 @@ pub fn python_command(file: &Path) -> ImplCommand {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_python_store_s_mutants_reach_their_operations() {
+        use crate::operation::NAMES;
+        use crate::reach::python_reach;
+        let store = crate::subject::PYTHON_SOURCE;
+        let of = |id: &str| {
+            let file = crate::subject::PYTHON_MUTANT_FILES
+                .iter()
+                .find(|file| file.file_name.starts_with(&format!("{id}-")))
+                .unwrap();
+            let spec = crate::mutant::MutantSpec::parse(file.file_name, file.text).unwrap();
+            python_reach(store, &spec.fragment, &NAMES)
+        };
+        assert_eq!(of("py05"), ["renew"]);
+        assert_eq!(of("py08b"), ["claim", "claim_many"]);
+        assert_eq!(of("py02"), ["enqueue"]);
+        assert_eq!(
+            of("py01"),
+            ["init_db"],
+            "an error message naming init_db calls nothing"
+        );
+        assert_eq!(python_reach(store, "no such text", &NAMES), NAMES);
+        assert_eq!(
+            python_reach(store, "sys.stdout = sys.stderr", &NAMES),
+            NAMES,
+            "the protocol's loop runs for every operation"
+        );
+    }
+
     use super::*;
 
     /// A Python store is one file per source in the cache, written once
@@ -442,7 +471,7 @@ mod tests {
     fn a_mutant_of_another_file_is_not_a_python_mutant() {
         let text = PYTHON_MUTANT_FILES[0]
             .text
-            .replace("src/store.py", "src/store.rs");
+            .replace("src/store.py", crate::mutant::MUTABLE_FILE);
         let error = python_mutant("py01-x.toml", &text).unwrap_err();
         assert!(error.reason.contains("not src/store.py"), "{error}");
     }

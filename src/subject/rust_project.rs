@@ -19,9 +19,9 @@ const MAIN: &str = include_str!("../../labs/starters/rust/src/main.rs");
 /// The starter's stubs.
 pub const STUBS: &str = include_str!("../../labs/starters/rust/src/store.rs");
 /// The lab's error type, which the store's functions return.
-const ERROR: &str = include_str!("../error.rs");
+const ERROR: &str = include_str!("../../crates/store/src/error.rs");
 /// The lab's row and fence types.
-const JOB: &str = include_str!("../job.rs");
+const JOB: &str = include_str!("../../crates/store/src/job.rs");
 /// The lab's own lock file: the project builds with the same crate
 /// versions, which the lab's build has already fetched.
 const LOCK: &str = include_str!("../../Cargo.lock");

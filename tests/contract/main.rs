@@ -1,7 +1,7 @@
 //! The contract suite under `cargo test`, against the library's store: the
 //! reference, or the mutant chosen with `--features mutant-ID`. It is the
 //! store's judge: `.ci/mutants` runs this binary alone on the mutants of
-//! `src/store.rs`.
+//! `crates/store/src/store.rs`.
 //!
 //! - `contract`: the suite on the path functions, and a proof that a
 //!   student can pass the steps one by one, in order.

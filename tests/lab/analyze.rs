@@ -403,7 +403,7 @@ fn the_readme_and_the_guides_stay_short() {
     }
 }
 
-/// The longest a file in `src/` may be, in lines.
+/// The longest a file in `src/` (the store's `crates/store/src/` too) may be, in lines.
 const MAX_FILE_LINES: usize = 800;
 
 /// The longest a function in `src/` may be, in lines, from its `fn` to its
@@ -495,7 +495,7 @@ impl<'ast> syn::visit::Visit<'ast> for LongFunctions<'_> {
     }
 }
 
-/// No file in `src/` is over [`MAX_FILE_LINES`] lines and no function over
+/// No file in `src/` or `crates/store/src/` is over [`MAX_FILE_LINES`] lines and no function over
 /// [`MAX_FN_LINES`]: a file or a function that grows past that is split,
 /// not left to grow.
 #[test]
@@ -504,6 +504,7 @@ fn the_source_files_and_functions_stay_short() {
     let mut files = Vec::new();
     rust_files(&root.join("src"), &mut files);
     assert!(files.len() > 50, "src/ has its files: {files:?}");
+    rust_files(&root.join("crates/store/src"), &mut files);
     let mut long = Vec::new();
     for path in &files {
         let relative = path.strip_prefix(root).expect("a file of the crate");

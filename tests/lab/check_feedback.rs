@@ -501,7 +501,7 @@ fn a_rust_panic_shows_its_message_and_location() {
         .lab(&["new", "--lang", "rust", "mine"])
         .assert_code(0);
     let store = sandbox.path("mine").join("src").join("store.rs");
-    let reference = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store.rs");
+    let reference = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/store/src/store.rs");
     std::fs::copy(&reference, &store).unwrap();
     edit(
         &store,
@@ -541,7 +541,7 @@ fn a_rust_claim_that_hangs_is_blamed_on_step_4() {
         .lab(&["new", "--lang", "rust", "mine"])
         .assert_code(0);
     let store = sandbox.path("mine").join("src").join("store.rs");
-    let reference = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store.rs");
+    let reference = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/store/src/store.rs");
     std::fs::copy(&reference, &store).unwrap();
     edit(
         &store,

@@ -135,7 +135,7 @@ fn a_new_mutant_breaks_the_store_of_the_current_implementation_s_language() {
     let sandbox = Sandbox::new();
     let rust_only = sandbox.lab(&["mutant", "new", "--step", "4"]);
     rust_only.assert_success();
-    rust_only.assert_says(&["a mutant of the lab's Rust store, src/store.rs"]);
+    rust_only.assert_says(&["a mutant of the lab's Rust store, crates/store/src/store.rs"]);
     sandbox
         .lab(&["new", "--lang", "python", "mine"])
         .assert_success();
@@ -148,9 +148,11 @@ fn a_new_mutant_breaks_the_store_of_the_current_implementation_s_language() {
     let template = std::fs::read_to_string(&file).unwrap();
     assert!(template.contains("file = \"src/store.py\""), "{template}");
     let rust = sandbox.lab(&["mutant", "new", "--step", "4", "--impl", "rust"]);
-    rust.assert_says(&["a mutant of the lab's Rust store, src/store.rs (as --impl names it)"]);
+    rust.assert_says(&[
+        "a mutant of the lab's Rust store, crates/store/src/store.rs (as --impl names it)",
+    ]);
     let rust_template = std::fs::read_to_string(sandbox.path("mutants/o04c-own.toml")).unwrap();
-    assert!(rust_template.contains("file = \"src/store.rs\""));
+    assert!(rust_template.contains("file = \"crates/store/src/store.rs\""));
 
     let edited: String = template
         .lines()

@@ -833,7 +833,7 @@ fn the_rust_starter_is_not_written_and_passes_with_the_lab_s_store() {
     assert_every_step(&stubs, 8, "not written");
     assert_recorded_checks(&sandbox.progress(), "not-implemented");
 
-    let reference = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store.rs");
+    let reference = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/store/src/store.rs");
     std::fs::copy(&reference, &store).unwrap();
     let written = check();
     written.assert_code(0);

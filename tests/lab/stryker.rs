@@ -98,7 +98,7 @@ fn offset(text: &str, position: &Value) -> usize {
 #[test]
 fn each_mutant_placed_in_the_source_gives_the_code_that_ran() {
     for (matrix, file) in [
-        (matrix(), "src/store.rs"),
+        (matrix(), "crates/store/src/store.rs"),
         (python_matrix(), "src/store.py"),
     ] {
         let report = stryker::report(matrix);
@@ -143,7 +143,7 @@ fn statuses_and_killers_are_the_matrix_s_and_name_known_tests() {
         .map(|test| test["id"].as_str().unwrap())
         .collect();
     assert_eq!(test_ids.len(), CASES.len());
-    let mutants = report["files"]["src/store.rs"]["mutants"]
+    let mutants = report["files"]["crates/store/src/store.rs"]["mutants"]
         .as_array()
         .unwrap();
     for summary in matrix.summaries() {
@@ -245,7 +245,7 @@ fn covered_by_names_the_tests_that_call_an_operation_the_change_reaches() {
     let reference = matrix.reference().expect("the reference ran");
     let report = stryker::report(matrix);
     for (run, mutant) in matrix.mutant_runs() {
-        let reported = reported_mutant(&report, "src/store.rs", &mutant.spec.id);
+        let reported = reported_mutant(&report, "crates/store/src/store.rs", &mutant.spec.id);
         let reaches = mutant
             .reaches
             .as_ref()
@@ -269,7 +269,7 @@ fn covered_by_names_the_tests_that_call_an_operation_the_change_reaches() {
             assert!(calling.contains(&killer), "{}: {killer}", mutant.spec.id);
         }
     }
-    let renew = reported_mutant(&report, "src/store.rs", "05")["coveredBy"]
+    let renew = reported_mutant(&report, "crates/store/src/store.rs", "05")["coveredBy"]
         .as_array()
         .unwrap()
         .len();
@@ -297,7 +297,7 @@ fn location(mutant: &Value) -> [u64; 4] {
 #[test]
 fn every_mutant_of_each_store_has_a_location_of_its_own() {
     for (matrix, file) in [
-        (matrix(), "src/store.rs"),
+        (matrix(), "crates/store/src/store.rs"),
         (python_matrix(), "src/store.py"),
     ] {
         let report = stryker::report(matrix);
@@ -367,7 +367,7 @@ fn viewer_can_mark(original: &str, mutated: &str) -> bool {
 #[test]
 fn the_viewer_can_mark_every_mutant_s_change_and_not_a_line_added_at_a_line_end() {
     for (matrix, file) in [
-        (matrix(), "src/store.rs"),
+        (matrix(), "crates/store/src/store.rs"),
         (python_matrix(), "src/store.py"),
     ] {
         let report = stryker::report(matrix);
@@ -425,7 +425,7 @@ mod pages {
     #[test]
     fn the_validator_rejects_what_the_schema_forbids() {
         let mut report = stryker::report(matrix());
-        report["files"]["src/store.rs"]["mutants"][0]["status"] = json!("Crashed");
+        report["files"]["crates/store/src/store.rs"]["mutants"][0]["status"] = json!("Crashed");
         report.as_object_mut().unwrap().remove("thresholds");
         let errors = schema_errors(&report);
         assert!(

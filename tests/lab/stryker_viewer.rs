@@ -122,7 +122,10 @@ fn every_mutant_of_the_rust_store_opens_in_strykers_viewer() {
     let viewed = view(&report);
     assert_eq!(viewed.errors, Vec::<String>::new());
     assert_eq!(viewed.console, Vec::<String>::new());
-    assert_eq!(viewed.opened, mutant_ids(&report, "src/store.rs"));
+    assert_eq!(
+        viewed.opened,
+        mutant_ids(&report, "crates/store/src/store.rs")
+    );
 }
 
 #[test]
@@ -142,11 +145,11 @@ fn every_mutant_of_the_python_store_opens_in_strykers_viewer() {
 #[ignore = "needs chromium and npm"]
 fn a_line_added_at_the_end_of_the_location_s_line_fails_in_the_viewer() {
     let mut report = stryker::report(matrix());
-    let source = report["files"]["src/store.rs"]["source"]
+    let source = report["files"]["crates/store/src/store.rs"]["source"]
         .as_str()
         .unwrap()
         .to_string();
-    let mutants = report["files"]["src/store.rs"]["mutants"]
+    let mutants = report["files"]["crates/store/src/store.rs"]["mutants"]
         .as_array_mut()
         .unwrap();
     let claim_many = mutants
@@ -174,7 +177,7 @@ fn a_line_added_at_the_end_of_the_location_s_line_fails_in_the_viewer() {
     assert!(!viewed.opened.contains(&"08".to_string()));
     assert_eq!(
         viewed.opened.len(),
-        mutant_ids(&report, "src/store.rs").len() - 1
+        mutant_ids(&report, "crates/store/src/store.rs").len() - 1
     );
 }
 
@@ -217,7 +220,10 @@ fn the_stryker_html_page_opens_every_mutant_from_disk() {
     let viewed = open_every_mutant(&write_page(lab.dir.path(), "opened.html", &opened));
     assert_eq!(viewed.errors, Vec::<String>::new());
     assert_eq!(viewed.console, Vec::<String>::new());
-    assert_eq!(viewed.opened, mutant_ids(&report, "src/store.rs"));
+    assert_eq!(
+        viewed.opened,
+        mutant_ids(&report, "crates/store/src/store.rs")
+    );
     let without = lab.lab(&["matrix", "--format", "stryker-html"]);
     without.assert_code(2);
     without.assert_says(&["npm install mutation-testing-elements", "--viewer"]);

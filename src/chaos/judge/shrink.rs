@@ -40,8 +40,8 @@ pub struct Shrunk {
     pub judged: Judgement,
     /// How many runs the shrink made.
     pub runs: usize,
-    /// Whether the shrink's time ran out ([`BUDGET`], of which the search
-    /// has [`SEARCH_BUDGET`]) before it ended: the counterexample is then
+    /// Whether the shrink's time ran out (`BUDGET`, of which the search
+    /// has `SEARCH_BUDGET`) before it ended: the counterexample is then
     /// the smallest confirmed by then.
     pub out_of_time: bool,
 }
@@ -119,8 +119,8 @@ fn replays_exactly(settings: &Settings) -> bool {
 /// failed three more runs in a row, each made to its end as its printed
 /// replay is, or it is the run that failed first.
 ///
-/// The shrink makes at most [`MOST_RUNS`] runs and takes at most
-/// [`BUDGET`]: when its time runs out, the smallest candidate confirmed by
+/// The shrink makes at most `MOST_RUNS` runs and takes at most
+/// `BUDGET`: when its time runs out, the smallest candidate confirmed by
 /// then is the counterexample ([`Shrunk::out_of_time`]).
 ///
 /// Errors: a run that could not be made.

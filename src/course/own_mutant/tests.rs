@@ -232,7 +232,7 @@ fn a_python_template_breaks_the_python_store_s_step() {
 
 fn own(id: &str, fragment: &str, replacement: &str) -> String {
     format!(
-        "id = \"{id}\"\nstep = 4\nkind = \"own\"\ntitle = \"t\"\nfile = \"src/store.rs\"\nfragment = {}\nreplacement = {}\nexplanation = \"e\"\n",
+        "id = \"{id}\"\nstep = 4\nkind = \"own\"\ntitle = \"t\"\nfile = \"crates/store/src/store.rs\"\nfragment = {}\nreplacement = {}\nexplanation = \"e\"\n",
         toml_string(fragment),
         toml_string(replacement)
     )

@@ -11,7 +11,7 @@
 //! passed as a value, a name inside a macro), and wherever the analysis
 //! cannot tell, the reach is every operation.
 //!
-//! The build (`build.rs`) finds the Rust store's functions with `syn`; the
+//! The store's build (`build.rs`) finds the Rust store's functions with `syn`; the
 //! Python store's are found here, by indentation ([`python_functions`]).
 //! Both then go through [`reach`].
 
@@ -401,32 +401,5 @@ mod tests {
         assert!(functions[2].implicit && !functions[1].implicit);
         assert!(elsewhere.contains("serve") && elsewhere.contains("X"));
         assert!(!elsewhere.contains("b"));
-    }
-
-    #[test]
-    fn the_python_store_s_mutants_reach_their_operations() {
-        let store = crate::subject::PYTHON_SOURCE;
-        let of = |id: &str| {
-            let file = crate::subject::PYTHON_MUTANT_FILES
-                .iter()
-                .find(|file| file.file_name.starts_with(&format!("{id}-")))
-                .unwrap();
-            let spec = crate::mutant::MutantSpec::parse(file.file_name, file.text).unwrap();
-            python_reach(store, &spec.fragment, &NAMES)
-        };
-        assert_eq!(of("py05"), ["renew"]);
-        assert_eq!(of("py08b"), ["claim", "claim_many"]);
-        assert_eq!(of("py02"), ["enqueue"]);
-        assert_eq!(
-            of("py01"),
-            ["init_db"],
-            "an error message naming init_db calls nothing"
-        );
-        assert_eq!(python_reach(store, "no such text", &NAMES), NAMES);
-        assert_eq!(
-            python_reach(store, "sys.stdout = sys.stderr", &NAMES),
-            NAMES,
-            "the protocol's loop runs for every operation"
-        );
     }
 }

@@ -143,17 +143,25 @@ impl DemoStory {
 }
 
 /// The Rust reference store, which the build compiles each of its mutants from.
-pub const MUTABLE_FILE: &str = "src/store.rs";
+pub const MUTABLE_FILE: &str = "crates/store/src/store.rs";
 
 /// The Python reference store, whose mutants are applied when they run.
 pub const PYTHON_STORE: &str = "src/store.py";
 
 /// The Rust reference store on PostgreSQL, which the build compiles each of
 /// its mutants from, as it does the file store's.
-pub const POSTGRES_STORE: &str = "src/store_postgres.rs";
+pub const POSTGRES_STORE: &str = "crates/store/src/store_postgres.rs";
 
 /// The files a mutant may change: the three reference implementations.
 pub const MUTABLE_FILES: [&str; 3] = [MUTABLE_FILE, PYTHON_STORE, POSTGRES_STORE];
+
+/// Where the Rust stores were before they moved into a crate of their own,
+/// each with its place now: a mutant file written then (a student's, an
+/// instructor's) still names them so, and is read as naming them.
+pub const FORMER_PLACES: [(&str, &str); 2] = [
+    ("src/store.rs", MUTABLE_FILE),
+    ("src/store_postgres.rs", POSTGRES_STORE),
+];
 
 /// Why a mutant file cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -181,8 +189,11 @@ impl MutantSpec {
             file_name: file_name.to_string(),
             reason,
         };
-        let spec: MutantSpec =
+        let mut spec: MutantSpec =
             toml::from_str(text).map_err(|e| error(format!("is not a valid mutant file: {e}")))?;
+        if let Some((_, now)) = FORMER_PLACES.iter().find(|(then, _)| *then == spec.file) {
+            spec.file = (*now).to_string();
+        }
         let prefix =
             id_of_file_name(file_name).ok_or_else(|| error("must be named ID-slug.toml".into()))?;
         if prefix != spec.id {
@@ -273,7 +284,7 @@ mod tests {
     step = 4
     kind = "own"
     title = "a test mutant"
-    file = "src/store.rs"
+    file = "crates/store/src/store.rs"
     fragment = "if done || held_until > now {"
     replacement = "if done || held_until >= now {"
     explanation = "why"
@@ -293,6 +304,19 @@ mod tests {
         let mutated = spec.apply("x1-boundary.toml", REFERENCE_SOURCE).unwrap();
         assert!(mutated.contains("held_until >= now"));
         assert_eq!(mutated.len(), REFERENCE_SOURCE.len() + 1);
+    }
+
+    /// A mutant file written when the stores were in the lab's src/
+    /// names them there: it is read as naming their place now.
+    #[test]
+    fn a_mutant_file_naming_a_store_s_former_place_names_it_now() {
+        for (then, now) in FORMER_PLACES {
+            let written = VALID.replace(MUTABLE_FILE, then);
+            let spec = MutantSpec::parse("x1-boundary.toml", &written).unwrap();
+            assert_eq!(spec.file, now);
+        }
+        let elsewhere = VALID.replace(MUTABLE_FILE, "src/stores.rs");
+        assert!(MutantSpec::parse("x1-boundary.toml", &elsewhere).is_err());
     }
 
     #[test]
@@ -317,8 +341,8 @@ mod tests {
             ),
             (
                 "x1-a.toml",
-                VALID.replace("src/store.rs", "src/main.rs"),
-                "only src/store.rs, src/store.py, src/store_postgres.rs",
+                VALID.replace("crates/store/src/store.rs", "src/main.rs"),
+                "only crates/store/src/store.rs, src/store.py, crates/store/src/store_postgres.rs",
             ),
             (
                 "x1-a.toml",

@@ -5,7 +5,7 @@
 //! serialises to the JSON line of the lab's protocol
 //! (`{"op":"claim","job_id":"j",...}`, see `labs/protocol.md`), clap
 //! derives `lab db`'s subcommands from it, probe lines parse into it, and
-//! every [`JobStore`](crate::job_store::JobStore) runs it through `call`.
+//! every `JobStore` of the lab runs it through `call`.
 
 use crate::job::{Fence, Job};
 use serde::Serialize;

@@ -1,0 +1,253 @@
+//! The reference stores and their mutants, compiled into this crate: each
+//! mutant of `mutants/` is a copy of its store's file with the fragment
+//! replaced, written and included as a module by the build script
+//! (`build.rs`), and listed with what it is ([`CompiledMutant`]) in
+//! [`MUTANTS`] (the store on a file) and [`SERVER_MUTANTS`] (the store on
+//! PostgreSQL). Each store's eight operations are a value: [`CompiledStore`]
+//! for one on a file, [`ServerStore`] for one on a server.
+
+use crate::error::Result;
+use crate::mutant::{DemoStory, MutantKind};
+#[cfg(doc)]
+use crate::mutant::{MUTABLE_FILE, POSTGRES_STORE};
+use crate::operation::{Answer, Operation};
+use std::path::Path;
+use std::time::Duration;
+
+/// A mutant compiled into this crate by its build script (`build.rs`), with
+/// its operations (`S`): a store on a file ([`CompiledStore`]) or on a
+/// server ([`ServerStore`]).
+#[derive(Clone, Copy)]
+pub struct CompiledMutant<S: 'static = CompiledStore> {
+    /// The mutant's id (`04`, `08b`, `h05a`).
+    pub id: &'static str,
+    /// The worksheet step whose contract it breaks.
+    pub step: u8,
+    /// What the broken code does, in one line.
+    pub title: &'static str,
+    /// Worksheet, hardening or field.
+    pub kind: MutantKind,
+    /// Its file in `mutants/`.
+    pub file_name: &'static str,
+    /// The store's source file it changes ([`MUTABLE_FILE`] or
+    /// [`POSTGRES_STORE`]).
+    pub file: &'static str,
+    /// That file's reference source, exactly as compiled.
+    pub original: &'static str,
+    /// The reference text it replaces.
+    pub fragment: &'static str,
+    /// The text it puts in its place.
+    pub replacement: &'static str,
+    /// Why the change breaks the contract.
+    pub explanation: &'static str,
+    /// The worksheet's own wording of the fragment, if any.
+    pub worksheet: Option<&'static str>,
+    /// The `lab demo` story that shows its break, if not the worksheet's.
+    pub story: Option<DemoStory>,
+    /// The whole mutated store source, exactly as compiled.
+    pub source: &'static str,
+    /// The operations that can run its change, by name, in
+    /// [`NAMES`](crate::operation::NAMES) order (see [`crate::reach`]): a
+    /// test that calls none of them runs no mutated code.
+    pub reaches: &'static [&'static str],
+    /// Its eight operations.
+    pub store: S,
+}
+
+/// The source of the reference store, exactly as compiled.
+pub const REFERENCE_SOURCE: &str = include_str!("store.rs");
+
+/// The source of the reference store on PostgreSQL, exactly as compiled.
+pub const POSTGRES_SOURCE: &str = include_str!("store_postgres.rs");
+
+/// The reference implementation's operations.
+pub static REFERENCE: CompiledStore = compiled_store!(crate::store);
+
+mod generated {
+    use super::CompiledMutant;
+    include!(concat!(env!("OUT_DIR"), "/variants.rs"));
+}
+
+pub use generated::{active, ACTIVE_MUTANT, MUTANTS, SERVER_MUTANTS};
+
+/// The operations of the store the crate exports (see [`ACTIVE_MUTANT`]).
+pub static ACTIVE: CompiledStore = compiled_store!(self::active);
+
+/// The compiled mutant with this id, if any.
+pub fn compiled_mutant(id: &str) -> Option<&'static CompiledMutant> {
+    MUTANTS.iter().find(|mutant| mutant.id == id)
+}
+
+impl<S> std::fmt::Debug for CompiledMutant<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledMutant")
+            .field("id", &self.id)
+            .field("step", &self.step)
+            .field("kind", &self.kind)
+            .field("title", &self.title)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A store compiled into this crate: the reference, or a mutant's copy
+/// of it. Made by `compiled_store!` from the module's path functions.
+#[derive(Clone, Copy)]
+pub struct CompiledStore {
+    pub(crate) run: fn(&Path, &Operation) -> Result<Answer>,
+    pub(crate) set_busy_timeout: fn(Option<Duration>),
+}
+
+impl CompiledStore {
+    /// Runs `operation` on the database at `db`, as the store's path
+    /// function of that operation does.
+    ///
+    /// Errors: the store's, as each operation documents them.
+    pub fn call(&self, db: &Path, operation: &Operation) -> Result<Answer> {
+        (self.run)(db, operation)
+    }
+
+    /// Sets how long this thread's calls wait for a lock (`None`: the
+    /// default), as the store's `set_thread_busy_timeout` does.
+    pub fn set_thread_busy_timeout(&self, timeout: Option<Duration>) {
+        (self.set_busy_timeout)(timeout)
+    }
+}
+
+/// The [`CompiledStore`] of a store module (the reference or a mutant's
+/// copy): each operation goes to the module's path function.
+macro_rules! compiled_store {
+    ($($module:ident)::+) => {
+        $crate::variants::CompiledStore {
+            run: |db, operation| {
+                use $crate::operation::{Answer, Operation};
+                Ok(match operation {
+                    Operation::InitDb => {
+                        $($module)::+::init_db(db)?;
+                        Answer::Done
+                    }
+                    Operation::Enqueue { job_id } => Answer::Bool($($module)::+::enqueue(db, job_id)?),
+                    Operation::State { job_id } => Answer::Row($($module)::+::state(db, job_id)?),
+                    Operation::Claim { job_id, owner, now, ttl } => {
+                        Answer::Fence($($module)::+::claim(db, job_id, owner, *now, *ttl)?)
+                    }
+                    Operation::Renew { job_id, owner, fence, now, ttl } => {
+                        Answer::Bool($($module)::+::renew(db, job_id, owner, *fence, *now, *ttl)?)
+                    }
+                    Operation::Complete { job_id, owner, fence, now, result } => {
+                        Answer::Bool($($module)::+::complete(db, job_id, owner, *fence, *now, result)?)
+                    }
+                    Operation::Release { job_id, owner, fence } => {
+                        Answer::Bool($($module)::+::release(db, job_id, owner, *fence)?)
+                    }
+                    Operation::ClaimMany { job_id, owners, now, ttl } => {
+                        let owners: Vec<&str> = owners.iter().map(String::as_str).collect();
+                        Answer::Fences($($module)::+::claim_many(db, job_id, &owners, *now, *ttl)?)
+                    }
+                })
+            },
+            set_busy_timeout: |timeout| $($module)::+::set_thread_busy_timeout(timeout),
+        }
+    };
+}
+
+pub(crate) use compiled_store;
+
+/// `operation` on a store on PostgreSQL (the reference's `Postgres`, or a
+/// mutated copy's), as the protocol answers it; `init_db` takes no path:
+/// the server holds the table. Its errors are the store's.
+macro_rules! answer_on {
+    ($store:expr, $operation:expr) => {{
+        use $crate::operation::{Answer, Operation};
+        let store = $store;
+        Ok(match $operation {
+            Operation::InitDb => {
+                store.init_db()?;
+                Answer::Done
+            }
+            Operation::Enqueue { job_id } => Answer::Bool(store.enqueue(job_id)?),
+            Operation::State { job_id } => Answer::Row(store.state(job_id)?),
+            Operation::Claim {
+                job_id,
+                owner,
+                now,
+                ttl,
+            } => Answer::Fence(store.claim(job_id, owner, *now, *ttl)?),
+            Operation::Renew {
+                job_id,
+                owner,
+                fence,
+                now,
+                ttl,
+            } => Answer::Bool(store.renew(job_id, owner, *fence, *now, *ttl)?),
+            Operation::Complete {
+                job_id,
+                owner,
+                fence,
+                now,
+                result,
+            } => Answer::Bool(store.complete(job_id, owner, *fence, *now, result)?),
+            Operation::Release {
+                job_id,
+                owner,
+                fence,
+            } => Answer::Bool(store.release(job_id, owner, *fence)?),
+            Operation::ClaimMany {
+                job_id,
+                owners,
+                now,
+                ttl,
+            } => {
+                let owners: Vec<&str> = owners.iter().map(String::as_str).collect();
+                Answer::Fences(store.claim_many(job_id, &owners, *now, *ttl)?)
+            }
+        })
+    }};
+}
+
+pub(crate) use answer_on;
+
+/// `operation` on the reference store `store`, on its connection, as the
+/// protocol answers it.
+///
+/// Errors: the store's, as each operation documents them.
+pub fn call(
+    store: &crate::store_postgres::Postgres,
+    operation: &Operation,
+) -> crate::store_postgres::Result<Answer> {
+    answer_on!(store, operation)
+}
+
+/// The operations of a store on PostgreSQL compiled into this crate: the
+/// reference's ([`POSTGRES_REFERENCE`]) or a mutant's (`build.rs` makes one per
+/// mutant of `src/store_postgres.rs`).
+#[derive(Clone, Copy)]
+pub struct ServerStore {
+    /// Connects to the server at the connection string given, with the
+    /// `jobs` table in the schema given (or the server's default), and
+    /// runs the operation on that connection.
+    pub run: fn(&str, Option<&str>, &Operation) -> crate::error::Result<Answer>,
+}
+
+/// The [`ServerStore`] of a module that defines the store's `Postgres`.
+macro_rules! server_store {
+    ($($module:ident)::+) => {
+        $crate::variants::ServerStore {
+            run: |dsn, schema, operation| {
+                let store = $($module)::+::Postgres::connect_in(dsn, schema)?;
+                $crate::variants::answer_on!(&store, operation)
+            },
+        }
+    };
+}
+
+pub(crate) use server_store;
+
+/// The reference store on PostgreSQL's operations.
+pub static POSTGRES_REFERENCE: ServerStore = server_store!(crate::store_postgres);
+
+/// A row of `SELECT id, owner, until, fence, result, done FROM jobs` as a
+/// [`Job`](crate::job::Job), as the reference store on PostgreSQL reads it:
+/// for a client of the lab's own that reads the stored rows beside the store.
+pub fn job_of(row: &postgres::Row) -> crate::job::Job {
+    crate::store_postgres::job_of(row)
+}
