@@ -25,6 +25,7 @@ mod check_feedback;
 mod cli;
 mod coverage;
 mod current_impl;
+mod docs;
 mod first_hour;
 mod grade;
 mod hostile;
