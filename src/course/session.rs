@@ -68,8 +68,9 @@ impl Session {
         &self.progress
     }
 
-    /// The progress, to change; the change is saved by [`Session::save`].
-    pub fn edit(&mut self) -> &mut Progress {
+    /// The progress, to change, for the methods of this type only: they
+    /// are what may change it. The change is saved by [`Session::save`].
+    fn edit(&mut self) -> &mut Progress {
         self.changed = true;
         &mut self.progress
     }
@@ -179,6 +180,12 @@ impl Session {
         let reflection =
             Reflection::answered(why_tests_are_kept, not_guaranteed).ok_or(EmptyAnswer)?;
         Ok(self.edit().reflection.insert(reflection))
+    }
+
+    /// Keeps `reflection`, the answers to the closing questions as the
+    /// student gave them, replacing any earlier ones.
+    pub fn keep_reflection(&mut self, reflection: Reflection) {
+        self.edit().reflection = Some(reflection);
     }
 
     /// Forgets exercise `key`: what was recorded of it, if anything.

@@ -52,8 +52,7 @@ pub fn ask_student(session: &mut Session, console: &mut Console) -> Result<(), C
         return Ok(());
     };
     session
-        .edit()
-        .record_student(&name, false)
+        .record_student(&name)
         .map_err(|error| CommandError::Usage(error.to_string()))?;
     session.save()?;
     writeln!(
@@ -336,8 +335,8 @@ mod tests {
         let folder = tempfile::tempdir().unwrap();
         let path = folder.path().join("progress.json");
         let mut session = Session::open(&path).unwrap();
-        session.edit().student = Some("Ada".into());
-        session.edit().exercise("4").hints_seen = 1;
+        session.record_student("Ada").unwrap();
+        session.saw_hints("4", 1);
         session.save().unwrap();
         let args = Forget {
             exercise: None,
@@ -377,10 +376,10 @@ mod tests {
 
     /// What the test of reset records first: exercises 4 (2 hints seen)
     /// and 8b, the closing answers and an implementation. Answers the
-    /// progress as recorded (not yet saved).
+    /// progress as recorded.
     fn record_exercises_answers_and_implementation(session: &mut Session) -> Progress {
         use crate::course::progress::ExerciseProgress;
-        let progress = session.edit();
+        let mut progress = session.progress().clone();
         progress.exercises.insert(
             "4".into(),
             ExerciseProgress {
@@ -399,17 +398,25 @@ mod tests {
         progress.implementation = Some(crate::subject::Implementation::Command {
             line: "./mine".into(),
         });
-        progress.clone()
+        written_and_opened_again(session, &progress);
+        progress
+    }
+
+    /// `progress` written to `session`'s file, as the commands before
+    /// would have left it, and the session opened on it again.
+    fn written_and_opened_again(session: &mut Session, progress: &Progress) {
+        let path = session.path().to_path_buf();
+        progress::save(&path, progress).unwrap();
+        *session = Session::open(&path).unwrap();
     }
 
     /// What the test of reset records last: `implementation`, its check of
-    /// steps 1 and 2, and a prediction about breaks of its own (not yet
-    /// saved).
+    /// steps 1 and 2, and a prediction about breaks of its own.
     fn record_checks_and_a_prediction(
         session: &mut Session,
         implementation: Option<crate::subject::Implementation>,
     ) {
-        let progress = session.edit();
+        let mut progress = session.progress().clone();
         progress.implementation = implementation;
         for step in ["1", "2"] {
             progress.checks.insert(
@@ -431,6 +438,7 @@ mod tests {
                 failed: Vec::new(),
                 score: Score::of(&[], &[]),
             });
+        written_and_opened_again(session, &progress);
     }
 
     /// Forgetting everything that `recorded` (saved at `path`) holds needs

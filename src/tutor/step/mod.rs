@@ -344,7 +344,7 @@ fn record(
     // on the command line are kept whenever they come.
     if (exercise.last || given.reflection.is_some()) && session.progress().reflection.is_none() {
         if let Some(reflection) = reflection(given, console)? {
-            session.edit().reflection = Some(reflection);
+            session.keep_reflection(reflection);
         }
     }
     writeln!(
