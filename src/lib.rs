@@ -146,7 +146,7 @@
 //! - [`terminal`]: colour, width, and the text and diffs the screens share.
 //! - [`inert`]: untrusted text (names, `--why`, file names, a program's output) made
 //!   inert for a terminal: control characters and bidirectional overrides shown as escapes.
-//! - [`progress`]: a line of progress at a terminal, for the commands that keep one waiting.
+//! - [`status_line`]: a line rewritten in place at a terminal, saying how a long command goes.
 //! - [`error`]: the store's errors, each naming what went wrong and what to do.
 //! - [`command`]: why a command whose work is the library's stopped early, which
 //!   the binary turns into its exit code.
@@ -370,13 +370,13 @@ pub mod outcome;
 pub mod pg_server;
 pub mod probe;
 pub mod program_threads;
-pub mod progress;
 pub mod race;
 pub mod report;
 pub mod runner;
 pub mod sandbox;
 pub mod serve;
 pub mod shared_files;
+pub mod status_line;
 pub mod subject;
 pub mod suite;
 pub mod terminal;

@@ -60,7 +60,7 @@ pub fn judge_variants(
                 &workers,
                 &judged,
                 scratch,
-                &crate::progress::Progress::hidden(),
+                &crate::status_line::StatusLine::hidden(),
             )?;
             Ok(ChaosVerdict {
                 id: variant.id.clone(),

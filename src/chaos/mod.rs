@@ -86,7 +86,7 @@ pub use history::{error_may_have_taken_effect, Call, Returned};
 pub use linearize::{check, check_job, Malformation, Placement, Verdict, Witness};
 pub use model::{check_arguments, Expected, JobModel, Refusal, Row};
 
-use crate::progress::Progress;
+use crate::status_line::StatusLine;
 use crate::subject::Subject;
 use crate::variant::Variant;
 use judge::{Judgement, Shrunk};
@@ -171,7 +171,7 @@ pub fn chaos(
     settings: &Settings,
     scratch: &Path,
     shrink: bool,
-    progress: &Progress,
+    progress: &StatusLine,
 ) -> Result<Chaos, RunError> {
     let watch = run::Watch {
         progress,

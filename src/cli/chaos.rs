@@ -217,7 +217,7 @@ pub fn run(args: &Args, progress: &Path) -> Outcome {
         &settings,
         &scratch,
         !args.no_shrink,
-        &lease_lab::progress::Progress::at_terminal(),
+        &lease_lab::status_line::StatusLine::at_terminal(),
     )?;
     let rendered = args.format.render(&chaos);
     say_or_write("chaos", &rendered, args.output.as_deref())?;

@@ -6,7 +6,7 @@ use super::{properties, Judgement};
 use crate::chaos::linearize::Verdict;
 use crate::chaos::plan::Settings;
 use crate::chaos::run::{run_until, Record, RunError, Watch, Workers};
-use crate::progress::Progress;
+use crate::status_line::StatusLine;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -128,7 +128,7 @@ pub fn shrink(
     workers: &Workers,
     failing: &Judgement,
     scratch: &Path,
-    progress: &Progress,
+    progress: &StatusLine,
 ) -> Result<Shrunk, RunError> {
     let mut runs = LabRuns {
         workers,
@@ -162,7 +162,7 @@ trait CandidateRuns {
 struct LabRuns<'a> {
     workers: &'a Workers,
     scratch: &'a Path,
-    progress: &'a Progress,
+    progress: &'a StatusLine,
     /// When the shrink began.
     began: Instant,
 }

@@ -24,8 +24,8 @@ use super::plan::Settings;
 use super::sink::SinkReport;
 use crate::external::{ImplCommand, Spares};
 use crate::pg_server::OnServer;
-use crate::progress::Progress;
 use crate::runner::WorkerCommand;
+use crate::status_line::StatusLine;
 use crate::variant::{Engine, Variant};
 use place::Place;
 use round::Run;
@@ -286,7 +286,7 @@ pub fn run(workers: &Workers, settings: &Settings, scratch: &Path) -> Result<Rec
 /// run (`the run`, `shrinking, run 3`).
 pub struct Watch<'a> {
     /// The line.
-    pub progress: &'a Progress,
+    pub progress: &'a StatusLine,
     /// The run's name on it.
     pub label: String,
 }
@@ -294,9 +294,9 @@ pub struct Watch<'a> {
 impl Watch<'_> {
     /// Nobody: no line.
     pub fn hidden() -> Watch<'static> {
-        static HIDDEN: std::sync::OnceLock<Progress> = std::sync::OnceLock::new();
+        static HIDDEN: std::sync::OnceLock<StatusLine> = std::sync::OnceLock::new();
         Watch {
-            progress: HIDDEN.get_or_init(Progress::hidden),
+            progress: HIDDEN.get_or_init(StatusLine::hidden),
             label: String::new(),
         }
     }

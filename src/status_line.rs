@@ -1,4 +1,4 @@
-//! A line of progress, rewritten in place, for the commands that keep a
+//! The status line: a line rewritten in place, for the commands that keep a
 //! person waiting (`lab chaos` and its shrink): on standard error, and only
 //! when standard error is a terminal, so that piped or captured output is
 //! exactly the report.
@@ -10,21 +10,21 @@ use std::time::Duration;
 /// spinner shows that the command is alive through a long call.
 const TICK: Duration = Duration::from_millis(100);
 
-/// A progress line, or nothing (not at a terminal, or not wanted).
+/// A status line, or nothing (not at a terminal, or not wanted).
 ///
 /// It is cleared when dropped (indicatif's `AndClear`), so that the report
 /// that follows starts on a clean line.
 #[derive(Debug)]
-pub struct Progress {
+pub struct StatusLine {
     bar: Option<ProgressBar>,
 }
 
-impl Progress {
+impl StatusLine {
     /// A line on standard error when it is a terminal, else nothing.
-    pub fn at_terminal() -> Progress {
+    pub fn at_terminal() -> StatusLine {
         let target = ProgressDrawTarget::stderr();
         if target.is_hidden() {
-            return Progress::hidden();
+            return StatusLine::hidden();
         }
         let bar = ProgressBar::with_draw_target(None, target)
             .with_style(
@@ -34,13 +34,13 @@ impl Progress {
             )
             .with_finish(ProgressFinish::AndClear);
         bar.enable_steady_tick(TICK);
-        Progress { bar: Some(bar) }
+        StatusLine { bar: Some(bar) }
     }
 
     /// No line at all: what every caller that is not a person's terminal
     /// gets (tests, pipes, the matrix's chaos column).
-    pub fn hidden() -> Progress {
-        Progress { bar: None }
+    pub fn hidden() -> StatusLine {
+        StatusLine { bar: None }
     }
 
     /// Says what `message` makes on the line (cut to the terminal's
