@@ -38,7 +38,7 @@
 //! - `src/main.rs` and `src/cli/`: the `lab` binary's command line, a thin adapter:
 //!   the clap types, and one function per command that parses its arguments, calls
 //!   one library function and renders what it returns. `src/main.rs` picks the
-//!   command; the exit codes are decided in `src/cli/outcome.rs`, and only there.
+//!   command; the exit codes are decided in `src/cli/exit.rs`, and only there.
 //! - `crates/store/`: the store's crate, `lease-lab-store`, which the library
 //!   re-exports module by module ([`store`], [`store_postgres`], [`job`],
 //!   [`error`], [`operation`], [`mutant`], [`reach`]), so that an edit of the lab
@@ -191,7 +191,7 @@
 //!    [`report::text::matrix`] with [`report::survivor_advice`],
 //!    [`report::json::report`], [`report::markdown::report`],
 //!    [`report::stryker::report`] or [`report::html::page`], and written to standard
-//!    output or its file (`cli::outcome::say_or_write`).
+//!    output or its file (`cli::exit::say_or_write`).
 //! 9. With `--check`, [`matrix::Matrix::problems`] (and [`chaos::beside::problems`])
 //!    are printed and the command fails; `src/main.rs` turns that into exit code 1.
 //!

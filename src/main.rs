@@ -37,7 +37,7 @@ fn main() -> ExitCode {
     if cli.student.is_some() && !command.records_progress() {
         return finish(
             &format!("lab {name}"),
-            Err(cli::outcome::CliError::Usage(format!(
+            Err(cli::exit::CliError::Usage(format!(
                 "--student is recorded in your progress file: give it to lab alone or to a command that records progress (step, hint, reset, reflect, progress, new, check, watch), not to lab {name}"
             ))),
         );
@@ -66,14 +66,14 @@ fn main() -> ExitCode {
         Command::Db(args) => cli::db::run(args),
         Command::Worker(args) => cli::kill_matrix::worker(&args),
         Command::Serve(args) => {
-            lease_lab::serve::serve_variant(&args).map_err(cli::outcome::CliError::from)
+            lease_lab::serve::serve_variant(&args).map_err(cli::exit::CliError::from)
         }
     };
     finish(&format!("lab {name}"), outcome)
 }
 
 /// Records `--student`, when given, before the command runs.
-fn student(name: Option<&str>, progress: &std::path::Path) -> cli::outcome::Outcome {
+fn student(name: Option<&str>, progress: &std::path::Path) -> cli::exit::Outcome {
     match name {
         Some(name) => cli::record_student(progress, name),
         None => Ok(()),
@@ -81,9 +81,9 @@ fn student(name: Option<&str>, progress: &std::path::Path) -> cli::outcome::Outc
 }
 
 /// Prints a failed command's message as `lab <command>: <message>`
-/// ([`cli::outcome::CliError::shown`]: made inert, filled to the width
+/// ([`cli::exit::CliError::shown`]: made inert, filled to the width
 /// but for a compiler's messages) and gives its exit code.
-fn finish(command: &str, outcome: cli::outcome::Outcome) -> ExitCode {
+fn finish(command: &str, outcome: cli::exit::Outcome) -> ExitCode {
     // Interrupted: what failed failed because its server was stopped; the
     // handler says so and exits once it has removed everything.
     lease_lab::pg_server::leftovers::wait_if_interrupted();

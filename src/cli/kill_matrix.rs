@@ -2,7 +2,7 @@
 //! against one variant, and the lists of tests and variants.
 
 use super::args::{worker_command, ImplArgs, SuiteArgs};
-use super::outcome::{say, say_or_write, CliError, Outcome};
+use super::exit::{say, say_or_write, CliError, Outcome};
 use lease_lab::chaos::beside::beside;
 use lease_lab::matrix::Matrix;
 use lease_lab::mutant::MutantKind;

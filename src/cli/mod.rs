@@ -2,16 +2,16 @@
 //! commands, and what they share (errors with their exit codes, output
 //! that ends quietly when the reader goes away, the progress file).
 //!
-//! The exit codes are decided in [`outcome`], and only there.
+//! The exit codes are decided in [`exit`], and only there.
 
 pub mod analyze;
 pub mod args;
 pub mod chaos;
 pub mod db;
 pub mod demo;
+pub mod exit;
 pub mod grade;
 pub mod kill_matrix;
-pub mod outcome;
 pub mod own_impl;
 pub mod own_mutant;
 pub mod probe;
@@ -19,11 +19,11 @@ pub mod step;
 pub mod study;
 
 use clap::{Parser, Subcommand};
+use exit::CliError;
 use lease_lab::course::progress::{ProgressError, StudentChange};
 use lease_lab::course::session::Session;
 use lease_lab::runner::WorkerArgs;
 use lease_lab::terminal::ColorChoice;
-use outcome::CliError;
 use std::path::{Path, PathBuf};
 
 /// A teaching lab for fencing tokens: a SQLite job store with an ownership
@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
     version,
     about,
     long_about = None,
-    after_help = outcome::EXIT_CODES_HELP,
+    after_help = exit::EXIT_CODES_HELP,
     term_width = lease_lab::terminal::width()
 )]
 pub struct Cli {

@@ -10,7 +10,7 @@
 //! apart, beyond the worksheet; they never count against the student.
 
 use super::args::{worker_command, SuiteArgs};
-use super::outcome::{say, say_line, CliError, Outcome};
+use super::exit::{say, say_line, CliError, Outcome};
 use colored::Colorize;
 use lease_lab::course::check::{check_shown, predicted_tests};
 use lease_lab::course::chosen::{Chosen, How};

@@ -2,7 +2,7 @@
 //! alone), hints, reset, the closing reflection, and the recorded progress.
 
 use super::args::find_exercise;
-use super::outcome::{say, say_line, Outcome};
+use super::exit::{say, say_line, Outcome};
 use colored::Colorize;
 use lease_lab::report::format::ReportFormat;
 use lease_lab::report::progress::{hints_text, overview_text, progress_text, wrapped};
