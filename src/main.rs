@@ -31,7 +31,7 @@ fn main() -> ExitCode {
     let progress = lease_lab::course::progress::location(cli.progress.as_deref());
     let Some(command) = cli.command else {
         let outcome = student(cli.student.as_deref(), &progress)
-            .and_then(|()| cli::study::overview(&progress));
+            .and_then(|()| cli::overview::overview(&progress));
         return finish("lab", outcome);
     };
     if cli.student.is_some() && !command.records_progress() {
@@ -47,24 +47,24 @@ fn main() -> ExitCode {
     }
     let outcome = match command {
         Command::Step(args) => cli::step::run(args, &progress),
-        Command::Hint(args) => cli::study::hint(&args, &progress),
-        Command::Reset(args) => cli::study::reset(&args, &progress),
-        Command::Reflect(args) => cli::study::reflect(&args, &progress),
-        Command::Progress(args) => cli::study::progress(&args, &progress),
+        Command::Hint(args) => cli::hint::hint(&args, &progress),
+        Command::Reset(args) => cli::reset::reset(&args, &progress),
+        Command::Reflect(args) => cli::reflect::reflect(&args, &progress),
+        Command::Progress(args) => cli::progress::progress(&args, &progress),
         Command::Probe(args) => cli::probe::run(&args, &progress),
-        Command::New(args) => cli::own_impl::new(&args, &progress),
-        Command::Check(args) => cli::own_impl::check(&args, &progress),
-        Command::Watch(args) => cli::own_impl::watch(&args, &progress),
-        Command::Mutant { action } => cli::own_mutant::run(action, &progress),
+        Command::New(args) => cli::new::new(&args, &progress),
+        Command::Check(args) => cli::check::check(&args, &progress),
+        Command::Watch(args) => cli::watch::watch(&args, &progress),
+        Command::Mutant { action } => cli::mutant::run(action, &progress),
         Command::Grade(args) => cli::grade::run(&args),
         Command::Demo(args) => cli::demo::run(&args),
         Command::Chaos(args) => cli::chaos::run(&args, &progress),
-        Command::Matrix(args) => cli::kill_matrix::matrix(&args, &progress),
+        Command::Matrix(args) => cli::matrix::matrix(&args, &progress),
         Command::Analyze(args) => cli::analyze::analyze(&args, &progress),
-        Command::Run(args) => cli::kill_matrix::run(&args, &progress),
-        Command::Tests(args) => cli::kill_matrix::tests(&args, &progress),
+        Command::Run(args) => cli::run::run(&args, &progress),
+        Command::Tests(args) => cli::test_list::tests(&args, &progress),
         Command::Db(args) => cli::db::run(args),
-        Command::Worker(args) => cli::kill_matrix::worker(&args),
+        Command::Worker(args) => cli::worker::worker(&args),
         Command::Serve(args) => {
             lease_lab::serve::serve_variant(&args).map_err(cli::exit::CliError::from)
         }
