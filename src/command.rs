@@ -1,6 +1,6 @@
 //! How a command whose work is the library's stops before its end: used
 //! wrongly, unable to do its work, or its output gone. The `lab` binary
-//! turns each into its message and exit code (`src/cli/outcome.rs`).
+//! turns each into its message and exit code (`src/cli/exit.rs`).
 
 /// Why a command stopped before its end.
 #[derive(Debug, thiserror::Error)]

@@ -36,9 +36,10 @@
 //! Outside the library:
 //!
 //! - `src/main.rs` and `src/cli/`: the `lab` binary's command line, a thin adapter:
-//!   the clap types, and one function per command that parses its arguments, calls
-//!   one library function and renders what it returns. `src/main.rs` picks the
-//!   command; the exit codes are decided in `src/cli/outcome.rs`, and only there.
+//!   the clap types, and a file per command (`lab check` in `src/cli/check.rs`),
+//!   whose function parses its arguments, calls one library function and renders
+//!   what it returns. `src/main.rs` picks the
+//!   command; the exit codes are decided in `src/cli/exit.rs`, and only there.
 //! - `crates/store/`: the store's crate, `lease-lab-store`, which the library
 //!   re-exports module by module ([`store`], [`store_postgres`], [`job`],
 //!   [`error`], [`operation`], [`mutant`], [`reach`]), so that an edit of the lab
@@ -158,7 +159,7 @@
 //!
 //! 1. `src/main.rs` parses the command line, applies `--color`
 //!    ([`terminal::apply_color`]) and dispatches `Command::Matrix` to
-//!    `cli::kill_matrix::matrix` (`src/cli/kill_matrix.rs`).
+//!    `cli::matrix::matrix` (`src/cli/matrix.rs`).
 //! 2. That function plans the reports, a format and a destination each, with their
 //!    checks ([`report::format::plan_reports`]: each `--output`, `--chaos` with text
 //!    and json only, Stryker's viewer read at once).
@@ -180,7 +181,7 @@
 //!    crash) and a new worker takes the rest. A program (`--impl python`, one's own)
 //!    runs from this process instead ([`runner::run_program`],
 //!    [`external::ExternalStore`]).
-//! 6. In each worker, `src/main.rs` dispatches to `cli::kill_matrix::worker`, then
+//! 6. In each worker, `src/main.rs` dispatches to `cli::worker::worker`, then
 //!    [`runner::serve`]: [`variant::Variant::find`] and [`variant::Variant::open`]
 //!    give a [`job_store::JobStore`], [`runner::work`] runs the tests, and
 //!    [`runner::run_case`] gives each a fresh database, a [`suite::Bench`] and a
@@ -191,7 +192,7 @@
 //!    [`report::text::matrix`] with [`report::survivor_advice`],
 //!    [`report::json::report`], [`report::markdown::report`],
 //!    [`report::stryker::report`] or [`report::html::page`], and written to standard
-//!    output or its file (`cli::outcome::say_or_write`).
+//!    output or its file (`cli::exit::say_or_write`).
 //! 9. With `--check`, [`matrix::Matrix::problems`] (and [`chaos::beside::problems`])
 //!    are printed and the command fails; `src/main.rs` turns that into exit code 1.
 //!

@@ -31,13 +31,13 @@ fn main() -> ExitCode {
     let progress = lease_lab::course::progress::location(cli.progress.as_deref());
     let Some(command) = cli.command else {
         let outcome = student(cli.student.as_deref(), &progress)
-            .and_then(|()| cli::study::overview(&progress));
+            .and_then(|()| cli::overview::overview(&progress));
         return finish("lab", outcome);
     };
     if cli.student.is_some() && !command.records_progress() {
         return finish(
             &format!("lab {name}"),
-            Err(cli::outcome::CliError::Usage(format!(
+            Err(cli::exit::CliError::Usage(format!(
                 "--student is recorded in your progress file: give it to lab alone or to a command that records progress (step, hint, reset, reflect, progress, new, check, watch), not to lab {name}"
             ))),
         );
@@ -47,33 +47,33 @@ fn main() -> ExitCode {
     }
     let outcome = match command {
         Command::Step(args) => cli::step::run(args, &progress),
-        Command::Hint(args) => cli::study::hint(&args, &progress),
-        Command::Reset(args) => cli::study::reset(&args, &progress),
-        Command::Reflect(args) => cli::study::reflect(&args, &progress),
-        Command::Progress(args) => cli::study::progress(&args, &progress),
+        Command::Hint(args) => cli::hint::hint(&args, &progress),
+        Command::Reset(args) => cli::reset::reset(&args, &progress),
+        Command::Reflect(args) => cli::reflect::reflect(&args, &progress),
+        Command::Progress(args) => cli::progress::progress(&args, &progress),
         Command::Probe(args) => cli::probe::run(&args, &progress),
-        Command::New(args) => cli::own_impl::new(&args, &progress),
-        Command::Check(args) => cli::own_impl::check(&args, &progress),
-        Command::Watch(args) => cli::own_impl::watch(&args, &progress),
-        Command::Mutant { action } => cli::own_mutant::run(action, &progress),
+        Command::New(args) => cli::new::new(&args, &progress),
+        Command::Check(args) => cli::check::check(&args, &progress),
+        Command::Watch(args) => cli::watch::watch(&args, &progress),
+        Command::Mutant { action } => cli::mutant::run(action, &progress),
         Command::Grade(args) => cli::grade::run(&args),
         Command::Demo(args) => cli::demo::run(&args),
         Command::Chaos(args) => cli::chaos::run(&args, &progress),
-        Command::Matrix(args) => cli::kill_matrix::matrix(&args, &progress),
+        Command::Matrix(args) => cli::matrix::matrix(&args, &progress),
         Command::Analyze(args) => cli::analyze::analyze(&args, &progress),
-        Command::Run(args) => cli::kill_matrix::run(&args, &progress),
-        Command::Tests(args) => cli::kill_matrix::tests(&args, &progress),
+        Command::Run(args) => cli::run::run(&args, &progress),
+        Command::Tests(args) => cli::test_list::tests(&args, &progress),
         Command::Db(args) => cli::db::run(args),
-        Command::Worker(args) => cli::kill_matrix::worker(&args),
+        Command::Worker(args) => cli::worker::worker(&args),
         Command::Serve(args) => {
-            lease_lab::serve::serve_variant(&args).map_err(cli::outcome::CliError::from)
+            lease_lab::serve::serve_variant(&args).map_err(cli::exit::CliError::from)
         }
     };
     finish(&format!("lab {name}"), outcome)
 }
 
 /// Records `--student`, when given, before the command runs.
-fn student(name: Option<&str>, progress: &std::path::Path) -> cli::outcome::Outcome {
+fn student(name: Option<&str>, progress: &std::path::Path) -> cli::exit::Outcome {
     match name {
         Some(name) => cli::record_student(progress, name),
         None => Ok(()),
@@ -81,9 +81,9 @@ fn student(name: Option<&str>, progress: &std::path::Path) -> cli::outcome::Outc
 }
 
 /// Prints a failed command's message as `lab <command>: <message>`
-/// ([`cli::outcome::CliError::shown`]: made inert, filled to the width
+/// ([`cli::exit::CliError::shown`]: made inert, filled to the width
 /// but for a compiler's messages) and gives its exit code.
-fn finish(command: &str, outcome: cli::outcome::Outcome) -> ExitCode {
+fn finish(command: &str, outcome: cli::exit::Outcome) -> ExitCode {
     // Interrupted: what failed failed because its server was stopped; the
     // handler says so and exits once it has removed everything.
     lease_lab::pg_server::leftovers::wait_if_interrupted();

@@ -1,7 +1,7 @@
 //! `lab analyze`: what the kill matrix means, for an instructor.
 
 use super::args::{worker_command, ImplArgs, SuiteArgs};
-use super::outcome::{say_or_write, Outcome};
+use super::exit::{say_or_write, Outcome};
 use lease_lab::analysis::Analysis;
 use lease_lab::matrix::Matrix;
 use lease_lab::report::format::AnalysisFormat;

@@ -1,7 +1,7 @@
 //! What several commands take: an exercise or a variant by name, and how
 //! a suite run is carried out.
 
-use super::outcome::CliError;
+use super::exit::CliError;
 use lease_lab::course::chosen::Chosen;
 use lease_lab::exercise::{self, Exercise};
 use lease_lab::pg_server::Server;

@@ -2,7 +2,7 @@
 //! from its history.
 
 use super::args::{worker_command, EngineArg, ImplArgs};
-use super::outcome::{say_or_write, CliError, Outcome};
+use super::exit::{say_or_write, CliError, Outcome};
 use lease_lab::chaos::plan::{Faults, Place, Settings, DEFAULT_CALLS, DEFAULT_WORKERS, TTL};
 use lease_lab::chaos::run::Workers;
 use lease_lab::chaos::Named;

@@ -1,7 +1,7 @@
 //! `lab db`: the store's eight operations from the shell, answering JSON.
 
 use super::args::{EngineArg, ImplArgs};
-use super::outcome::{say_line, CliError, Outcome};
+use super::exit::{say_line, CliError, Outcome};
 use lease_lab::error::StoreError;
 use lease_lab::operation::Operation;
 use lease_lab::runner::DEFAULT_TIMEOUT;

@@ -26,7 +26,7 @@
 //! ([`lease_lab::course::demo`]) and told in [`lease_lab::report::demo`].
 
 use super::args::{worker_command, EngineArg, ImplArgs};
-use super::outcome::{say, CliError, Outcome};
+use super::exit::{say, CliError, Outcome};
 use lease_lab::chaos::run::Workers;
 use lease_lab::course::demo::{
     play_partition_on_hosts, play_power_cut, story_for, tell, DemoStory, Told,

@@ -4,7 +4,7 @@
 //! student's own implementation.
 
 use super::args::{worker_command, SuiteArgs};
-use super::outcome::{say, CliError, Outcome};
+use super::exit::{say, CliError, Outcome};
 use lease_lab::course::class_check::{self, Judging};
 use lease_lab::course::grade::{grade, killers, read_class};
 use lease_lab::report::format::{GradeAsked, GradeFormat};

@@ -1,29 +1,38 @@
-//! The `lab` command line: its clap types, one module per group of
-//! commands, and what they share (errors with their exit codes, output
-//! that ends quietly when the reader goes away, the progress file).
+//! The `lab` command line: its clap types, one module per command, and
+//! what they share (errors with their exit codes, output that ends quietly
+//! when the reader goes away, the progress file).
 //!
-//! The exit codes are decided in [`outcome`], and only there.
+//! The exit codes are decided in [`exit`], and only there.
 
 pub mod analyze;
 pub mod args;
 pub mod chaos;
+pub mod check;
 pub mod db;
 pub mod demo;
+pub mod exit;
 pub mod grade;
-pub mod kill_matrix;
-pub mod outcome;
-pub mod own_impl;
-pub mod own_mutant;
+pub mod hint;
+pub mod matrix;
+pub mod mutant;
+pub mod new;
+pub mod overview;
 pub mod probe;
+pub mod progress;
+pub mod reflect;
+pub mod reset;
+pub mod run;
 pub mod step;
-pub mod study;
+pub mod test_list;
+pub mod watch;
+pub mod worker;
 
 use clap::{Parser, Subcommand};
+use exit::CliError;
 use lease_lab::course::progress::{ProgressError, StudentChange};
 use lease_lab::course::session::Session;
 use lease_lab::runner::WorkerArgs;
 use lease_lab::terminal::ColorChoice;
-use outcome::CliError;
 use std::path::{Path, PathBuf};
 
 /// A teaching lab for fencing tokens: a SQLite job store with an ownership
@@ -35,7 +44,7 @@ use std::path::{Path, PathBuf};
     version,
     about,
     long_about = None,
-    after_help = outcome::EXIT_CODES_HELP,
+    after_help = exit::EXIT_CODES_HELP,
     term_width = lease_lab::terminal::width()
 )]
 pub struct Cli {
@@ -62,26 +71,26 @@ pub enum Command {
     /// An exercise: the broken fragment, your prediction, the run, the comparison.
     Step(step::Args),
     /// The next hint for an exercise (each call shows one more).
-    Hint(study::HintArgs),
+    Hint(hint::Args),
     /// Forget the recorded progress: of one exercise, or of all.
     Reset(lease_lab::tutor::study::Forget),
     /// Record the answers to the worksheet's closing questions.
     Reflect(lease_lab::tutor::study::Answers),
     /// The recorded predictions and scores, your implementations, the totals and what is next.
-    Progress(study::ProgressArgs),
+    Progress(progress::Args),
     /// Run a probe: your prediction as store operations and expected answers.
     Probe(probe::Args),
     /// Write your own implementation: a starter in Python or Rust, which becomes your current one.
-    New(own_impl::NewArgs),
+    New(new::Args),
     /// Run the contract tests of steps 1 to N against your implementation, step by step.
-    Check(own_impl::CheckArgs),
+    Check(check::Args),
     /// Check your implementation again each time you save it.
-    Watch(own_impl::WatchArgs),
+    Watch(watch::Args),
     /// Write or check a mutant of your own.
     Mutant {
         /// What to do with it.
         #[command(subcommand)]
-        action: own_mutant::Action,
+        action: mutant::Action,
     },
     /// Grade a class from its progress files: a row per student, scores recomputed; or check their programs.
     Grade(grade::Args),
@@ -90,13 +99,13 @@ pub enum Command {
     /// Many workers, stalls, kills and skewed clocks against one database, judged from the history.
     Chaos(chaos::Args),
     /// The kill matrix: every suite test against every variant.
-    Matrix(kill_matrix::MatrixArgs),
+    Matrix(matrix::Args),
     /// What the kill matrix means: idle and redundant tests, subsumed mutants, a minimum test set.
     Analyze(analyze::Args),
     /// The suite against one variant (`reference` or a mutant id), test by test.
-    Run(kill_matrix::RunArgs),
+    Run(run::Args),
     /// The suite's tests, by step; with --variants, the variants too.
-    Tests(kill_matrix::TestsArgs),
+    Tests(test_list::Args),
     /// The store from the shell: one operation, its answer as JSON.
     Db(db::Args),
     /// Runs suite tests against one variant and reports each as a JSON line

@@ -1,7 +1,7 @@
 //! `lab probe`: runs a probe file against the reference and mutants.
 
 use super::args::{millis, ImplArgs};
-use super::outcome::{say, say_line, CliError, Outcome};
+use super::exit::{say, say_line, CliError, Outcome};
 use lease_lab::probe::{self, CheckOptions};
 use lease_lab::report::format::ReportFormat;
 use lease_lab::runner::DEFAULT_TIMEOUT;

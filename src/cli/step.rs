@@ -3,7 +3,7 @@
 //! attempt and says how it went.
 
 use super::args::{worker_command, SuiteArgs};
-use super::outcome::{CliError, Outcome};
+use super::exit::{CliError, Outcome};
 use lease_lab::matrix::Matrix;
 use lease_lab::probe;
 use lease_lab::subject::Subject;

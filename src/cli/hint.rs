@@ -1,19 +1,17 @@
-//! The student's own commands around the exercises: the overview (`lab`
-//! alone), hints, reset, the closing reflection, and the recorded progress.
+//! `lab hint`: the next hint of an exercise, one more each time (or all
+//! of them), remembered in the progress file.
 
 use super::args::find_exercise;
-use super::outcome::{say, say_line, Outcome};
+use super::exit::{say, say_line, Outcome};
 use colored::Colorize;
-use lease_lab::report::format::ReportFormat;
-use lease_lab::report::progress::{hints_text, overview_text, progress_text, wrapped};
+use lease_lab::report::progress::{hints_text, wrapped};
 use lease_lab::subject::Subject;
-use lease_lab::tutor::step::{Console, StepChoice};
-use lease_lab::tutor::study::{self, Answers, Forget};
+use lease_lab::tutor::step::StepChoice;
 use std::path::Path;
 
 /// `lab hint`'s arguments.
 #[derive(Debug, clap::Args)]
-pub struct HintArgs {
+pub struct Args {
     /// The exercise: 1 to 8, or 8b (default: the next one, as `lab` shows
     /// it).
     exercise: Option<String>,
@@ -27,30 +25,9 @@ pub struct HintArgs {
     implementation: Option<Subject>,
 }
 
-/// `lab progress`'s arguments.
-#[derive(Debug, clap::Args)]
-pub struct ProgressArgs {
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
-    format: ReportFormat,
-}
-
-/// `lab` alone: every exercise with the student's progress, and what to do next.
-pub fn overview(progress_path: &Path) -> Outcome {
-    let mut session = super::session(progress_path)?;
-    if session.progress().student.is_none() {
-        Console::with_terminal(|console| study::ask_student(&mut session, console))?;
-    }
-    say(&overview_text(
-        session.progress(),
-        progress_path,
-        lease_lab::terminal::width(),
-    ))
-}
-
 /// `lab hint [N]`: one more hint each time (or all of them), remembered;
 /// without N, of the next exercise, the one `lab` alone names.
-pub fn hint(args: &HintArgs, progress_path: &Path) -> Outcome {
+pub fn hint(args: &Args, progress_path: &Path) -> Outcome {
     let mut session = super::session(progress_path)?;
     let exercise = match &args.exercise {
         Some(key) => find_exercise(key)?,
@@ -91,32 +68,4 @@ pub fn hint(args: &HintArgs, progress_path: &Path) -> Outcome {
             lease_lab::terminal::text_width(),
         )
     ))
-}
-
-/// `lab reset [N]` ([`study::reset`]).
-pub fn reset(args: &Forget, progress_path: &Path) -> Outcome {
-    let mut session = super::session(progress_path)?;
-    Ok(Console::with_terminal(|console| {
-        study::reset(args, &mut session, console)
-    })?)
-}
-
-/// `lab reflect` ([`study::reflect`]).
-pub fn reflect(args: &Answers, progress_path: &Path) -> Outcome {
-    let mut session = super::session(progress_path)?;
-    Ok(Console::with_terminal(|console| {
-        study::reflect(args, &mut session, console)
-    })?)
-}
-
-/// `lab progress`: the recorded predictions and scores.
-pub fn progress(args: &ProgressArgs, progress_path: &Path) -> Outcome {
-    let session = super::session(progress_path)?;
-    let progress = session.progress();
-    match args.format {
-        ReportFormat::Json => {
-            say_line(&serde_json::to_string_pretty(progress).expect("progress is JSON"))
-        }
-        ReportFormat::Text => say(&progress_text(progress, lease_lab::terminal::width())),
-    }
 }

@@ -6,7 +6,7 @@
 //! own in the mutants folder when `lab` runs.
 
 use super::args::{worker_command, SuiteArgs};
-use super::outcome::{say_line, CliError, Outcome};
+use super::exit::{say_line, CliError, Outcome};
 use lease_lab::course::chosen::{Chosen, How};
 use lease_lab::course::own_mutant::{new_file, validate, NewFileError};
 use lease_lab::matrix::Matrix;

@@ -1,20 +1,18 @@
-//! The instructor's commands: the kill matrix in every format, the suite
-//! against one variant, and the lists of tests and variants.
+//! `lab matrix`: the kill matrix, every suite test against every variant,
+//! in every format, and with `--check` what is wrong with it.
 
 use super::args::{worker_command, ImplArgs, SuiteArgs};
-use super::outcome::{say, say_or_write, CliError, Outcome};
+use super::exit::{say_or_write, CliError, Outcome};
 use lease_lab::chaos::beside::beside;
 use lease_lab::matrix::Matrix;
 use lease_lab::mutant::MutantKind;
-use lease_lab::report;
 use lease_lab::report::format::{plan_reports, Destination, MatrixFormat};
-use lease_lab::runner::{self, WorkerArgs};
 use lease_lab::variant::Variant;
 use std::path::Path;
 
 /// `lab matrix`'s arguments.
 #[derive(Debug, clap::Args)]
-pub struct MatrixArgs {
+pub struct Args {
     /// Output format [default: text].
     #[arg(long, value_enum)]
     format: Option<MatrixFormat>,
@@ -58,33 +56,11 @@ fn kind_names() -> impl clap::builder::TypedValueParser<Value = MutantKind> {
         .map(|name: String| MutantKind::named(&name).expect("one of the kinds' names"))
 }
 
-/// `lab run`'s arguments.
-#[derive(Debug, clap::Args)]
-pub struct RunArgs {
-    /// `reference` or a mutant id, as `lab tests --variants` lists them.
-    variant: String,
-    #[command(flatten)]
-    implementation: ImplArgs,
-    #[command(flatten)]
-    run: SuiteArgs,
-}
-
-/// `lab tests`'s arguments.
-#[derive(Debug, clap::Args)]
-pub struct TestsArgs {
-    /// List the variants of the implementation `--impl` names (its
-    /// reference and every mutant, your own mutants included) instead.
-    #[arg(long)]
-    variants: bool,
-    #[command(flatten)]
-    implementation: ImplArgs,
-}
-
 /// `lab matrix`: every test against every variant (of a kind) of the
 /// implementation the rule chooses ([`ImplArgs::following`]: `--impl`,
 /// else the current one in the progress file at `progress`), rendered,
 /// and with `--check` what is wrong with it.
-pub fn matrix(args: &MatrixArgs, progress: &Path) -> Outcome {
+pub fn matrix(args: &Args, progress: &Path) -> Outcome {
     let planned = plan_reports(
         args.format,
         &args.output,
@@ -131,45 +107,4 @@ pub fn matrix(args: &MatrixArgs, progress: &Path) -> Outcome {
         eprintln!("lab matrix --check: ok: {}", matrix.check_passed());
     }
     Ok(())
-}
-
-/// `lab run ID`: the suite against one variant of the implementation the
-/// rule chooses ([`ImplArgs::following`]), test by test.
-pub fn run(args: &RunArgs, progress: &Path) -> Outcome {
-    let variant = args
-        .implementation
-        .following("run", progress)?
-        .variant(&args.variant)?;
-    let worker = worker_command()?;
-    let tests = variant.suite();
-    let matrix = Matrix::build(&worker, &[variant], tests, &args.run.options());
-    say(&report::text::run(&matrix, &matrix.runs[0]))?;
-    // A mutant is meant to fail tests; an implementation that is not one
-    // fails the run when a test that judges it does not pass.
-    if matrix.runs[0].variant.is_reference() && !matrix.problems().is_empty() {
-        return Err(CliError::Reported);
-    }
-    Ok(())
-}
-
-/// `lab tests [--variants]`: the tests, or the variants of the
-/// implementation the rule chooses ([`ImplArgs::following`]).
-pub fn tests(args: &TestsArgs, progress: &Path) -> Outcome {
-    if args.variants {
-        say(&report::text::variants_text(
-            &args
-                .implementation
-                .following("tests", progress)?
-                .variants()?,
-            lease_lab::terminal::width(),
-        ))
-    } else {
-        say(&report::text::tests_text(lease_lab::terminal::width()))
-    }
-}
-
-/// The body of `lab __worker`.
-pub fn worker(args: &WorkerArgs) -> Outcome {
-    let mut stdout = std::io::stdout().lock();
-    runner::serve(args, &mut stdout).map_err(CliError::from)
 }

@@ -1,8 +1,8 @@
-//! The student's own implementation, checked by the lab's suite: `lab new`
-//! writes a starter (Python or Rust) with the protocol done and the eight
-//! operations to write; `lab check` runs the contract tests of steps 1 to N
-//! against it and says, step by step, what passes, what fails and what is
-//! not written yet; `lab watch` checks again on every save.
+//! `lab check`: the student's own implementation, checked by the lab's
+//! suite: the contract tests of steps 1 to N run against it, and it says,
+//! step by step, what passes, what fails and what is not written yet.
+//! Which implementation is checked, and how far, is chosen here for
+//! `lab watch` too ([`WhichArgs`], [`checked`]).
 //!
 //! The checks are cumulative, as the worksheet insists: the tests of every
 //! earlier step stay in force at each later one. The suite's `reference`
@@ -10,7 +10,7 @@
 //! apart, beyond the worksheet; they never count against the student.
 
 use super::args::{worker_command, SuiteArgs};
-use super::outcome::{say, say_line, CliError, Outcome};
+use super::exit::{say, say_line, CliError, Outcome};
 use colored::Colorize;
 use lease_lab::course::check::{check_shown, predicted_tests};
 use lease_lab::course::chosen::{Chosen, How};
@@ -18,33 +18,19 @@ use lease_lab::course::confined;
 use lease_lab::course::prediction::Score;
 use lease_lab::course::progress::{self, Became, OwnPrediction};
 use lease_lab::course::session::Session;
-use lease_lab::course::starter;
-use lease_lab::lab_text::Language;
 use lease_lab::report::check::{check_text, next_text, own_prediction_text};
 use lease_lab::report::format::CheckFormat;
-use lease_lab::report::starter::{new_text, Written};
 use lease_lab::runner::RunOptions;
 use lease_lab::sandbox::{self, room, Limits};
 use lease_lab::subject::Subject;
 use lease_lab::terminal::fill;
 use lease_lab::tutor::step::NOTHING_TO_CHECK;
-use lease_lab::tutor::watch::watch as course_watch;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// `lab new`'s arguments.
-#[derive(Debug, clap::Args)]
-pub struct NewArgs {
-    /// The language to write it in.
-    #[arg(long, value_enum)]
-    lang: Language,
-    /// The folder to write it into (made if missing; a file of yours there is never overwritten).
-    dir: PathBuf,
-}
-
 /// `lab check`'s arguments.
 #[derive(Debug, clap::Args)]
-pub struct CheckArgs {
+pub struct Args {
     #[command(flatten)]
     which: WhichArgs,
     /// After breaking your code on purpose: the tests you predict will now
@@ -86,7 +72,7 @@ pub struct CheckArgs {
     run: SuiteArgs,
 }
 
-impl CheckArgs {
+impl Args {
     /// Whether the program runs in a sandbox: when asked, and by default
     /// for an autograder's format.
     fn sandboxed(&self) -> bool {
@@ -99,15 +85,6 @@ impl CheckArgs {
     }
 }
 
-/// `lab watch`'s arguments.
-#[derive(Debug, clap::Args)]
-pub struct WatchArgs {
-    #[command(flatten)]
-    which: WhichArgs,
-    #[command(flatten)]
-    run: SuiteArgs,
-}
-
 /// Which implementation to check, and how far.
 #[derive(Debug, clap::Args)]
 pub struct WhichArgs {
@@ -117,30 +94,10 @@ pub struct WhichArgs {
     /// implementation (`lab new`'s, or the last --impl). `rust` or `python`
     /// checks the lab's own stores instead, without recording anything.
     #[arg(long = "impl", value_name = "IMPL", value_parser = Subject::parse)]
-    implementation: Option<Subject>,
+    pub implementation: Option<Subject>,
     /// Check steps 1 to this one (default: all eight).
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=8))]
-    step: Option<u8>,
-}
-
-/// `lab new`: writes a starter and records it as the implementation that
-/// `lab check` and `lab watch` run.
-pub fn new(args: &NewArgs, progress_path: &Path) -> Outcome {
-    let (implementation, start) = starter::write_starter(args.lang, &args.dir)
-        .map_err(|error| CliError::Failed(error.to_string()))?;
-    let mut session = super::session(progress_path)?;
-    let became = session.make_current(&implementation);
-    session.save()?;
-    say(&new_text(
-        &Written {
-            language: args.lang,
-            dir: &args.dir,
-            start: &start,
-        },
-        &became,
-        progress_path,
-        lease_lab::terminal::text_width(),
-    ))
+    pub step: Option<u8>,
 }
 
 /// `lab check`. Sandboxed, it runs again in a room of its own
@@ -148,7 +105,7 @@ pub fn new(args: &NewArgs, progress_path: &Path) -> Outcome {
 /// ([`confined::prepare`]). For an autograder's format, a check that
 /// cannot run still writes the results file, scoring nothing and saying
 /// why.
-pub fn check(args: &CheckArgs, progress_path: &Path) -> Outcome {
+pub fn check(args: &Args, progress_path: &Path) -> Outcome {
     let outcome = check_or_fail(args, progress_path);
     // An error with a message is a check that did not run (a program
     // that did not greet, a build that failed, no sandbox): a failing
@@ -165,7 +122,7 @@ pub fn check(args: &CheckArgs, progress_path: &Path) -> Outcome {
 }
 
 /// [`check`], without the results file of a check that could not run.
-fn check_or_fail(args: &CheckArgs, progress_path: &Path) -> Outcome {
+fn check_or_fail(args: &Args, progress_path: &Path) -> Outcome {
     if args.sandboxed() && args.room.is_none() {
         return enter_room();
     }
@@ -268,7 +225,7 @@ fn check_or_fail(args: &CheckArgs, progress_path: &Path) -> Outcome {
 ///
 /// Errors: the copy cannot be made, or `checked` is one of the lab's own
 /// stores, which a sandbox is not for (a usage error).
-fn in_room_or_not(args: &CheckArgs, checked: &Subject) -> Result<(Subject, RunOptions), CliError> {
+fn in_room_or_not(args: &Args, checked: &Subject) -> Result<(Subject, RunOptions), CliError> {
     match (&args.room, checked) {
         (Some(room), Subject::Own(own)) => {
             let confined =
@@ -286,25 +243,6 @@ fn in_room_or_not(args: &CheckArgs, checked: &Subject) -> Result<(Subject, RunOp
         ))),
         (None, _) => Ok((checked.clone(), args.run.options())),
     }
-}
-
-/// `lab watch`: a check now, and again after each save of the
-/// implementation's files, until interrupted.
-pub fn watch(args: &WatchArgs, progress_path: &Path) -> Outcome {
-    let mut session = super::session(progress_path)?;
-    let (chosen, named) = checked(args.which.implementation.as_ref(), &mut session)?;
-    session.save()?;
-    let through = args.which.step.unwrap_or(8);
-    let worker = worker_command()?;
-    course_watch(
-        &chosen.subject,
-        named.trim_end_matches(','),
-        through,
-        &args.run.options(),
-        &worker,
-        progress_path,
-    )
-    .map_err(CliError::from)
 }
 
 /// Removes the sandbox's control group when it goes
@@ -349,7 +287,10 @@ fn enter_room() -> Outcome {
 /// `--impl` names becomes their current implementation (the session
 /// changed, for the caller to save); with nothing named or recorded there
 /// is nothing to check, and the error says how to start.
-fn checked(given: Option<&Subject>, session: &mut Session) -> Result<(Chosen, String), CliError> {
+pub fn checked(
+    given: Option<&Subject>,
+    session: &mut Session,
+) -> Result<(Chosen, String), CliError> {
     let chosen = Chosen::of(given, session.progress());
     if chosen.how == How::NothingRecorded {
         return Err(CliError::Usage(NOTHING_TO_CHECK.into()));
