@@ -362,9 +362,14 @@ fn a_hint_read_before_ctrl_c_counts_as_seen() {
         }
     });
     let mut text = String::new();
-    let mut wait_for = |wanted: &str| {
+    // Waits until `wanted` is shown after byte `after` of what was shown,
+    // and answers where it ends.
+    let mut wait_for = |wanted: &str, after: usize| -> usize {
         let deadline = Instant::now() + crate::common::NO_HANG;
-        while !text.contains(wanted) {
+        loop {
+            if let Some(at) = text.get(after..).and_then(|rest| rest.find(wanted)) {
+                return after + at + wanted.len();
+            }
             let left = deadline.saturating_duration_since(Instant::now());
             match shown.recv_timeout(left.max(Duration::from_millis(1))) {
                 Ok(bytes) => text.push_str(&String::from_utf8_lossy(&bytes)),
@@ -375,9 +380,11 @@ fn a_hint_read_before_ctrl_c_counts_as_seen() {
             }
         }
     };
-    wait_for("\n> ");
+    let prompt = wait_for("\n> ", 0);
     keyboard.write_all(b"h\n").unwrap();
-    wait_for("Hint 1 of 3");
+    let hint = wait_for("Hint 1 of 3", prompt);
+    // The prompt again, where a person presses the keys.
+    wait_for("\n> ", hint);
     // Ctrl-C, as the terminal sends it.
     keyboard.write_all(b"\x03").unwrap();
     let deadline = Instant::now() + crate::common::NO_HANG;
