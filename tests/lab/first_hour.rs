@@ -342,6 +342,18 @@ fn a_hint_read_before_ctrl_c_counts_as_seen() {
         std::path::Path::new("script"),
         &["--quiet", "--return", "--command", &line, "/dev/null"],
     );
+    // A terminal's shell starts a command with Ctrl-C's signal at its
+    // default, whatever this test was started with: a shell without job
+    // control starts what it runs in the background with SIGINT ignored,
+    // and that would pass on to the lab through script.
+    // SAFETY: signal(2) is async-signal-safe, and the closure touches no
+    // memory of the parent.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut terminal, || {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
     let mut child = terminal
         .env("COLUMNS", "80")
         .env("NO_COLOR", "1")
