@@ -30,8 +30,7 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 /// `worked(what)` when the attack worked and `refused(what)` for each
 /// refusal it met, which the program's greeting then names).
 fn hostile(attack: &str) -> String {
-    let greeting =
-        "\"name\": f\"{os.path.basename(__file__)} (Python {platform.python_version()})\"";
+    let greeting = "\"name\": f\"{name} (Python {platform.python_version()})\"";
     assert_eq!(
         lease_lab::subject::PYTHON_SOURCE.matches(greeting).count(),
         1
