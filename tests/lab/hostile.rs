@@ -383,7 +383,29 @@ fn grade(lab: &Sandbox, tmp: &Path, more: &[&str]) -> Ran {
     command
         .env("TMPDIR", tmp)
         .env("LEASE_LAB_TEST_SECRET_TOKEN", "hunter2");
-    run_bounded(&mut command, Duration::from_secs(600))
+    // The lab is given a handle it may pass on (a folder outside the
+    // class, as descriptor 9, not closed on exec), as a shell or a CI
+    // runner may leave one open: whether a submission gets it must depend
+    // on the sandbox, not on what the lab happened to inherit.
+    let outside = std::fs::File::open(lab.dir.path()).unwrap();
+    {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::process::CommandExt;
+        let handle = outside.as_raw_fd();
+        // SAFETY: dup2(2) on an open descriptor, between fork and exec;
+        // the copy it makes does not close on exec.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::dup2(handle, 9) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    let ran = run_bounded(&mut command, Duration::from_secs(600));
+    drop(outside);
+    ran
 }
 
 /// Hostile submissions graded beside an honest one, each in a sandbox of
