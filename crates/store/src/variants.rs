@@ -240,6 +240,10 @@ macro_rules! server_store {
     };
 }
 
+#[allow(
+    unused_imports,
+    reason = "for the generated copies, which LEASE_LAB_VARIANTS=none leaves out"
+)]
 pub(crate) use server_store;
 
 /// The reference store on PostgreSQL's operations.
