@@ -143,7 +143,7 @@ impl Exercise {
 
 /// The exercises in order, as the table lists them: each about its
 /// compiled mutant of the Rust store. (A build without compiled mutants,
-/// `LEASE_LAB_VARIANTS=none`, has none.)
+/// without the `variants` feature, has none.)
 pub fn exercises() -> Vec<Exercise> {
     table()
         .iter()

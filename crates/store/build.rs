@@ -44,13 +44,12 @@ fn main() {
     }
     println!("cargo:rerun-if-env-changed=LEASE_LAB_MUTANT");
     println!("cargo:rerun-if-env-changed=INSIDE_MUTANTS");
-    println!("cargo:rerun-if-env-changed=LEASE_LAB_VARIANTS");
 
-    // `LEASE_LAB_VARIANTS=none` builds the crate without compiled mutants:
-    // for runs that test only the store itself (cargo-mutants on
-    // crates/store/src/store.rs), where three dozen copies of it would be
-    // built for nothing.
-    let without = env::var("LEASE_LAB_VARIANTS").as_deref() == Ok("none");
+    // Without the `variants` feature the crate has no compiled mutants: for
+    // runs that test only the store itself (cargo-mutants on
+    // crates/store/src/store.rs), where the copies would be built for
+    // nothing.
+    let without = env::var_os("CARGO_FEATURE_VARIANTS").is_none();
     let [mutants, server_mutants] = [&FILE_STORE, &SERVER_STORE].map(|store| {
         if without {
             Vec::new()

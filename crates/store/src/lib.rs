@@ -16,7 +16,7 @@
 //! `lease-lab` crate) depends on this crate and re-exports its modules, so
 //! an edit of the lab recompiles none of these copies.
 //!
-//! `LEASE_LAB_VARIANTS=none` builds the crate without its compiled mutants;
+//! Without its default feature `variants`, the crate has no compiled mutants;
 //! a feature `mutant-ID` (or `LEASE_LAB_MUTANT=ID`) makes the crate's public
 //! store ([`variants::active`], re-exported at the top) that mutant.
 //!

@@ -242,7 +242,7 @@ macro_rules! server_store {
 
 #[allow(
     unused_imports,
-    reason = "for the generated copies, which LEASE_LAB_VARIANTS=none leaves out"
+    reason = "for the generated copies, which a build without the `variants` feature leaves out"
 )]
 pub(crate) use server_store;
 
