@@ -66,7 +66,7 @@ pub fn page(grade: &ClassGrade) -> String {
     files(&mut body, grade);
     exercises(&mut body, &grade.exercises);
     misconceptions(&mut body, grade);
-    super::html::shell(
+    super::html_page::shell(
         "lease-lab: the class",
         STYLE,
         &body,

@@ -6,7 +6,9 @@
 //! implementation ([`check`], and for Gradescope's autograder
 //! [`gradescope`]); a class's grade ([`grade`]), its CSV files made safe
 //! for spreadsheets ([`safe_csv`]); a chaos run's timeline as a page
-//! ([`chaos_page`]).
+//! ([`chaos_page`]). Every page is set in one shell ([`html_page`]); what
+//! a student chose goes into a page as [`html_text`] says, and into a
+//! Markdown table as [`markdown_cell`] says.
 //!
 //! Every format, with its extension and its renderer, is listed in
 //! [`format`](mod@format). This module holds what they share: how an outcome looks ([`look`]),
@@ -22,9 +24,11 @@ pub mod format;
 pub mod grade;
 pub mod gradescope;
 pub mod html;
+pub mod html_page;
 pub mod html_text;
 pub mod json;
 pub mod markdown;
+pub mod markdown_cell;
 pub mod prairielearn;
 pub mod progress;
 pub mod safe_csv;

@@ -6,7 +6,7 @@
 //! `--why`, a reflection) and what their program wrote (a reason a check
 //! quotes) is untrusted: the terminal's views show it made inert
 //! ([`crate::inert`]), padded and cut by the width of what is shown; the CSV
-//! files write it as [`crate::report::safe_csv`] says, the Markdown as [`markdown::cell`]
+//! files write it as [`crate::report::safe_csv`] says, the Markdown as [`markdown_cell::cell`]
 //! does.
 
 use crate::course::class_check::{CheckResult, ImplCheck};
@@ -16,7 +16,7 @@ use crate::course::grade::{
 };
 use crate::exercise;
 use crate::inert;
-use crate::report::markdown;
+use crate::report::markdown_cell;
 use crate::report::safe_csv::SafeCsv;
 use crate::terminal::fill;
 use std::fmt::Write as _;
@@ -648,7 +648,7 @@ pub fn checks_csv(checks: &[ImplCheck]) -> String {
 
 /// The misconceptions as Markdown: a table per exercise, then the
 /// closing reflections. What the students wrote is text in its cell,
-/// never Markdown or HTML ([`markdown::cell`], [`markdown::code_cell`]).
+/// never Markdown or HTML ([`markdown_cell::cell`], [`markdown_cell::code_cell`]).
 pub fn misconceptions_markdown(grade: &ClassGrade) -> String {
     let mut out = String::from("# Misconceptions\n\n");
     for Misconceptions { exercise, wrong } in &grade.misconceptions {
@@ -664,15 +664,15 @@ pub fn misconceptions_markdown(grade: &ClassGrade) -> String {
                 .map(|reason| {
                     format!(
                         "{}: \"{}\"",
-                        markdown::cell(&reason.student),
-                        markdown::cell(&reason.why)
+                        markdown_cell::cell(&reason.student),
+                        markdown_cell::cell(&reason.why)
                     )
                 })
                 .collect();
             writeln!(
                 out,
                 "| {} | {} | {} |",
-                markdown::code_cell(&guess.test),
+                markdown_cell::code_cell(&guess.test),
                 guess.students,
                 reasons.join("; ")
             )
@@ -686,9 +686,9 @@ pub fn misconceptions_markdown(grade: &ClassGrade) -> String {
             writeln!(
                 out,
                 "| {} | {} | {} |",
-                markdown::cell(&answers.student),
-                markdown::cell(&answers.why_tests_are_kept),
-                markdown::cell(&answers.not_guaranteed)
+                markdown_cell::cell(&answers.student),
+                markdown_cell::cell(&answers.why_tests_are_kept),
+                markdown_cell::cell(&answers.not_guaranteed)
             )
             .unwrap();
         }
