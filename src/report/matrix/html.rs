@@ -6,15 +6,15 @@
 //! links only to its own sections, so it can be mailed, archived or opened
 //! from a file on a machine without network.
 
-use super::html_page::shell;
-use super::html_text::{untrusted, untrusted_attr};
 use super::{
-    cell_look, key_looks, not_covered_reason, status_look, survivor_advice, test_file,
-    tests_phrase, NOT_COVERED,
+    cell_look, key_looks, not_covered_reason, status_look, survivor_advice, test_file, NOT_COVERED,
 };
 use crate::exercise::step_title;
 use crate::matrix::{Matrix, MutantSummary};
 use crate::outcome::{MutantStatus, Outcome};
+use crate::report::html_page::shell;
+use crate::report::html_text::{untrusted, untrusted_attr};
+use crate::report::tests_phrase;
 use crate::runner::VariantRun;
 use crate::variant::Mutant;
 use html_escape::{encode_double_quoted_attribute as attr, encode_text as text};
@@ -562,7 +562,7 @@ fn diff(mutant: &Mutant) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::sample::matrix;
+    use crate::report::matrix::sample::matrix;
 
     #[test]
     fn the_table_has_a_row_per_test_and_a_column_per_variant() {

@@ -39,7 +39,7 @@ pub fn report(matrix: &Matrix) -> String {
             summary.id,
             summary.step,
             summary.status.label(),
-            super::tests_phrase(summary.killers.len()),
+            crate::report::tests_phrase(summary.killers.len()),
             summary.own_step_killers,
             summary.step
         )
