@@ -112,10 +112,21 @@
 //!
 //! Report:
 //!
-//! - [`report`]: every rendering of the matrix and the student's step and check screens.
-//!   - [`report::progress`]: the overview, hints and progress screens.
-//!   - [`report::starter`]: what `lab new` says it wrote.
-//!   - [`report::demo`]: the demo stories as text.
+//! - [`report`]: everything the lab shows, a module for each audience, and what
+//!   they share: every report's formats ([`report::format`]), the one page shell
+//!   ([`report::html_page`]), untrusted text made safe for a page
+//!   ([`report::html_text`]).
+//!   - [`report::matrix`]: the kill matrix as text, JSON, Markdown, a Stryker report
+//!     (and its page in Stryker's viewer) and an HTML page; how an outcome looks.
+//!   - [`report::analysis`]: what a matrix means, as text, Markdown, JSON and a page.
+//!   - [`report::student`]: the student's screens: the step-through, the check of
+//!     their own implementation, and:
+//!     - [`report::student::progress`]: the overview, hints and progress screens.
+//!     - [`report::student::starter`]: what `lab new` says it wrote.
+//!     - [`report::student::demo`]: the demo stories as text.
+//!   - [`report::class`]: a class graded, for its instructor: the rows, the CSV files,
+//!     the class page, and a check as Gradescope's and PrairieLearn's graders read it.
+//!   - [`report::chaos`]: a chaos run's timeline as a page.
 //!
 //! The tutor, above the course and its screens:
 //!
@@ -189,9 +200,9 @@
 //! 7. With `--chaos`, [`chaos::beside::judge_variants`] gives every variant a chaos
 //!    run and [`chaos::beside::compare`] sets it beside the matrix.
 //! 8. Each planned report is rendered ([`report::format::MatrixFormat::render`]):
-//!    [`report::text::matrix`] with [`report::survivor_advice`],
-//!    [`report::json::report`], [`report::markdown::report`],
-//!    [`report::stryker::report`] or [`report::html::page`], and written to standard
+//!    [`report::matrix::text::matrix`] with [`report::matrix::survivor_advice`],
+//!    [`report::matrix::json::report`], [`report::matrix::markdown::report`],
+//!    [`report::matrix::stryker::report`] or [`report::matrix::html::page`], and written to standard
 //!    output or its file (`cli::exit::say_or_write`).
 //! 9. With `--check`, [`matrix::Matrix::problems`] (and [`chaos::beside::problems`])
 //!    are printed and the command fails; `src/main.rs` turns that into exit code 1.
@@ -216,22 +227,22 @@
 //!    and `tutor::step::take` calls `tutor::step::step_through`:
 //!    1. without a prediction and without a terminal it stops (a usage error);
 //!    2. the menu is [`suite::cases_through`]`(4)`, the tests of steps 1 to 4;
-//!    3. [`report::step::exercise`] shows the text and the broken fragment, what
+//!    3. [`report::student::step::exercise`] shows the text and the broken fragment, what
 //!       runs under the title ([`tutor::step::StepChoice::header`]);
 //!    4. the prediction is parsed ([`course::prediction::parse_selection`]) or asked
-//!       for after [`report::step::menu`], with hints on request (each saved at
+//!       for after [`report::student::step::menu`], with hints on request (each saved at
 //!       once), then the why;
 //!    5. a probe, if any, runs against the reference and mutant `04`
 //!       ([`probe::check`], [`probe::check_text`]);
 //!    6. the tests run against the reference and mutant `04` ([`matrix::Matrix::build`],
 //!       steps 5 and 6 of the `lab matrix` trace);
-//!    7. [`report::step::verdicts`] shows which tests caught it; a
+//!    7. [`report::student::step::verdicts`] shows which tests caught it; a
 //!       [`course::prediction::Score`] and [`course::prediction::comparison`] set
-//!       the prediction beside that; [`report::step::after_the_run`] explains;
+//!       the prediction beside that; [`report::student::step::after_the_run`] explains;
 //!    8. the attempt is recorded in the session, with the next exercise to take.
 //! 6. With an implementation of the student's own, `tutor::step::yours` checks it
 //!    against the tests of steps 1 to 4 ([`course::check::hear_greeting`],
-//!    [`course::check::run_check`], [`report::check::check_text`]) and records it
+//!    [`course::check::run_check`], [`report::student::check::check_text`]) and records it
 //!    ([`course::session::Session::record_check`]).
 //! 7. `cli::step::run` saves the session once, whatever that check gave; the error,
 //!    if any, becomes a message and an exit code in `src/main.rs`.
@@ -312,10 +323,11 @@
 //! NAME`, `--output NAME=FILE` and the messages that list the formats all come
 //! from it.
 //!
-//! 1. A module in `src/report/` with a function of what it renders (for the
-//!    matrix, a [`matrix::Matrix`], as [`report::markdown::report`] is), and its
-//!    line in the `//!` list of `src/report/mod.rs`. Checked by clippy and
-//!    `cargo doc` with warnings denied.
+//! 1. A module in the folder of `src/report/` whose audience reads it
+//!    (`src/report/matrix/` for the matrix's) with a function of what it renders
+//!    (for the matrix, a [`matrix::Matrix`], as [`report::matrix::markdown::report`]
+//!    is), and its line in the `//!` list of that folder's `mod.rs`. Checked by
+//!    clippy and `cargo doc` with warnings denied.
 //! 2. A variant of the format's enum in `src/report/format.rs`, its extension in
 //!    `extension` and its arm in `render` there. Checked by the build: both
 //!    matches are exhaustive.

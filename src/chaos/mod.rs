@@ -7,7 +7,7 @@
 //! ([`properties`]) and against the worksheet's contract as a model
 //! ([`model`], [`linearize`]). A failing run is shrunk to a counterexample
 //! ([`judge`]) and shown as a timeline ([`timeline`]; as a page,
-//! [`crate::report::chaos_page`]); two external sinks show what leases do not
+//! [`crate::report::chaos`]); two external sinks show what leases do not
 //! promise ([`sink`]).
 //!
 //! Many workers call one database at once; each call is recorded with the

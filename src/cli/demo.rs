@@ -23,7 +23,7 @@
 //! namespaces), and A's link to the server is cut after its claim.
 //!
 //! The stories are played, and what they show judged, in the library
-//! ([`lease_lab::course::demo`]) and told in [`lease_lab::report::demo`].
+//! ([`lease_lab::course::demo`]) and told in [`lease_lab::report::student::demo`].
 
 use super::args::{worker_command, EngineArg, ImplArgs};
 use super::exit::{say, CliError, Outcome};
@@ -32,7 +32,7 @@ use lease_lab::course::demo::{
     play_partition_on_hosts, play_power_cut, story_for, tell, DemoStory, Told,
 };
 use lease_lab::pg_server::Hosts;
-use lease_lab::report::demo::{power_cut_text, restart_text, story_text};
+use lease_lab::report::student::demo::{power_cut_text, restart_text, story_text};
 use lease_lab::runner::DEFAULT_TIMEOUT;
 use lease_lab::variant::REFERENCE_ID;
 use std::path::PathBuf;

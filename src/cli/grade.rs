@@ -7,8 +7,8 @@ use super::args::{worker_command, SuiteArgs};
 use super::exit::{say, CliError, Outcome};
 use lease_lab::course::class_check::{self, Judging};
 use lease_lab::course::grade::{grade, killers, read_class};
+use lease_lab::report::class::grade as render;
 use lease_lab::report::format::{GradeAsked, GradeFormat};
-use lease_lab::report::grade as render;
 use lease_lab::sandbox;
 use lease_lab::subject::rust_project;
 use std::path::PathBuf;
@@ -168,7 +168,7 @@ fn check_implementations(dir: &std::path::Path, args: &Args) -> Outcome {
     };
     let checks = class_check::check_all(&judging, &entries, scratch.path());
     if let Some(folder) = args.results_dir.as_deref() {
-        lease_lab::report::gradescope::write_class(folder, &checks).map_err(|error| {
+        lease_lab::report::class::gradescope::write_class(folder, &checks).map_err(|error| {
             CliError::Failed(format!(
                 "cannot write Gradescope's results into {}: {error}",
                 folder.display()

@@ -4,7 +4,7 @@
 use super::args::find_exercise;
 use super::exit::{say, say_line, Outcome};
 use colored::Colorize;
-use lease_lab::report::progress::{hints_text, wrapped};
+use lease_lab::report::student::progress::{hints_text, wrapped};
 use lease_lab::subject::Subject;
 use lease_lab::tutor::step::StepChoice;
 use std::path::Path;

@@ -158,7 +158,7 @@ fn check(file: &Path, no_build: bool, run: &SuiteArgs) -> Outcome {
         true,
         &run.options(),
     );
-    match report::own_mutant_verdict(&matrix, &id, &store.name()) {
+    match report::matrix::own_mutant_verdict(&matrix, &id, &store.name()) {
         Some(Ok(caught)) => say_line(&filled(&caught)),
         Some(Err(advice)) => {
             say_line(&advice)?;

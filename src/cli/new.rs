@@ -6,7 +6,7 @@
 use super::exit::{say, CliError, Outcome};
 use lease_lab::course::starter;
 use lease_lab::lab_text::Language;
-use lease_lab::report::starter::{new_text, Written};
+use lease_lab::report::student::starter::{new_text, Written};
 use std::path::{Path, PathBuf};
 
 /// `lab new`'s arguments.

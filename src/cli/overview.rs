@@ -2,7 +2,7 @@
 //! do next.
 
 use super::exit::{say, Outcome};
-use lease_lab::report::progress::overview_text;
+use lease_lab::report::student::progress::overview_text;
 use lease_lab::tutor::step::Console;
 use lease_lab::tutor::study;
 use std::path::Path;

@@ -3,7 +3,7 @@
 
 use super::exit::{say, say_line, Outcome};
 use lease_lab::report::format::ReportFormat;
-use lease_lab::report::progress::progress_text;
+use lease_lab::report::student::progress::progress_text;
 use std::path::Path;
 
 /// `lab progress`'s arguments.

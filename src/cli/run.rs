@@ -27,7 +27,7 @@ pub fn run(args: &Args, progress: &Path) -> Outcome {
     let worker = worker_command()?;
     let tests = variant.suite();
     let matrix = Matrix::build(&worker, &[variant], tests, &args.run.options());
-    say(&report::text::run(&matrix, &matrix.runs[0]))?;
+    say(&report::matrix::text::run(&matrix, &matrix.runs[0]))?;
     // A mutant is meant to fail tests; an implementation that is not one
     // fails the run when a test that judges it does not pass.
     if matrix.runs[0].variant.is_reference() && !matrix.problems().is_empty() {

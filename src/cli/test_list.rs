@@ -24,7 +24,7 @@ pub struct Args {
 /// implementation the rule chooses ([`ImplArgs::following`]).
 pub fn tests(args: &Args, progress: &Path) -> Outcome {
     if args.variants {
-        say(&report::text::variants_text(
+        say(&report::matrix::text::variants_text(
             &args
                 .implementation
                 .following("tests", progress)?
@@ -32,6 +32,8 @@ pub fn tests(args: &Args, progress: &Path) -> Outcome {
             lease_lab::terminal::width(),
         ))
     } else {
-        say(&report::text::tests_text(lease_lab::terminal::width()))
+        say(&report::matrix::text::tests_text(
+            lease_lab::terminal::width(),
+        ))
     }
 }

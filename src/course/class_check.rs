@@ -127,7 +127,7 @@ pub struct Judging {
     pub jobs: usize,
     /// Whether each check reports in Gradescope's format, kept in its row
     /// ([`ImplCheck::report`]) for
-    /// [`crate::report::gradescope::write_class`].
+    /// [`crate::report::class::gradescope::write_class`].
     pub gradescope: bool,
     /// Whether each submission's programs run in sandboxes
     /// ([`crate::sandbox`]), as they do unless `--no-sandbox` says.

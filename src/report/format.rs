@@ -3,7 +3,8 @@
 //! analysis's ([`AnalysisFormat`]), a chaos run's ([`ChaosFormat`]), a
 //! class's grade ([`GradeFormat`]), and the text-or-JSON of a student's
 //! own reports ([`ReportFormat`]). A new format is a variant here and its
-//! renderer in a module of its own under `report/`.
+//! renderer in a module of its own, under `report/` in the folder of
+//! those who read it.
 //!
 //! And where `lab matrix` sends its reports: `--format F` to standard
 //! output or to `--output FILE`, and any number of `--output FORMAT=FILE`,
@@ -70,14 +71,14 @@ impl MatrixFormat {
         self,
         matrix: &Matrix,
         chaos: Option<&ChaosBeside>,
-        viewer: Option<&super::stryker_page::Viewer>,
+        viewer: Option<&super::matrix::stryker_page::Viewer>,
         width: usize,
     ) -> Result<String, OutputClash> {
         Ok(match self {
             MatrixFormat::Text => {
-                let mut text = super::text::matrix(matrix, width);
+                let mut text = super::matrix::text::matrix(matrix, width);
                 for summary in matrix.summaries() {
-                    if let Some(advice) = super::survivor_advice(matrix, &summary.id) {
+                    if let Some(advice) = super::matrix::survivor_advice(matrix, &summary.id) {
                         let advice = crate::terminal::fill(&advice, width.min(100), "", "");
                         text.push_str(&format!("\n{advice}\n"));
                     }
@@ -88,7 +89,7 @@ impl MatrixFormat {
                 text
             }
             MatrixFormat::Json => {
-                let mut report = super::json::report(matrix);
+                let mut report = super::matrix::json::report(matrix);
                 if let Some((settings, verdicts, comparison)) = chaos {
                     report["chaos"] = serde_json::json!({
                         "settings": settings,
@@ -98,12 +99,12 @@ impl MatrixFormat {
                 }
                 json_text(&report)
             }
-            MatrixFormat::Markdown => super::markdown::report(matrix),
-            MatrixFormat::Stryker => json_text(&super::stryker::report(matrix)),
-            MatrixFormat::Html => super::html::page(matrix),
+            MatrixFormat::Markdown => super::matrix::markdown::report(matrix),
+            MatrixFormat::Stryker => json_text(&super::matrix::stryker::report(matrix)),
+            MatrixFormat::Html => super::matrix::html::page(matrix),
             MatrixFormat::StrykerHtml => {
                 let viewer = viewer.ok_or_else(|| OutputClash(Self::NEEDS_THE_VIEWER.into()))?;
-                super::stryker_page::page(&super::stryker::report(matrix), viewer)
+                super::matrix::stryker_page::page(&super::matrix::stryker::report(matrix), viewer)
             }
         })
     }
@@ -225,7 +226,7 @@ impl ChaosFormat {
         match self {
             ChaosFormat::Text => crate::chaos::timeline::report_text(chaos),
             ChaosFormat::Json => json_text(chaos),
-            ChaosFormat::Html => crate::report::chaos_page::page(chaos),
+            ChaosFormat::Html => crate::report::chaos::page(chaos),
         }
     }
 }
@@ -337,7 +338,7 @@ impl GradeFormat {
         view: GradeView,
         width: usize,
     ) -> Option<String> {
-        use super::grade as render;
+        use super::class::grade as render;
         Some(match (self, view) {
             (GradeFormat::Text, GradeView::Students) => render::text(graded, width),
             (GradeFormat::Text, GradeView::Misconceptions) => {
@@ -345,7 +346,7 @@ impl GradeFormat {
             }
             (GradeFormat::Text, GradeView::PerExercise) => render::exercises_text(graded, width),
             (GradeFormat::Json, _) => json_text(graded),
-            (GradeFormat::Html, _) => super::class_page::page(graded),
+            (GradeFormat::Html, _) => super::class::class_page::page(graded),
             (GradeFormat::Csv, GradeView::Students) => render::csv(graded),
             (GradeFormat::Csv, GradeView::PerExercise) => render::exercises_csv(graded),
             (GradeFormat::Markdown, GradeView::Misconceptions) => {
@@ -404,24 +405,26 @@ impl CheckFormat {
     ) -> Option<String> {
         let value = match self {
             CheckFormat::Text => return None,
-            CheckFormat::Json => super::check::check_json(report, implementation, through),
-            CheckFormat::Gradescope => super::gradescope::results(report, implementation, through),
+            CheckFormat::Json => super::student::check::check_json(report, implementation, through),
+            CheckFormat::Gradescope => {
+                super::class::gradescope::results(report, implementation, through)
+            }
             CheckFormat::PrairieLearn => {
-                super::prairielearn::results(report, implementation, through)
+                super::class::prairielearn::results(report, implementation, through)
             }
         };
         Some(serde_json::to_string_pretty(&value).expect("a check is JSON"))
     }
 
     /// An autograder's results file for a check that could not run, saying
-    /// `why` and scoring nothing (see [`super::gradescope::not_checked`]
-    /// and [`super::prairielearn::not_gradable`]); `None` for the lab's
+    /// `why` and scoring nothing (see [`super::class::gradescope::not_checked`]
+    /// and [`super::class::prairielearn::not_gradable`]); `None` for the lab's
     /// own formats, where the error says it.
     pub fn not_checked(self, why: &str) -> Option<String> {
         let value = match self {
             CheckFormat::Text | CheckFormat::Json => return None,
-            CheckFormat::Gradescope => super::gradescope::not_checked(why),
-            CheckFormat::PrairieLearn => super::prairielearn::not_gradable(why),
+            CheckFormat::Gradescope => super::class::gradescope::not_checked(why),
+            CheckFormat::PrairieLearn => super::class::prairielearn::not_gradable(why),
         };
         Some(serde_json::to_string_pretty(&value).expect("a check is JSON"))
     }
@@ -481,7 +484,7 @@ pub fn plan_reports(
         .any(|(format, _)| *format == MatrixFormat::StrykerHtml);
     let viewer = match (viewer, wants_viewer) {
         (Some(path), true) => Some(
-            super::stryker_page::Viewer::load(path)
+            super::matrix::stryker_page::Viewer::load(path)
                 .map_err(|error| OutputClash(format!("--viewer: {error}")))?,
         ),
         (None, true) => return Err(OutputClash(MatrixFormat::NEEDS_THE_VIEWER.into())),
@@ -500,7 +503,7 @@ pub struct PlannedReports {
     /// Each report's format and destination, in the order given.
     pub reports: Vec<(MatrixFormat, Destination)>,
     /// Stryker's viewer, when a report draws with it.
-    pub viewer: Option<super::stryker_page::Viewer>,
+    pub viewer: Option<super::matrix::stryker_page::Viewer>,
 }
 
 /// The reports one run writes, in the order given: each format with its

@@ -9,7 +9,7 @@ use crate::command::CommandError;
 use crate::course::progress::CLOSING_QUESTIONS;
 use crate::course::session::Session;
 use crate::exercise;
-use crate::report::progress::{reflection_text, wrapped};
+use crate::report::student::progress::{reflection_text, wrapped};
 use crate::terminal::plural;
 use colored::Colorize;
 use std::io;

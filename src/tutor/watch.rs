@@ -5,7 +5,7 @@
 use crate::command::CommandError;
 use crate::course::check::{check_shown, CheckError};
 use crate::course::session::Session;
-use crate::report::check::{next_text, watch_text};
+use crate::report::student::check::{next_text, watch_text};
 use crate::runner::{RunOptions, WorkerCommand};
 use crate::subject::{Implementation, Subject, SubjectError};
 use crate::terminal::fill;

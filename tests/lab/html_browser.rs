@@ -8,7 +8,7 @@
 //! install -y chromium`) and runs them with `cargo test -- --ignored`.
 
 use lease_lab::matrix::Matrix;
-use lease_lab::report::html;
+use lease_lab::report::matrix::html;
 use lease_lab::runner::{RunOptions, WorkerCommand};
 use lease_lab::suite::CASES;
 use lease_lab::variant::Variant;

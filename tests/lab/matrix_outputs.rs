@@ -241,7 +241,7 @@ fn a_bad_format_equals_file_names_what_is_wrong_and_the_formats() {
 fn the_python_matrix_page_says_one_thing_about_the_reference() {
     let matrix = crate::matrices::python_covered_matrix();
     assert!(matrix.reference_failures().is_empty(), "no counted failure");
-    let page = lease_lab::report::html::page(matrix);
+    let page = lease_lab::report::matrix::html::page(matrix);
     let tests = lease_lab::suite::CASES.len();
     assert!(
         page.contains(&format!("The reference passes {} of {tests} tests; the one it fails is beyond the worksheet for this store and does not count.", tests - 1)),
@@ -258,7 +258,7 @@ mod pages {
     #[test]
     fn the_python_matrix_page_draws_no_broken_reference() {
         let matrix = crate::matrices::python_covered_matrix();
-        let page = lease_lab::report::html::page(matrix);
+        let page = lease_lab::report::matrix::html::page(matrix);
         let document = scraper::Html::parse_document(&page);
         let broken = scraper::Selector::parse("td.cell.broken").unwrap();
         assert_eq!(

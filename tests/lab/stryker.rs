@@ -7,7 +7,7 @@
 
 use crate::matrices::{matrix, python_matrix};
 use lease_lab::outcome::Outcome;
-use lease_lab::report::stryker;
+use lease_lab::report::matrix::stryker;
 use lease_lab::suite::CASES;
 use lease_lab::variant;
 use serde_json::{json, Value};

@@ -11,8 +11,8 @@
 use crate::html_browser::{browse, console_messages, write_page};
 use crate::matrices::{matrix, python_matrix};
 use crate::stryker::npm;
-use lease_lab::report::stryker;
-use lease_lab::report::stryker_page::in_script;
+use lease_lab::report::matrix::stryker;
+use lease_lab::report::matrix::stryker_page::in_script;
 use scraper::{Html, Selector};
 use serde_json::{json, Value};
 use std::path::Path;

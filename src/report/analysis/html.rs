@@ -231,7 +231,7 @@ pub fn page(analysis: &Analysis) -> String {
     chosen(&mut out, &analysis.minimum_tests, Some(analysis));
     section(&mut out, "contract", headline::contract(analysis));
     chosen(&mut out, &analysis.contract_minimum.tests, None);
-    crate::report::html::shell(
+    crate::report::html_page::shell(
         "lease-lab: what the kill matrix means",
         STYLE,
         &out,

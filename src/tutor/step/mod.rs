@@ -6,7 +6,7 @@
 //! the tests of steps 1 to N.
 //!
 //! The console it talks through, and the questions it asks, are in
-//! [`prompt`]; the screens it shows are [`crate::report::step`]'s.
+//! [`prompt`]; the screens it shows are [`crate::report::student::step`]'s.
 
 pub mod prompt;
 
@@ -19,8 +19,8 @@ use crate::exercise::{self, Exercise};
 use crate::lab_text::Language;
 use crate::matrix::Matrix;
 use crate::probe::{self, CheckOptions, Probe};
-use crate::report::check::{check_text, next_text};
-use crate::report::step as screen;
+use crate::report::student::check::{check_text, next_text};
+use crate::report::student::step as screen;
 use crate::runner::{check_lanes, RunOptions, WorkerCommand};
 use crate::subject::{Implementation, Subject};
 use crate::suite::{self, Case};

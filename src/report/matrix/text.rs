@@ -1,10 +1,11 @@
 //! The kill matrix as terminal text: a grid of tests against variants,
 //! one variant's run test by test, and the summary of each mutant.
 
-use super::{cell_look, key_looks, status_look, tests_phrase, verdict_look};
+use super::{cell_look, key_looks, status_look, verdict_look};
 use crate::exercise::step_title;
 use crate::matrix::{Matrix, Verdict};
 use crate::outcome::Outcome;
+use crate::report::tests_phrase;
 use crate::runner::VariantRun;
 use crate::suite;
 use crate::terminal::{failure_text, fill, reflow};
@@ -329,7 +330,7 @@ pub fn variants_text(variants: &[Variant], width: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::sample;
+    use crate::report::matrix::sample;
 
     #[test]
     fn the_grid_fits_80_columns_and_starts_with_its_header() {

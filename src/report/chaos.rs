@@ -149,7 +149,7 @@ pub fn page(chaos: &Chaos) -> String {
         table = table(judged, &shown, &culprits, &moments),
         prefix = judged.valid_prefix_text(),
     );
-    crate::report::html::shell(
+    crate::report::html_page::shell(
         &format!("lab chaos: {}", untrusted(&chaos.subject, false)),
         STYLE,
         &body,

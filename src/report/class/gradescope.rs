@@ -73,7 +73,7 @@ pub fn summary(report: &CheckReport, implementation: &str, through: u8) -> Strin
     let passed = report.steps.iter().filter(|step| step.passed()).count();
     format!(
         "{implementation} against the contract tests of {}: {passed} of {} steps pass.",
-        super::steps_through(through),
+        crate::report::steps_through(through),
         report.steps.len()
     )
 }

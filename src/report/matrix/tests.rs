@@ -1,4 +1,4 @@
-//! The tests of what the renderings share: how the grids draw a failure,
+//! The tests of what the matrix's reports share: how the grids draw a failure,
 //! where each mutant's change sits in its source, outcomes' looks and the
 //! advice about a survivor.
 

@@ -6,14 +6,15 @@
 //! links only to its own sections, so it can be mailed, archived or opened
 //! from a file on a machine without network.
 
-use super::html_text::{untrusted, untrusted_attr};
 use super::{
-    cell_look, key_looks, not_covered_reason, status_look, survivor_advice, test_file,
-    tests_phrase, NOT_COVERED,
+    cell_look, key_looks, not_covered_reason, status_look, survivor_advice, test_file, NOT_COVERED,
 };
 use crate::exercise::step_title;
 use crate::matrix::{Matrix, MutantSummary};
 use crate::outcome::{MutantStatus, Outcome};
+use crate::report::html_page::shell;
+use crate::report::html_text::{untrusted, untrusted_attr};
+use crate::report::tests_phrase;
 use crate::runner::VariantRun;
 use crate::variant::Mutant;
 use html_escape::{encode_double_quoted_attribute as attr, encode_text as text};
@@ -87,18 +88,6 @@ ul.kills li { margin: 2px 0; }
 .reason { color: #555; overflow-wrap: anywhere; }
 .advice { background: #fff8e1; border-left: 4px solid #f9a825; padding: 6px 12px; }
 "#;
-
-/// Every page the lab writes, around its `body`: a complete HTML document
-/// with no external resource, titled `title` (HTML already escaped), styled
-/// by `style`, and ending in a footer that names the command that made it.
-/// The lab's one page shell: the matrix, the analysis and a chaos run use it.
-pub fn shell(title: &str, style: &str, body: &str, made_by: &str) -> String {
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<link rel=\"icon\" href=\"data:,\">\n<title>{title}</title>\n<style>{style}</style>\n</head>\n<body>\n{body}<footer><p class=\"summary\">Made by <code>{}</code>, lease-lab {}.</p></footer>\n</body>\n</html>\n",
-        text(made_by),
-        env!("CARGO_PKG_VERSION")
-    )
-}
 
 /// The whole page for `matrix`: a complete HTML document with no external
 /// resource.
@@ -573,7 +562,7 @@ fn diff(mutant: &Mutant) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::sample::matrix;
+    use crate::report::matrix::sample::matrix;
 
     #[test]
     fn the_table_has_a_row_per_test_and_a_column_per_variant() {

@@ -12,9 +12,9 @@
 //! name files.
 
 use super::grade::{self as rows, LEGEND};
-use super::html_text::untrusted;
 use crate::course::grade::{AttemptGrade, ClassGrade, ExerciseGrade, FileStatus};
 use crate::exercise;
+use crate::report::html_text::untrusted;
 use crate::terminal::plural;
 use html_escape::{encode_double_quoted_attribute as attr, encode_text as text};
 use std::fmt::Write as _;
@@ -66,7 +66,7 @@ pub fn page(grade: &ClassGrade) -> String {
     files(&mut body, grade);
     exercises(&mut body, &grade.exercises);
     misconceptions(&mut body, grade);
-    super::html::shell(
+    crate::report::html_page::shell(
         "lease-lab: the class",
         STYLE,
         &body,

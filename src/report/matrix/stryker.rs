@@ -32,14 +32,14 @@ pub const LOW_THRESHOLD: u8 = 80;
 
 /// The contract suite's sources, by step, for the viewer's test view.
 const SUITE_SOURCES: [&str; 8] = [
-    include_str!("../suite/step1.rs"),
-    include_str!("../suite/step2.rs"),
-    include_str!("../suite/step3.rs"),
-    include_str!("../suite/step4.rs"),
-    include_str!("../suite/step5.rs"),
-    include_str!("../suite/step6.rs"),
-    include_str!("../suite/step7.rs"),
-    include_str!("../suite/step8.rs"),
+    include_str!("../../suite/step1.rs"),
+    include_str!("../../suite/step2.rs"),
+    include_str!("../../suite/step3.rs"),
+    include_str!("../../suite/step4.rs"),
+    include_str!("../../suite/step5.rs"),
+    include_str!("../../suite/step6.rs"),
+    include_str!("../../suite/step7.rs"),
+    include_str!("../../suite/step8.rs"),
 ];
 
 /// The matrix as a report valid against Stryker's mutation-testing-report
@@ -204,7 +204,7 @@ fn reference_results(matrix: &Matrix) -> Value {
 mod tests {
     use super::*;
     use crate::mutant::MUTABLE_FILE;
-    use crate::report::sample::matrix;
+    use crate::report::matrix::sample::matrix;
     use crate::suite::CASES;
 
     #[test]

@@ -6,9 +6,11 @@
 //! `--why`, a reflection) and what their program wrote (a reason a check
 //! quotes) is untrusted: the terminal's views show it made inert
 //! ([`crate::inert`]), padded and cut by the width of what is shown; the CSV
-//! files write it as [`crate::report::safe_csv`] says, the Markdown as [`markdown::cell`]
+//! files write it as [`crate::report::class::safe_csv`] says, the Markdown as [`markdown_cell::cell`]
 //! does.
 
+use super::markdown_cell;
+use super::safe_csv::SafeCsv;
 use crate::course::class_check::{CheckResult, ImplCheck};
 use crate::course::grade::{
     max_total, AttemptGrade, ClassGrade, ExerciseAttempts, FileStatus, GivenFile, Misconceptions,
@@ -16,8 +18,6 @@ use crate::course::grade::{
 };
 use crate::exercise;
 use crate::inert;
-use crate::report::markdown;
-use crate::report::safe_csv::SafeCsv;
 use crate::terminal::fill;
 use std::fmt::Write as _;
 
@@ -278,7 +278,7 @@ pub(crate) fn percent(value: Option<f64>) -> String {
 /// twice: graded once`; `unreadable: why`), and for a graded row each
 /// exercise's first and latest score (empty when not attempted), the
 /// totals, the stores its attempts were on, and the flags joined by `; `.
-/// Every cell is quoted and made safe as [`crate::report::safe_csv`] says.
+/// Every cell is quoted and made safe as [`crate::report::class::safe_csv`] says.
 pub fn csv(grade: &ClassGrade) -> String {
     let keys: Vec<String> = exercise::exercises().into_iter().map(|e| e.key).collect();
     let mut writer = SafeCsv::new();
@@ -648,7 +648,7 @@ pub fn checks_csv(checks: &[ImplCheck]) -> String {
 
 /// The misconceptions as Markdown: a table per exercise, then the
 /// closing reflections. What the students wrote is text in its cell,
-/// never Markdown or HTML ([`markdown::cell`], [`markdown::code_cell`]).
+/// never Markdown or HTML ([`markdown_cell::cell`], [`markdown_cell::code_cell`]).
 pub fn misconceptions_markdown(grade: &ClassGrade) -> String {
     let mut out = String::from("# Misconceptions\n\n");
     for Misconceptions { exercise, wrong } in &grade.misconceptions {
@@ -664,15 +664,15 @@ pub fn misconceptions_markdown(grade: &ClassGrade) -> String {
                 .map(|reason| {
                     format!(
                         "{}: \"{}\"",
-                        markdown::cell(&reason.student),
-                        markdown::cell(&reason.why)
+                        markdown_cell::cell(&reason.student),
+                        markdown_cell::cell(&reason.why)
                     )
                 })
                 .collect();
             writeln!(
                 out,
                 "| {} | {} | {} |",
-                markdown::code_cell(&guess.test),
+                markdown_cell::code_cell(&guess.test),
                 guess.students,
                 reasons.join("; ")
             )
@@ -686,9 +686,9 @@ pub fn misconceptions_markdown(grade: &ClassGrade) -> String {
             writeln!(
                 out,
                 "| {} | {} | {} |",
-                markdown::cell(&answers.student),
-                markdown::cell(&answers.why_tests_are_kept),
-                markdown::cell(&answers.not_guaranteed)
+                markdown_cell::cell(&answers.student),
+                markdown_cell::cell(&answers.why_tests_are_kept),
+                markdown_cell::cell(&answers.not_guaranteed)
             )
             .unwrap();
         }

@@ -138,7 +138,7 @@ pub fn menu(exercise: &Exercise, menu: &[&'static Case], width: usize) -> String
         writeln!(
             out,
             "Tests 1 to {earlier}, of {}, are in force too: t lists them.",
-            super::steps_through(step - 1)
+            crate::report::steps_through(step - 1)
         )
         .unwrap();
     }
@@ -324,7 +324,7 @@ fn name_width(matrix: &Matrix, mutant: &VariantRun, width: usize) -> usize {
 /// `step`) are `quiet` (tell the mutant from the reference neither way)
 /// and so not listed; empty when `step` has no earlier tests.
 fn quiet_earlier_text(step: u8, earlier: usize, quiet: usize, width: usize) -> String {
-    let steps = super::steps_through(step.saturating_sub(1));
+    let steps = crate::report::steps_through(step.saturating_sub(1));
     let text = match (earlier, quiet) {
         (0, _) => return String::new(),
         (all, quiet) if all == quiet => format!(
@@ -389,7 +389,7 @@ fn run_summary(
 
 /// "1 test", "3 tests".
 fn tests_phrase(count: usize) -> String {
-    super::tests_phrase(count)
+    crate::report::tests_phrase(count)
 }
 
 /// One test's verdict on both sides, and why the mutant failed it.
