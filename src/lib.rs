@@ -134,6 +134,9 @@
 //!   the course's records and show report's screens as they go.
 //!   - [`tutor::step`]: the step-through of `lab step`: prediction, run,
 //!     comparison, record; [`tutor::step::prompt`]: the console that asks.
+//!   - [`tutor::check`]: `lab check`: the student's implementation checked,
+//!     recorded and shown, or set beside their prediction of a break; which
+//!     implementation `lab check` and `lab watch` run.
 //!   - [`tutor::watch`]: `lab watch`, a check on every save.
 //!   - [`tutor::study`]: the changes at the console beyond the steps: the student's
 //!     name, `lab reset`, `lab reflect`.

@@ -1,5 +1,6 @@
-//! What several commands take: an exercise or a variant by name, and how
-//! a suite run is carried out.
+//! What several commands take: an exercise or a variant by name, how
+//! a suite run is carried out, and which implementation `lab check` and
+//! `lab watch` check.
 
 use super::exit::CliError;
 use lease_lab::course::chosen::Chosen;
@@ -286,6 +287,21 @@ impl SuiteArgs {
             give_up_after_timeouts: None,
         }
     }
+}
+
+/// Which implementation to check, and how far.
+#[derive(Debug, clap::Args)]
+pub struct WhichArgs {
+    /// Your implementation: a .py file, a Rust project's folder, or a
+    /// command line, which becomes your current one (the others stay
+    /// recorded, each with its checks). Default: your current
+    /// implementation (`lab new`'s, or the last --impl). `rust` or `python`
+    /// checks the lab's own stores instead, without recording anything.
+    #[arg(long = "impl", value_name = "IMPL", value_parser = Subject::parse)]
+    pub implementation: Option<Subject>,
+    /// Check steps 1 to this one (default: all eight).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=8))]
+    pub step: Option<u8>,
 }
 
 #[cfg(test)]

@@ -188,6 +188,19 @@ impl From<lease_lab::course::check::CheckError> for CliError {
     }
 }
 
+/// A `lab check` that stopped before its end: the check could not be
+/// made, the progress file cannot be written, or the output failed.
+impl From<lease_lab::tutor::check::CheckStopped> for CliError {
+    fn from(error: lease_lab::tutor::check::CheckStopped) -> CliError {
+        use lease_lab::tutor::check::CheckStopped;
+        match error {
+            CheckStopped::Check(error) => CliError::from(error),
+            CheckStopped::Progress(error) => CliError::from(error),
+            CheckStopped::Io(error) => CliError::from(error),
+        }
+    }
+}
+
 /// The progress file that could not be used is the command's failure.
 /// A chaos run that could not be made is a failure of the run, not a
 /// finding about the store.

@@ -1,9 +1,9 @@
 //! `lab watch`: the student's own implementation checked as `lab check`
 //! checks it, now and again on every save.
 
-use super::args::{worker_command, SuiteArgs};
-use super::check::{checked, WhichArgs};
+use super::args::{worker_command, SuiteArgs, WhichArgs};
 use super::exit::{CliError, Outcome};
+use lease_lab::tutor::check::checked;
 use lease_lab::tutor::watch::watch as course_watch;
 use std::path::Path;
 

@@ -2,6 +2,7 @@
 //! and again each time one of its files is saved with other contents,
 //! each recorded as `lab check` records it.
 
+use super::say;
 use crate::command::CommandError;
 use crate::course::check::{check_shown, CheckError};
 use crate::course::session::Session;
@@ -11,16 +12,9 @@ use crate::subject::{Implementation, Subject, SubjectError};
 use crate::terminal::fill;
 use colored::Colorize;
 use notify_debouncer_mini::notify::RecursiveMode;
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-/// Writes `text` to standard output and flushes it.
-fn say(text: &str) -> io::Result<()> {
-    let mut stdout = io::stdout().lock();
-    stdout.write_all(text.as_bytes())?;
-    stdout.flush()
-}
 
 /// How long `lab watch` waits after a change of a file for the next one,
 /// so that an editor's save (often several writes and a rename, within a

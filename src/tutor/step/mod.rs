@@ -45,9 +45,6 @@ pub struct StepChoice {
     store_named: bool,
 }
 
-/// What `lab check` and `lab watch` say when there is nothing to check.
-pub const NOTHING_TO_CHECK: &str = "there is no implementation to check yet: start one with `lab new --lang python DIR` (or --lang rust), or name yours with --impl FILE-FOLDER-OR-COMMAND";
-
 impl StepChoice {
     /// The choice for `--impl` `given` and the student's `progress`.
     pub fn of(given: Option<&Subject>, progress: &Progress) -> StepChoice {
