@@ -7,7 +7,9 @@
 //! and `claim_many` races separate connections by contract, so those two go
 //! through the path functions.
 
-use crate::error::Result;
+use crate::backend::{answer, Backend};
+use crate::error::{Result, StoreError};
+use crate::job::{Fence, Job};
 use crate::job_store::JobStore;
 use crate::operation::{Answer, Operation};
 use crate::Store;
@@ -69,64 +71,76 @@ impl JobStore for HandleStore {
     ///   connection to race at all, and one kept handle would make the
     ///   claims take turns.
     fn call(&self, db: &Path, operation: &Operation) -> Result<Answer> {
-        Ok(match operation {
-            Operation::InitDb => {
-                self.lock().remove(db);
-                crate::init_db(db)?;
-                Answer::Done
-            }
-            Operation::ClaimMany {
-                job_id,
-                owners,
-                now,
-                ttl,
-            } => {
-                let owners: Vec<&str> = owners.iter().map(String::as_str).collect();
-                Answer::Fences(crate::claim_many(db, job_id, &owners, *now, *ttl)?)
-            }
-            Operation::Enqueue { job_id } => {
-                Answer::Bool(self.with_handle(db, |store| store.enqueue(job_id))?)
-            }
-            Operation::State { job_id } => {
-                Answer::Row(self.with_handle(db, |store| store.state(job_id))?)
-            }
-            Operation::Claim {
-                job_id,
-                owner,
-                now,
-                ttl,
-            } => {
-                Answer::Fence(self.with_handle(db, |store| store.claim(job_id, owner, *now, *ttl))?)
-            }
-            Operation::Renew {
-                job_id,
-                owner,
-                fence,
-                now,
-                ttl,
-            } => Answer::Bool(
-                self.with_handle(db, |store| store.renew(job_id, owner, *fence, *now, *ttl))?,
-            ),
-            Operation::Complete {
-                job_id,
-                owner,
-                fence,
-                now,
-                result,
-            } => Answer::Bool(self.with_handle(db, |store| {
-                store.complete(job_id, owner, *fence, *now, result)
-            })?),
-            Operation::Release {
-                job_id,
-                owner,
-                fence,
-            } => Answer::Bool(self.with_handle(db, |store| store.release(job_id, owner, *fence))?),
-        })
+        answer(&Kept { handles: self, db }, operation)
     }
 
     /// The kept connections wait through the store's busy handler, which
     /// reads the calling thread's timeout, so the thread's setting applies.
     fn set_thread_busy_timeout(&self, timeout: Option<std::time::Duration>) {
         crate::variant::active::set_thread_busy_timeout(timeout)
+    }
+}
+
+/// The operations of a [`HandleStore`] on one database, as
+/// [`JobStore::call`] documents them.
+struct Kept<'a> {
+    handles: &'a HandleStore,
+    db: &'a Path,
+}
+
+impl Backend for Kept<'_> {
+    type Error = StoreError;
+
+    fn init_db(&self) -> Result<()> {
+        self.handles.lock().remove(self.db);
+        crate::init_db(self.db)
+    }
+
+    fn enqueue(&self, job_id: &str) -> Result<bool> {
+        self.handles
+            .with_handle(self.db, |store| store.enqueue(job_id))
+    }
+
+    fn state(&self, job_id: &str) -> Result<Option<Job>> {
+        self.handles
+            .with_handle(self.db, |store| store.state(job_id))
+    }
+
+    fn claim(&self, job_id: &str, owner: &str, now: f64, ttl: f64) -> Result<Option<Fence>> {
+        self.handles
+            .with_handle(self.db, |store| store.claim(job_id, owner, now, ttl))
+    }
+
+    fn renew(&self, job_id: &str, owner: &str, fence: Fence, now: f64, ttl: f64) -> Result<bool> {
+        self.handles
+            .with_handle(self.db, |store| store.renew(job_id, owner, fence, now, ttl))
+    }
+
+    fn complete(
+        &self,
+        job_id: &str,
+        owner: &str,
+        fence: Fence,
+        now: f64,
+        result: &str,
+    ) -> Result<bool> {
+        self.handles.with_handle(self.db, |store| {
+            store.complete(job_id, owner, fence, now, result)
+        })
+    }
+
+    fn release(&self, job_id: &str, owner: &str, fence: Fence) -> Result<bool> {
+        self.handles
+            .with_handle(self.db, |store| store.release(job_id, owner, fence))
+    }
+
+    fn claim_many(
+        &self,
+        job_id: &str,
+        owners: &[&str],
+        now: f64,
+        ttl: f64,
+    ) -> Result<Vec<Option<Fence>>> {
+        crate::claim_many(self.db, job_id, owners, now, ttl)
     }
 }

@@ -42,8 +42,8 @@
 //!   command; the exit codes are decided in `src/cli/exit.rs`, and only there.
 //! - `crates/store/`: the store's crate, `lease-lab-store`, which the library
 //!   re-exports module by module ([`store`], [`store_postgres`], [`job`],
-//!   [`error`], [`operation`], [`mutant`], [`reach`]), so that an edit of the lab
-//!   recompiles none of its compiled mutants. Its `build.rs` turns every
+//!   [`error`], [`operation`], [`backend`], [`mutant`], [`reach`]), so that an
+//!   edit of the lab recompiles none of its compiled mutants. Its `build.rs` turns every
 //!   `mutants/*.toml` of `crates/store/src/store.rs` and of
 //!   `crates/store/src/store_postgres.rs` into a compiled variant (a copy of the
 //!   store with the fragment replaced, and what it reaches), listed in its module
@@ -67,6 +67,8 @@
 //!   Ctrl-C too ([`pg_server::leftovers`]).
 //! - [`job`]: the values the store hands out: a job's row and the [`Fence`].
 //! - [`operation`]: a call described once: a protocol line, a `lab db` command.
+//! - [`backend`]: the eight operations as a trait, and the one match that runs an
+//!   [`operation::Operation`] on whatever implements it.
 //! - [`mutant`]: mutant files: one broken fragment of a reference store, as data.
 //!
 //! The suite:
@@ -401,7 +403,7 @@ pub mod variant;
 pub mod vfs_shim;
 
 // The store's crate (crates/store/), whose modules keep their paths here.
-pub use lease_lab_store::{error, job, mutant, operation, reach, store, store_postgres};
+pub use lease_lab_store::{backend, error, job, mutant, operation, reach, store, store_postgres};
 
 pub use error::{ErrorKind, Result, StoreError};
 pub use job::{Fence, Job};

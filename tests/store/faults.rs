@@ -17,6 +17,7 @@
 //! `LEASE_LAB_SOAK_SECS=600 cargo test --release --test store faults:: -- --nocapture`.
 //! `LEASE_LAB_SEED=N` replays the plans of a failed run (the seed is printed).
 
+use lease_lab::backend::{answer, Backend};
 use lease_lab::chaos::history::{Call, Returned};
 use lease_lab::chaos::judge::Judgement;
 use lease_lab::chaos::plan::{self, Faults, Settings};
@@ -25,7 +26,7 @@ use lease_lab::chaos::run::Record;
 use lease_lab::chaos::sink::SinkReport;
 use lease_lab::chaos::Verdict;
 use lease_lab::operation::{Answer, Operation};
-use lease_lab::{ErrorKind, Job};
+use lease_lab::{ErrorKind, Fence, Job};
 use rusqlite::Connection;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
@@ -1553,39 +1554,76 @@ enum ThreadClient<'a> {
 impl ThreadClient<'_> {
     /// Runs one of the operations a worker makes.
     fn call(&self, operation: &Operation) -> lease_lab::Result<Answer> {
-        let store = match self {
-            ThreadClient::Path(store, db) => return store.call(db, operation),
-            ThreadClient::Handle(store) => store,
-        };
-        Ok(match operation {
-            Operation::Enqueue { job_id } => Answer::Bool(store.enqueue(job_id)?),
-            Operation::Claim {
-                job_id,
-                owner,
-                now,
-                ttl,
-            } => Answer::Fence(store.claim(job_id, owner, *now, *ttl)?),
-            Operation::Renew {
-                job_id,
-                owner,
-                fence,
-                now,
-                ttl,
-            } => Answer::Bool(store.renew(job_id, owner, *fence, *now, *ttl)?),
-            Operation::Complete {
-                job_id,
-                owner,
-                fence,
-                now,
-                result,
-            } => Answer::Bool(store.complete(job_id, owner, *fence, *now, result)?),
-            Operation::Release {
-                job_id,
-                owner,
-                fence,
-            } => Answer::Bool(store.release(job_id, owner, *fence)?),
-            other => unreachable!("a worker thread does not call {other}"),
-        })
+        match self {
+            ThreadClient::Path(store, db) => store.call(db, operation),
+            ThreadClient::Handle(store) => answer(&KeptHandle(store), operation),
+        }
+    }
+}
+
+/// A worker thread's kept handle, with the operations a worker makes; a
+/// worker thread neither creates the table nor races claims.
+struct KeptHandle<'a>(&'a lease_lab::Store);
+
+impl Backend for KeptHandle<'_> {
+    type Error = lease_lab::StoreError;
+
+    fn init_db(&self) -> lease_lab::Result<()> {
+        unreachable!("a worker thread does not call init_db")
+    }
+
+    fn enqueue(&self, job_id: &str) -> lease_lab::Result<bool> {
+        self.0.enqueue(job_id)
+    }
+
+    fn state(&self, _job_id: &str) -> lease_lab::Result<Option<Job>> {
+        unreachable!("a worker thread does not call state")
+    }
+
+    fn claim(
+        &self,
+        job_id: &str,
+        owner: &str,
+        now: f64,
+        ttl: f64,
+    ) -> lease_lab::Result<Option<Fence>> {
+        self.0.claim(job_id, owner, now, ttl)
+    }
+
+    fn renew(
+        &self,
+        job_id: &str,
+        owner: &str,
+        fence: Fence,
+        now: f64,
+        ttl: f64,
+    ) -> lease_lab::Result<bool> {
+        self.0.renew(job_id, owner, fence, now, ttl)
+    }
+
+    fn complete(
+        &self,
+        job_id: &str,
+        owner: &str,
+        fence: Fence,
+        now: f64,
+        result: &str,
+    ) -> lease_lab::Result<bool> {
+        self.0.complete(job_id, owner, fence, now, result)
+    }
+
+    fn release(&self, job_id: &str, owner: &str, fence: Fence) -> lease_lab::Result<bool> {
+        self.0.release(job_id, owner, fence)
+    }
+
+    fn claim_many(
+        &self,
+        _job_id: &str,
+        _owners: &[&str],
+        _now: f64,
+        _ttl: f64,
+    ) -> lease_lab::Result<Vec<Option<Fence>>> {
+        unreachable!("a worker thread does not call claim_many")
     }
 }
 

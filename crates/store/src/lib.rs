@@ -5,8 +5,9 @@
 //! One file per engine holds the reference implementation, in the
 //! worksheet's order (steps 1 to 8) and with no mutant code: [`store`] on
 //! SQLite, [`store_postgres`] on PostgreSQL. Beside them are the values they
-//! hand out ([`job`]), their errors ([`error`]) and a call described once
-//! ([`operation`]).
+//! hand out ([`job`]), their errors ([`error`]), a call described once
+//! ([`operation`]) and the eight operations as a trait, with the one match
+//! that runs a call on it ([`backend`]).
 //!
 //! The build script (`build.rs`) turns every file of the workspace's
 //! `mutants/` that changes one of these two files into a copy of it with
@@ -33,6 +34,7 @@
 
 #![warn(missing_docs)]
 
+pub mod backend;
 pub mod error;
 pub mod job;
 pub mod mutant;

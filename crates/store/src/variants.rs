@@ -114,36 +114,74 @@ impl CompiledStore {
 }
 
 /// The [`CompiledStore`] of a store module (the reference or a mutant's
-/// copy): each operation goes to the module's path function.
+/// copy): each operation goes to the module's path function, through an
+/// adapter ([`Backend`](crate::backend::Backend) on the database's path)
+/// and [`answer`](crate::backend::answer).
 macro_rules! compiled_store {
     ($($module:ident)::+) => {
         $crate::variants::CompiledStore {
             run: |db, operation| {
-                use $crate::operation::{Answer, Operation};
-                Ok(match operation {
-                    Operation::InitDb => {
-                        $($module)::+::init_db(db)?;
-                        Answer::Done
+                use $crate::error::Result;
+                use $crate::job::{Fence, Job};
+                /// The module's path functions on the database at a path.
+                struct At<'a>(&'a ::std::path::Path);
+                impl $crate::backend::Backend for At<'_> {
+                    type Error = $crate::error::StoreError;
+                    fn init_db(&self) -> Result<()> {
+                        $($module)::+::init_db(self.0)
                     }
-                    Operation::Enqueue { job_id } => Answer::Bool($($module)::+::enqueue(db, job_id)?),
-                    Operation::State { job_id } => Answer::Row($($module)::+::state(db, job_id)?),
-                    Operation::Claim { job_id, owner, now, ttl } => {
-                        Answer::Fence($($module)::+::claim(db, job_id, owner, *now, *ttl)?)
+                    fn enqueue(&self, job_id: &str) -> Result<bool> {
+                        $($module)::+::enqueue(self.0, job_id)
                     }
-                    Operation::Renew { job_id, owner, fence, now, ttl } => {
-                        Answer::Bool($($module)::+::renew(db, job_id, owner, *fence, *now, *ttl)?)
+                    fn state(&self, job_id: &str) -> Result<Option<Job>> {
+                        $($module)::+::state(self.0, job_id)
                     }
-                    Operation::Complete { job_id, owner, fence, now, result } => {
-                        Answer::Bool($($module)::+::complete(db, job_id, owner, *fence, *now, result)?)
+                    fn claim(
+                        &self,
+                        job_id: &str,
+                        owner: &str,
+                        now: f64,
+                        ttl: f64,
+                    ) -> Result<Option<Fence>> {
+                        $($module)::+::claim(self.0, job_id, owner, now, ttl)
                     }
-                    Operation::Release { job_id, owner, fence } => {
-                        Answer::Bool($($module)::+::release(db, job_id, owner, *fence)?)
+                    fn renew(
+                        &self,
+                        job_id: &str,
+                        owner: &str,
+                        fence: Fence,
+                        now: f64,
+                        ttl: f64,
+                    ) -> Result<bool> {
+                        $($module)::+::renew(self.0, job_id, owner, fence, now, ttl)
                     }
-                    Operation::ClaimMany { job_id, owners, now, ttl } => {
-                        let owners: Vec<&str> = owners.iter().map(String::as_str).collect();
-                        Answer::Fences($($module)::+::claim_many(db, job_id, &owners, *now, *ttl)?)
+                    fn complete(
+                        &self,
+                        job_id: &str,
+                        owner: &str,
+                        fence: Fence,
+                        now: f64,
+                        result: &str,
+                    ) -> Result<bool> {
+                        $($module)::+::complete(self.0, job_id, owner, fence, now, result)
                     }
-                })
+                    fn release(&self, job_id: &str, owner: &str, fence: Fence) -> Result<bool> {
+                        $($module)::+::release(self.0, job_id, owner, fence)
+                    }
+                    fn claim_many(
+                        &self,
+                        job_id: &str,
+                        owners: &[&str],
+                        now: f64,
+                        ttl: f64,
+                    ) -> Result<Vec<Option<Fence>>> {
+                        $($module)::+::claim_many(self.0, job_id, owners, now, ttl)
+                    }
+                }
+                // As a `dyn`, so that one `answer` is compiled for every
+                // copy, not one per copy.
+                let at: &dyn $crate::backend::Backend<Error = _> = &At(db);
+                $crate::backend::answer(at, operation)
             },
             set_busy_timeout: |timeout| $($module)::+::set_thread_busy_timeout(timeout),
         }
@@ -152,59 +190,79 @@ macro_rules! compiled_store {
 
 pub(crate) use compiled_store;
 
-/// `operation` on a store on PostgreSQL (the reference's `Postgres`, or a
-/// mutated copy's), as the protocol answers it; `init_db` takes no path:
-/// the server holds the table. Its errors are the store's.
-macro_rules! answer_on {
-    ($store:expr, $operation:expr) => {{
-        use $crate::operation::{Answer, Operation};
-        let store = $store;
-        Ok(match $operation {
-            Operation::InitDb => {
-                store.init_db()?;
-                Answer::Done
+/// Defines `On`, a connection of a module's `Postgres` (the reference's, or
+/// a mutated copy's) as a [`Backend`](crate::backend::Backend): each
+/// operation goes to the method of that name; `init_db` takes no path, the
+/// server holds the table.
+macro_rules! on_postgres {
+    ($($module:ident)::+) => {
+        /// A connection to the server, with the module's operations.
+        struct On<'a>(&'a $($module)::+::Postgres);
+        impl $crate::backend::Backend for On<'_> {
+            type Error = $crate::error::StoreError;
+            fn init_db(&self) -> $crate::error::Result<()> {
+                self.0.init_db()
             }
-            Operation::Enqueue { job_id } => Answer::Bool(store.enqueue(job_id)?),
-            Operation::State { job_id } => Answer::Row(store.state(job_id)?),
-            Operation::Claim {
-                job_id,
-                owner,
-                now,
-                ttl,
-            } => Answer::Fence(store.claim(job_id, owner, *now, *ttl)?),
-            Operation::Renew {
-                job_id,
-                owner,
-                fence,
-                now,
-                ttl,
-            } => Answer::Bool(store.renew(job_id, owner, *fence, *now, *ttl)?),
-            Operation::Complete {
-                job_id,
-                owner,
-                fence,
-                now,
-                result,
-            } => Answer::Bool(store.complete(job_id, owner, *fence, *now, result)?),
-            Operation::Release {
-                job_id,
-                owner,
-                fence,
-            } => Answer::Bool(store.release(job_id, owner, *fence)?),
-            Operation::ClaimMany {
-                job_id,
-                owners,
-                now,
-                ttl,
-            } => {
-                let owners: Vec<&str> = owners.iter().map(String::as_str).collect();
-                Answer::Fences(store.claim_many(job_id, &owners, *now, *ttl)?)
+            fn enqueue(&self, job_id: &str) -> $crate::error::Result<bool> {
+                self.0.enqueue(job_id)
             }
-        })
-    }};
+            fn state(
+                &self,
+                job_id: &str,
+            ) -> $crate::error::Result<Option<$crate::job::Job>> {
+                self.0.state(job_id)
+            }
+            fn claim(
+                &self,
+                job_id: &str,
+                owner: &str,
+                now: f64,
+                ttl: f64,
+            ) -> $crate::error::Result<Option<$crate::job::Fence>> {
+                self.0.claim(job_id, owner, now, ttl)
+            }
+            fn renew(
+                &self,
+                job_id: &str,
+                owner: &str,
+                fence: $crate::job::Fence,
+                now: f64,
+                ttl: f64,
+            ) -> $crate::error::Result<bool> {
+                self.0.renew(job_id, owner, fence, now, ttl)
+            }
+            fn complete(
+                &self,
+                job_id: &str,
+                owner: &str,
+                fence: $crate::job::Fence,
+                now: f64,
+                result: &str,
+            ) -> $crate::error::Result<bool> {
+                self.0.complete(job_id, owner, fence, now, result)
+            }
+            fn release(
+                &self,
+                job_id: &str,
+                owner: &str,
+                fence: $crate::job::Fence,
+            ) -> $crate::error::Result<bool> {
+                self.0.release(job_id, owner, fence)
+            }
+            fn claim_many(
+                &self,
+                job_id: &str,
+                owners: &[&str],
+                now: f64,
+                ttl: f64,
+            ) -> $crate::error::Result<Vec<Option<$crate::job::Fence>>> {
+                self.0.claim_many(job_id, owners, now, ttl)
+            }
+        }
+    };
 }
 
-pub(crate) use answer_on;
+pub(crate) use on_postgres;
 
 /// `operation` on the reference store `store`, on its connection, as the
 /// protocol answers it.
@@ -214,7 +272,8 @@ pub fn call(
     store: &crate::store_postgres::Postgres,
     operation: &Operation,
 ) -> crate::store_postgres::Result<Answer> {
-    answer_on!(store, operation)
+    on_postgres!(crate::store_postgres);
+    crate::backend::answer(&On(store), operation)
 }
 
 /// The operations of a store on PostgreSQL compiled into this crate: the
@@ -233,8 +292,11 @@ macro_rules! server_store {
     ($($module:ident)::+) => {
         $crate::variants::ServerStore {
             run: |dsn, schema, operation| {
+                $crate::variants::on_postgres!($($module)::+);
                 let store = $($module)::+::Postgres::connect_in(dsn, schema)?;
-                $crate::variants::answer_on!(&store, operation)
+                // As a `dyn`: one `answer` for every copy.
+                let on: &dyn $crate::backend::Backend<Error = _> = &On(&store);
+                $crate::backend::answer(on, operation)
             },
         }
     };
