@@ -103,7 +103,8 @@ fn set_mode(path: &Path, mode: u32) {
 
 /// Each attack: its submission's name, its Python, whether it must be
 /// spared a run without the sandbox (it would take this machine's memory,
-/// disk or processes, or kill them), and what its row says when it works.
+/// disk or processes, or kill them), and what its row says when it works
+/// (ways that come first on one machine or another are split by `|`).
 fn attacks(lab: &Sandbox, targets: &Targets) -> Vec<(&'static str, String, bool, &'static str)> {
     let Targets {
         outside,
@@ -195,7 +196,11 @@ fn attacks(lab: &Sandbox, targets: &Targets) -> Vec<(&'static str, String, bool,
             "forger",
             "import ctypes, errno\nlibc = ctypes.CDLL(None, use_errno=True)\nme = os.getpid()\nothers = [int(p) for p in os.listdir('/proc') if p.isdigit() and int(p) not in (me, os.getppid())]\nif os.getppid():\n    others.insert(0, os.getppid())\nfor pid in others:\n    if libc.ptrace(0x4206, pid, 0, 0) == 0:\n        worked('traced process %d' % pid)\n    pidfd = libc.syscall(434, pid, 0)\n    if pidfd >= 0:\n        for fd in range(3):\n            if libc.syscall(438, pidfd, fd, 0) >= 0:\n                worked('took descriptor %d of process %d' % (fd, pid))\n    try:\n        fds = os.listdir('/proc/%d/fd' % pid)\n    except OSError:\n        fds = []\n    for fd in fds:\n        try:\n            os.close(os.open('/proc/%d/fd/%s' % (pid, fd), os.O_WRONLY))\n        except OSError:\n            continue\n        worked('opened descriptor %s of process %d' % (fd, pid))\nrefused('seeing any process but its own: %d seen' % len(others))\nif libc.ptrace(0x4206, me, 0, 0) != 0:\n    refused('ptrace', errno.errorcode[ctypes.get_errno()])\nown = libc.syscall(434, me, 0)\nif own < 0 or libc.syscall(438, own, 0, 0) < 0:\n    refused('pidfd_getfd', errno.errorcode[ctypes.get_errno()])".to_string(),
             false,
-            "traced process",
+            // Which way in the row reports is a race: the judge starts a
+            // program's next copies ahead of need, a process has one tracer
+            // at a time, and a copy that finds the judge traced already
+            // takes its descriptors instead.
+            "traced process|took descriptor|opened descriptor",
         ),
         (
             "killer",
@@ -627,7 +632,9 @@ fn without_the_sandbox_the_same_attacks_work_after_a_warning() {
         }
         let said = result(student);
         assert!(
-            said.contains(&format!("ATTACK WORKED: {attack}")),
+            attack
+                .split('|')
+                .any(|way| said.contains(&format!("ATTACK WORKED: {way}"))),
             "{student}: {said}"
         );
     }
