@@ -411,10 +411,10 @@ const MAX_FILE_LINES: usize = 800;
 const MAX_FN_LINES: usize = 100;
 
 /// Every `.rs` file under `dir`, recursively, in a stable order.
-fn rust_files(dir: &std::path::Path, files: &mut Vec<std::path::PathBuf>) {
+pub(crate) fn rust_files(dir: &std::path::Path, files: &mut Vec<std::path::PathBuf>) {
     let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .expect("a directory of src/")
-        .map(|entry| entry.expect("an entry of src/").path())
+        .expect("a directory of the project")
+        .map(|entry| entry.expect("an entry of a directory").path())
         .collect();
     entries.sort();
     for path in entries {
