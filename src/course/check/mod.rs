@@ -193,6 +193,28 @@ impl StepResult {
     pub fn passed(&self) -> bool {
         self.status == StepStatus::Passed && self.not_run.is_empty()
     }
+
+    /// For tests: step `step` of `tests` contract tests, all run, with
+    /// `failures` (it passes when there are none), and nothing else known.
+    #[cfg(test)]
+    pub(crate) fn ran(step: u8, tests: usize, failures: Vec<(&'static str, TestOutcome)>) -> Self {
+        StepResult {
+            step,
+            status: if failures.is_empty() {
+                StepStatus::Passed
+            } else {
+                StepStatus::Failing
+            },
+            tests,
+            failures,
+            not_run: Vec::new(),
+            stderr: BTreeMap::new(),
+            raised: BTreeMap::new(),
+            halt: None,
+            repeats: None,
+            unwritten: None,
+        }
+    }
 }
 
 /// After how many tests that ran out of time a check stops running the

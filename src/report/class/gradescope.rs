@@ -183,7 +183,6 @@ mod tests {
     use super::*;
     use crate::child_process::StderrWindow;
     use crate::course::check::StepResult;
-    use crate::course::progress::StepStatus;
     use crate::outcome::Outcome;
 
     /// The contract tests of `step` that judge programs, by name.
@@ -205,22 +204,7 @@ mod tests {
             actual: "false".into(),
             state: None,
         };
-        let step = |step, failures: Vec<(&'static str, Outcome)>, tests| StepResult {
-            step,
-            status: if failures.is_empty() {
-                StepStatus::Passed
-            } else {
-                StepStatus::Failing
-            },
-            tests,
-            failures,
-            not_run: Vec::new(),
-            stderr: Default::default(),
-            raised: Default::default(),
-            halt: None,
-            repeats: None,
-            unwritten: None,
-        };
+        let step = |step, failures, tests| StepResult::ran(step, tests, failures);
         let mut second = step(2, vec![(failing, failure)], two.len());
         second.stderr.insert(
             failing,

@@ -61,7 +61,6 @@ pub fn not_gradable(why: &str) -> Value {
 mod tests {
     use super::*;
     use crate::course::check::StepResult;
-    use crate::course::progress::StepStatus;
     use crate::outcome::Outcome;
     use crate::suite;
 
@@ -79,18 +78,7 @@ mod tests {
             state: None,
         };
         let report = CheckReport {
-            steps: vec![StepResult {
-                step: 1,
-                status: StepStatus::Failing,
-                tests: names.len(),
-                failures: vec![(names[0], failure)],
-                not_run: Vec::new(),
-                stderr: Default::default(),
-                raised: Default::default(),
-                halt: None,
-                repeats: None,
-                unwritten: None,
-            }],
+            steps: vec![StepResult::ran(1, names.len(), vec![(names[0], failure)])],
             beyond: Vec::new(),
             greeting: None,
         };

@@ -155,11 +155,8 @@ fn a_step_repeats_an_earlier_error_only_when_every_failure_meets_it() {
             code: None,
         }],
     };
-    let failing = |step: u8, tests: &[(&'static str, &str, u64)]| StepResult {
-        step,
-        status: StepStatus::Failing,
-        tests: tests.len(),
-        failures: tests
+    let failing = |step: u8, tests: &[(&'static str, &str, u64)]| {
+        let failures = tests
             .iter()
             .map(|(name, actual, _)| {
                 (
@@ -172,16 +169,14 @@ fn a_step_repeats_an_earlier_error_only_when_every_failure_meets_it() {
                     },
                 )
             })
-            .collect(),
-        not_run: Vec::new(),
-        stderr: Default::default(),
-        raised: tests
-            .iter()
-            .map(|(name, _, line)| (*name, vec![raised_at(*line)]))
-            .collect(),
-        halt: None,
-        repeats: None,
-        unwritten: None,
+            .collect();
+        StepResult {
+            raised: tests
+                .iter()
+                .map(|(name, _, line)| (*name, vec![raised_at(*line)]))
+                .collect(),
+            ..StepResult::ran(step, tests.len(), failures)
+        }
     };
     let two = failing(2, &[("a", error, 201)]);
     let three = failing(3, &[("b", error, 201), ("c", error, 201)]);
